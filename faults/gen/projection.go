@@ -1,0 +1,200 @@
+package gen
+
+import (
+	"fmt"
+
+	"github.com/idemcheck/idemcheck/faults/scenario"
+	"pgregory.net/rapid"
+)
+
+// Bounds of generated projection scenarios. Skews and steps are minutes
+// either way, as between real services; true time moves in small amounts
+// between steps, so that skew, not elapsed time, decides what producer
+// timestamps say.
+const (
+	projMaxSkewMin   = 10
+	projMaxAdvanceMs = 60_000
+	projMaxActions   = 24
+	projMaxExtra     = scenario.MaxCopies - 1
+)
+
+// projMinutes draws whole minutes in [lo, hi] plus up to a minute of
+// milliseconds: drawn in minutes because rapid favours small numbers and a
+// skew of a few milliseconds would hide the bugs that skew of minutes shows.
+func projMinutes(t *rapid.T, label string, lo, hi int64) int64 {
+	return rapid.Int64Range(lo, hi).Draw(t, label+"Min")*60_000 + rapid.Int64Range(0, 59_999).Draw(t, label+"Ms")
+}
+
+// Projection draws a projection scenario: two or three nodes with skews of
+// minutes either way, a causal history of emits, receives, true-time
+// advances, skews and clock steps (mostly backwards), and two or three
+// replicas, each delivered every event in any order with duplicates.
+//
+// It shrinks well: the history is drawn as a list of independent actions
+// that are then read against the history so far, so rapid can delete any of
+// them; every number shrinks towards zero, every replica towards one copy of
+// each event in emission order. A shrunk failure is a short history
+// delivered in order, which is what a person wants to read.
+func Projection() *rapid.Generator[*scenario.Scenario] {
+	return rapid.Custom(func(t *rapid.T) *scenario.Scenario {
+		return &scenario.Scenario{Version: scenario.Version, Kind: scenario.KindProjection, Projection: projDraw(t)}
+	})
+}
+
+// The kinds of raw action, most basic first: rapid shrinks towards 0.
+const (
+	projActEmit = iota
+	projActReceive
+	projActAdvance
+	projActStep
+	projActSkew
+	projActKinds
+)
+
+// projAction is one raw history action before it is read against the
+// history; fields an action kind does not use are zero.
+type projAction struct {
+	kind int
+	node int
+	pick int
+	ms   int64
+}
+
+func projActionGen() *rapid.Generator[projAction] {
+	return rapid.Custom(func(t *rapid.T) projAction {
+		a := projAction{
+			kind: rapid.IntRange(0, projActKinds-1).Draw(t, "act"),
+			node: rapid.IntRange(0, 2).Draw(t, "node"),
+		}
+		switch a.kind {
+		case projActEmit, projActReceive:
+			a.pick = rapid.IntRange(0, 7).Draw(t, "pick")
+		case projActAdvance:
+			a.ms = rapid.Int64Range(0, projMaxAdvanceMs).Draw(t, "advanceMs")
+		case projActStep:
+			// Backwards, or forward by under a minute: a step forward is
+			// harmless to an HLC, a step back is the fault worth drawing.
+			a.ms = projMinutes(t, "step", -projMaxSkewMin, 0)
+		case projActSkew:
+			a.ms = projMinutes(t, "skew", -projMaxSkewMin, projMaxSkewMin)
+		}
+		return a
+	})
+}
+
+// projHistory reads raw actions into valid steps, tracking what each node
+// has seen so that every emit keeps its order's causal chain.
+type projHistory struct {
+	nodes  []string
+	steps  []scenario.ProjectionStep
+	events []projEvent
+	orders []projOrder
+	knows  map[string]map[string]bool // node -> event ids emitted or received
+}
+
+type projEvent struct {
+	id, node string
+}
+
+type projOrder struct {
+	id     string
+	latest string
+	kind   scenario.EventKind
+}
+
+func projDraw(t *rapid.T) *scenario.Projection {
+	p := &scenario.Projection{}
+	h := &projHistory{knows: map[string]map[string]bool{}}
+	for i := range rapid.IntRange(2, 3).Draw(t, "nodes") {
+		name := string(rune('A' + i))
+		h.nodes = append(h.nodes, name)
+		h.knows[name] = map[string]bool{}
+		p.Nodes = append(p.Nodes, scenario.Node{Name: name, SkewMs: projMinutes(t, "skew"+name, -projMaxSkewMin, projMaxSkewMin)})
+	}
+	for _, a := range rapid.SliceOfN(projActionGen(), 1, projMaxActions).Draw(t, "actions") {
+		h.read(a)
+	}
+	p.Steps = h.steps
+	for r := range rapid.IntRange(2, 3).Draw(t, "replicas") {
+		var base []string
+		for _, e := range h.events {
+			for range 1 + rapid.IntRange(0, projMaxExtra).Draw(t, "extra") {
+				base = append(base, e.id)
+			}
+		}
+		p.Replicas = append(p.Replicas, scenario.Replica{
+			Name:       fmt.Sprintf("r%d", r+1),
+			Deliveries: rapid.Permutation(base).Draw(t, "deliveries"),
+		})
+	}
+	return p
+}
+
+// read turns one raw action into at most one step.
+func (h *projHistory) read(a projAction) {
+	node := h.nodes[a.node%len(h.nodes)]
+	switch a.kind {
+	case projActEmit:
+		h.emit(node, a.pick)
+	case projActReceive:
+		h.receive(node, a.pick)
+	case projActAdvance:
+		h.steps = append(h.steps, scenario.ProjectionStep{Op: scenario.OpAdvance, Ms: a.ms})
+	case projActStep:
+		h.steps = append(h.steps, scenario.ProjectionStep{Op: scenario.OpClockStep, Node: node, Ms: a.ms})
+	case projActSkew:
+		h.steps = append(h.steps, scenario.ProjectionStep{Op: scenario.OpSkew, Node: node, Ms: a.ms})
+	}
+}
+
+// emit continues an order whose latest event node knows (pick chooses
+// which, and the kind that follows), or starts a new order: a node only
+// updates an order it has heard the latest of, as a real service would.
+func (h *projHistory) emit(node string, pick int) {
+	var open []int
+	for i, o := range h.orders {
+		if o.kind != scenario.EventOrderCancelled && h.knows[node][o.latest] {
+			open = append(open, i)
+		}
+	}
+	id := fmt.Sprintf("e%d", len(h.events)+1)
+	choice := pick % (len(open) + 1)
+	if choice == len(open) {
+		o := projOrder{id: fmt.Sprintf("o%d", len(h.orders)+1), latest: id, kind: scenario.EventOrderCreated}
+		h.orders = append(h.orders, o)
+		h.record(node, id, o.id, o.kind)
+		return
+	}
+	o := &h.orders[open[choice]]
+	// Cancel first: Created then Cancelled is the story of the skew bug.
+	kind := scenario.EventOrderCancelled
+	if o.kind == scenario.EventOrderCreated && pick/(len(open)+1)%2 == 1 {
+		kind = scenario.EventOrderPaid
+	}
+	o.latest, o.kind = id, kind
+	h.record(node, id, o.id, kind)
+}
+
+func (h *projHistory) record(node, id, orderID string, kind scenario.EventKind) {
+	h.steps = append(h.steps, scenario.ProjectionStep{Op: scenario.OpEmit, Node: node, ID: id, Order: orderID, Kind: kind})
+	h.events = append(h.events, projEvent{id: id, node: node})
+	h.knows[node][id] = true
+}
+
+// receive delivers to node one event it has not seen from another node,
+// newest first, since replies to recent events are what chains orders
+// across nodes; it does nothing if there is none.
+func (h *projHistory) receive(node string, pick int) {
+	var unseen []string
+	for i := len(h.events) - 1; i >= 0; i-- {
+		if e := h.events[i]; e.node != node && !h.knows[node][e.id] {
+			unseen = append(unseen, e.id)
+		}
+	}
+	if len(unseen) == 0 {
+		return
+	}
+	id := unseen[pick%len(unseen)]
+	h.steps = append(h.steps, scenario.ProjectionStep{Op: scenario.OpReceive, Node: node, Event: id})
+	h.knows[node][id] = true
+}

@@ -1,0 +1,357 @@
+package runner
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/idemcheck/idemcheck/faults/scenario"
+	"github.com/idemcheck/idemcheck/impl/clock"
+	"github.com/idemcheck/idemcheck/impl/hlc"
+	"github.com/idemcheck/idemcheck/impl/projector"
+	"github.com/idemcheck/idemcheck/impl/sequencer"
+	"github.com/idemcheck/idemcheck/impl/system"
+	"github.com/idemcheck/idemcheck/model/hlclaw"
+	"github.com/idemcheck/idemcheck/model/order"
+)
+
+// ProjectionResult is what a projection run observed: every HLC reading, the
+// emitted events with their causal history, what each projector of each
+// replica ended with, and what the model says each order should end as.
+type ProjectionResult struct {
+	// Readings are every HLC operation, in the order they happened.
+	Readings []HLCReading `json:"readings"`
+	// Events are the emitted events, in true-time (emission) order.
+	Events []EmittedEvent `json:"events"`
+	// Expected is the model's causally correct final status of each order.
+	Expected map[string]string `json:"expected"`
+	// Replicas are the projector replicas' runs, in scenario order.
+	Replicas []ReplicaRun `json:"replicas"`
+}
+
+// HLCReading is one HLC operation as the runner saw it from outside the
+// clock: the inputs it gave and the stamp it got back.
+type HLCReading struct {
+	// Step is the index of the scenario step that asked for it.
+	Step int       `json:"step"`
+	Node string    `json:"node"`
+	Op   hlclaw.Op `json:"op"`
+	// Event is the event stamped (tick) or received (merge).
+	Event string `json:"event"`
+	// PhysMs is the node's wall-clock reading at the time.
+	PhysMs int64 `json:"physMs"`
+	// WallChangeMs is how far the node's wall clock was moved (skew changes
+	// and steps) since its previous reading; negative is backwards.
+	WallChangeMs int64 `json:"wallChangeMs"`
+	// HasPrev says whether the node had a previous reading, Prev.
+	HasPrev bool          `json:"hasPrev"`
+	Prev    hlc.Timestamp `json:"prev,omitzero"`
+	// Remote is the stamp received (merge only).
+	Remote hlc.Timestamp `json:"remote,omitzero"`
+	// Got is what the clock returned.
+	Got hlc.Timestamp `json:"got"`
+}
+
+// EmittedEvent is an event as the producer emitted it, with where it sits in
+// the true history.
+type EmittedEvent struct {
+	Event projector.Event `json:"event"`
+	Node  string          `json:"node"`
+	// Step is the index of the scenario step that emitted it.
+	Step int `json:"step"`
+	// TrueMs is the true time of emission.
+	TrueMs int64 `json:"trueMs"`
+	// Prev is its causal predecessor in its order ("" for OrderCreated).
+	Prev string `json:"prev,omitempty"`
+	// CausalPast is every event that happened before it, in emission order.
+	CausalPast []string `json:"causalPast"`
+}
+
+// ReplicaRun is one replica: every projector over the same deliveries.
+type ReplicaRun struct {
+	Name       string         `json:"name"`
+	Projectors []ProjectorRun `json:"projectors"`
+}
+
+// ProjectorRun is one projector's run on one replica.
+type ProjectorRun struct {
+	Name string `json:"name"`
+	// Claimed is true for the target's projectors, which the invariants
+	// judge, and false for baselines, which are only reported.
+	Claimed bool `json:"claimed"`
+	Applied int  `json:"applied"`
+	Dropped int  `json:"dropped"`
+	// Final is the projector's state at the end, sorted by order id.
+	Final []projector.OrderState `json:"final"`
+}
+
+// Statuses returns the final status of each order, in the model's terms.
+func (r ProjectorRun) Statuses() map[string]string {
+	out := make(map[string]string, len(r.Final))
+	for _, st := range r.Final {
+		out[st.OrderID] = string(st.Status)
+	}
+	return out
+}
+
+// RunProjection plays a projection scenario against target. Run delegates
+// to it for projection scenarios.
+func RunProjection(s *scenario.Scenario, t system.Target) (*Outcome, error) {
+	if s.Kind != scenario.KindProjection || s.Projection == nil {
+		return nil, fmt.Errorf("runner: scenario kind %q is not %q", s.Kind, scenario.KindProjection)
+	}
+	if t.Projection == nil {
+		return nil, fmt.Errorf("runner: target %q has no projection parts", t.Name)
+	}
+	if err := s.Validate(); err != nil {
+		return nil, fmt.Errorf("runner: invalid scenario: %w", err)
+	}
+	out := &Outcome{Scenario: s, Target: t.Name}
+	res, err := runProjection(s.Projection, t.Projection, &out.Trace)
+	if err != nil {
+		return nil, err
+	}
+	out.Projection = res
+	return out, nil
+}
+
+// projWorld is one projection run in progress.
+type projWorld struct {
+	trace   *Trace
+	truth   *clock.Virtual
+	walls   map[string]*clock.Node
+	clocks  map[string]hlc.Clock
+	seq     sequencer.Sequencer
+	last    map[string]hlc.Timestamp // each node's previous HLC reading
+	offset  map[string]int64         // each node's wall offset at that reading
+	latest  map[string]string        // each order's latest event
+	byID    map[string]int           // event id -> index in res.Events
+	actions []hlclaw.Action
+	res     *ProjectionResult
+}
+
+// runProjection plays p with parts on this goroutine: the causal history
+// first, then every replica's deliveries through every projector. It appends
+// the human account to trace.
+func runProjection(p *scenario.Projection, parts *system.Projection, trace *Trace) (*ProjectionResult, error) {
+	if parts == nil || parts.NewHLC == nil || parts.NewSequencer == nil {
+		return nil, fmt.Errorf("runner: projection parts need NewHLC and NewSequencer")
+	}
+	w := &projWorld{
+		trace: trace, truth: clock.NewVirtual(StartMs),
+		walls: map[string]*clock.Node{}, clocks: map[string]hlc.Clock{}, seq: parts.NewSequencer(),
+		last: map[string]hlc.Timestamp{}, offset: map[string]int64{}, latest: map[string]string{}, byID: map[string]int{},
+		res: &ProjectionResult{},
+	}
+	w.logf("start: %d node(s), %d step(s), %d replica(s); t=0 is true time %dms, stamps and occurredAt are absolute ms", len(p.Nodes), len(p.Steps), len(p.Replicas), StartMs)
+	for _, n := range p.Nodes {
+		w.walls[n.Name] = clock.NewNode(n.Name, w.truth, n.SkewMs)
+		w.clocks[n.Name] = parts.NewHLC(n.Name, w.walls[n.Name])
+		w.offset[n.Name] = n.SkewMs
+		w.logf("node %s wall clock runs %+dms off true time", n.Name, n.SkewMs)
+	}
+	for i, st := range p.Steps {
+		if err := w.step(i, st); err != nil {
+			return nil, fmt.Errorf("runner: projection.steps[%d]: %w", i, err)
+		}
+	}
+	if err := w.model(); err != nil {
+		return nil, err
+	}
+	return w.res, w.deliver(p.Replicas, parts)
+}
+
+func (w *projWorld) logf(format string, args ...any) {
+	w.trace.Addf("t=+%dms %s", w.truth.NowMs()-StartMs, fmt.Sprintf(format, args...))
+}
+
+func (w *projWorld) step(i int, st scenario.ProjectionStep) error {
+	switch st.Op {
+	case scenario.OpEmit:
+		return w.emit(i, st)
+	case scenario.OpReceive:
+		return w.receive(i, st)
+	case scenario.OpAdvance:
+		w.truth.Advance(st.Ms)
+		w.logf("step %d: true time advances %dms", i+1, st.Ms)
+		return nil
+	case scenario.OpSkew, scenario.OpClockStep:
+		wall, ok := w.walls[st.Node]
+		if !ok {
+			return fmt.Errorf("node %q is not listed", st.Node)
+		}
+		if st.Op == scenario.OpSkew {
+			wall.SetSkew(st.Ms)
+			w.logf("step %d: node %s clock skewed to %+dms (wall reads t=%+dms)", i+1, st.Node, st.Ms, wall.NowMs()-StartMs)
+		} else {
+			wall.Step(st.Ms)
+			w.logf("step %d: node %s clock steps %+dms (wall reads t=%+dms)", i+1, st.Node, st.Ms, wall.NowMs()-StartMs)
+		}
+		return nil
+	}
+	return fmt.Errorf("op %q is not a projection step", st.Op)
+}
+
+// reading records one HLC operation, judged later by the hlc-laws property
+// from what went in and what came out.
+func (w *projWorld) reading(i int, node string, op hlclaw.Op, event string, remote hlc.Timestamp, ask func() hlc.Timestamp) HLCReading {
+	wall := w.walls[node]
+	prev, hasPrev := w.last[node]
+	r := HLCReading{
+		Step: i, Node: node, Op: op, Event: event, PhysMs: wall.NowMs(),
+		WallChangeMs: wall.SkewMs() - w.offset[node], HasPrev: hasPrev, Prev: prev, Remote: remote,
+	}
+	r.Got = ask()
+	w.last[node], w.offset[node] = r.Got, wall.SkewMs()
+	w.res.Readings = append(w.res.Readings, r)
+	return r
+}
+
+func (w *projWorld) emit(i int, st scenario.ProjectionStep) error {
+	c, ok := w.clocks[st.Node]
+	if !ok {
+		return fmt.Errorf("node %q is not listed", st.Node)
+	}
+	occurred := w.walls[st.Node].NowMs()
+	r := w.reading(i, st.Node, hlclaw.OpTick, st.ID, hlc.Timestamp{}, c.Tick)
+	ev := EmittedEvent{
+		Event: projector.Event{
+			ID: st.ID, OrderID: st.Order, Kind: projector.Kind(st.Kind),
+			OccurredAtMs: occurred, Seq: w.seq.Write(st.ID), HLC: r.Got,
+		},
+		Node: st.Node, Step: i, TrueMs: w.truth.NowMs(), Prev: w.latest[st.Order],
+	}
+	w.latest[st.Order] = st.ID
+	w.byID[st.ID] = len(w.res.Events)
+	w.res.Events = append(w.res.Events, ev)
+	w.actions = append(w.actions, hlclaw.Action{Node: st.Node, Emit: st.ID})
+	w.logf("step %d: %s emits %s %s %s: wall reads t=%+dms, occurredAt %d; hlc tick %s; outbox seq %d",
+		i+1, st.Node, st.ID, st.Kind, st.Order, occurred-StartMs, occurred, r.Got, ev.Event.Seq)
+	return nil
+}
+
+func (w *projWorld) receive(i int, st scenario.ProjectionStep) error {
+	c, ok := w.clocks[st.Node]
+	if !ok {
+		return fmt.Errorf("node %q is not listed", st.Node)
+	}
+	idx, ok := w.byID[st.Event]
+	if !ok {
+		return fmt.Errorf("event %q has not been emitted", st.Event)
+	}
+	remote := w.res.Events[idx].Event.HLC
+	r := w.reading(i, st.Node, hlclaw.OpMerge, st.Event, remote, func() hlc.Timestamp { return c.Merge(remote) })
+	w.actions = append(w.actions, hlclaw.Action{Node: st.Node, Receive: st.Event})
+	w.logf("step %d: %s receives %s (hlc %s): wall reads t=%+dms; hlc merge with its last %s -> %s",
+		i+1, st.Node, st.Event, remote, r.PhysMs-StartMs, projPrev(r), r.Got)
+	return nil
+}
+
+func projPrev(r HLCReading) string {
+	if !r.HasPrev {
+		return "(none)"
+	}
+	return r.Prev.String()
+}
+
+// model computes the causal pasts and the model's expected final states.
+func (w *projWorld) model() error {
+	past := hlclaw.CausalPasts(w.actions)
+	history := make([]order.Event, len(w.res.Events))
+	for i := range w.res.Events {
+		e := &w.res.Events[i]
+		e.CausalPast = past[e.Event.ID]
+		history[i] = order.Event{ID: e.Event.ID, OrderID: e.Event.OrderID, Kind: order.Kind(e.Event.Kind), Prev: e.Prev}
+	}
+	final, err := order.FinalStatus(history)
+	if err != nil {
+		return fmt.Errorf("runner: the causal history has no correct final state: %w", err)
+	}
+	w.res.Expected = map[string]string{}
+	var chains []string
+	for _, e := range w.res.Events {
+		if e.Prev == "" {
+			chains = append(chains, w.chain(e.Event.OrderID, final[e.Event.OrderID]))
+		}
+		w.res.Expected[e.Event.OrderID] = string(final[e.Event.OrderID])
+	}
+	for _, c := range chains {
+		w.logf("model: %s", c)
+	}
+	return nil
+}
+
+// chain describes an order's causal chain for the trace.
+func (w *projWorld) chain(orderID string, final order.Status) string {
+	var links []string
+	for _, e := range w.res.Events {
+		if e.Event.OrderID == orderID {
+			links = append(links, fmt.Sprintf("%s %s@%s", e.Event.ID, e.Event.Kind, e.Node))
+		}
+	}
+	return fmt.Sprintf("order %s causally ends %s (%s)", orderID, final, strings.Join(links, " -> "))
+}
+
+// deliver runs every projector of every replica over the replica's
+// deliveries and records the final states.
+func (w *projWorld) deliver(replicas []scenario.Replica, parts *system.Projection) error {
+	type named struct {
+		system.NamedProjector
+		claimed bool
+	}
+	var all []named
+	seen := map[string]bool{}
+	for _, np := range parts.Projectors {
+		all = append(all, named{np, true})
+	}
+	for _, np := range parts.Baselines {
+		all = append(all, named{np, false})
+	}
+	for _, np := range all {
+		if np.Name == "" || np.New == nil || seen[np.Name] {
+			return fmt.Errorf("runner: projector %q is unnamed, repeated or has no constructor", np.Name)
+		}
+		seen[np.Name] = true
+	}
+	for _, rep := range replicas {
+		rr := ReplicaRun{Name: rep.Name}
+		var finals []string
+		for _, np := range all {
+			run := ProjectorRun{Name: np.Name, Claimed: np.claimed}
+			p := np.New()
+			for k, id := range rep.Deliveries {
+				idx, ok := w.byID[id]
+				if !ok {
+					return fmt.Errorf("runner: replica %s delivers %q, which was never emitted", rep.Name, id)
+				}
+				ev := w.res.Events[idx].Event
+				d := p.Apply(ev)
+				verb := "drops"
+				if d.Applied {
+					run.Applied++
+					verb = "applies"
+				} else {
+					run.Dropped++
+				}
+				w.logf("replica %s %s delivery %d/%d: %s %s %s %s: %s", rep.Name, np.Name, k+1, len(rep.Deliveries), verb, ev.ID, ev.Kind, ev.OrderID, d.Reason)
+			}
+			run.Final = p.Orders()
+			rr.Projectors = append(rr.Projectors, run)
+			finals = append(finals, projFinal(run))
+		}
+		w.res.Replicas = append(w.res.Replicas, rr)
+		w.logf("replica %s ends: %s", rep.Name, strings.Join(finals, "; "))
+	}
+	return nil
+}
+
+func projFinal(run ProjectorRun) string {
+	var parts []string
+	for _, st := range run.Final {
+		parts = append(parts, fmt.Sprintf("%s=%s", st.OrderID, st.Status))
+	}
+	label := run.Name
+	if !run.Claimed {
+		label += " (baseline)"
+	}
+	return label + " " + strings.Join(parts, ",")
+}

@@ -1,0 +1,364 @@
+// Package broker is the reference at-least-once broker: every consumer group
+// gets every message; a delivery not acked is redelivered (after a nack, with
+// exponential capped backoff; after an ack timeout, at once); attempts count
+// deliveries; a message that reaches max_attempts goes to the DLQ instead of
+// being delivered again. Messages may be duplicated and delivered in any
+// order: the schedule picks which eligible message a worker gets.
+//
+// The broker is deterministic: it tells time by a virtual clock, and offsets
+// and delivery ids come from counters.
+package broker
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/idemcheck/idemcheck/impl/clock"
+)
+
+// Policy is the retry policy.
+type Policy struct {
+	MaxAttempts  int
+	BackoffMs    int64
+	MaxBackoffMs int64
+	AckTimeoutMs int64
+}
+
+// Backoff returns the delay before redelivery after the attempts-th delivery
+// failed: BackoffMs doubled per earlier attempt, capped at MaxBackoffMs.
+func (p Policy) Backoff(attempts int) int64 {
+	d := p.BackoffMs
+	for i := 1; i < attempts && d < p.MaxBackoffMs; i++ {
+		d *= 2
+	}
+	return min(d, p.MaxBackoffMs)
+}
+
+// Origin says why a message exists.
+type Origin string
+
+const (
+	// Produced by the producer.
+	Produced Origin = "produced"
+	// Duplicated by the broker (an at-least-once duplicate of a produced message).
+	Duplicated Origin = "duplicate"
+	// Replayed: the whole stream delivered again.
+	Replayed Origin = "replay"
+)
+
+// Message is what a consumer receives.
+type Message struct {
+	Topic     string `json:"topic"`
+	Partition int    `json:"partition"`
+	Offset    int64  `json:"offset"`
+	Group     string `json:"group"`
+	Tenant    string `json:"tenant"`
+	// Key is the idempotency key the producer attached (the event id).
+	Key     string `json:"key"`
+	Payload []byte `json:"payload"`
+	Origin  Origin `json:"origin"`
+	// Attempts counts deliveries of this message to its group, this one included.
+	Attempts  int    `json:"attempts"`
+	LastError string `json:"lastError,omitempty"`
+}
+
+// Delivery is one handing of a message to a consumer.
+type Delivery struct {
+	ID      int64
+	Message Message
+}
+
+// DLQEntry is a message routed to the dead-letter queue dlq.<topic>.
+type DLQEntry struct {
+	Topic     string `json:"topic"`
+	Partition int    `json:"partition"`
+	Offset    int64  `json:"offset"`
+	Group     string `json:"group"`
+	Attempts  int    `json:"attempts"`
+	LastError string `json:"lastError"`
+	Tenant    string `json:"tenant"`
+	Key       string `json:"key"`
+	// Poison is true when a consumer sent the message for a non-retryable failure.
+	Poison bool `json:"poison,omitempty"`
+}
+
+// DLQTopic names the dead-letter topic of topic.
+func DLQTopic(topic string) string { return "dlq." + topic }
+
+// Status of a message in its group.
+type Status string
+
+const (
+	Pending  Status = "pending"
+	Inflight Status = "inflight"
+	Acked    Status = "acked"
+	Dead     Status = "dead"
+)
+
+type entry struct {
+	msg          Message
+	status       Status
+	eligibleAtMs int64
+	deliveredAt  int64
+	lastDelivery int64
+}
+
+// Quirks are the bugs a mutant broker has. The zero value is the reference.
+type quirks struct {
+	attemptsOnProduce bool // counts a delivery when the message is produced
+	offByOne          bool // delivers max_attempts+1 times before the DLQ
+	noRetryBound      bool // never routes to the DLQ for retries
+	bareDLQEntries    bool // DLQ entries lose attempts and last_error
+}
+
+// Broker is the at-least-once broker. It is not safe for concurrent use: the
+// runner drives it from one goroutine.
+type Broker struct {
+	clock      clock.Source
+	policy     Policy
+	groups     []string
+	queues     map[string][]*entry // group -> messages in offset order
+	nextOffset map[string]int64    // topic -> next offset
+	nextID     int64
+	dlq        []DLQEntry
+	q          quirks
+}
+
+// New returns a broker over the given consumer groups.
+func New(c clock.Source, p Policy, groups []string) *Broker {
+	b := &Broker{clock: c, policy: p, groups: slices.Clone(groups), queues: map[string][]*entry{}, nextOffset: map[string]int64{}}
+	return b
+}
+
+// Policy returns the broker's retry policy.
+func (b *Broker) Policy() Policy { return b.policy }
+
+// Enqueue appends a message to topic (partition 0) for every group and
+// returns its offset. It does not consult any idempotency gate: that is the
+// producer's job.
+func (b *Broker) Enqueue(topic, tenant, key string, payload []byte, origin Origin) int64 {
+	off := b.nextOffset[topic]
+	b.nextOffset[topic] = off + 1
+	now := b.clock.NowMs()
+	for _, g := range b.groups {
+		m := Message{Topic: topic, Offset: off, Group: g, Tenant: tenant, Key: key, Payload: slices.Clone(payload), Origin: origin}
+		if b.q.attemptsOnProduce {
+			m.Attempts = 1
+		}
+		b.queues[g] = append(b.queues[g], &entry{msg: m, status: Pending, eligibleAtMs: now})
+	}
+	return off
+}
+
+// Duplicate enqueues copies more messages carrying the same tenant, key and
+// payload as the message at offset: the at-least-once broker's duplicates.
+func (b *Broker) Duplicate(topic string, offset int64, copies int) ([]int64, error) {
+	src := b.find(b.groups[0], topic, offset)
+	if src == nil {
+		return nil, fmt.Errorf("duplicate: no message at %s/%d", topic, offset)
+	}
+	var offs []int64
+	for range copies {
+		offs = append(offs, b.Enqueue(topic, src.msg.Tenant, src.msg.Key, src.msg.Payload, Duplicated))
+	}
+	return offs, nil
+}
+
+// Replay enqueues again every message ever produced or duplicated on topic,
+// as an operator rewinding the stream does.
+func (b *Broker) Replay(topic string) []int64 {
+	var srcs []Message
+	for _, e := range b.queues[b.groups[0]] {
+		if e.msg.Topic == topic && e.msg.Origin != Replayed {
+			srcs = append(srcs, e.msg)
+		}
+	}
+	var offs []int64
+	for _, m := range srcs {
+		offs = append(offs, b.Enqueue(topic, m.Tenant, m.Key, m.Payload, Replayed))
+	}
+	return offs
+}
+
+func (b *Broker) find(group, topic string, offset int64) *entry {
+	for _, e := range b.queues[group] {
+		if e.msg.Topic == topic && e.msg.Offset == offset {
+			return e
+		}
+	}
+	return nil
+}
+
+// Eligible returns the messages group could be handed now, in offset order.
+func (b *Broker) Eligible(group string) []Message {
+	b.Tick()
+	now := b.clock.NowMs()
+	var out []Message
+	for _, e := range b.queues[group] {
+		if e.status == Pending && e.eligibleAtMs <= now {
+			out = append(out, e.msg)
+		}
+	}
+	return out
+}
+
+// Deliver hands the pick-th eligible message (modulo their number) of group
+// to a consumer. It reports false when nothing is eligible.
+func (b *Broker) Deliver(group string, pick int) (Delivery, bool) {
+	b.Tick()
+	now := b.clock.NowMs()
+	var eligible []*entry
+	for _, e := range b.queues[group] {
+		if e.status == Pending && e.eligibleAtMs <= now {
+			eligible = append(eligible, e)
+		}
+	}
+	if len(eligible) == 0 {
+		return Delivery{}, false
+	}
+	e := eligible[pick%len(eligible)]
+	e.msg.Attempts++
+	e.status = Inflight
+	e.deliveredAt = now
+	b.nextID++
+	e.lastDelivery = b.nextID
+	return Delivery{ID: b.nextID, Message: e.msg}, true
+}
+
+func (b *Broker) byDelivery(id int64) *entry {
+	for _, g := range b.groups {
+		for _, e := range b.queues[g] {
+			if e.lastDelivery == id {
+				return e
+			}
+		}
+	}
+	return nil
+}
+
+// ownerOf finds the message a delivery id was for, even if it was since redelivered.
+func (b *Broker) ownerOf(d Delivery) *entry {
+	return b.find(d.Message.Group, d.Message.Topic, d.Message.Offset)
+}
+
+// Ack settles the delivered message. Acking any delivery of a message that
+// is not yet settled settles it; acking a settled one is a no-op.
+func (b *Broker) Ack(d Delivery) {
+	e := b.ownerOf(d)
+	if e == nil || e.status == Acked || e.status == Dead {
+		return
+	}
+	e.status = Acked
+}
+
+// Nack records reason as the message's last error and makes it eligible
+// again after the backoff, or routes it to the DLQ once it has had
+// max_attempts deliveries. A nack of a superseded delivery is ignored.
+func (b *Broker) Nack(d Delivery, reason string) {
+	e := b.byDelivery(d.ID)
+	if e == nil || e.status != Inflight {
+		return
+	}
+	e.msg.LastError = reason
+	b.retryOrDead(e, b.policy.Backoff(e.msg.Attempts))
+}
+
+func (b *Broker) exhausted(e *entry) bool {
+	switch {
+	case b.q.noRetryBound:
+		return false
+	case b.q.offByOne:
+		return e.msg.Attempts > b.policy.MaxAttempts
+	}
+	return e.msg.Attempts >= b.policy.MaxAttempts
+}
+
+func (b *Broker) retryOrDead(e *entry, delay int64) {
+	if b.exhausted(e) {
+		e.status = Dead
+		b.dlq = append(b.dlq, b.dlqEntry(e.msg, e.msg.LastError, false))
+		return
+	}
+	e.status = Pending
+	e.eligibleAtMs = b.clock.NowMs() + delay
+}
+
+func (b *Broker) dlqEntry(m Message, lastError string, poison bool) DLQEntry {
+	d := DLQEntry{Topic: m.Topic, Partition: m.Partition, Offset: m.Offset, Group: m.Group,
+		Attempts: m.Attempts, LastError: lastError, Tenant: m.Tenant, Key: m.Key, Poison: poison}
+	if b.q.bareDLQEntries {
+		d.Attempts, d.LastError = 0, ""
+	}
+	return d
+}
+
+// Tick redelivers every inflight message whose ack timeout has passed
+// (last error "ack_timeout"), or routes it to the DLQ if its attempts are
+// spent. Every broker call ticks first; the runner also ticks after moving time.
+func (b *Broker) Tick() {
+	now := b.clock.NowMs()
+	for _, g := range b.groups {
+		for _, e := range b.queues[g] {
+			if e.status == Inflight && now >= e.deliveredAt+b.policy.AckTimeoutMs {
+				e.msg.LastError = "ack_timeout"
+				b.retryOrDead(e, 0)
+			}
+		}
+	}
+}
+
+// DeadLetter routes a delivered message to the DLQ for a non-retryable
+// failure and settles it. A consumer calls it for poison messages; it is not
+// idempotent by itself — a consumer that may crash between this and its ack
+// publishes through the producer gate (see producer.PublishDLQ).
+func (b *Broker) DeadLetter(d Delivery, reason string) {
+	m := d.Message
+	if e := b.ownerOf(d); e != nil {
+		m.Attempts = e.msg.Attempts
+	}
+	b.dlq = append(b.dlq, b.dlqEntry(m, reason, true))
+}
+
+// DLQ returns the dead-letter entries in the order they arrived.
+func (b *Broker) DLQ() []DLQEntry { return slices.Clone(b.dlq) }
+
+// MessageState is the broker's view of one message, for checks and reports.
+type MessageState struct {
+	Message Message `json:"message"`
+	Status  Status  `json:"status"`
+}
+
+// Messages returns every message of every group, by group then offset.
+func (b *Broker) Messages() []MessageState {
+	var out []MessageState
+	for _, g := range b.groups {
+		for _, e := range b.queues[g] {
+			out = append(out, MessageState{Message: e.msg, Status: e.status})
+		}
+	}
+	return out
+}
+
+// Quiet reports whether no message is pending or in flight; otherwise it
+// returns the earliest time at which something becomes deliverable (an
+// eligible time or an ack timeout).
+func (b *Broker) Quiet() (quiet bool, nextMs int64) {
+	next := int64(-1)
+	for _, g := range b.groups {
+		for _, e := range b.queues[g] {
+			var t int64
+			switch e.status {
+			case Pending:
+				t = e.eligibleAtMs
+			case Inflight:
+				t = e.deliveredAt + b.policy.AckTimeoutMs
+			default:
+				continue
+			}
+			if next < 0 || t < next {
+				next = t
+			}
+		}
+	}
+	return next < 0, next
+}

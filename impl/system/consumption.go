@@ -1,0 +1,101 @@
+package system
+
+import (
+	"github.com/idemcheck/idemcheck/impl/broker"
+	"github.com/idemcheck/idemcheck/impl/clock"
+	"github.com/idemcheck/idemcheck/impl/consumer"
+	"github.com/idemcheck/idemcheck/impl/memstore"
+	"github.com/idemcheck/idemcheck/impl/producer"
+	"github.com/idemcheck/idemcheck/impl/store"
+)
+
+// Consumption builds the parts of a consumption run. Every constructor gets
+// the world's true clock, which is the store's and the broker's own time.
+type Consumption struct {
+	// NewStore opens the claim store; the runner closes it (store.Closer) at the end.
+	NewStore func(storeClock clock.Source) (store.Store, error)
+	// NewBroker builds the broker over the consumer groups.
+	NewBroker func(c clock.Source, p broker.Policy, groups []string) *broker.Broker
+	// NewGate builds the producer's idempotency gate.
+	NewGate func() *producer.Gate
+	// Pipeline is the consumer implementation.
+	Pipeline func() consumer.Pipeline
+}
+
+func referenceConsumption() *Consumption {
+	return &Consumption{
+		NewStore:  func(c clock.Source) (store.Store, error) { return memstore.New(c), nil },
+		NewBroker: broker.New,
+		NewGate:   producer.NewGate,
+		Pipeline:  consumer.Reference,
+	}
+}
+
+// WithStore returns the reference consumption parts over another store
+// implementation: how the SQL stores and other teams' stores are checked.
+func WithStore(name string, newStore func(clock.Source) (store.Store, error)) Target {
+	c := referenceConsumption()
+	c.NewStore = newStore
+	return Target{Name: name, Consumption: c}
+}
+
+// consumptionMutant registers the reference with one part swapped.
+func consumptionMutant(name, bug, killedBy string, swap func(*Consumption)) {
+	c := referenceConsumption()
+	swap(c)
+	register(Target{Name: name, Mutant: true, Bug: bug, KilledBy: killedBy, Consumption: c})
+}
+
+func pipeline(p func() consumer.Pipeline) func(*Consumption) {
+	return func(c *Consumption) { c.Pipeline = p }
+}
+
+func init() {
+	consumptionMutant("no-dedup",
+		"the consumer never consults the claim store; only the ledger's unique constraint stops a second credit",
+		"single-credit", pipeline(consumer.NoDedup))
+	consumptionMutant("check-then-act-claim",
+		"the claim reads the record, then overwrites it in a second statement, and the commit trusts the claim",
+		"single-credit", pipeline(consumer.CheckThenAct))
+	consumptionMutant("mark-before-effect",
+		"the processed mark is committed before the effect, outside one transaction: a crash in between loses the effect",
+		"nothing-lost", pipeline(consumer.MarkBeforeEffect))
+	consumptionMutant("effect-and-mark-separate-commits",
+		"the effect and the processed mark are two commits: a crash between them credits again after takeover",
+		"atomicity", pipeline(consumer.SeparateCommits))
+	consumptionMutant("claim-left-in-processing",
+		"a transient failure neither fails nor releases the claim, and claims have no lease: the event never settles",
+		"nothing-lost", func(c *Consumption) {
+			c.Pipeline = consumer.NoReleaseOnFailure
+			c.NewStore = func(cl clock.Source) (store.Store, error) { return memstore.NewNoLease(cl), nil }
+		})
+	consumptionMutant("takeover-without-fencing",
+		"the commit does not compare fencing tokens: a slow worker whose lease was taken over still commits",
+		"fencing", pipeline(consumer.UnfencedTakeover))
+	consumptionMutant("dedupe-in-memory-only",
+		"duplicates are remembered in process memory and the ledger has no unique constraint: a replay credits again",
+		"replay-unchanged", pipeline(consumer.InMemoryDedupe))
+	consumptionMutant("cleanup-by-local-clock",
+		"the retention job computes its cutoff from the worker's skewed wall clock and deletes records still inside the redelivery window",
+		"single-credit", pipeline(consumer.SkewedCleanup))
+	consumptionMutant("dedupe-key-without-consumer",
+		"the dedupe key is (tenant, event id): the first consumer group to process an event hides it from the others",
+		"nothing-lost", func(c *Consumption) {
+			c.NewStore = func(cl clock.Source) (store.Store, error) { return memstore.NewUnscopedKeys(cl), nil }
+		})
+	consumptionMutant("attempts-counted-on-produce",
+		"the broker counts an attempt when the message is produced, so failures reach the DLQ one delivery early",
+		"bounded-attempts", func(c *Consumption) { c.NewBroker = broker.NewAttemptsOnProduce })
+	consumptionMutant("max-attempts-off-by-one",
+		"the broker compares attempts > max_attempts and delivers a failing message once too often",
+		"bounded-attempts", func(c *Consumption) { c.NewBroker = broker.NewMaxAttemptsOffByOne })
+	consumptionMutant("no-retry-bound",
+		"the broker ignores max_attempts and redelivers a failing message forever",
+		"bounded-attempts", func(c *Consumption) { c.NewBroker = broker.NewNoRetryBound })
+	consumptionMutant("dlq-entry-without-context",
+		"DLQ entries lose attempts and last_error",
+		"bounded-attempts", func(c *Consumption) { c.NewBroker = broker.NewBareDLQEntries })
+	consumptionMutant("producer-gate-missing",
+		"the producer has no idempotency gate: a retried produce of a committed event enqueues it again",
+		"producer-gate", func(c *Consumption) { c.NewGate = producer.NewMissingGate })
+}

@@ -1,0 +1,76 @@
+package system
+
+import (
+	"github.com/idemcheck/idemcheck/impl/clock"
+	"github.com/idemcheck/idemcheck/impl/hlc"
+	"github.com/idemcheck/idemcheck/impl/projector"
+	"github.com/idemcheck/idemcheck/impl/sequencer"
+)
+
+// Projection builds the parts of a projection run: each node's hybrid
+// logical clock, the outbox writer, and the projectors each replica runs.
+type Projection struct {
+	// NewHLC returns the HLC of the named node over its wall clock.
+	NewHLC func(node string, wall clock.Source) hlc.Clock
+	// NewSequencer returns the outbox writer that assigns seq.
+	NewSequencer func() sequencer.Sequencer
+	// Projectors are the projectors the target claims are correct: the
+	// skew-safe final state and replica convergence are judged on them.
+	Projectors []NamedProjector
+	// Baselines run beside them on the same deliveries and are reported, but
+	// are not held to the invariants: the known-bad timestamp projector is
+	// kept here to show, in every run, what it gets wrong.
+	Baselines []NamedProjector
+}
+
+// NamedProjector is one projector implementation under its name in traces
+// and verdicts.
+type NamedProjector struct {
+	Name string
+	New  func() projector.Projector
+}
+
+func referenceProjection() *Projection {
+	return &Projection{
+		NewHLC:       func(node string, wall clock.Source) hlc.Clock { return hlc.New(node, wall) },
+		NewSequencer: func() sequencer.Sequencer { return sequencer.New() },
+		Projectors: []NamedProjector{
+			{Name: "seq", New: projector.NewSeq},
+			{Name: "hlc", New: projector.NewHLC},
+		},
+		Baselines: []NamedProjector{
+			{Name: "timestamp-lww", New: projector.NewTimestampLWW},
+		},
+	}
+}
+
+// projectionMutant registers the reference with one part swapped.
+func projectionMutant(name, bug, killedBy string, swap func(*Projection)) {
+	p := referenceProjection()
+	swap(p)
+	register(Target{Name: name, Mutant: true, Bug: bug, KilledBy: killedBy, Projection: p})
+}
+
+func init() {
+	projectionMutant("hlc-no-merge",
+		"the HLC ignores received stamps (merge just ticks), so a node whose clock is behind stamps its reply before the event it answers",
+		"hlc-laws", func(p *Projection) {
+			p.NewHLC = func(node string, wall clock.Source) hlc.Clock { return hlc.NewNoMerge(node, wall) }
+		})
+	projectionMutant("hlc-backwards-on-step",
+		"the HLC restarts from the physical reading when the wall clock steps backwards, instead of keeping the max",
+		"hlc-laws", func(p *Projection) {
+			p.NewHLC = func(node string, wall clock.Source) hlc.Clock { return hlc.NewBackwardsOnStep(node, wall) }
+		})
+	projectionMutant("timestamp-lww-projector",
+		"the projector orders events by the producer's occurredAtMs (last write wins), which clock skew reverses",
+		"skew-safe-final-state", func(p *Projection) {
+			p.Projectors = []NamedProjector{{Name: "timestamp-lww", New: projector.NewTimestampLWW}}
+			p.Baselines = nil
+		})
+	projectionMutant("dedup-only-projector",
+		"the projector dedupes by event id and applies the rest in arrival order: idempotent, not reorder-safe",
+		"replica-convergence", func(p *Projection) {
+			p.Projectors = []NamedProjector{{Name: "dedup-only", New: projector.NewDedupOnly}}
+		})
+}

@@ -1,0 +1,122 @@
+package linearizability
+
+import (
+	"cmp"
+	"slices"
+
+	"github.com/anishathalye/porcupine"
+
+	"github.com/idemcheck/idemcheck/impl/store"
+)
+
+// History is a recorded concurrent history of the claim store.
+type History struct {
+	// Ops are sorted by Call.
+	Ops []Op
+	// Seed is the seed the operations were drawn from (0 for a history
+	// built by hand).
+	Seed uint64
+}
+
+// Stats counts what a history exercised, so that a test can show it was not
+// vacuous: a history without takeovers or stale commits proves little.
+type Stats struct {
+	Ops, Keys, Clients                    int
+	Acquired, Takeovers, Locked, Done     int // claim outcomes; Done: already processed
+	Commits, Fails, Stale, NotHeld, Reads int // Commits and Fails count those answered OK
+	Ambiguous                             int
+}
+
+// Stats counts the history's operations by outcome.
+func (h History) Stats() Stats {
+	var st Stats
+	keys := map[store.Key]bool{}
+	clients := map[int]bool{}
+	for _, op := range h.Ops {
+		st.Ops++
+		keys[op.Input.Key] = true
+		clients[op.Client] = true
+		if op.Output.Ambiguous {
+			st.Ambiguous++
+			continue
+		}
+		switch op.Input.Kind {
+		case Claim:
+			switch op.Output.Claim.Outcome {
+			case store.Acquired:
+				st.Acquired++
+				if op.Output.Claim.Takeover {
+					st.Takeovers++
+				}
+			case store.Locked:
+				st.Locked++
+			case store.AlreadyProcessed:
+				st.Done++
+			}
+		case Read:
+			st.Reads++
+		case Commit, Fail:
+			switch op.Output.Answer {
+			case OK:
+				if op.Input.Kind == Commit {
+					st.Commits++
+				} else {
+					st.Fails++
+				}
+			case Stale:
+				st.Stale++
+			case NotHeld:
+				st.NotHeld++
+			}
+		}
+	}
+	st.Keys, st.Clients = len(keys), len(clients)
+	return st
+}
+
+// Operations returns the history as porcupine operations, for Model.
+func (h History) Operations() []porcupine.Operation {
+	return toPorcupine(h.Ops)
+}
+
+func toPorcupine(ops []Op) []porcupine.Operation {
+	out := make([]porcupine.Operation, len(ops))
+	for i, op := range ops {
+		out[i] = porcupine.Operation{
+			ClientId: op.Client,
+			Input:    op.Input,
+			Call:     op.Call,
+			Output:   op.Output,
+			Return:   op.Return,
+			Metadata: opMeta{key: op.Input.Key.String(), err: op.Output.Err},
+		}
+	}
+	return out
+}
+
+// keyHistory is the part of a history on one key.
+type keyHistory struct {
+	key store.Key
+	ops []Op
+}
+
+// byKey splits ops by key, keys sorted, each key's ops in the order given.
+func byKey(ops []Op) []keyHistory {
+	index := map[store.Key]int{}
+	var parts []keyHistory
+	for _, op := range ops {
+		i, ok := index[op.Input.Key]
+		if !ok {
+			i = len(parts)
+			index[op.Input.Key] = i
+			parts = append(parts, keyHistory{key: op.Input.Key})
+		}
+		parts[i].ops = append(parts[i].ops, op)
+	}
+	slices.SortFunc(parts, func(a, b keyHistory) int { return compareKeys(a.key, b.key) })
+	return parts
+}
+
+func compareKeys(a, b store.Key) int {
+	return cmp.Or(cmp.Compare(a.Tenant, b.Tenant), cmp.Compare(a.Consumer, b.Consumer), cmp.Compare(a.ID, b.ID))
+}

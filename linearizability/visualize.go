@@ -1,0 +1,119 @@
+package linearizability
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/anishathalye/porcupine"
+)
+
+// visualization is what WriteVisualization draws: porcupine's linearization
+// info of the violating keys, with annotations added.
+type visualization struct {
+	model porcupine.Model
+	info  porcupine.LinearizationInfo
+}
+
+// AnnotationTag prefixes the row of annotations that marks the operations
+// of a violating key that cannot be linearized.
+const AnnotationTag = "violation"
+
+// explain re-checks the violating keys with porcupine's verbose checker,
+// which keeps the longest partial linearizations, and from them tells, for
+// each key, the state a linearization got stuck in and the operations that
+// could come next but that state forbids. Those operations are annotated on
+// the visualization.
+func explain(parts []keyHistory, timeout time.Duration) (*visualization, []string) {
+	m := Model()
+	var ops []Op
+	for _, p := range parts {
+		ops = append(ops, p.ops...)
+	}
+	// partitionOps numbers partitions in order of first appearance, which is
+	// the order of parts here.
+	verdict, info := porcupine.CheckOperationsVerbose(m, toPorcupine(ops), timeout)
+	partials := info.PartialLinearizationsOperations()
+	var notes []string
+	var anns []porcupine.Annotation
+	for i, p := range parts {
+		if i >= len(partials) {
+			break
+		}
+		note, a := explainKey(p, partials[i])
+		if verdict == porcupine.Unknown {
+			note += " (the explanation timed out and may be incomplete)"
+		}
+		notes = append(notes, note)
+		anns = append(anns, a...)
+	}
+	info.AddAnnotations(anns)
+	return &visualization{model: m, info: info}, notes
+}
+
+// explainKey explains one violating key from its partial linearizations.
+func explainKey(p keyHistory, partials [][]porcupine.Operation) (string, []porcupine.Annotation) {
+	var longest []porcupine.Operation
+	for _, l := range partials {
+		if len(l) > len(longest) {
+			longest = l
+		}
+	}
+	state := Model().Init()
+	in := map[int64]bool{} // by call stamp, unique in a history
+	for _, op := range longest {
+		_, state = step(state, op.Input, op.Output)
+		in[op.Call] = true
+	}
+	// The operations that could come next: not yet linearized, and called
+	// before every other such operation returned.
+	minReturn := Never
+	for _, op := range p.ops {
+		if !in[op.Call] {
+			minReturn = min(minReturn, op.Return)
+		}
+	}
+	var stuck []string
+	var anns []porcupine.Annotation
+	for _, op := range p.ops {
+		if in[op.Call] || op.Call > minReturn {
+			continue
+		}
+		if ok, _ := step(state, op.Input, op.Output); ok {
+			// Allowed here but every continuation from it failed: not one
+			// of the operations to blame.
+			continue
+		}
+		desc := describeOperation(op.Input, op.Output)
+		stuck = append(stuck, fmt.Sprintf("client %d: %s", op.Client, desc))
+		end := op.Return
+		if end == Never {
+			end = op.Call
+		}
+		anns = append(anns, porcupine.Annotation{
+			Tag:             AnnotationTag + " " + p.key.String(),
+			Start:           op.Call,
+			End:             end,
+			Description:     "✗ " + desc,
+			Details:         fmt.Sprintf("Not linearizable: after %d of %d operations on %s the key is %s, which does not allow this operation, nor any other that could come next.", len(longest), len(p.ops), p.key, describeState(state)),
+			TextColor:       "#ffffff",
+			BackgroundColor: "#c0392b",
+		})
+	}
+	note := fmt.Sprintf("%s: %d operations; the longest linearizable prefix has %d, after which the key is %s and none of these can come next: %s",
+		p.key, len(p.ops), len(longest), describeState(state), strings.Join(stuck, "; "))
+	return note, anns
+}
+
+// WriteVisualization writes porcupine's HTML page of a violation to path:
+// the histories of the first violating keys, their longest partial
+// linearizations, and annotations on the operations that cannot be
+// linearized. It is an error to call it for a result that is not a
+// violation.
+func WriteVisualization(path string, r Result) error {
+	if r.Verdict != Violation || r.viz == nil {
+		return errors.New("linearizability: only a violation has a visualization")
+	}
+	return porcupine.VisualizePath(r.viz.model, r.viz.info, path)
+}

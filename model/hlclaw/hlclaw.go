@@ -1,0 +1,243 @@
+// Package hlclaw is the specification of a Hybrid Logical Clock: the laws any
+// HLC must obey, as pure predicates over what a run observed, and the
+// canonical algorithm (Kulkarni et al.) used to explain a violation by showing
+// what a correct clock would have said.
+//
+// It is pure and knows nothing of the implementation: timestamps are its own
+// Stamp type, so the laws judge any HLC the runner can observe.
+package hlclaw
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+)
+
+// Stamp is an HLC timestamp: wall milliseconds, a logical counter that orders
+// events within one wall value, and the node that made it.
+type Stamp struct {
+	WallMs  int64
+	Logical uint32
+	Node    string
+}
+
+// Compare is the total order of HLC timestamps: by wall, then logical, then
+// node name. The node breaks ties between concurrent events of two nodes, so
+// two distinct nodes never produce equal stamps.
+func Compare(a, b Stamp) int {
+	return cmp.Or(cmp.Compare(a.WallMs, b.WallMs), cmp.Compare(a.Logical, b.Logical), cmp.Compare(a.Node, b.Node))
+}
+
+// String renders a stamp as wall.logical@node.
+func (s Stamp) String() string { return fmt.Sprintf("%d.%d@%s", s.WallMs, s.Logical, s.Node) }
+
+// Tick is the canonical HLC's answer for a local or send event on node when
+// its last stamp is prev (the zero Stamp if none) and the physical clock reads
+// physMs: the physical time if it moved past prev, otherwise prev one logical
+// step later. It never goes below prev, whatever the physical clock did.
+func Tick(node string, prev Stamp, physMs int64) Stamp {
+	if physMs > prev.WallMs {
+		return Stamp{WallMs: physMs, Node: node}
+	}
+	return after(node, prev.WallMs, prev.Logical)
+}
+
+// Merge is the canonical HLC's answer on receiving remote: the greatest of the
+// local stamp, the remote stamp and the physical time, one logical step past
+// whichever stamps share that wall value. The result is strictly later than
+// both prev and remote.
+func Merge(node string, prev, remote Stamp, physMs int64) Stamp {
+	wall := max(prev.WallMs, remote.WallMs, physMs)
+	switch {
+	case wall == prev.WallMs && wall == remote.WallMs:
+		return after(node, wall, max(prev.Logical, remote.Logical))
+	case wall == prev.WallMs:
+		return after(node, wall, prev.Logical)
+	case wall == remote.WallMs:
+		return after(node, wall, remote.Logical)
+	}
+	return Stamp{WallMs: wall, Node: node}
+}
+
+// after is the smallest (wall, logical) past (wall, logical): the counter
+// carries into the wall when it would overflow, which keeps the order strict.
+func after(node string, wall int64, logical uint32) Stamp {
+	if logical == math.MaxUint32 {
+		return Stamp{WallMs: wall + 1, Node: node}
+	}
+	return Stamp{WallMs: wall, Logical: logical + 1, Node: node}
+}
+
+// Law names one HLC law.
+type Law string
+
+// The laws. Each is a necessary property of any correct HLC, not of one
+// algorithm: an implementation that differs from Tick and Merge but obeys
+// these is correct.
+const (
+	// Monotonic: each reading of a node is later than the node's previous
+	// one, including across a wall-clock step backwards.
+	Monotonic Law = "monotonic"
+	// MergeDominates: a merge is later than the remote stamp it received
+	// (and, by Monotonic, than the local one).
+	MergeDominates Law = "merge-dominates"
+	// PhysicalBound: a stamp's wall is never behind the node's physical
+	// reading at the time, so HLC time stays close to real time.
+	PhysicalBound Law = "physical-bound"
+	// OwnNode: a node stamps with its own name, or the tie-break of the
+	// total order would not separate two nodes' events.
+	OwnNode Law = "own-node"
+	// Causality: an event that happened before another has a smaller stamp.
+	Causality Law = "causality"
+)
+
+// Op is what a node asked its HLC for.
+type Op string
+
+// The two HLC operations.
+const (
+	OpTick  Op = "tick"
+	OpMerge Op = "merge"
+)
+
+// Reading is one observed HLC operation.
+type Reading struct {
+	Node string
+	Op   Op
+	// PhysMs is the node's wall-clock reading when the HLC was asked.
+	PhysMs int64
+	// WallChangeMs is how far the node's wall clock was moved (by a skew
+	// change or a step) since its previous reading; negative is backwards.
+	WallChangeMs int64
+	// HasPrev says whether the node had a previous reading, Prev.
+	HasPrev bool
+	Prev    Stamp
+	// Remote is the received stamp (merge only).
+	Remote Stamp
+	// Got is what the HLC returned.
+	Got Stamp
+}
+
+// Violation is one broken law.
+type Violation struct {
+	Law Law
+	// Index is the position of the reading (or, for Causality, of the later
+	// event) in the list checked.
+	Index  int
+	Detail string
+}
+
+// CheckReadings returns every law the readings break, in reading order.
+func CheckReadings(rs []Reading) []Violation {
+	var out []Violation
+	for i, r := range rs {
+		add := func(l Law, format string, args ...any) {
+			out = append(out, Violation{Law: l, Index: i, Detail: fmt.Sprintf(format, args...)})
+		}
+		if r.Got.Node != r.Node {
+			add(OwnNode, "node %s %s returned %s, stamped with another node's name", r.Node, r.Op, r.Got)
+		}
+		if r.HasPrev && Compare(r.Got, r.Prev) <= 0 {
+			step := ""
+			if r.WallChangeMs < 0 {
+				step = fmt.Sprintf(", right after its wall clock was moved back %d ms", -r.WallChangeMs)
+			}
+			add(Monotonic, "node %s %s went from %s to %s, not later%s", r.Node, r.Op, r.Prev, r.Got, step)
+		}
+		if r.Op == OpMerge && Compare(r.Got, r.Remote) <= 0 {
+			add(MergeDominates, "node %s merged remote %s and returned %s, not later than it", r.Node, r.Remote, r.Got)
+		}
+		if r.Got.WallMs < r.PhysMs {
+			add(PhysicalBound, "node %s %s returned wall %d behind its physical clock %d", r.Node, r.Op, r.Got.WallMs, r.PhysMs)
+		}
+	}
+	return out
+}
+
+// Action is one step of a causal history: Node emits the event named Emit,
+// or receives the event named Receive (exactly one is set).
+type Action struct {
+	Node    string
+	Emit    string
+	Receive string
+}
+
+// CausalPasts returns, for every emitted event, the events that happened
+// before it (Lamport's relation): those its node had emitted or received
+// before emitting it, and transitively everything those had in their past.
+// Each list is in emission order. Receiving an event not yet emitted is
+// ignored: it cannot carry a past.
+func CausalPasts(actions []Action) map[string][]string {
+	index := map[string]int{}
+	var order []string
+	past := map[string]map[string]bool{}
+	known := map[string]map[string]bool{}
+	learn := func(node, e string) {
+		if known[node] == nil {
+			known[node] = map[string]bool{}
+		}
+		known[node][e] = true
+		for p := range past[e] {
+			known[node][p] = true
+		}
+	}
+	for _, a := range actions {
+		switch {
+		case a.Emit != "":
+			p := map[string]bool{}
+			for e := range known[a.Node] {
+				p[e] = true
+			}
+			past[a.Emit] = p
+			index[a.Emit] = len(order)
+			order = append(order, a.Emit)
+			learn(a.Node, a.Emit)
+		case a.Receive != "":
+			if _, ok := past[a.Receive]; ok {
+				learn(a.Node, a.Receive)
+			}
+		}
+	}
+	out := map[string][]string{}
+	for _, e := range order {
+		list := []string{}
+		// Walking the emission order (not the set) keeps the result
+		// deterministic and readable.
+		for _, q := range order[:index[e]] {
+			if past[e][q] {
+				list = append(list, q)
+			}
+		}
+		out[e] = list
+	}
+	return out
+}
+
+// Emission is an emitted event with its stamp and its causal past.
+type Emission struct {
+	Event string
+	Stamp Stamp
+	Past  []string
+}
+
+// CheckCausality returns a violation for every pair where an event that
+// happened before another does not have a smaller stamp.
+func CheckCausality(es []Emission) []Violation {
+	stamps := map[string]Stamp{}
+	for _, e := range es {
+		stamps[e.Event] = e.Stamp
+	}
+	var out []Violation
+	for i, e := range es {
+		for _, p := range e.Past {
+			ps, ok := stamps[p]
+			switch {
+			case !ok:
+				out = append(out, Violation{Law: Causality, Index: i, Detail: fmt.Sprintf("%s has %s in its past, which was never emitted", e.Event, p)})
+			case Compare(ps, e.Stamp) >= 0:
+				out = append(out, Violation{Law: Causality, Index: i, Detail: fmt.Sprintf("%s (%s) happened before %s (%s) but does not compare earlier", p, ps, e.Event, e.Stamp)})
+			}
+		}
+	}
+	return out
+}
