@@ -71,7 +71,7 @@ func (r Result) String() string {
 		if len(r.Violating) > maxShown {
 			more = ", ..."
 		}
-		return fmt.Sprintf("violation: %d of %d keys not linearizable (%s%s)", len(r.Violating), r.Keys, strings.Join(names, ", "), more)
+		return fmt.Sprintf("violation: not linearizable on %d of %d keys, at least (%s%s)", len(r.Violating), r.Keys, strings.Join(names, ", "), more)
 	}
 	return fmt.Sprintf("unknown: the check timed out with %d of %d keys undecided; not a pass (%d operations)", len(r.Undecided), r.Keys, r.Ops)
 }

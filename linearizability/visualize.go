@@ -1,8 +1,10 @@
 package linearizability
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -54,12 +56,7 @@ func explain(parts []keyHistory, timeout time.Duration) (*visualization, []strin
 
 // explainKey explains one violating key from its partial linearizations.
 func explainKey(p keyHistory, partials [][]porcupine.Operation) (string, []porcupine.Annotation) {
-	var longest []porcupine.Operation
-	for _, l := range partials {
-		if len(l) > len(longest) {
-			longest = l
-		}
-	}
+	longest := longestPartial(partials)
 	state := Model().Init()
 	in := map[int64]bool{} // by call stamp, unique in a history
 	for _, op := range longest {
@@ -104,6 +101,21 @@ func explainKey(p keyHistory, partials [][]porcupine.Operation) (string, []porcu
 	note := fmt.Sprintf("%s: %d operations; the longest linearizable prefix has %d, after which the key is %s and none of these can come next: %s",
 		p.key, len(p.ops), len(longest), describeState(state), strings.Join(stuck, "; "))
 	return note, anns
+}
+
+// longestPartial picks the longest partial linearization; among equally long
+// ones, the first by call stamps, because porcupine returns them in map
+// order and the explanation must not change from run to run.
+func longestPartial(partials [][]porcupine.Operation) []porcupine.Operation {
+	var best []porcupine.Operation
+	for _, l := range partials {
+		if best == nil || len(l) > len(best) || len(l) == len(best) && slices.CompareFunc(l, best, func(a, b porcupine.Operation) int {
+			return cmp.Compare(a.Call, b.Call)
+		}) < 0 {
+			best = l
+		}
+	}
+	return best
 }
 
 // WriteVisualization writes porcupine's HTML page of a violation to path:

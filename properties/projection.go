@@ -166,7 +166,9 @@ func checkHLCLaws(o *runner.Outcome) Verdict {
 	}
 	var details []string
 	for _, v := range violations {
-		where := fmt.Sprintf("reading %d", v.Index+1)
+		// Readings are located by the step that asked for them, causality
+		// by the later event of the pair.
+		var where string
 		if v.Law == hlclaw.Causality {
 			where = "event " + res.Events[v.Index].Event.ID
 		} else {

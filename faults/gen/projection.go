@@ -44,6 +44,7 @@ func Projection() *rapid.Generator[*scenario.Scenario] {
 // The kinds of raw action, most basic first: rapid shrinks towards 0.
 const (
 	projActEmit = iota
+	projActReply
 	projActReceive
 	projActAdvance
 	projActStep
@@ -67,7 +68,7 @@ func projActionGen() *rapid.Generator[projAction] {
 			node: rapid.IntRange(0, 2).Draw(t, "node"),
 		}
 		switch a.kind {
-		case projActEmit, projActReceive:
+		case projActEmit, projActReply, projActReceive:
 			a.pick = rapid.IntRange(0, 7).Draw(t, "pick")
 		case projActAdvance:
 			a.ms = rapid.Int64Range(0, projMaxAdvanceMs).Draw(t, "advanceMs")
@@ -136,6 +137,8 @@ func (h *projHistory) read(a projAction) {
 	switch a.kind {
 	case projActEmit:
 		h.emit(node, a.pick)
+	case projActReply:
+		h.reply(node, a.pick)
 	case projActReceive:
 		h.receive(node, a.pick)
 	case projActAdvance:
@@ -173,6 +176,55 @@ func (h *projHistory) emit(node string, pick int) {
 	}
 	o.latest, o.kind = id, kind
 	h.record(node, id, o.id, kind)
+}
+
+// reply is a service reacting to another's event: node receives the latest
+// event of an open order that another node emitted and emits the order's
+// next event. It is the causal chain across nodes that clock skew breaks for
+// producer timestamps, so it gets its own action rather than being left to
+// a lucky receive followed by a lucky emit. Without such an order it emits.
+func (h *projHistory) reply(node string, pick int) {
+	var open []int
+	for i, o := range h.orders {
+		if o.kind != scenario.EventOrderCancelled && h.emitter(o.latest) != node {
+			open = append(open, i)
+		}
+	}
+	if len(open) == 0 {
+		h.emit(node, pick)
+		return
+	}
+	o := h.orders[open[pick%len(open)]]
+	if !h.knows[node][o.latest] {
+		h.steps = append(h.steps, scenario.ProjectionStep{Op: scenario.OpReceive, Node: node, Event: o.latest})
+		h.knows[node][o.latest] = true
+	}
+	// Now node knows o's latest event, so emit continues o if pick lands
+	// on it among the orders node can continue.
+	h.emit(node, h.openIndex(node, o.id))
+}
+
+// openIndex is the pick that makes emit continue the given order on node.
+func (h *projHistory) openIndex(node, orderID string) int {
+	k := 0
+	for _, o := range h.orders {
+		if o.kind != scenario.EventOrderCancelled && h.knows[node][o.latest] {
+			if o.id == orderID {
+				return k
+			}
+			k++
+		}
+	}
+	return k
+}
+
+func (h *projHistory) emitter(id string) string {
+	for _, e := range h.events {
+		if e.id == id {
+			return e.node
+		}
+	}
+	return ""
 }
 
 func (h *projHistory) record(node, id, orderID string, kind scenario.EventKind) {

@@ -298,6 +298,9 @@ func handle(ctx context.Context, w *Worker, commit stage) (stage, Report, error)
 }
 
 func commitStage(ctx context.Context, w *Worker) (stage, Report, error) {
+	if split, ok := w.tx.(store.SplitTx); ok {
+		return splitEffectStage(ctx, w, split)
+	}
 	res, err := w.tx.Commit(ctx)
 	w.tx = nil
 	rep := Report{Action: ActCommit, Token: w.token, Commit: &res}
@@ -354,4 +357,35 @@ func deadLetterStage(_ context.Context, w *Worker) (stage, Report, error) {
 func ackStage(_ context.Context, w *Worker) (stage, Report, error) {
 	w.deps.Broker.Ack(*w.delivery)
 	return nil, Report{Action: ActAck}, nil
+}
+
+// splitEffectStage is the first half of a commit on a store that cannot
+// commit atomically: the effect lands now, the mark in the next step.
+func splitEffectStage(ctx context.Context, w *Worker, tx store.SplitTx) (stage, Report, error) {
+	res, err := tx.CommitEffect(ctx)
+	rep := Report{Action: ActCommit, Token: w.token, Commit: &res}
+	if err != nil {
+		w.tx = nil
+		rep.Stale = errors.Is(err, store.ErrStaleToken) || errors.Is(err, store.ErrNotHeld)
+		if rep.Stale {
+			w.metrics.retry("stale_token")
+			return nil, rep, nil
+		}
+		w.result = Result{Kind: Transient, Reason: "commit: " + err.Error()}
+		return failStage, rep, err
+	}
+	return splitMarkStage, rep, nil
+}
+
+func splitMarkStage(ctx context.Context, w *Worker) (stage, Report, error) {
+	tx := w.tx.(store.SplitTx)
+	w.tx = nil
+	err := tx.CommitMark(ctx)
+	rep := Report{Action: ActMark, Token: w.token}
+	if err != nil {
+		rep.Stale = errors.Is(err, store.ErrStaleToken) || errors.Is(err, store.ErrNotHeld)
+		return nil, rep, err
+	}
+	w.metrics.Processed++
+	return ackStage, rep, nil
 }

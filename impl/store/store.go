@@ -152,3 +152,16 @@ type Crasher interface {
 type Closer interface {
 	Close() error
 }
+
+// SplitTx is implemented by units of work that cannot commit atomically —
+// the Redis set-if-absent-then-effect pattern is one: the effect and the
+// processed mark are separate writes. The consumer then commits in two
+// steps, effect first, so a scenario can crash a worker between the two
+// writes exactly where such a process can die. Commit on a SplitTx does both.
+type SplitTx interface {
+	Tx
+	// CommitEffect checks the token and applies the staged entries.
+	CommitEffect(ctx context.Context) (CommitResult, error)
+	// CommitMark marks the record processed.
+	CommitMark(ctx context.Context) error
+}

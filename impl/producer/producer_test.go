@@ -1,0 +1,92 @@
+package producer
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/idemcheck/idemcheck/impl/broker"
+	"github.com/idemcheck/idemcheck/impl/clock"
+)
+
+func newProducer(g *Gate) *Producer {
+	b := broker.New(clock.NewVirtual(0), broker.Policy{MaxAttempts: 3, BackoffMs: 1, MaxBackoffMs: 1, AckTimeoutMs: 1}, []string{"g"})
+	return &Producer{Gate: g, Broker: b}
+}
+
+func TestCommittedKeyIsNotEnqueuedTwice(t *testing.T) {
+	p := newProducer(NewGate())
+	if r, err := p.Produce("orders", "", "e1", nil); err != nil || r.Decision != Proceed {
+		t.Fatalf("first produce: %+v %v", r, err)
+	}
+	r, err := p.Produce("orders", "", "e1", nil)
+	if err != nil || r.Decision != AlreadyCommitted {
+		t.Fatalf("retry of a committed produce: %+v %v", r, err)
+	}
+	if n := len(p.Broker.Messages()); n != 1 {
+		t.Fatalf("%d messages enqueued, want 1", n)
+	}
+	// Identity includes tenant and topic.
+	if r, _ := p.Produce("orders", "acme", "e1", nil); r.Decision != Proceed {
+		t.Fatalf("same key under another tenant: %s", r.Decision)
+	}
+}
+
+func TestPendingIsRejectedAndFailedIsRetryable(t *testing.T) {
+	g := NewGate()
+	id := Identity{Topic: "orders", Key: "e1"}
+	if d := g.Begin(id); d != Proceed {
+		t.Fatalf("begin: %s", d)
+	}
+	if d := g.Begin(id); d != Rejected {
+		t.Fatalf("begin while pending: %s, want rejected", d)
+	}
+	g.Fail(id)
+	if g.State(id) != Failed {
+		t.Fatalf("state after fail: %s", g.State(id))
+	}
+	if d := g.Begin(id); d != Proceed || g.State(id) != Pending {
+		t.Fatalf("retry after FAILED: %s in state %s, want proceed to PENDING", d, g.State(id))
+	}
+	p := newProducer(g)
+	if _, err := p.Produce("orders", "", "e1", nil); !errors.Is(err, ErrPending) {
+		t.Fatalf("produce of a pending key: %v, want ErrPending", err)
+	}
+}
+
+func TestProduceFailingRecordsFailed(t *testing.T) {
+	p := newProducer(NewGate())
+	if _, err := p.ProduceFailing("orders", "", "e1"); err == nil {
+		t.Fatal("failing produce returned no error")
+	}
+	if n := len(p.Broker.Messages()); n != 0 {
+		t.Fatalf("failing produce enqueued %d", n)
+	}
+	if r, err := p.Produce("orders", "", "e1", nil); err != nil || r.Decision != Proceed {
+		t.Fatalf("retry after failure: %+v %v", r, err)
+	}
+}
+
+func TestEmptyKeyMeansNoIdempotency(t *testing.T) {
+	p := newProducer(NewGate())
+	p.Produce("orders", "", "", nil)
+	p.Produce("orders", "", "", nil)
+	if n := len(p.Broker.Messages()); n != 2 {
+		t.Fatalf("%d messages for two unkeyed produces, want 2", n)
+	}
+}
+
+func TestPublishDLQIsIdempotentAndMissingGateIsNot(t *testing.T) {
+	for _, tc := range []struct {
+		gate *Gate
+		want int
+	}{{NewGate(), 1}, {NewMissingGate(), 2}} {
+		p := newProducer(tc.gate)
+		p.Produce("orders", "", "e1", nil)
+		d, _ := p.Broker.Deliver("g", 0)
+		p.PublishDLQ(d, "poison")
+		p.PublishDLQ(d, "poison")
+		if n := len(p.Broker.DLQ()); n != tc.want {
+			t.Fatalf("missing=%v: %d DLQ entries, want %d", tc.gate.missing, n, tc.want)
+		}
+	}
+}
