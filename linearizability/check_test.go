@@ -165,3 +165,19 @@ func TestConfigValidation(t *testing.T) {
 		}
 	}
 }
+
+// TestHotKeyDecided checks a hot key (every operation on one key, from 8
+// clients, kept contended by settling with fail) to a verdict well within
+// the timeout: the checker's search must stay near linear when all clients
+// overlap on one key.
+func TestHotKeyDecided(t *testing.T) {
+	cfg := testConfig(9)
+	cfg.Keys, cfg.ActiveKeys, cfg.CommitPercent = 1, 1, 0
+	h := record(t, newReference, cfg)
+	if st := h.Stats(); st.Keys != 1 || st.Takeovers == 0 || st.Stale == 0 {
+		t.Fatalf("not a contended hot key: %+v", st)
+	}
+	if r := Check(h, 30*time.Second); r.Verdict != Linearizable {
+		t.Fatalf("%s\n%s", r, strings.Join(r.Explanations, "\n"))
+	}
+}

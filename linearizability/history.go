@@ -21,10 +21,19 @@ type History struct {
 // Stats counts what a history exercised, so that a test can show it was not
 // vacuous: a history without takeovers or stale commits proves little.
 type Stats struct {
-	Ops, Keys, Clients                    int
-	Acquired, Takeovers, Locked, Done     int // claim outcomes; Done: already processed
-	Commits, Fails, Stale, NotHeld, Reads int // Commits and Fails count those answered OK
-	Ambiguous                             int
+	// Ops, Keys and Clients are the history's size. Clients exceeds the
+	// recorder's workers by one per ambiguous operation.
+	Ops, Keys, Clients int
+	// Acquired, Takeovers (acquired by taking an expired lease over),
+	// Locked and Done (already processed) count the claims by answer.
+	Acquired, Takeovers, Locked, Done int
+	// Commits and Fails count those answered OK; Stale and NotHeld the
+	// commits and fails rejected.
+	Commits, Fails, Stale, NotHeld int
+	// Reads counts answered reads.
+	Reads int
+	// Ambiguous counts operations that erred or timed out.
+	Ambiguous int
 }
 
 // Stats counts the history's operations by outcome.

@@ -22,6 +22,7 @@ const (
 	Read
 )
 
+// String names the operation as the visualization shows it.
 func (k Kind) String() string {
 	switch k {
 	case Claim:
@@ -60,6 +61,7 @@ const (
 	NotHeld
 )
 
+// String names the answer as the visualization shows it.
 func (a Answer) String() string {
 	switch a {
 	case OK:

@@ -18,6 +18,11 @@ type visualization struct {
 	info  porcupine.LinearizationInfo
 }
 
+// maxBlamed bounds the operations named per violating key. On a hot key
+// many operations can be pending at the point a linearization got stuck;
+// the first few say what happened.
+const maxBlamed = 5
+
 // AnnotationTag prefixes the row of annotations that marks the operations
 // of a violating key that cannot be linearized.
 const AnnotationTag = "violation"
@@ -81,6 +86,10 @@ func explainKey(p keyHistory, partials [][]porcupine.Operation) (string, []porcu
 			// Allowed here but every continuation from it failed: not one
 			// of the operations to blame.
 			continue
+		}
+		if len(stuck) == maxBlamed {
+			stuck = append(stuck, "and more")
+			break
 		}
 		desc := describeOperation(op.Input, op.Output)
 		stuck = append(stuck, fmt.Sprintf("client %d: %s", op.Client, desc))

@@ -118,7 +118,9 @@ func checkBoundedAttempts(o *runner.Outcome) Verdict {
 	max := r.Config.MaxAttempts
 	var details []string
 	deliveries := map[msgID]int{}
-	poisoned := map[msgID]bool{}
+	// poisonedAt holds, per message, the attempts of the deliveries whose
+	// handler run returned poison.
+	poisonedAt := map[msgID]map[int]bool{}
 	for _, a := range r.Actions {
 		id := msgID{a.Key.Consumer, a.Offset}
 		switch {
@@ -131,7 +133,10 @@ func checkBoundedAttempts(o *runner.Outcome) Verdict {
 				details = append(details, fmt.Sprintf("action %d: %s (offset %d) delivered for the %d. time, beyond max_attempts=%d", a.Seq, a.Key.ID, a.Offset, deliveries[id], max))
 			}
 		case a.Kind == string(consumer.ActHandle) && a.Handler != nil && a.Handler.Kind == consumer.Poison:
-			poisoned[id] = true
+			if poisonedAt[id] == nil {
+				poisonedAt[id] = map[int]bool{}
+			}
+			poisonedAt[id][a.Attempts] = true
 		case a.Kind == string(consumer.ActNack) && a.Handler != nil && a.Handler.Kind == consumer.Poison:
 			details = append(details, fmt.Sprintf("action %d: poison %s was nacked for retry instead of dead-lettered", a.Seq, a.Key.ID))
 		}
@@ -151,14 +156,15 @@ func checkBoundedAttempts(o *runner.Outcome) Verdict {
 		if d.Topic == "" || d.Key == "" {
 			details = append(details, fmt.Sprintf("%s lacks its original topic or key", what))
 		}
-		if d.Attempts != deliveries[id] {
+		switch {
+		case d.Poison && !poisonedAt[id][d.Attempts]:
+			// A poison entry records the delivery that dead-lettered it; a
+			// crash before the ack may add deliveries after it.
+			details = append(details, fmt.Sprintf("%s is poison with attempts=%d, but no delivery with that attempt returned poison", what, d.Attempts))
+		case !d.Poison && d.Attempts != deliveries[id]:
 			details = append(details, fmt.Sprintf("%s says attempts=%d but it was delivered %d time(s)", what, d.Attempts, deliveries[id]))
-		}
-		if !d.Poison && d.Attempts != max {
+		case !d.Poison && d.Attempts != max:
 			details = append(details, fmt.Sprintf("%s reached the DLQ for retries after %d attempt(s), not max_attempts=%d", what, d.Attempts, max))
-		}
-		if d.Poison && !poisoned[id] {
-			details = append(details, fmt.Sprintf("%s is marked poison but no handler run returned poison", what))
 		}
 	}
 	if len(details) == 0 {

@@ -26,7 +26,8 @@ func projMinutes(t *rapid.T, label string, lo, hi int64) int64 {
 }
 
 // Projection draws a projection scenario: two or three nodes with skews of
-// minutes either way, a causal history of emits, receives, true-time
+// minutes either way, a causal history of emits, replies (a node receives
+// another's event and emits the order's next one), receives, true-time
 // advances, skews and clock steps (mostly backwards), and two or three
 // replicas, each delivered every event in any order with duplicates.
 //
@@ -86,15 +87,12 @@ func projActionGen() *rapid.Generator[projAction] {
 // projHistory reads raw actions into valid steps, tracking what each node
 // has seen so that every emit keeps its order's causal chain.
 type projHistory struct {
-	nodes  []string
-	steps  []scenario.ProjectionStep
-	events []projEvent
-	orders []projOrder
-	knows  map[string]map[string]bool // node -> event ids emitted or received
-}
-
-type projEvent struct {
-	id, node string
+	nodes   []string
+	steps   []scenario.ProjectionStep
+	events  []string          // event ids in emission order
+	emitter map[string]string // event id -> node
+	orders  []projOrder
+	knows   map[string]map[string]bool // node -> event ids emitted or received
 }
 
 type projOrder struct {
@@ -105,7 +103,7 @@ type projOrder struct {
 
 func projDraw(t *rapid.T) *scenario.Projection {
 	p := &scenario.Projection{}
-	h := &projHistory{knows: map[string]map[string]bool{}}
+	h := &projHistory{emitter: map[string]string{}, knows: map[string]map[string]bool{}}
 	for i := range rapid.IntRange(2, 3).Draw(t, "nodes") {
 		name := string(rune('A' + i))
 		h.nodes = append(h.nodes, name)
@@ -120,7 +118,7 @@ func projDraw(t *rapid.T) *scenario.Projection {
 		var base []string
 		for _, e := range h.events {
 			for range 1 + rapid.IntRange(0, projMaxExtra).Draw(t, "extra") {
-				base = append(base, e.id)
+				base = append(base, e)
 			}
 		}
 		p.Replicas = append(p.Replicas, scenario.Replica{
@@ -131,7 +129,8 @@ func projDraw(t *rapid.T) *scenario.Projection {
 	return p
 }
 
-// read turns one raw action into at most one step.
+// read turns one raw action into steps: none (a receive with nothing to
+// receive), one, or two (a reply is a receive and an emit).
 func (h *projHistory) read(a projAction) {
 	node := h.nodes[a.node%len(h.nodes)]
 	switch a.kind {
@@ -150,86 +149,74 @@ func (h *projHistory) read(a projAction) {
 	}
 }
 
-// emit continues an order whose latest event node knows (pick chooses
-// which, and the kind that follows), or starts a new order: a node only
-// updates an order it has heard the latest of, as a real service would.
+// emit continues an order whose latest event node knows (pick chooses which,
+// and the kind that follows), or starts a new order: a node only updates an
+// order it has heard the latest of, as a real service would.
 func (h *projHistory) emit(node string, pick int) {
-	var open []int
-	for i, o := range h.orders {
-		if o.kind != scenario.EventOrderCancelled && h.knows[node][o.latest] {
-			open = append(open, i)
-		}
-	}
-	id := fmt.Sprintf("e%d", len(h.events)+1)
+	open := h.open(node)
 	choice := pick % (len(open) + 1)
 	if choice == len(open) {
+		id := fmt.Sprintf("e%d", len(h.events)+1)
 		o := projOrder{id: fmt.Sprintf("o%d", len(h.orders)+1), latest: id, kind: scenario.EventOrderCreated}
 		h.orders = append(h.orders, o)
 		h.record(node, id, o.id, o.kind)
 		return
 	}
-	o := &h.orders[open[choice]]
-	// Cancel first: Created then Cancelled is the story of the skew bug.
-	kind := scenario.EventOrderCancelled
-	if o.kind == scenario.EventOrderCreated && pick/(len(open)+1)%2 == 1 {
-		kind = scenario.EventOrderPaid
-	}
-	o.latest, o.kind = id, kind
-	h.record(node, id, o.id, kind)
+	h.next(node, open[choice], pick/(len(open)+1)%2 == 1)
 }
 
 // reply is a service reacting to another's event: node receives the latest
-// event of an open order that another node emitted and emits the order's
+// event of an open order that another node emitted, and emits the order's
 // next event. It is the causal chain across nodes that clock skew breaks for
 // producer timestamps, so it gets its own action rather than being left to
 // a lucky receive followed by a lucky emit. Without such an order it emits.
 func (h *projHistory) reply(node string, pick int) {
-	var open []int
+	var theirs []int
 	for i, o := range h.orders {
-		if o.kind != scenario.EventOrderCancelled && h.emitter(o.latest) != node {
-			open = append(open, i)
+		if o.kind != scenario.EventOrderCancelled && h.emitter[o.latest] != node {
+			theirs = append(theirs, i)
 		}
 	}
-	if len(open) == 0 {
+	if len(theirs) == 0 {
 		h.emit(node, pick)
 		return
 	}
-	o := h.orders[open[pick%len(open)]]
-	if !h.knows[node][o.latest] {
-		h.steps = append(h.steps, scenario.ProjectionStep{Op: scenario.OpReceive, Node: node, Event: o.latest})
-		h.knows[node][o.latest] = true
+	o := theirs[pick%len(theirs)]
+	if latest := h.orders[o].latest; !h.knows[node][latest] {
+		h.steps = append(h.steps, scenario.ProjectionStep{Op: scenario.OpReceive, Node: node, Event: latest})
+		h.knows[node][latest] = true
 	}
-	// Now node knows o's latest event, so emit continues o if pick lands
-	// on it among the orders node can continue.
-	h.emit(node, h.openIndex(node, o.id))
+	h.next(node, o, pick/len(theirs)%2 == 1)
 }
 
-// openIndex is the pick that makes emit continue the given order on node.
-func (h *projHistory) openIndex(node, orderID string) int {
-	k := 0
-	for _, o := range h.orders {
+// open lists the orders node may continue: not cancelled, latest known.
+func (h *projHistory) open(node string) []int {
+	var out []int
+	for i, o := range h.orders {
 		if o.kind != scenario.EventOrderCancelled && h.knows[node][o.latest] {
-			if o.id == orderID {
-				return k
-			}
-			k++
+			out = append(out, i)
 		}
 	}
-	return k
+	return out
 }
 
-func (h *projHistory) emitter(id string) string {
-	for _, e := range h.events {
-		if e.id == id {
-			return e.node
-		}
+// next emits the next event of order o on node: a cancellation, or, after a
+// creation and if paid, a payment. Cancel comes first because Created then
+// Cancelled is the story of the skew bug, and rapid shrinks towards it.
+func (h *projHistory) next(node string, o int, paid bool) {
+	kind := scenario.EventOrderCancelled
+	if h.orders[o].kind == scenario.EventOrderCreated && paid {
+		kind = scenario.EventOrderPaid
 	}
-	return ""
+	id := fmt.Sprintf("e%d", len(h.events)+1)
+	h.orders[o].latest, h.orders[o].kind = id, kind
+	h.record(node, id, h.orders[o].id, kind)
 }
 
 func (h *projHistory) record(node, id, orderID string, kind scenario.EventKind) {
 	h.steps = append(h.steps, scenario.ProjectionStep{Op: scenario.OpEmit, Node: node, ID: id, Order: orderID, Kind: kind})
-	h.events = append(h.events, projEvent{id: id, node: node})
+	h.events = append(h.events, id)
+	h.emitter[id] = node
 	h.knows[node][id] = true
 }
 
@@ -239,8 +226,8 @@ func (h *projHistory) record(node, id, orderID string, kind scenario.EventKind) 
 func (h *projHistory) receive(node string, pick int) {
 	var unseen []string
 	for i := len(h.events) - 1; i >= 0; i-- {
-		if e := h.events[i]; e.node != node && !h.knows[node][e.id] {
-			unseen = append(unseen, e.id)
+		if e := h.events[i]; h.emitter[e] != node && !h.knows[node][e] {
+			unseen = append(unseen, e)
 		}
 	}
 	if len(unseen) == 0 {

@@ -276,7 +276,7 @@ func (b *Broker) exhausted(e *entry) bool {
 func (b *Broker) retryOrDead(e *entry, delay int64) {
 	if b.exhausted(e) {
 		e.status = Dead
-		b.dlq = append(b.dlq, b.dlqEntry(e.msg, e.msg.LastError, false))
+		b.addDLQ(b.dlqEntry(e.msg, e.msg.LastError, false))
 		return
 	}
 	e.status = Pending
@@ -307,16 +307,26 @@ func (b *Broker) Tick() {
 	}
 }
 
-// DeadLetter routes a delivered message to the DLQ for a non-retryable
-// failure and settles it. A consumer calls it for poison messages; it is not
-// idempotent by itself — a consumer that may crash between this and its ack
-// publishes through the producer gate (see producer.PublishDLQ).
+// DeadLetter publishes a delivered message to the DLQ for a non-retryable
+// failure, carrying the attempts of that delivery. A consumer calls it for
+// poison messages and then acks; it publishes through the producer gate (see
+// producer.PublishDLQ) so a crash between the two cannot publish twice.
 func (b *Broker) DeadLetter(d Delivery, reason string) {
-	m := d.Message
-	if e := b.ownerOf(d); e != nil {
-		m.Attempts = e.msg.Attempts
+	b.addDLQ(b.dlqEntry(d.Message, reason, true))
+}
+
+// addDLQ appends an entry unless the message is already dead-lettered. The
+// DLQ is keyed by the message's identity (group, topic, partition, offset):
+// the broker's own routing and a consumer's poison publish can both reach
+// it — a slow worker may dead-letter a message whose attempts another
+// worker's nack just exhausted — and the message must appear once.
+func (b *Broker) addDLQ(d DLQEntry) {
+	for _, o := range b.dlq {
+		if o.Group == d.Group && o.Topic == d.Topic && o.Partition == d.Partition && o.Offset == d.Offset {
+			return
+		}
 	}
-	b.dlq = append(b.dlq, b.dlqEntry(m, reason, true))
+	b.dlq = append(b.dlq, d)
 }
 
 // DLQ returns the dead-letter entries in the order they arrived.

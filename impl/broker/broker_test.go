@@ -172,3 +172,22 @@ func TestMutantBrokersMisbehave(t *testing.T) {
 		t.Fatalf("bare DLQ entry kept context: %+v", e)
 	}
 }
+
+func TestDLQHoldsAMessageOnce(t *testing.T) {
+	b, c := newTest(t)
+	b.Enqueue("orders", "", "e1", nil, Produced)
+	slow, _ := b.Deliver("g", 0)
+	for i := 2; i <= 3; i++ { // two more deliveries exhaust max_attempts=3
+		c.Advance(1000)
+		d, ok := b.Deliver("g", 0)
+		if !ok {
+			t.Fatalf("delivery %d missing", i)
+		}
+		b.Nack(d, "locked")
+		c.Advance(1000)
+	}
+	b.DeadLetter(slow, "poison") // the slow first holder finds it is poison
+	if dlq := b.DLQ(); len(dlq) != 1 || dlq[0].LastError != "locked" {
+		t.Fatalf("DLQ %+v, want the broker's single entry", dlq)
+	}
+}

@@ -219,13 +219,16 @@ type tx struct {
 	done   bool
 }
 
+// Credit stages a ledger entry.
 func (t *tx) Credit(e store.Entry) { t.staged = append(t.staged, e) }
 
+// Rollback discards the staged work.
 func (t *tx) Rollback(context.Context) error {
 	t.staged, t.done = nil, true
 	return nil
 }
 
+// Commit hands the staged work to the store's commit step, once.
 func (t *tx) Commit(context.Context) (store.CommitResult, error) {
 	if t.done {
 		return store.CommitResult{}, fmt.Errorf("unit of work for %s already finished", t.key)

@@ -1,0 +1,108 @@
+// Package corpus reads and writes the regression corpus: shrunk
+// counterexamples saved as JSON files in the documented, versioned format of
+// FORMAT.md (JSON Schema: schema.json). The files live in corpus/cases; go
+// test replays each of them against the reference (which must pass) and
+// against every mutant the file says it catches (which must fail), and other
+// implementations replay them to prove they keep the same guarantees.
+package corpus
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/idemcheck/idemcheck/faults/scenario"
+)
+
+// Format is the value of every corpus file's "format" field: it tells a
+// corpus file from a bare scenario and from any other JSON.
+const Format = "idemcheck-corpus"
+
+// Version is the version of the corpus file format this package writes and
+// reads. The scenario inside carries its own version (scenario.Version).
+const Version = 1
+
+// Case is one corpus file: a scenario and what is known about it.
+type Case struct {
+	// Format is always Format.
+	Format string `json:"format"`
+	// Version is the corpus format version, Version.
+	Version int `json:"version"`
+	// Property is the property the scenario violated when it was found.
+	Property string `json:"property"`
+	// Target is the system the violation was found against: "reference", a
+	// mutant's name, or another implementation's name.
+	Target string `json:"target"`
+	// Summary is the violated verdict's one-line summary, for a person.
+	Summary string `json:"summary,omitempty"`
+	// CaughtBy maps each mutant the scenario catches to the property that
+	// fails against it. The replay test holds the file to it.
+	CaughtBy map[string]string `json:"caughtBy,omitempty"`
+	// Seed is the rapid seed of the failing check before shrinking. It is
+	// informative: the scenario, not the seed, is the reproduction.
+	Seed uint64 `json:"seed,omitempty"`
+	// Trace is the human trace of the scenario against Target, a line per entry.
+	Trace []string `json:"trace,omitempty"`
+	// Scenario is the shrunk scenario, in its own versioned encoding.
+	Scenario *scenario.Scenario `json:"scenario"`
+
+	// Path is the file the case was loaded from or written to; not encoded.
+	Path string `json:"-"`
+	// Bare is true when the file held a bare scenario rather than a case
+	// (see LoadAny); only Scenario and Path are then set.
+	Bare bool `json:"-"`
+}
+
+// Encode renders c as indented JSON with a trailing newline. It is
+// deterministic: maps are written with sorted keys, so the same case always
+// gives the same bytes.
+func Encode(c *Case) ([]byte, error) {
+	if c.Scenario == nil {
+		return nil, fmt.Errorf("corpus: case has no scenario")
+	}
+	out := *c
+	out.Format, out.Version = Format, Version
+	b, err := json.MarshalIndent(&out, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	return append(b, '\n'), nil
+}
+
+// Hash returns a short content hash of the scenario's canonical encoding
+// (scenario.Marshal): two cases with the same scenario have the same hash.
+func Hash(s *scenario.Scenario) (string, error) {
+	b, err := scenario.Marshal(s)
+	if err != nil {
+		return "", err
+	}
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])[:12], nil
+}
+
+// Name is the file name of a case: the property and the scenario's content
+// hash, so that the same counterexample found twice maps to the same file
+// and is recognised as already known.
+func Name(property string, s *scenario.Scenario) (string, error) {
+	h, err := Hash(s)
+	if err != nil {
+		return "", err
+	}
+	return safeName(property) + "-" + h + ".json", nil
+}
+
+// safeName keeps a property name usable as a file name on every system.
+func safeName(s string) string {
+	if s == "" {
+		return "unknown"
+	}
+	return strings.Map(func(r rune) rune {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '-', r == '_':
+			return r
+		}
+		return '_'
+	}, s)
+}

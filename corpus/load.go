@@ -1,0 +1,220 @@
+package corpus
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strings"
+
+	"github.com/idemcheck/idemcheck/faults/scenario"
+	"github.com/idemcheck/idemcheck/impl/system"
+	"github.com/idemcheck/idemcheck/properties"
+)
+
+// wire is Case as decoded: the scenario is kept raw so that scenario.Unmarshal,
+// which validates it, does the decoding.
+type wire struct {
+	Format   string            `json:"format"`
+	Version  int               `json:"version"`
+	Property string            `json:"property"`
+	Target   string            `json:"target"`
+	Summary  string            `json:"summary"`
+	CaughtBy map[string]string `json:"caughtBy"`
+	Seed     uint64            `json:"seed"`
+	Trace    []string          `json:"trace"`
+	Scenario json.RawMessage   `json:"scenario"`
+}
+
+// Load reads and validates one corpus file. Every error names the file and
+// the field: `corpus/cases/x.json: scenario.consumption.steps[3]: worker:
+// "w9" is not a listed worker`.
+func Load(path string) (*Case, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	return Parse(path, data)
+}
+
+// Parse validates the contents of a corpus file; name prefixes every error.
+func Parse(name string, data []byte) (*Case, error) {
+	c, err := parse(data)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	c.Path = name
+	return c, nil
+}
+
+// LoadAny reads a corpus file or a bare scenario (the scenario.Marshal form,
+// as a person might write by hand), telling them apart by the corpus file's
+// "format" field. A bare scenario comes back as a Case with Bare set.
+func LoadAny(path string) (*Case, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	v, err := decodeValue(data)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if obj, ok := v.(map[string]any); ok && obj["format"] == nil && obj["kind"] != nil {
+		s, err := parseScenario("", v, data)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		return &Case{Scenario: s, Path: path, Bare: true}, nil
+	}
+	return Parse(path, data)
+}
+
+// LoadDir loads every corpus file (*.json, not hidden) in dir, in name
+// order. It returns the cases that loaded and, joined, an error for each
+// file that did not; the temporary files of an interrupted Write are hidden
+// and skipped.
+func LoadDir(dir string) ([]*Case, error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	var (
+		cases []*Case
+		errs  []error
+	)
+	for _, e := range entries {
+		if e.IsDir() || strings.HasPrefix(e.Name(), ".") || filepath.Ext(e.Name()) != ".json" {
+			continue
+		}
+		c, err := Load(filepath.Join(dir, e.Name()))
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		cases = append(cases, c)
+	}
+	return cases, errors.Join(errs...)
+}
+
+func parse(data []byte) (*Case, error) {
+	v, err := decodeValue(data)
+	if err != nil {
+		return nil, err
+	}
+	obj, ok := v.(map[string]any)
+	if !ok {
+		return nil, fmt.Errorf("(top level): got %s, want an object", describe(v))
+	}
+	switch f := obj["format"]; {
+	case f == nil:
+		return nil, fmt.Errorf("format: missing; a corpus file is an object with \"format\": %q", Format)
+	case f != Format:
+		return nil, fmt.Errorf("format: got %s, want %q", describe(f), Format)
+	}
+	if n, ok := obj["version"].(json.Number); !ok || string(n) != fmt.Sprint(Version) {
+		return nil, fmt.Errorf("version: got %s, this loader reads corpus format version %d", describe(obj["version"]), Version)
+	}
+	if err := checkShape("", v, reflect.TypeFor[Case]()); err != nil {
+		return nil, err
+	}
+	var w wire
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&w); err != nil {
+		return nil, err // checkShape has already named any field at fault
+	}
+	c := &Case{Format: w.Format, Version: w.Version, Property: w.Property, Target: w.Target, Summary: w.Summary,
+		CaughtBy: w.CaughtBy, Seed: w.Seed, Trace: w.Trace}
+	if w.Scenario == nil {
+		return nil, fmt.Errorf("scenario: missing")
+	}
+	if c.Scenario, err = parseScenario("scenario", obj["scenario"], w.Scenario); err != nil {
+		return nil, err
+	}
+	if c.Target == "" {
+		return nil, fmt.Errorf("target: missing or empty")
+	}
+	return c, c.checkNames()
+}
+
+// parseScenario validates a scenario, already decoded as v, from its raw
+// bytes; path prefixes the errors.
+func parseScenario(path string, v any, raw []byte) (*scenario.Scenario, error) {
+	if err := checkShape(path, v, reflect.TypeFor[scenario.Scenario]()); err != nil {
+		return nil, err
+	}
+	s, err := scenario.Unmarshal(raw)
+	if err != nil {
+		if path == "" {
+			return nil, err
+		}
+		return nil, fmt.Errorf("%s.%w", path, err)
+	}
+	return s, nil
+}
+
+// checkNames holds the property and the caught mutants to what this harness
+// knows, so that a renamed property or mutant is reported, not skipped.
+func (c *Case) checkNames() error {
+	kind := c.Scenario.Kind
+	if err := knownProperty("property", c.Property, kind); err != nil {
+		return err
+	}
+	for _, m := range slices.Sorted(maps.Keys(c.CaughtBy)) {
+		t, ok := system.Lookup(m)
+		if !ok || !t.Mutant {
+			return fmt.Errorf("caughtBy.%s: %q is not a known mutant", m, m)
+		}
+		if err := knownProperty("caughtBy."+m, c.CaughtBy[m], kind); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func knownProperty(field, name string, kind scenario.Kind) error {
+	p, ok := properties.ByName(name)
+	switch {
+	case name == "":
+		return fmt.Errorf("%s: missing or empty", field)
+	case !ok:
+		return fmt.Errorf("%s: %q is not a known property", field, name)
+	case p.Kind != kind:
+		return fmt.Errorf("%s: %q judges %s scenarios, but the scenario is %s", field, name, p.Kind, kind)
+	}
+	return nil
+}
+
+// decodeValue decodes one JSON value with exact numbers, naming the line
+// and column of a syntax error.
+func decodeValue(data []byte) (any, error) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		var se *json.SyntaxError
+		if errors.As(err, &se) {
+			line, col := position(data, se.Offset)
+			return nil, fmt.Errorf("line %d, column %d: %v", line, col, err)
+		}
+		return nil, err
+	}
+	if dec.More() {
+		line, col := position(data, dec.InputOffset())
+		return nil, fmt.Errorf("line %d, column %d: trailing data after the top-level object", line, col)
+	}
+	return v, nil
+}
+
+func position(data []byte, offset int64) (line, col int) {
+	offset = min(offset, int64(len(data)))
+	before := data[:offset]
+	line = bytes.Count(before, []byte("\n")) + 1
+	col = int(offset) - bytes.LastIndexByte(before, '\n')
+	return line, col
+}
