@@ -110,16 +110,29 @@ type keyHistory struct {
 }
 
 // byKey splits ops by key, keys sorted, each key's ops in the order given.
+// The parts share one backing array, sized in a first pass: an Op is large,
+// and growing a slice per key would copy the history several times over.
 func byKey(ops []Op) []keyHistory {
 	index := map[store.Key]int{}
-	var parts []keyHistory
+	var counts []int
 	for _, op := range ops {
 		i, ok := index[op.Input.Key]
 		if !ok {
-			i = len(parts)
+			i = len(counts)
 			index[op.Input.Key] = i
-			parts = append(parts, keyHistory{key: op.Input.Key})
+			counts = append(counts, 0)
 		}
+		counts[i]++
+	}
+	backing := make([]Op, len(ops))
+	parts := make([]keyHistory, len(counts))
+	start := 0
+	for k, i := range index {
+		parts[i] = keyHistory{key: k, ops: backing[start : start : start+counts[i]]}
+		start += counts[i]
+	}
+	for _, op := range ops {
+		i := index[op.Input.Key]
 		parts[i].ops = append(parts[i].ops, op)
 	}
 	slices.SortFunc(parts, func(a, b keyHistory) int { return compareKeys(a.key, b.key) })

@@ -55,21 +55,28 @@ func checkSingleCredit(o *runner.Outcome) Verdict {
 	legit := map[string]bool{}
 	for _, rm := range r.Removed {
 		if rm.Premature {
-			details = append(details, fmt.Sprintf("action %d: %s's cleanup removed %s, finished at t=%+dms, when the store's clock read t=%+dms: younger than the %dms retention (the worker's clock read t=%+dms)",
-				rm.Seq, rm.Worker, rm.Key, rm.FinishedAtMs-r.StartMs, rm.StoreNowMs-r.StartMs, r.Config.RetentionMs, rm.NodeNowMs-r.StartMs))
+			details = append(details, fmt.Sprintf("line %d: %s's cleanup removed %s, finished at t=%+dms, when the store's clock read t=%+dms: younger than the %dms retention (the worker's clock read t=%+dms)",
+				rm.Line, rm.Worker, rm.Key, rm.FinishedAtMs-r.StartMs, rm.StoreNowMs-r.StartMs, r.Config.RetentionMs, rm.NodeNowMs-r.StartMs))
 		} else {
 			legit[rm.Key.Consumer+"/"+rm.Key.ID] = true
 		}
 	}
 	for _, a := range r.Actions {
 		if a.Commit != nil && a.Commit.DuplicatesIgnored > 0 && !legit[a.Key.Consumer+"/"+a.Key.ID] {
-			details = append(details, fmt.Sprintf("action %d: %s applied %s's effect a second time; only the ledger's unique constraint stopped the second credit", a.Seq, a.Worker, a.Key))
+			details = append(details, fmt.Sprintf("line %d: %s applied %s's effect a second time; only the ledger's unique constraint stopped the second credit", a.Line, a.Worker, a.Key))
 		}
 	}
 	if len(details) == 0 {
 		return pass(name, "every event credited at most once per consumer, by the claim store alone")
 	}
-	return fail(name, "an event was credited, or applied, more than once", details...)
+	v := fail(name, "an event was credited, or applied, more than once", details...)
+	// The model's ledger holds each credited event once.
+	want := map[string]int{}
+	for k := range counts {
+		want[k] = 1
+	}
+	v.Diff = cmp.Diff(want, counts)
+	return v
 }
 
 func checkReplayUnchanged(o *runner.Outcome) Verdict {
@@ -127,10 +134,10 @@ func checkBoundedAttempts(o *runner.Outcome) Verdict {
 		case a.Kind == "deliver":
 			deliveries[id]++
 			if a.Attempts != deliveries[id] {
-				details = append(details, fmt.Sprintf("action %d: delivery %d of %s (offset %d) shows attempts=%d: attempts must count deliveries", a.Seq, deliveries[id], a.Key.ID, a.Offset, a.Attempts))
+				details = append(details, fmt.Sprintf("line %d: delivery %d of %s (offset %d) shows attempts=%d: attempts must count deliveries", a.Line, deliveries[id], a.Key.ID, a.Offset, a.Attempts))
 			}
 			if a.Attempts > max {
-				details = append(details, fmt.Sprintf("action %d: %s (offset %d) delivered for the %d. time, beyond max_attempts=%d", a.Seq, a.Key.ID, a.Offset, deliveries[id], max))
+				details = append(details, fmt.Sprintf("line %d: %s (offset %d) delivered for the %d. time, beyond max_attempts=%d", a.Line, a.Key.ID, a.Offset, deliveries[id], max))
 			}
 		case a.Kind == string(consumer.ActHandle) && a.Handler != nil && a.Handler.Kind == consumer.Poison:
 			if poisonedAt[id] == nil {
@@ -138,7 +145,7 @@ func checkBoundedAttempts(o *runner.Outcome) Verdict {
 			}
 			poisonedAt[id][a.Attempts] = true
 		case a.Kind == string(consumer.ActNack) && a.Handler != nil && a.Handler.Kind == consumer.Poison:
-			details = append(details, fmt.Sprintf("action %d: poison %s was nacked for retry instead of dead-lettered", a.Seq, a.Key.ID))
+			details = append(details, fmt.Sprintf("line %d: poison %s was nacked for retry instead of dead-lettered", a.Line, a.Key.ID))
 		}
 	}
 	seen := map[msgID]bool{}
@@ -234,7 +241,7 @@ func checkAtomicity(o *runner.Outcome) Verdict {
 	}
 	var details []string
 	for _, b := range r.Breach {
-		details = append(details, fmt.Sprintf("after action %d: %s", b.Seq, b.Detail))
+		details = append(details, fmt.Sprintf("after line %d: %s", b.Line, b.Detail))
 	}
 	return fail(name, "an effect and its processed mark did not land together", details...)
 }
@@ -248,8 +255,8 @@ func checkFencing(o *runner.Outcome) Verdict {
 		if f.Rejected && f.Diff == "" {
 			continue
 		}
-		details = append(details, fmt.Sprintf("action %d: %s used token %d on %s after token %d was issued: rejected=%t, changed the store=%t",
-			f.Seq, f.Worker, f.Token, f.Key, f.LatestToken, f.Rejected, f.Diff != ""))
+		details = append(details, fmt.Sprintf("line %d: %s used token %d on %s after token %d was issued: rejected=%t, changed the store=%t",
+			f.Line, f.Worker, f.Token, f.Key, f.LatestToken, f.Rejected, f.Diff != ""))
 		if diff == "" {
 			diff = f.Diff
 		}

@@ -29,7 +29,8 @@ func projProperties(t *testing.T) []properties.Property {
 	return out
 }
 
-// projRun plays s against the named target and judges it by name.
+// projJudge plays s against the named target and judges it by the named
+// property.
 func projJudge(t *testing.T, s *scenario.Scenario, target, property string) (properties.Verdict, *runner.Outcome) {
 	t.Helper()
 	tg, ok := system.Lookup(target)

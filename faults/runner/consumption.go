@@ -137,6 +137,7 @@ func (w *world) logf(format string, args ...any) {
 
 func (w *world) record(a Action) {
 	a.Seq = len(w.res.Actions)
+	a.Line = len(w.trace.Lines) // every action is told before it is recorded
 	a.Phase = w.phase
 	a.Step = w.step
 	if w.phase != PhaseSchedule {
@@ -323,8 +324,8 @@ func (w *world) stepWorker(wk *consumer.Worker) bool {
 		w.latest[rep.Key] = max(w.latest[rep.Key], rep.Claim.Token)
 		a.Token = rep.Claim.Token
 	}
-	w.record(a)
 	w.logf("%s", describe(wk.Name(), rep))
+	w.record(a)
 	if err != nil && !rep.Stale {
 		w.unexpected(fmt.Sprintf("%s %s", wk.Name(), rep.Action), err)
 	}
@@ -332,7 +333,7 @@ func (w *world) stepWorker(wk *consumer.Worker) bool {
 	case consumer.ActCommit, consumer.ActMark, consumer.ActFail:
 		if latest := w.latest[rep.Key]; rep.Token != 0 && rep.Token < latest {
 			after := w.snap()
-			fc := FenceCheck{Seq: a.Seq, Worker: wk.Name(), Key: rep.Key, Token: rep.Token, LatestToken: latest,
+			fc := FenceCheck{Line: len(w.trace.Lines), Worker: wk.Name(), Key: rep.Key, Token: rep.Token, LatestToken: latest,
 				Rejected: err != nil || rep.Stale, Diff: cmp.Diff(before, after)}
 			w.res.Fences = append(w.res.Fences, fc)
 		}
@@ -429,13 +430,17 @@ func (w *world) cleanup(wk *consumer.Worker) {
 	storeNow, _ := w.store.NowMs(w.ctx)
 	nodeNow := wk.Node().NowMs()
 	removed, err := wk.Cleanup(w.ctx, w.sc.Config.RetentionMs)
-	w.record(Action{Kind: "cleanup", Worker: wk.Name(), Err: errText(err)})
 	if err != nil {
 		w.unexpected("cleanup", err)
 	}
-	var ids []string
+	ids := make([]string, 0, len(removed))
 	for _, k := range removed {
-		rm := Removal{Seq: len(w.res.Actions) - 1, Worker: wk.Name(), Key: k, StoreNowMs: storeNow, NodeNowMs: nodeNow}
+		ids = append(ids, k.ID)
+	}
+	w.logf("cleanup on %s (its wall clock reads t=%+dms) removes %d processed record(s) %v", wk.Name(), nodeNow-StartMs, len(removed), ids)
+	w.record(Action{Kind: "cleanup", Worker: wk.Name(), Err: errText(err)})
+	for _, k := range removed {
+		rm := Removal{Line: len(w.trace.Lines), Worker: wk.Name(), Key: k, StoreNowMs: storeNow, NodeNowMs: nodeNow}
 		if i := slices.IndexFunc(before, func(r store.Record) bool { return r.Key == k }); i >= 0 {
 			rm.FinishedAtMs = before[i].FinishedAtMs
 		}
@@ -444,9 +449,7 @@ func (w *world) cleanup(wk *consumer.Worker) {
 			w.cleaned[k.Consumer+"/"+k.ID] = true
 		}
 		w.res.Removed = append(w.res.Removed, rm)
-		ids = append(ids, k.ID)
 	}
-	w.logf("cleanup on %s (its wall clock reads t=%+dms) removes %d processed record(s) %v", wk.Name(), nodeNow-StartMs, len(removed), ids)
 }
 
 // checkAtomicity looks for a ledger entry without its processed record, or
@@ -476,13 +479,12 @@ func (w *world) checkAtomicity() {
 }
 
 func (w *world) breach(detail string) {
-	seq := len(w.res.Actions) - 1
 	for _, b := range w.res.Breach {
 		if b.Detail == detail {
 			return // report each breach once, where it was first seen
 		}
 	}
-	w.res.Breach = append(w.res.Breach, Breach{Seq: seq, Detail: detail})
+	w.res.Breach = append(w.res.Breach, Breach{Line: len(w.trace.Lines), Detail: detail})
 }
 
 // drain drives the system until the broker has nothing pending or in

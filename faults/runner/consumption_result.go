@@ -21,7 +21,9 @@ const (
 
 // Action is one observed action of a worker or of the world, in order.
 type Action struct {
-	Seq    int    `json:"seq"`
+	Seq int `json:"seq"`
+	// Line is the number of the trace line that tells this action.
+	Line   int    `json:"line"`
 	Phase  Phase  `json:"phase"`
 	Step   int    `json:"step"` // index in the schedule; -1 in drain and replay
 	AtMs   int64  `json:"atMs"` // true time, relative to the start
@@ -44,7 +46,7 @@ type Action struct {
 // FenceCheck records a commit, mark or fail made with a token older than the
 // newest one issued for its key, and whether it changed the store.
 type FenceCheck struct {
-	Seq         int       `json:"seq"`
+	Line        int       `json:"line"`
 	Worker      string    `json:"worker"`
 	Key         store.Key `json:"key"`
 	Token       uint64    `json:"token"`
@@ -56,13 +58,13 @@ type FenceCheck struct {
 
 // Breach is an atomicity breach seen between two actions.
 type Breach struct {
-	Seq    int    `json:"seq"`
+	Line   int    `json:"line"`
 	Detail string `json:"detail"`
 }
 
 // Removal is one record a cleanup deleted.
 type Removal struct {
-	Seq          int       `json:"seq"`
+	Line         int       `json:"line"`
 	Worker       string    `json:"worker"`
 	Key          store.Key `json:"key"`
 	FinishedAtMs int64     `json:"finishedAtMs"`

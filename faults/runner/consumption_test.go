@@ -39,8 +39,8 @@ func TestSameScenarioSameTrace(t *testing.T) {
 func handWritten(steps ...scenario.Step) *scenario.Scenario {
 	return &scenario.Scenario{Version: scenario.Version, Kind: scenario.KindConsumption, Consumption: &scenario.Consumption{
 		Config: scenario.Config{Topic: "orders", Consumers: []string{"ledger"},
-			Nodes:   []scenario.Node{{Name: "a"}},
-			Workers: []scenario.Worker{{Name: "w1", Consumer: "ledger", Node: "a"}, {Name: "w2", Consumer: "ledger", Node: "a"}},
+			Nodes:       []scenario.Node{{Name: "a"}},
+			Workers:     []scenario.Worker{{Name: "w1", Consumer: "ledger", Node: "a"}, {Name: "w2", Consumer: "ledger", Node: "a"}},
 			MaxAttempts: 3, BackoffMs: 200, MaxBackoffMs: 800, AckTimeoutMs: 1000, LeaseMs: 200, RetentionMs: 60_000},
 		Events: []scenario.Event{{ID: "e1", OrderID: "o1", UserID: "u1", AmountCents: 500}},
 		Steps:  steps,

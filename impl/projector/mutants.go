@@ -16,6 +16,7 @@ type dedupOnly struct {
 	orders map[string]OrderState
 }
 
+// Apply implements Projector, with the bug.
 func (d *dedupOnly) Apply(e Event) Decision {
 	if d.seen[e.ID] {
 		return Decision{Reason: fmt.Sprintf("%s already applied: duplicate", e.ID)}
@@ -25,4 +26,5 @@ func (d *dedupOnly) Apply(e Event) Decision {
 	return Decision{Applied: true, Reason: fmt.Sprintf("first delivery of %s", e.ID)}
 }
 
+// Orders implements Projector.
 func (d *dedupOnly) Orders() []OrderState { return sortedStates(d.orders) }

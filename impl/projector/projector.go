@@ -116,6 +116,7 @@ func newGuarded(newer newerFunc) *guarded {
 	return &guarded{newer: newer, orders: map[string]OrderState{}}
 }
 
+// Apply implements Projector.
 func (g *guarded) Apply(e Event) Decision {
 	reason := "first event of the order"
 	if st, ok := g.orders[e.OrderID]; ok {
@@ -128,6 +129,7 @@ func (g *guarded) Apply(e Event) Decision {
 	return Decision{Applied: true, Reason: reason}
 }
 
+// Orders implements Projector.
 func (g *guarded) Orders() []OrderState { return sortedStates(g.orders) }
 
 func sortedStates(m map[string]OrderState) []OrderState {

@@ -1,0 +1,141 @@
+// Package report renders a fuzzrun run as one self-contained HTML page: the
+// checks and verdicts per property, the mutant table when there is one, and
+// for every counterexample a timeline a person reads in a browser — one lane
+// per worker (and lanes for the broker, the clocks and the ledger), a row
+// per action, the faults and the offending actions marked — beside the
+// numbered trace, the verdict with its diff, and the scenario.
+//
+// The page needs nothing but a browser: CSS and a little script are inline,
+// and the timeline is plain HTML, readable with scripts off.
+package report
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/idemcheck/idemcheck/faults/runner"
+	"github.com/idemcheck/idemcheck/properties"
+)
+
+// Run is what one fuzzrun run reports.
+type Run struct {
+	// Title heads the page.
+	Title string
+	// Mode is "campaign", "mutants" or "replay".
+	Mode string
+	// Command is the command line that produced the run.
+	Command string
+	// Target is the system under test (campaign and replay).
+	Target string
+	// Seed is the campaign's base seed.
+	Seed uint64
+	// Workers is the number of worker processes.
+	Workers int
+	// Budget describes the time and check budget, e.g. "30s".
+	Budget string
+	// Elapsed is the run's wall time.
+	Elapsed time.Duration
+	// Interrupted is true when the run was stopped early (Ctrl-C): the
+	// report covers what was done until then.
+	Interrupted bool
+	// Checks is the number of scenarios drawn and judged.
+	Checks int64
+	// Properties are the per-property checks and verdicts.
+	Properties []PropertyRow
+	// Mutants is the mutation benchmark's table (mode "mutants").
+	Mutants []MutantRow
+	// Notes are extra lines shown under the tables (e.g. the goals).
+	Notes []string
+	// Cases are the counterexamples, each with its timeline.
+	Cases []Case
+}
+
+// PropertyRow is one property's line in the summary.
+type PropertyRow struct {
+	Name      string `json:"name"`
+	Invariant int    `json:"invariant"`
+	Kind      string `json:"kind"`
+	Doc       string `json:"doc"`
+	// Checks is the number of scenarios the property judged.
+	Checks int64 `json:"checks"`
+	// Violations is the number of counterexamples found.
+	Violations int `json:"violations"`
+	// Status is "pass", "violated" or "n/a" (the target cannot play
+	// scenarios of the property's kind).
+	Status string `json:"status"`
+}
+
+// MutantRow is one mutant's line in the mutation benchmark.
+type MutantRow struct {
+	Mutant   string `json:"mutant"`
+	Property string `json:"property"`
+	Bug      string `json:"bug"`
+	// Runs is the number of hunts (seeds); Killed how many found the bug.
+	Runs   int `json:"runs"`
+	Killed int `json:"killed"`
+	// MedianChecks and the seconds are over the hunts that killed.
+	MedianChecks  int     `json:"medianChecks"`
+	MedianSeconds float64 `json:"medianSeconds"`
+	MaxSeconds    float64 `json:"maxSeconds"`
+	// Size is the size of the smallest shrunk counterexample.
+	Size int `json:"size"`
+}
+
+// Case is one counterexample (or, in replay mode, the replayed scenario).
+type Case struct {
+	// Title names the case, e.g. "single-credit against no-dedup".
+	Title string
+	// Property is the violated property ("" when nothing failed).
+	Property string
+	Target   string
+	// Seed is the rapid seed that found it (0 if unknown).
+	Seed uint64
+	// Verdicts are the verdicts to show; failed ones are expanded.
+	Verdicts []properties.Verdict
+	// CorpusFile is where the case was saved; New says it was new.
+	CorpusFile string
+	New        bool
+	// Replay is the command that replays it.
+	Replay string
+	// Outcome is the run of the shrunk scenario against Target.
+	Outcome *runner.Outcome
+}
+
+// Render writes r as one HTML page.
+func Render(w io.Writer, r *Run) error {
+	return page.Execute(w, newView(r))
+}
+
+// WriteFile renders r to path atomically: a reader, or an interrupted run,
+// never sees a half-written page.
+func WriteFile(path string, r *Run) error {
+	var buf bytes.Buffer
+	if err := Render(&buf, r); err != nil {
+		return fmt.Errorf("report: render: %w", err)
+	}
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("report: %w", err)
+	}
+	f, err := os.CreateTemp(dir, ".tmp-"+filepath.Base(path)+"-*")
+	if err != nil {
+		return fmt.Errorf("report: %w", err)
+	}
+	_, werr := f.Write(buf.Bytes())
+	serr := f.Sync()
+	cerr := f.Close()
+	if err := errors.Join(werr, serr, cerr); err != nil {
+		os.Remove(f.Name())
+		return fmt.Errorf("report: write %s: %w", path, err)
+	}
+	if err := os.Rename(f.Name(), path); err != nil {
+		os.Remove(f.Name())
+		return fmt.Errorf("report: %w", err)
+	}
+	return nil
+}

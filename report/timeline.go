@@ -1,0 +1,425 @@
+package report
+
+import (
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/idemcheck/idemcheck/faults/runner"
+	"github.com/idemcheck/idemcheck/faults/scenario"
+	"github.com/idemcheck/idemcheck/impl/consumer"
+	"github.com/idemcheck/idemcheck/impl/store"
+	"github.com/idemcheck/idemcheck/properties"
+)
+
+// timeline is a swimlane view of one run: a column per lane, a row per
+// action, each action a chip in its lane.
+type timeline struct {
+	Kind  string
+	Lanes []lane
+	Rows  []row
+}
+
+// lane is one column: a worker, or a part of the world.
+type lane struct {
+	ID    string
+	Name  string
+	Sub   string
+	Class string
+}
+
+// row is one action (or a phase separator, when Separator is set).
+type row struct {
+	Seq       int
+	Time      string
+	Step      string
+	Separator string
+	Cells     []cell
+	Flags     []string
+}
+
+// cell holds a lane's chips on a row.
+type cell struct {
+	Lane  string
+	Chips []chip
+}
+
+// chip is one action drawn in a lane.
+type chip struct {
+	Kind   string
+	Label  string
+	Detail string
+	Class  string
+}
+
+// lanes of the world in a consumption timeline, before and after the workers.
+const (
+	laneBroker = "broker"
+	laneClock  = "clock"
+	laneLedger = "ledger"
+)
+
+// consumptionTimeline lays out a consumption run: the broker and the clock
+// on the left, a lane per worker, the ledger on the right.
+func consumptionTimeline(out *runner.Outcome, verdicts []properties.Verdict) *timeline {
+	r := out.Consumption
+	cfg := r.Config
+	tl := &timeline{Kind: string(scenario.KindConsumption)}
+	skew := map[string]int64{}
+	for _, n := range cfg.Nodes {
+		skew[n.Name] = n.SkewMs
+	}
+	tl.Lanes = append(tl.Lanes,
+		lane{ID: laneBroker, Name: "broker", Sub: "produce · duplicate · replay", Class: "world"},
+		lane{ID: laneClock, Name: "clocks", Sub: "true time · expiries · skew", Class: "world"})
+	nodeOf := map[string]string{}
+	for _, w := range cfg.Workers {
+		nodeOf[w.Name] = w.Node
+		tl.Lanes = append(tl.Lanes, lane{ID: w.Name, Name: w.Name,
+			Sub: fmt.Sprintf("group %s · node %s (%s)", w.Consumer, w.Node, signedMs(skew[w.Node])), Class: "worker"})
+	}
+	tl.Lanes = append(tl.Lanes, lane{ID: laneLedger, Name: "ledger", Sub: "credits · unique constraint", Class: "ledger"})
+
+	flags := consumptionFlags(r, verdicts)
+	ex := &expiries{leaseMs: cfg.LeaseMs, ackMs: cfg.AckTimeoutMs}
+	amount := map[string]int64{}
+	for _, e := range r.Events {
+		amount[e.ID] = e.AmountCents
+	}
+	steps := out.Scenario.Consumption.Steps
+	phase, prevMs := runner.PhaseSchedule, int64(0)
+	for _, a := range r.Actions {
+		if a.Phase != phase {
+			phase = a.Phase
+			tl.Rows = append(tl.Rows, row{Separator: phaseNote(phase)})
+		}
+		rw := row{Seq: a.Seq, Time: "+" + strconv.FormatInt(a.AtMs, 10) + "ms", Flags: flags[a.Seq]}
+		if a.Phase == runner.PhaseSchedule && a.Step >= 0 {
+			rw.Step = "step " + strconv.Itoa(a.Step+1)
+		}
+		cells := map[string][]chip{}
+		laneID, c := actionChip(a, ex, prevMs, nodeOf, skew, steps, r)
+		cells[laneID] = append(cells[laneID], c)
+		if lc, ok := ledgerChip(a, amount); ok {
+			cells[laneLedger] = append(cells[laneLedger], lc)
+		}
+		if len(rw.Flags) > 0 {
+			for id := range cells {
+				for i := range cells[id] {
+					cells[id][i].Class += " flagged"
+				}
+			}
+		}
+		for _, l := range tl.Lanes {
+			rw.Cells = append(rw.Cells, cell{Lane: l.ID, Chips: cells[l.ID]})
+		}
+		tl.Rows = append(tl.Rows, rw)
+		prevMs = a.AtMs
+	}
+	return tl
+}
+
+func phaseNote(p runner.Phase) string {
+	switch p {
+	case runner.PhaseDrain:
+		return "drain — the schedule is over; the runner drives the system until nothing is pending"
+	case runner.PhaseReplay:
+		return "replay — the whole stream is delivered again and drained"
+	}
+	return string(p)
+}
+
+// actionChip draws one action and says in which lane.
+func actionChip(a runner.Action, ex *expiries, prevMs int64, nodeOf map[string]string, skew map[string]int64,
+	steps []scenario.Step, r *runner.ConsumptionResult) (string, chip) {
+	id := a.Key.ID
+	switch a.Kind {
+	case "produce":
+		c := chip{Kind: a.Kind, Label: "produce " + id, Detail: fmt.Sprintf("offset %d", a.Offset), Class: "produce"}
+		if a.Err != "" {
+			c.Detail, c.Class = "rejected: "+a.Err, "produce warn"
+		}
+		return laneBroker, c
+	case "produce-fail":
+		return laneBroker, chip{Kind: a.Kind, Label: "produce " + id + " fails", Detail: "gate records FAILED; nothing enqueued", Class: "produce warn"}
+	case "duplicate":
+		return laneBroker, chip{Kind: a.Kind, Label: "duplicate " + id, Detail: fmt.Sprintf("copies of offset %d", a.Offset), Class: "fault"}
+	case "replay":
+		return laneBroker, chip{Kind: a.Kind, Label: "replay stream", Detail: "every message delivered again", Class: "fault"}
+	case "advance":
+		c := chip{Kind: a.Kind, Label: fmt.Sprintf("time +%dms", a.AtMs-prevMs), Detail: "now t=" + signedMs(a.AtMs), Class: "clock"}
+		if exp := ex.expire(prevMs, a.AtMs); len(exp) > 0 {
+			c.Detail += " · " + strings.Join(exp, " · ")
+			c.Class = "clock expiry"
+		}
+		return laneClock, c
+	case "skew", "clock-step":
+		return laneClock, clockChip(a, steps, skew)
+	case "deliver":
+		ex.delivered(a)
+		d := fmt.Sprintf("offset %d · attempt %d", a.Offset, a.Attempts)
+		if a.Origin != "" && a.Origin != "produced" {
+			d += " · " + string(a.Origin)
+		}
+		return a.Worker, chip{Kind: a.Kind, Label: "◀ receives " + id, Detail: d, Class: "deliver"}
+	case "crash":
+		// The crashed worker's lease and delivery stay open: the store and
+		// the broker learn of a crash only through their timeouts.
+		return a.Worker, chip{Kind: a.Kind, Label: "✖ CRASH", Detail: "in-flight work lost; restarts idle", Class: "crash"}
+	case "cleanup":
+		return a.Worker, cleanupChip(a, nodeOf, skew, r)
+	}
+	return a.Worker, workerChip(a, ex)
+}
+
+// workerChip draws a step of a worker's pipeline.
+func workerChip(a runner.Action, ex *expiries) chip {
+	c := chip{Kind: a.Kind, Label: a.Kind + " " + a.Key.ID, Class: "step"}
+	switch consumer.Action(a.Kind) {
+	case consumer.ActClaim:
+		if a.Claim == nil {
+			break
+		}
+		c.Label = "claim " + a.Key.ID + " → " + string(a.Claim.Outcome)
+		if a.Claim.Outcome == store.Acquired {
+			c.Detail = fmt.Sprintf("token %d · attempt %d", a.Claim.Token, a.Claim.Attempt)
+			if a.Claim.Takeover {
+				c.Detail += " · took over an expired lease"
+				c.Class = "step takeover"
+			}
+			ex.claimed(a)
+		} else {
+			c.Class = "step muted"
+		}
+	case consumer.ActHandle:
+		if a.Handler != nil {
+			c.Label = "handler " + a.Key.ID + " → " + string(a.Handler.Kind)
+			c.Detail = a.Handler.Reason
+			if a.Handler.Kind != consumer.OK {
+				c.Class = "step warn"
+			}
+		}
+	case consumer.ActCommit, consumer.ActMark:
+		ex.settled(a)
+		what := "commit"
+		if consumer.Action(a.Kind) == consumer.ActMark {
+			what = "mark processed"
+		}
+		c.Label = fmt.Sprintf("%s %s (token %d)", what, a.Key.ID, a.Token)
+		switch {
+		case a.Stale:
+			c.Detail, c.Class = "stale token: rejected", "step muted"
+		case a.Err != "":
+			c.Detail, c.Class = "error: "+a.Err, "step warn"
+		case a.Commit != nil:
+			c.Detail, c.Class = fmt.Sprintf("%d credited", a.Commit.Credited), "commit"
+		}
+	case consumer.ActFail:
+		ex.settled(a)
+		c.Label, c.Detail = "release "+a.Key.ID, "claim marked failed, re-claimable"
+	case consumer.ActNack:
+		ex.answered(a)
+		c.Label, c.Class = "nack "+a.Key.ID, "step warn"
+		if a.Handler != nil {
+			c.Detail = a.Handler.Reason
+		}
+	case consumer.ActDeadLetter:
+		ex.answered(a)
+		c.Label, c.Class = "→ DLQ "+a.Key.ID, "step dlq"
+		if a.Handler != nil {
+			c.Detail = a.Handler.Reason
+		}
+	case consumer.ActAck:
+		ex.answered(a)
+		c.Label, c.Class = "ack "+a.Key.ID, "step ack"
+	}
+	if c.Detail == "" && a.Err != "" {
+		c.Detail = "error: " + a.Err
+	}
+	return c
+}
+
+// ledgerChip draws the ledger write a commit made, if any.
+func ledgerChip(a runner.Action, amount map[string]int64) (chip, bool) {
+	if a.Commit == nil || (a.Commit.Credited == 0 && a.Commit.DuplicatesIgnored == 0) {
+		return chip{}, false
+	}
+	c := chip{Kind: "ledger-write", Class: "ledger"}
+	if a.Commit.Credited > 0 {
+		c.Label = fmt.Sprintf("+ %s %d¢", a.Key.ID, amount[a.Key.ID])
+		c.Detail = fmt.Sprintf("credited for %s by %s", a.Key.Consumer, a.Worker)
+	}
+	if a.Commit.DuplicatesIgnored > 0 {
+		if c.Label == "" {
+			c.Label = "second credit of " + a.Key.ID
+		}
+		c.Detail = strings.TrimPrefix(c.Detail+" · unique constraint stopped a second credit", " · ")
+		c.Class = "ledger warn"
+	}
+	return c, true
+}
+
+func clockChip(a runner.Action, steps []scenario.Step, skew map[string]int64) chip {
+	c := chip{Kind: a.Kind, Class: "clock skew"}
+	if a.Step < 0 || a.Step >= len(steps) {
+		c.Label = a.Kind
+		return c
+	}
+	st := steps[a.Step]
+	if a.Kind == "skew" {
+		skew[st.Node] = st.Ms
+		c.Label = fmt.Sprintf("%s skewed to %s", st.Node, signedMs(st.Ms))
+	} else {
+		skew[st.Node] += st.Ms
+		c.Label = fmt.Sprintf("%s clock steps %s", st.Node, signedMs(st.Ms))
+	}
+	c.Detail = fmt.Sprintf("%s's wall clock reads t=%s", st.Node, signedMs(a.AtMs+skew[st.Node]))
+	return c
+}
+
+func cleanupChip(a runner.Action, nodeOf map[string]string, skew map[string]int64, r *runner.ConsumptionResult) chip {
+	node := nodeOf[a.Worker]
+	c := chip{Kind: a.Kind, Label: "cleanup", Class: "cleanup",
+		Detail: fmt.Sprintf("by %s's wall clock t=%s", node, signedMs(a.AtMs+skew[node]))}
+	var removed []string
+	for _, rm := range r.Removed {
+		if rm.Seq != a.Seq {
+			continue
+		}
+		s := rm.Key.ID
+		if rm.Premature {
+			s += " (too young!)"
+			c.Class = "cleanup warn"
+		}
+		removed = append(removed, s)
+	}
+	if len(removed) > 0 {
+		c.Label = "cleanup removes " + strings.Join(removed, ", ")
+	}
+	return c
+}
+
+var actionRef = regexp.MustCompile(`\baction (\d+)\b`)
+
+// consumptionFlags collects, by action, why it is marked: the run's own
+// observations (stale commits that changed something, atomicity breaches,
+// premature cleanups) and every action a failed verdict names.
+func consumptionFlags(r *runner.ConsumptionResult, verdicts []properties.Verdict) map[int][]string {
+	flags := map[int][]string{}
+	add := func(seq int, why string) {
+		for _, f := range flags[seq] {
+			if f == why {
+				return
+			}
+		}
+		flags[seq] = append(flags[seq], why)
+	}
+	for _, f := range r.Fences {
+		if !f.Rejected || f.Diff != "" {
+			add(f.Seq, fmt.Sprintf("%s used stale token %d (newest %d) and was not stopped", f.Worker, f.Token, f.LatestToken))
+		}
+	}
+	for _, b := range r.Breach {
+		add(b.Seq, "atomicity: "+b.Detail)
+	}
+	for _, rm := range r.Removed {
+		if rm.Premature {
+			add(rm.Seq, fmt.Sprintf("cleanup removed %s inside the retention window", rm.Key.ID))
+		}
+	}
+	for _, v := range verdicts {
+		if v.Pass {
+			continue
+		}
+		for _, d := range v.Details {
+			for _, m := range actionRef.FindAllStringSubmatch(d, -1) {
+				n, _ := strconv.Atoi(m[1])
+				add(n, v.Property+": "+d)
+			}
+		}
+	}
+	return flags
+}
+
+// expiries tracks leases and unacknowledged deliveries, so that a clock
+// advance can say which leases and ack timeouts it let expire.
+type expiries struct {
+	leaseMs, ackMs int64
+	leases         []lease
+	inflight       []delivery
+}
+
+type lease struct {
+	worker string
+	key    store.Key
+	token  uint64
+	until  int64
+}
+
+type delivery struct {
+	worker string
+	id     string
+	offset int64
+	until  int64
+}
+
+func (e *expiries) claimed(a runner.Action) {
+	e.leases = append(e.leases, lease{worker: a.Worker, key: a.Key, token: a.Claim.Token, until: a.AtMs + e.leaseMs})
+}
+
+// settled ends the lease a commit, mark or release was made under.
+func (e *expiries) settled(a runner.Action) {
+	e.leases = filter(e.leases, func(l lease) bool { return !(l.key == a.Key && l.token == a.Token) })
+}
+
+func (e *expiries) delivered(a runner.Action) {
+	e.inflight = append(e.inflight, delivery{worker: a.Worker, id: a.Key.ID, offset: a.Offset, until: a.AtMs + e.ackMs})
+}
+
+// answered ends the delivery an ack, nack or dead-letter settled.
+func (e *expiries) answered(a runner.Action) {
+	e.inflight = filter(e.inflight, func(d delivery) bool { return !(d.worker == a.Worker && d.offset == a.Offset) })
+}
+
+// expire lists the leases and ack timeouts that run out in (from, to].
+func (e *expiries) expire(from, to int64) []string {
+	var out []string
+	e.leases = filter(e.leases, func(l lease) bool {
+		if l.until > from && l.until <= to {
+			out = append(out, fmt.Sprintf("lease of %s on %s (token %d) expires", l.worker, l.key.ID, l.token))
+			return false
+		}
+		return l.until > to
+	})
+	e.inflight = filter(e.inflight, func(d delivery) bool {
+		if d.until > from && d.until <= to {
+			out = append(out, fmt.Sprintf("ack timeout: %s's delivery of %s (offset %d)", d.worker, d.id, d.offset))
+			return false
+		}
+		return d.until > to
+	})
+	return out
+}
+
+func filter[T any](s []T, keep func(T) bool) []T {
+	out := s[:0]
+	for _, x := range s {
+		if keep(x) {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+// signedMs renders a millisecond offset compactly: +1500ms, -5m, +30m.
+func signedMs(ms int64) string {
+	sign := "+"
+	if ms < 0 {
+		sign, ms = "-", -ms
+	}
+	if ms != 0 && ms%60_000 == 0 {
+		return fmt.Sprintf("%s%dm", sign, ms/60_000)
+	}
+	return fmt.Sprintf("%s%dms", sign, ms)
+}
