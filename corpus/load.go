@@ -199,7 +199,8 @@ func decodeValue(data []byte) (any, error) {
 	if err := dec.Decode(&v); err != nil {
 		var se *json.SyntaxError
 		if errors.As(err, &se) {
-			line, col := position(data, se.Offset)
+			// Offset counts the bytes read, the offending one included.
+			line, col := position(data, se.Offset-1)
 			return nil, fmt.Errorf("line %d, column %d: %v", line, col, err)
 		}
 		return nil, err
@@ -211,8 +212,9 @@ func decodeValue(data []byte) (any, error) {
 	return v, nil
 }
 
+// position gives the 1-based line and column of the byte at offset.
 func position(data []byte, offset int64) (line, col int) {
-	offset = min(offset, int64(len(data)))
+	offset = max(0, min(offset, int64(len(data))))
 	before := data[:offset]
 	line = bytes.Count(before, []byte("\n")) + 1
 	col = int(offset) - bytes.LastIndexByte(before, '\n')

@@ -57,9 +57,10 @@ func writeTemp(dir, name string, data []byte) (string, error) {
 		return "", fmt.Errorf("corpus: %w", err)
 	}
 	_, werr := f.Write(data)
+	merr := f.Chmod(0o644) // CreateTemp makes it private; a corpus file is shared
 	serr := f.Sync()
 	cerr := f.Close()
-	if err := errors.Join(werr, serr, cerr); err != nil {
+	if err := errors.Join(werr, merr, serr, cerr); err != nil {
 		os.Remove(f.Name())
 		return "", fmt.Errorf("corpus: write %s: %w", f.Name(), err)
 	}

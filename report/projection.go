@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/idemcheck/idemcheck/faults/runner"
 	"github.com/idemcheck/idemcheck/faults/scenario"
@@ -69,7 +70,9 @@ func projectionView(out *runner.Outcome, verdicts []properties.Verdict) *projVie
 	}
 	now := int64(0)
 	for i, st := range p.Steps {
-		rw := row{Seq: i, Step: "step " + strconv.Itoa(i+1), Flags: flags[i]}
+		rw := row{Step: "step " + strconv.Itoa(i+1), Flags: flags[i]}
+		rw.Line = stepLine(out.Trace, i)
+		rw.Tip = traceLine(out.Trace, rw.Line)
 		laneID, c := projChip(i, st, res, skew, &now)
 		rw.Time = "+" + strconv.FormatInt(now, 10) + "ms"
 		if len(rw.Flags) > 0 {
@@ -121,6 +124,17 @@ func projChip(i int, st scenario.ProjectionStep, res *runner.ProjectionResult, s
 		return st.Node, c
 	}
 	return laneTime, chip{Kind: string(st.Op), Label: string(st.Op)}
+}
+
+// stepLine finds the trace line that tells step i ("step 3: ..."); 0 if none.
+func stepLine(t runner.Trace, i int) int {
+	marker := " step " + strconv.Itoa(i+1) + ": "
+	for n, l := range t.Lines {
+		if strings.Contains(l, marker) {
+			return n + 1
+		}
+	}
+	return 0
 }
 
 // replicaViews sets every projector's final state against the model's.

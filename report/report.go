@@ -127,9 +127,10 @@ func WriteFile(path string, r *Run) error {
 		return fmt.Errorf("report: %w", err)
 	}
 	_, werr := f.Write(buf.Bytes())
+	merr := f.Chmod(0o644) // CreateTemp makes it private; a report is for reading
 	serr := f.Sync()
 	cerr := f.Close()
-	if err := errors.Join(werr, serr, cerr); err != nil {
+	if err := errors.Join(werr, merr, serr, cerr); err != nil {
 		os.Remove(f.Name())
 		return fmt.Errorf("report: write %s: %w", path, err)
 	}

@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -21,6 +22,10 @@ type timeline struct {
 	Rows  []row
 }
 
+// Width is the timeline's width in pixels: fixed columns keep every lane
+// the same width, so a lane reads as a lane (see the colgroup's CSS).
+func (t *timeline) Width() int { return 52 + 78 + 190*len(t.Lanes) + 340 }
+
 // lane is one column: a worker, or a part of the world.
 type lane struct {
 	ID    string
@@ -29,9 +34,11 @@ type lane struct {
 	Class string
 }
 
-// row is one action (or a phase separator, when Separator is set).
+// row is one action (or a phase separator, when Separator is set). Line
+// is the number of the trace line that tells the action, Tip its text.
 type row struct {
-	Seq       int
+	Line      int
+	Tip       string
 	Time      string
 	Step      string
 	Separator string
@@ -94,7 +101,7 @@ func consumptionTimeline(out *runner.Outcome, verdicts []properties.Verdict) *ti
 			phase = a.Phase
 			tl.Rows = append(tl.Rows, row{Separator: phaseNote(phase)})
 		}
-		rw := row{Seq: a.Seq, Time: "+" + strconv.FormatInt(a.AtMs, 10) + "ms", Flags: flags[a.Seq]}
+		rw := row{Line: a.Line, Tip: traceLine(out.Trace, a.Line), Time: "+" + strconv.FormatInt(a.AtMs, 10) + "ms", Flags: flags[a.Line]}
 		if a.Phase == runner.PhaseSchedule && a.Step >= 0 {
 			rw.Step = "step " + strconv.Itoa(a.Step+1)
 		}
@@ -284,7 +291,7 @@ func cleanupChip(a runner.Action, nodeOf map[string]string, skew map[string]int6
 		Detail: fmt.Sprintf("by %s's wall clock t=%s", node, signedMs(a.AtMs+skew[node]))}
 	var removed []string
 	for _, rm := range r.Removed {
-		if rm.Seq != a.Seq {
+		if rm.Line != a.Line {
 			continue
 		}
 		s := rm.Key.ID
@@ -300,44 +307,50 @@ func cleanupChip(a runner.Action, nodeOf map[string]string, skew map[string]int6
 	return c
 }
 
-var actionRef = regexp.MustCompile(`\baction (\d+)\b`)
+// lineRef finds the trace lines a verdict's details point at.
+var lineRef = regexp.MustCompile(`\bline (\d+)\b`)
 
-// consumptionFlags collects, by action, why it is marked: the run's own
-// observations (stale commits that changed something, atomicity breaches,
-// premature cleanups) and every action a failed verdict names.
+// consumptionFlags collects, by trace line, why an action is marked: every
+// line a failed verdict names, and where no verdict names a line, the run's
+// own observations there (stale commits that were not stopped, atomicity
+// breaches, premature cleanups), which a verdict of a property not judged
+// here would have named.
 func consumptionFlags(r *runner.ConsumptionResult, verdicts []properties.Verdict) map[int][]string {
 	flags := map[int][]string{}
-	add := func(seq int, why string) {
-		for _, f := range flags[seq] {
-			if f == why {
-				return
-			}
-		}
-		flags[seq] = append(flags[seq], why)
-	}
-	for _, f := range r.Fences {
-		if !f.Rejected || f.Diff != "" {
-			add(f.Seq, fmt.Sprintf("%s used stale token %d (newest %d) and was not stopped", f.Worker, f.Token, f.LatestToken))
-		}
-	}
-	for _, b := range r.Breach {
-		add(b.Seq, "atomicity: "+b.Detail)
-	}
-	for _, rm := range r.Removed {
-		if rm.Premature {
-			add(rm.Seq, fmt.Sprintf("cleanup removed %s inside the retention window", rm.Key.ID))
-		}
-	}
 	for _, v := range verdicts {
 		if v.Pass {
 			continue
 		}
 		for _, d := range v.Details {
-			for _, m := range actionRef.FindAllStringSubmatch(d, -1) {
+			for _, m := range lineRef.FindAllStringSubmatch(d, -1) {
 				n, _ := strconv.Atoi(m[1])
-				add(n, v.Property+": "+d)
+				if !slices.Contains(flags[n], v.Property+": "+d) {
+					flags[n] = append(flags[n], v.Property+": "+d)
+				}
 			}
 		}
+	}
+	seen := map[int][]string{}
+	observe := func(line int, why string) {
+		if _, named := flags[line]; !named {
+			seen[line] = append(seen[line], why)
+		}
+	}
+	for _, f := range r.Fences {
+		if !f.Rejected || f.Diff != "" {
+			observe(f.Line, fmt.Sprintf("%s used stale token %d (newest %d) and was not stopped", f.Worker, f.Token, f.LatestToken))
+		}
+	}
+	for _, b := range r.Breach {
+		observe(b.Line, "atomicity: "+b.Detail)
+	}
+	for _, rm := range r.Removed {
+		if rm.Premature {
+			observe(rm.Line, fmt.Sprintf("cleanup removed %s inside the retention window", rm.Key.ID))
+		}
+	}
+	for line, whys := range seen {
+		flags[line] = whys
 	}
 	return flags
 }
@@ -410,6 +423,14 @@ func filter[T any](s []T, keep func(T) bool) []T {
 		}
 	}
 	return out
+}
+
+// traceLine returns the text of trace line n (numbered from 1).
+func traceLine(t runner.Trace, n int) string {
+	if n < 1 || n > len(t.Lines) {
+		return ""
+	}
+	return t.Lines[n-1]
 }
 
 // signedMs renders a millisecond offset compactly: +1500ms, -5m, +30m.

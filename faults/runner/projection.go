@@ -157,7 +157,10 @@ func runProjection(p *scenario.Projection, parts *system.Projection, trace *Trac
 	if err := w.model(); err != nil {
 		return nil, err
 	}
-	return w.res, w.deliver(p.Replicas, parts)
+	if err := w.deliver(p.Replicas, parts); err != nil {
+		return nil, err
+	}
+	return w.res, nil
 }
 
 func (w *projWorld) logf(format string, args ...any) {

@@ -110,7 +110,9 @@ type Pipeline struct {
 }
 
 // Reference is the reference pipeline.
-func Reference() Pipeline { return Pipeline{Name: "reference", start: claimThen(handleThen(commitStage))} }
+func Reference() Pipeline {
+	return Pipeline{Name: "reference", start: claimThen(handleThen(commitStage))}
+}
 
 // Worker is one consumer process.
 type Worker struct {

@@ -62,6 +62,11 @@ func Open(ctx context.Context, addr string, c clock.Source) (*Store, error) {
 	opts.Protocol = 2
 	opts.DisableIdentity = true
 	opts.MaintNotificationsConfig = &maintnotifications.Config{Mode: maintnotifications.ModeDisabled}
+	// No silent retries: a write retried after a lost reply may land twice,
+	// and a run must be decided by its scenario, not by the network. One
+	// dial attempt so an absent Redis is reported at once.
+	opts.MaxRetries = -1
+	opts.DialerRetries = 1
 	rdb := redis.NewClient(opts)
 	if err := rdb.Ping(ctx).Err(); err != nil {
 		_ = rdb.Close()

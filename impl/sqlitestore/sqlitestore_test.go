@@ -4,9 +4,11 @@ import (
 	"context"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/idemcheck/idemcheck/impl/clock"
 	"github.com/idemcheck/idemcheck/impl/sqlitestore"
+	"github.com/idemcheck/idemcheck/impl/sqlstore/sqlstoretest"
 	"github.com/idemcheck/idemcheck/impl/store"
 	"github.com/idemcheck/idemcheck/impl/store/storetest"
 )
@@ -26,12 +28,14 @@ func open(t *testing.T, opts sqlitestore.Options) *sqlitestore.Store {
 	return s
 }
 
+// TestConformanceFile runs the contract's suite on a database file.
 func TestConformanceFile(t *testing.T) {
 	storetest.Run(t, func(t *testing.T, c clock.Source) store.Store {
 		return open(t, sqlitestore.Options{Path: filepath.Join(t.TempDir(), "store.db"), Clock: c})
 	})
 }
 
+// TestConformanceMemory runs the contract's suite on an in-memory database.
 func TestConformanceMemory(t *testing.T) {
 	storetest.Run(t, func(t *testing.T, c clock.Source) store.Store {
 		return open(t, sqlitestore.Options{Clock: c})
@@ -88,4 +92,30 @@ func TestMemoryNames(t *testing.T) {
 	if _, err := sqlitestore.Open(ctx, sqlitestore.Options{MemoryName: "no/slash"}); err == nil {
 		t.Errorf("Open accepted a memory name with a slash")
 	}
+}
+
+// TestCrash: a unit of work crashed before or inside its commit lands
+// nothing and leaves no lock behind, on file and in memory.
+func TestCrash(t *testing.T) {
+	for _, inFile := range []bool{true, false} {
+		name := map[bool]string{true: "file", false: "memory"}[inFile]
+		t.Run(name, func(t *testing.T) {
+			sqlstoretest.RunCrash(t, func(t *testing.T, c clock.Source) store.Store {
+				// A short busy timeout: a lock the crashed connection kept
+				// fails the test in seconds.
+				opts := sqlitestore.Options{Clock: c, BusyTimeout: 2 * time.Second}
+				if inFile {
+					opts.Path = filepath.Join(t.TempDir(), "store.db")
+				}
+				return open(t, opts)
+			})
+		})
+	}
+}
+
+// TestDatabaseClock: without a Clock, SQLite's clock is the store's time.
+func TestDatabaseClock(t *testing.T) {
+	sqlstoretest.RunDatabaseClock(t, func(t *testing.T, c clock.Source) store.Store {
+		return open(t, sqlitestore.Options{Clock: c})
+	})
 }

@@ -32,9 +32,6 @@ const (
 	StatusCancelled Status = "cancelled"
 )
 
-// Valid reports whether k is one of the lifecycle events.
-func (k Kind) Valid() bool { return k == Created || k == Paid || k == Cancelled }
-
 // Next is the status machine: the status after event k happens to an order in
 // status s. An order is created once, may be paid, and may be cancelled (also
 // after payment, as a refund); nothing happens to a cancelled order. Anything
@@ -54,33 +51,6 @@ func Next(s Status, k Kind) (Status, error) {
 		from = "no order"
 	}
 	return None, fmt.Errorf("%s cannot follow %s", k, from)
-}
-
-// CanFollow reports whether event k may be the next event of an order whose
-// causally latest event is prev ("" for an order with no events yet).
-func CanFollow(prev, k Kind) bool {
-	s := None
-	if prev != "" {
-		var ok bool
-		if s, ok = statusOf(prev); !ok {
-			return false
-		}
-	}
-	_, err := Next(s, k)
-	return err == nil
-}
-
-// statusOf is the status an order is in right after an event of kind k.
-func statusOf(k Kind) (Status, bool) {
-	switch k {
-	case Created:
-		return StatusCreated, true
-	case Paid:
-		return StatusPaid, true
-	case Cancelled:
-		return StatusCancelled, true
-	}
-	return None, false
 }
 
 // Event is one emitted event as the causal history records it.

@@ -29,22 +29,7 @@ func TestNextIsTheLifecycle(t *testing.T) {
 		if (err == nil) != c.ok || got != c.want {
 			t.Errorf("Next(%q, %s) = %q, %v; want %q, ok=%v", c.from, c.kind, got, err, c.want, c.ok)
 		}
-		if CanFollow(kindFor(c.from), c.kind) != c.ok {
-			t.Errorf("CanFollow(%q, %s) disagrees with Next", kindFor(c.from), c.kind)
-		}
 	}
-}
-
-func kindFor(s Status) Kind {
-	switch s {
-	case StatusCreated:
-		return Created
-	case StatusPaid:
-		return Paid
-	case StatusCancelled:
-		return Cancelled
-	}
-	return ""
 }
 
 func TestFinalStatusFollowsTheChainNotTheListOrder(t *testing.T) {

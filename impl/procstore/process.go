@@ -1,0 +1,245 @@
+package procstore
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"time"
+)
+
+// maxLine bounds one answer line. A ledger of a long run is far smaller; a
+// line longer than this is garbage (or an adapter that never ends a line).
+const maxLine = 64 << 20
+
+// exitGrace is how long an answer may still arrive after the process has
+// exited, before its death is reported.
+const exitGrace = 200 * time.Millisecond
+
+// proc is one running adapter process and the pipes to it.
+type proc struct {
+	cmd    *exec.Cmd
+	stdin  *os.File
+	lines  chan []byte // answer lines; closed at EOF or on a read error
+	readEr error       // why lines closed; read after lines is closed
+	exited chan struct{}
+	waitEr error // the exit status; read after exited is closed
+	stderr *tail
+}
+
+// start launches argv with env. Stdin and stdout are plain pipes (not
+// exec's copying goroutines) so that writes take a deadline and reading
+// needs no cooperation from Wait.
+func start(argv []string, dir string, env []string) (*proc, error) {
+	inR, inW, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		inR.Close()
+		inW.Close()
+		return nil, err
+	}
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Dir, cmd.Env = dir, env
+	cmd.Stdin, cmd.Stdout = inR, outW
+	p := &proc{cmd: cmd, stdin: inW, lines: make(chan []byte, 1), exited: make(chan struct{}), stderr: &tail{max: 4096}}
+	cmd.Stderr = p.stderr
+	// Wait must not wait for ever on a stderr kept open by a grandchild.
+	cmd.WaitDelay = time.Second
+	ownGroup(cmd)
+	err = cmd.Start()
+	// The child holds its ends now; ours must close so EOF reaches us.
+	inR.Close()
+	outW.Close()
+	if err != nil {
+		inW.Close()
+		outR.Close()
+		return nil, err
+	}
+	go p.read(outR)
+	go func() {
+		p.waitEr = cmd.Wait()
+		close(p.exited)
+	}()
+	return p, nil
+}
+
+func (p *proc) read(r *os.File) {
+	defer r.Close()
+	defer close(p.lines)
+	br := bufio.NewReaderSize(r, 64<<10)
+	for {
+		line, err := readLine(br)
+		if err != nil {
+			p.readEr = err
+			return
+		}
+		p.lines <- line
+	}
+}
+
+// readLine reads one line without its newline, refusing lines over maxLine.
+func readLine(br *bufio.Reader) ([]byte, error) {
+	var buf []byte
+	for {
+		chunk, err := br.ReadSlice('\n')
+		buf = append(buf, chunk...)
+		switch {
+		case err == nil:
+			return bytes.TrimRight(buf, "\r\n"), nil
+		case errors.Is(err, bufio.ErrBufferFull):
+			if len(buf) > maxLine {
+				return nil, fmt.Errorf("an answer line longer than %d bytes", maxLine)
+			}
+		case errors.Is(err, io.EOF) && len(buf) > 0:
+			return nil, fmt.Errorf("output ended in the middle of a line: %q", clip(buf))
+		default:
+			return nil, err
+		}
+	}
+}
+
+// kill ends the process and everything it started, and waits (bounded) for
+// it to be reaped.
+func (p *proc) kill() {
+	killGroup(p.cmd)
+	p.stdin.Close()
+	select {
+	case <-p.exited:
+	case <-time.After(5 * time.Second):
+	}
+}
+
+// status describes how the process ended, with the tail of its stderr.
+func (p *proc) status() string {
+	s := "closed its stdout"
+	select {
+	case <-p.exited:
+		var ee *exec.ExitError
+		switch {
+		case p.waitEr == nil:
+			s = "exited with status 0"
+		case errors.As(p.waitEr, &ee) && ee.Exited():
+			s = fmt.Sprintf("exited with status %d", ee.ExitCode())
+		case errors.As(p.waitEr, &ee):
+			s = "ended by " + ee.ProcessState.String()
+		default:
+			s = "ended: " + p.waitEr.Error()
+		}
+	default:
+	}
+	if e := p.stderr.String(); e != "" {
+		s += "; its stderr ends with: " + e
+	}
+	return s
+}
+
+// roundTrip writes one request line and reads one answer line within
+// timeout. Any failure is final for this process: the caller kills it.
+func (p *proc) roundTrip(ctx context.Context, line []byte, timeout time.Duration) ([]byte, error) {
+	deadline := time.Now().Add(timeout)
+	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
+		deadline = d
+	}
+	// A process that stops reading its stdin fills the pipe; the deadline
+	// turns the blocked write into an error.
+	_ = p.stdin.SetWriteDeadline(deadline)
+	if _, err := p.stdin.Write(append(line, '\n')); err != nil {
+		if errors.Is(err, os.ErrDeadlineExceeded) {
+			return nil, fmt.Errorf("did not read its stdin within %v (hung)", timeout)
+		}
+		return nil, p.died(err)
+	}
+	timer := time.NewTimer(time.Until(deadline))
+	defer timer.Stop()
+	for {
+		select {
+		case l, ok := <-p.lines:
+			if !ok {
+				return nil, p.died(p.readEr)
+			}
+			return l, nil
+		case <-p.exited:
+			// The answer may be in the pipe still: give it a moment.
+			select {
+			case l, ok := <-p.lines:
+				if ok {
+					return l, nil
+				}
+				return nil, p.died(p.readEr)
+			case <-time.After(exitGrace):
+				return nil, p.died(nil)
+			}
+		case <-timer.C:
+			return nil, fmt.Errorf("no answer within %v (hung)", timeout)
+		case <-ctx.Done():
+			return nil, fmt.Errorf("gave up waiting for the answer: %w", ctx.Err())
+		}
+	}
+}
+
+// died describes the process's death; cause is the pipe error, if any.
+func (p *proc) died(cause error) error {
+	select {
+	case <-p.exited:
+	case <-time.After(exitGrace):
+	}
+	msg := "died: " + p.status()
+	if cause != nil && !errors.Is(cause, io.EOF) && !errors.Is(cause, os.ErrClosed) {
+		msg += " (" + cause.Error() + ")"
+	}
+	return deathError(msg)
+}
+
+// deathError is the process's death; its message has the stderr tail.
+type deathError string
+
+func (e deathError) Error() string { return string(e) }
+
+// tail keeps the last max bytes written to it: the end of an adapter's
+// stderr, where the reason it died usually is.
+type tail struct {
+	mu  sync.Mutex
+	max int
+	buf []byte
+}
+
+func (t *tail) Write(b []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.buf = append(t.buf, b...)
+	if over := len(t.buf) - t.max; over > 0 {
+		t.buf = t.buf[over:]
+	}
+	return len(b), nil
+}
+
+func (t *tail) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return strings.TrimSpace(string(t.buf))
+}
+
+// clip shortens a garbage line for an error message.
+func clip(b []byte) string {
+	const n = 200
+	if len(b) > n {
+		return string(b[:n]) + "..."
+	}
+	return string(b)
+}
+
+// validJSONObject reports whether line is one JSON object.
+func validJSONObject(line []byte) bool {
+	t := bytes.TrimSpace(line)
+	return len(t) > 0 && t[0] == '{' && json.Valid(t)
+}

@@ -1,0 +1,98 @@
+package report
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/idemcheck/idemcheck/faults/scenario"
+	"github.com/idemcheck/idemcheck/properties"
+)
+
+// view is what the template renders: the run plus everything derived.
+type view struct {
+	*Run
+	ElapsedText string
+	Headline    string
+	Bad         bool
+	Cases       []caseView
+}
+
+type caseView struct {
+	Case
+	Anchor   string
+	Failed   []properties.Verdict
+	Passed   []properties.Verdict
+	Timeline *timeline
+	Proj     *projView
+	Trace    []string
+	Scenario string
+	Size     int
+	Kind     string
+}
+
+func newView(r *Run) *view {
+	v := &view{Run: r, ElapsedText: r.Elapsed.Round(time.Millisecond).String()}
+	violations := 0
+	for _, p := range r.Properties {
+		violations += p.Violations
+	}
+	survivors := 0
+	for _, m := range r.Mutants {
+		if m.Killed < m.Runs {
+			survivors++
+		}
+	}
+	failedCases := 0
+	for _, c := range r.Cases {
+		if c.Property != "" {
+			failedCases++
+		}
+	}
+	switch {
+	case r.Mode == "mutants" && survivors > 0:
+		v.Headline, v.Bad = fmt.Sprintf("%d mutant(s) survived some hunts", survivors), true
+	case r.Mode == "mutants":
+		v.Headline = fmt.Sprintf("every one of %d mutants killed", len(r.Mutants))
+	case violations > 0 || failedCases > 0:
+		v.Headline, v.Bad = fmt.Sprintf("%d violation(s) found", max(violations, failedCases)), true
+	default:
+		v.Headline = "no violation found"
+	}
+	if r.Interrupted {
+		v.Headline += " (interrupted: the report covers the run until Ctrl-C)"
+	}
+	for i, c := range r.Cases {
+		v.Cases = append(v.Cases, newCaseView(i, c))
+	}
+	return v
+}
+
+func newCaseView(i int, c Case) caseView {
+	cv := caseView{Case: c, Anchor: fmt.Sprintf("case-%d", i+1)}
+	for _, vd := range c.Verdicts {
+		if vd.Pass {
+			cv.Passed = append(cv.Passed, vd)
+		} else {
+			cv.Failed = append(cv.Failed, vd)
+		}
+	}
+	out := c.Outcome
+	if out == nil || out.Scenario == nil {
+		return cv
+	}
+	cv.Trace = out.Trace.Lines
+	cv.Size = out.Scenario.Size()
+	cv.Kind = string(out.Scenario.Kind)
+	if js, err := scenario.Marshal(out.Scenario); err == nil {
+		cv.Scenario = strings.TrimRight(string(js), "\n")
+	}
+	switch {
+	case out.Consumption != nil:
+		cv.Timeline = consumptionTimeline(out, c.Verdicts)
+	case out.Projection != nil:
+		cv.Proj = projectionView(out, c.Verdicts)
+		cv.Timeline = cv.Proj.Timeline
+	}
+	return cv
+}
