@@ -21,6 +21,7 @@ import (
 
 	"github.com/idemcheck/idemcheck/impl/clock"
 	"github.com/idemcheck/idemcheck/impl/sqlstore"
+	"github.com/idemcheck/idemcheck/impl/store"
 )
 
 // DSNEnv names the environment variable the tests read the database's
@@ -52,6 +53,11 @@ type Store struct {
 	schema string
 	cfg    *pgx.ConnConfig
 }
+
+var (
+	_ store.Store  = (*Store)(nil)
+	_ store.Closer = (*Store)(nil)
+)
 
 var validSchema = regexp.MustCompile(`^[a-z_][a-z0-9_]{0,62}$`)
 

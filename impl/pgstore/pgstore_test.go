@@ -54,10 +54,20 @@ func open(t testing.TB, c clock.Source) *pgstore.Store {
 
 func openStore(t *testing.T, c clock.Source) store.Store { return open(t, c) }
 
-func TestConformance(t *testing.T) { storetest.Run(t, openStore) }
+// TestConformance runs the contract's suite, each subtest in a fresh schema.
+func TestConformance(t *testing.T) {
+	dsn(t) // skip once, not once per subtest
+	storetest.Run(t, openStore)
+}
 
-func TestCrash(t *testing.T) { sqlstoretest.RunCrash(t, openStore) }
+// TestCrash: a unit of work crashed before or inside its commit lands
+// nothing and leaves no row lock behind.
+func TestCrash(t *testing.T) {
+	dsn(t)
+	sqlstoretest.RunCrash(t, openStore)
+}
 
+// TestDatabaseClock: without a Clock, PostgreSQL's clock is the store's time.
 func TestDatabaseClock(t *testing.T) { sqlstoretest.RunDatabaseClock(t, openStore) }
 
 // monitor returns a connection of its own for looking at the server.

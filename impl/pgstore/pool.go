@@ -16,6 +16,8 @@ import (
 // the deterministic runner holds one per open unit of work on the goroutine
 // that asks for the next. It keeps every connection it made so Close can end
 // units of work a scenario left open, instead of leaking their sessions.
+// (pgxpool, and pgx's database/sql driver which imports it, would also pull
+// in github.com/jackc/puddle/v2, which the module does not require.)
 type pool struct {
 	cfg     *pgx.ConnConfig
 	maxIdle int
@@ -35,6 +37,7 @@ func newPool(cfg *pgx.ConnConfig, maxIdle int) *pool {
 // closeTimeout bounds the goodbye to the server when a connection closes.
 const closeTimeout = 5 * time.Second
 
+// Acquire implements sqlstore.Backend.
 func (p *pool) Acquire(ctx context.Context) (sqlstore.Conn, error) {
 	p.mu.Lock()
 	if p.closed {
@@ -132,11 +135,13 @@ type conn struct {
 	c *pgx.Conn
 }
 
+// Exec implements sqlstore.Conn.
 func (c *conn) Exec(ctx context.Context, query string, args ...any) (int64, error) {
 	tag, err := c.c.Exec(ctx, query, args...)
 	return tag.RowsAffected(), err
 }
 
+// Query implements sqlstore.Conn.
 func (c *conn) Query(ctx context.Context, query string, args []any, each func(sqlstore.Scanner) error) error {
 	rows, err := c.c.Query(ctx, query, args...)
 	if err != nil {
@@ -172,4 +177,5 @@ func (c *conn) Crash() {
 	closeConn(c.c) // frees pgx's side; the socket is already gone
 }
 
+// Release implements sqlstore.Conn: the pool takes the connection back.
 func (c *conn) Release() { c.p.put(c.c) }

@@ -21,8 +21,6 @@ package sqlitestore
 import (
 	"context"
 	"database/sql"
-	"database/sql/driver"
-	"errors"
 	"fmt"
 	"net/url"
 	"path/filepath"
@@ -35,6 +33,7 @@ import (
 
 	"github.com/idemcheck/idemcheck/impl/clock"
 	"github.com/idemcheck/idemcheck/impl/sqlstore"
+	"github.com/idemcheck/idemcheck/impl/store"
 )
 
 // Options configure a store.
@@ -56,6 +55,11 @@ type Options struct {
 type Store struct {
 	*sqlstore.Store
 }
+
+var (
+	_ store.Store  = (*Store)(nil)
+	_ store.Closer = (*Store)(nil)
+)
 
 var memoryNames atomic.Int64
 
@@ -167,65 +171,3 @@ var dialect = sqlstore.Dialect{
 		`COMMIT`,
 	},
 }
-
-// backend is the database/sql pool, plus the connection that keeps an
-// in-memory database alive.
-type backend struct {
-	db     *sql.DB
-	anchor *sql.Conn
-}
-
-func (b *backend) Acquire(ctx context.Context) (sqlstore.Conn, error) {
-	c, err := b.db.Conn(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return conn{c}, nil
-}
-
-func (b *backend) Close() error {
-	var err error
-	if b.anchor != nil {
-		err = b.anchor.Close()
-	}
-	return errors.Join(err, b.db.Close())
-}
-
-// conn adapts a *sql.Conn.
-type conn struct{ c *sql.Conn }
-
-func (c conn) Exec(ctx context.Context, query string, args ...any) (int64, error) {
-	res, err := c.c.ExecContext(ctx, query, args...)
-	if err != nil {
-		return 0, err
-	}
-	return res.RowsAffected()
-}
-
-func (c conn) Query(ctx context.Context, query string, args []any, each func(sqlstore.Scanner) error) error {
-	rows, err := c.c.QueryContext(ctx, query, args...)
-	if err != nil {
-		return err
-	}
-	defer rows.Close()
-	for rows.Next() {
-		if err := each(rows); err != nil {
-			return err
-		}
-	}
-	return rows.Err()
-}
-
-func (c conn) Commit(ctx context.Context) error {
-	_, err := c.c.ExecContext(ctx, "COMMIT")
-	return err
-}
-
-// Crash makes database/sql close the driver connection (sqlite3_close_v2),
-// which rolls back the open transaction and releases its locks, and drop it
-// from the pool.
-func (c conn) Crash() {
-	_ = c.c.Raw(func(any) error { return driver.ErrBadConn })
-}
-
-func (c conn) Release() { _ = c.c.Close() }

@@ -14,6 +14,7 @@ const (
 	AfterMark
 )
 
+// String names the point, for test names and messages.
 func (p CommitPoint) String() string {
 	switch p {
 	case AfterFencingCheck:

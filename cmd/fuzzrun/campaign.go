@@ -1,0 +1,210 @@
+package main
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/idemcheck/idemcheck/corpus"
+	"github.com/idemcheck/idemcheck/report"
+)
+
+// stopGrace is how long workers may run past the time budget to finish the
+// hunt (and shrink) in hand before they are killed.
+const stopGrace = 30 * time.Second
+
+// campaign is the parent's state of a campaign. Only the main loop of
+// runCampaign touches it.
+type campaign struct {
+	o           *options
+	start       time.Time
+	elapsed     time.Duration
+	checks      int64
+	stats       map[string]*report.PropertyRow
+	found       []*finding
+	errors      []string
+	interrupted bool
+	overran     bool
+}
+
+// runCampaign runs workers until the budget is spent or ctx ends, saves
+// each violation, and reports.
+func runCampaign(ctx context.Context, o *options, stdout, stderr io.Writer) int {
+	if !o.seedGiven {
+		o.seed = rand.Uint64() // printed, so the campaign can be repeated
+	}
+	c := &campaign{o: o, start: time.Now(), stats: map[string]*report.PropertyRow{}}
+	for _, p := range o.props {
+		row := &report.PropertyRow{Name: p.Name, Invariant: p.Invariant, Kind: string(p.Kind), Doc: p.Doc, Status: "pass"}
+		if !corpus.HasKind(o.target, p.Kind) {
+			row.Status = "n/a"
+		}
+		c.stats[p.Name] = row
+	}
+	pr := newProgress(stderr, o.every)
+	pr.println("fuzzrun: campaign against %s, seed %d, %d worker(s), budget %s", o.target.Name, o.seed, o.workers, c.budget())
+	pool, err := startPool(o, func(w int) int64 { return share(o.checks, o.workers, w) }, o.duration)
+	if err != nil {
+		fmt.Fprintf(stderr, "fuzzrun: %v\n", err)
+		return exitInternal
+	}
+	c.loop(ctx, pool, pr)
+	pr.clear()
+	c.elapsed = time.Since(c.start)
+	return c.finish(stdout, stderr)
+}
+
+// loop handles the workers' messages until every worker has exited.
+func (c *campaign) loop(ctx context.Context, pool *pool, pr *progress) {
+	tick := time.NewTicker(250 * time.Millisecond)
+	defer tick.Stop()
+	var hardStop <-chan time.Time
+	if c.o.duration > 0 {
+		t := time.NewTimer(c.o.duration + stopGrace)
+		defer t.Stop()
+		hardStop = t.C
+	}
+	done := ctx.Done()
+	for pool.live > 0 {
+		select {
+		case ev := <-pool.events:
+			c.handle(ev, pool, pr)
+		case now := <-tick.C:
+			pr.update(now, c.progressLine(pool.live))
+		case <-done:
+			done = nil
+			c.interrupted = true
+			pr.println("fuzzrun: interrupted; stopping the workers and writing the report so far")
+			pool.kill()
+		case <-hardStop:
+			hardStop = nil
+			c.overran = true
+			pool.kill()
+		}
+	}
+}
+
+func (c *campaign) handle(ev event, pool *pool, pr *progress) {
+	if x := ev.exit; x != nil {
+		pool.live--
+		if x.err != nil && !c.interrupted && !c.overran {
+			c.errors = append(c.errors, fmt.Sprintf("worker %d failed: %v\n%s", x.worker, x.err, x.stderr))
+		}
+		return
+	}
+	m := ev.msg
+	switch m.Type {
+	case msgBatch:
+		c.checks += int64(m.Checks)
+		for _, name := range m.Properties {
+			if row := c.stats[name]; row != nil {
+				row.Checks += int64(m.Checks)
+			}
+		}
+	case msgViolation:
+		f := newFinding(c.o.target, m, c.o.corpusDir)
+		c.found = append(c.found, f)
+		if row := c.stats[m.Property]; row != nil {
+			row.Violations++
+			row.Status = "violated"
+		}
+		if f.err != "" {
+			c.errors = append(c.errors, f.err)
+		}
+		pr.println("fuzzrun: %s", f.line())
+	case "noise":
+		pr.println("fuzzrun: worker %d: %s", m.Worker, m.Message)
+	}
+}
+
+func (c *campaign) budget() string {
+	var parts []string
+	if c.o.duration > 0 {
+		parts = append(parts, c.o.duration.String())
+	}
+	if c.o.checks > 0 {
+		parts = append(parts, fmt.Sprintf("%d checks", c.o.checks))
+	}
+	return strings.Join(parts, " or ")
+}
+
+func (c *campaign) progressLine(live int) string {
+	el := time.Since(c.start)
+	rate := float64(c.checks) / max(el.Seconds(), 1e-3)
+	budget := ""
+	if c.o.duration > 0 {
+		budget = " / " + c.o.duration.String()
+	}
+	return fmt.Sprintf("fuzzrun %5.1fs%s  %d checks  %.0f checks/s  %d violation(s)  %d/%d workers running",
+		el.Seconds(), budget, c.checks, rate, len(c.found), live, c.o.workers)
+}
+
+// rows returns the property rows in registry order.
+func (c *campaign) rows() []report.PropertyRow {
+	var out []report.PropertyRow
+	for _, p := range c.o.props {
+		out = append(out, *c.stats[p.Name])
+	}
+	return out
+}
+
+// sortedFindings orders what the workers found by worker and message
+// number: the same campaign always lists its findings in the same order.
+func (c *campaign) sortedFindings() []*finding {
+	out := slices.Clone(c.found)
+	slices.SortFunc(out, func(a, b *finding) int {
+		return cmp.Or(cmp.Compare(a.msg.Worker, b.msg.Worker), cmp.Compare(a.msg.Seq, b.msg.Seq))
+	})
+	return out
+}
+
+// finish prints the summary (or the JSON report), writes the HTML report
+// and returns the exit status.
+func (c *campaign) finish(stdout, stderr io.Writer) int {
+	if c.overran {
+		c.errors = append(c.errors, fmt.Sprintf("workers were still busy %s after the time budget and were stopped", stopGrace))
+	}
+	code := exitOK
+	if len(c.found) > 0 {
+		code = exitViolation
+	} else if len(c.errors) > 0 {
+		code = exitInternal
+	}
+	htmlErr := c.writeHTML()
+	if htmlErr != nil {
+		c.errors = append(c.errors, htmlErr.Error())
+		code = max(code, exitInternal)
+	}
+	if c.o.json {
+		if err := writeJSON(stdout, c.jsonReport(code)); err != nil {
+			fmt.Fprintf(stderr, "fuzzrun: %v\n", err)
+			return exitInternal
+		}
+	} else {
+		c.printSummary(stdout)
+	}
+	for _, e := range c.errors {
+		fmt.Fprintf(stderr, "fuzzrun: error: %s\n", e)
+	}
+	return code
+}
+
+func (c *campaign) writeHTML() error {
+	if c.o.html == "" {
+		return nil
+	}
+	r := &report.Run{Title: "fuzzrun campaign against " + c.o.target.Name, Mode: "campaign", Command: commandLine(c.o.args),
+		Target: c.o.target.Name, Seed: c.o.seed, Workers: c.o.workers, Budget: c.budget(), Elapsed: c.elapsed,
+		Interrupted: c.interrupted, Checks: c.checks, Properties: c.rows()}
+	for _, f := range c.sortedFindings() {
+		if rc, ok := f.reportCase(); ok {
+			r.Cases = append(r.Cases, rc)
+		}
+	}
+	return report.WriteFile(c.o.html, r)
+}

@@ -1,0 +1,283 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"path"
+	"runtime"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/idemcheck/idemcheck/impl/system"
+	"github.com/idemcheck/idemcheck/properties"
+)
+
+// options are the parsed and validated flags.
+type options struct {
+	args      []string
+	duration  time.Duration
+	checks    int64
+	seed      uint64
+	seedGiven bool
+	workers   int
+	patterns  []string
+	props     []properties.Property
+	target    system.Target
+	corpusDir string
+	json      bool
+	replay    string
+	list      bool
+	mutants   bool
+	runs      int
+	batch     int
+	html      string
+	every     time.Duration
+
+	// worker mode: this process is worker index of a campaign or a mutation
+	// benchmark started by a parent fuzzrun (hidden flags).
+	worker      bool
+	workerIndex int
+}
+
+// Defaults of the flags.
+const (
+	defaultDuration     = 30 * time.Second
+	defaultBatch        = 200
+	defaultRuns         = 5
+	defaultMutantChecks = 5000
+	defaultCorpus       = "corpus/cases"
+	defaultHTML         = "fuzzrun-report.html"
+	defaultMutantSeed   = 20261121
+)
+
+// usageError is a bad flag or value; run reports it and exits with 2.
+type usageError struct{ msg string }
+
+func (e *usageError) Error() string { return e.msg }
+
+func usagef(format string, args ...any) error {
+	return &usageError{fmt.Sprintf(format, args...)}
+}
+
+// parseFlags parses and validates args. Values are read as strings and
+// parsed here, so that every message names the flag and the value in the
+// same words: `-duration: "abc" is not a duration`.
+func parseFlags(args []string) (*options, error) {
+	fs := flag.NewFlagSet("fuzzrun", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
+	var (
+		duration = fs.String("duration", defaultDuration.String(), "")
+		checks   = fs.String("checks", "", "")
+		seed     = fs.String("seed", "", "")
+		workers  = fs.String("workers", strconv.Itoa(runtime.NumCPU()), "")
+		property = fs.String("property", "*", "")
+		target   = fs.String("target", "reference", "")
+		runs     = fs.String("runs", strconv.Itoa(defaultRuns), "")
+		batch    = fs.String("batch", strconv.Itoa(defaultBatch), "")
+		every    = fs.String("progress-every", "5s", "")
+		widx     = fs.Int("worker-index", 0, "")
+		o        = &options{}
+	)
+	fs.StringVar(&o.corpusDir, "corpus", defaultCorpus, "")
+	fs.StringVar(&o.html, "html", defaultHTML, "")
+	fs.StringVar(&o.replay, "replay", "", "")
+	fs.BoolVar(&o.json, "json", false, "")
+	fs.BoolVar(&o.list, "list", false, "")
+	fs.BoolVar(&o.mutants, "mutants", false, "")
+	fs.BoolVar(&o.worker, "worker", false, "")
+	if err := fs.Parse(args); err != nil {
+		return nil, flagError(err)
+	}
+	if fs.NArg() > 0 {
+		return nil, usagef("unexpected argument %q: fuzzrun takes flags only", fs.Arg(0))
+	}
+	given := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
+	o.workerIndex = *widx
+	o.args = args
+
+	var err error
+	if o.duration, err = time.ParseDuration(*duration); err != nil || o.duration < 0 {
+		return nil, usagef("-duration: %q is not a duration (e.g. 30s, 10m, 0 for no time limit)", *duration)
+	}
+	if o.checks, err = parseCount("-checks", *checks, 0); err != nil {
+		return nil, err
+	}
+	if *seed != "" {
+		if o.seed, err = strconv.ParseUint(*seed, 10, 64); err != nil {
+			return nil, usagef("-seed: %q is not an unsigned 64-bit integer", *seed)
+		}
+		o.seedGiven = true
+	}
+	n, err := parseCount("-workers", *workers, 1)
+	if err != nil {
+		return nil, err
+	}
+	if n > 256 {
+		return nil, usagef("-workers: %d is more than 256", n)
+	}
+	o.workers = int(n)
+	if n, err = parseCount("-runs", *runs, 1); err != nil {
+		return nil, err
+	}
+	o.runs = int(n)
+	if n, err = parseCount("-batch", *batch, 1); err != nil {
+		return nil, err
+	}
+	o.batch = int(n)
+	if o.every, err = time.ParseDuration(*every); err != nil || o.every <= 0 {
+		return nil, usagef("-progress-every: %q is not a positive duration", *every)
+	}
+	if o.patterns, o.props, err = selectProperties(*property); err != nil {
+		return nil, err
+	}
+	if o.target, err = lookupTarget(*target); err != nil {
+		return nil, err
+	}
+	return o, o.checkModes(given)
+}
+
+// checkModes rejects combinations that cannot mean anything.
+func (o *options) checkModes(given map[string]bool) error {
+	modes := 0
+	for _, m := range []bool{o.list, o.replay != "", o.mutants} {
+		if m {
+			modes++
+		}
+	}
+	if modes > 1 {
+		return usagef("-list, -replay and -mutants are different modes; give one of them")
+	}
+	if o.mutants && given["target"] {
+		return usagef("-target: -mutants hunts every mutant; narrow it with -property instead")
+	}
+	if o.mutants && !given["seed"] {
+		o.seed, o.seedGiven = defaultMutantSeed, true
+	}
+	if o.mutants && o.checks == 0 {
+		o.checks = defaultMutantChecks
+	}
+	if !o.list && o.replay == "" && !o.mutants && !o.worker && o.duration == 0 && o.checks == 0 {
+		return usagef("-duration: 0 (no time limit) needs -checks, or the campaign would never end")
+	}
+	return nil
+}
+
+// parseCount parses a whole number of at least least; empty means 0.
+func parseCount(name, s string, least int64) (int64, error) {
+	if s == "" && least == 0 {
+		return 0, nil
+	}
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil {
+		return 0, usagef("%s: %q is not a whole number", name, s)
+	}
+	if n < least {
+		if least == 1 {
+			return 0, usagef("%s: %d is not a positive number", name, n)
+		}
+		return 0, usagef("%s: %d is negative", name, n)
+	}
+	return n, nil
+}
+
+// flagError rewords the flag package's errors to name the flag first.
+func flagError(err error) error {
+	if errors.Is(err, flag.ErrHelp) {
+		return err
+	}
+	msg := err.Error()
+	if name, ok := strings.CutPrefix(msg, "flag provided but not defined: "); ok {
+		return usagef("%s: no such flag", name)
+	}
+	if name, ok := strings.CutPrefix(msg, "flag needs an argument: "); ok {
+		return usagef("%s: needs a value", name)
+	}
+	if rest, ok := strings.CutPrefix(msg, "invalid boolean value "); ok {
+		// `invalid boolean value "x" for -json: parse error`
+		val, flagName, _ := strings.Cut(rest, " for ")
+		flagName, _, _ = strings.Cut(flagName, ":")
+		return usagef("%s: %s is not true or false", flagName, val)
+	}
+	return usagef("%s", msg)
+}
+
+// selectProperties resolves -property: names or globs (path.Match syntax),
+// comma-separated. Each pattern must match at least one property.
+func selectProperties(spec string) ([]string, []properties.Property, error) {
+	var patterns []string
+	for _, p := range strings.Split(spec, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			patterns = append(patterns, p)
+		}
+	}
+	if len(patterns) == 0 {
+		return nil, nil, usagef("-property: %q names no property (see -list)", spec)
+	}
+	all := properties.All()
+	picked := map[string]bool{}
+	for _, pat := range patterns {
+		if _, err := path.Match(pat, ""); err != nil {
+			return nil, nil, usagef("-property: %q is not a valid glob", pat)
+		}
+		matched := false
+		for _, p := range all {
+			if ok, _ := path.Match(pat, p.Name); ok {
+				picked[p.Name], matched = true, true
+			}
+		}
+		if !matched {
+			return nil, nil, usagef("-property: %q matches no property; the properties are %s", pat, strings.Join(propertyNames(all), ", "))
+		}
+	}
+	var out []properties.Property
+	for _, p := range all {
+		if picked[p.Name] {
+			out = append(out, p)
+		}
+	}
+	return patterns, out, nil
+}
+
+func propertyNames(ps []properties.Property) []string {
+	out := make([]string, len(ps))
+	for i, p := range ps {
+		out[i] = p.Name
+	}
+	return out
+}
+
+// usage is the -h text.
+const usage = `fuzzrun runs campaigns of the idemcheck harness: rapid draws scenarios,
+plays them against a target, judges every property, shrinks each violation
+and saves it in the corpus.
+
+usage:
+  fuzzrun [flags]                 a campaign (default: 30s, every property, the reference)
+  fuzzrun -mutants [flags]        the mutation benchmark: hunt every mutant
+  fuzzrun -replay FILE [flags]    replay a corpus file or a bare scenario
+  fuzzrun -list                   list the properties and the targets
+
+flags:
+  -duration D      time budget of the campaign (default 30s; 0: no limit, needs -checks)
+  -checks N        check budget: campaign total (default: none), or max checks per
+                   hunt with -mutants (default 5000)
+  -seed N          base seed; the same seed, -checks, -workers and -batch draw the
+                   same scenarios (default: random, printed; 20261121 with -mutants)
+  -workers N       worker processes, one per core (default: the number of CPUs)
+  -property P      property names or globs, comma-separated (default *)
+  -target T        reference (default) or a mutant's name; see -list
+  -corpus DIR      where violations are saved (default corpus/cases; "" to not save)
+  -html FILE       HTML report (default fuzzrun-report.html; "" for none)
+  -json            print the report as JSON on stdout instead of the table
+  -runs N          hunts (seeds) per mutant with -mutants (default 5)
+  -batch N         checks per hunt in a campaign (default 200)
+  -progress-every D  interval of progress lines when stderr is not a terminal (default 5s)
+
+exit status: 0 nothing violated, 1 a violation found (or a mutant survived),
+2 usage error, 3 the harness itself failed.
+`

@@ -1,0 +1,56 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"text/tabwriter"
+)
+
+// listJSON is the -list -json output.
+type listJSON struct {
+	Properties []propertyJSON `json:"properties"`
+	Targets    []targetJSON   `json:"targets"`
+}
+
+type propertyJSON struct {
+	Name      string `json:"name"`
+	Invariant int    `json:"invariant"`
+	Kind      string `json:"kind"`
+	Doc       string `json:"doc"`
+}
+
+type targetJSON struct {
+	Name     string `json:"name"`
+	Mutant   bool   `json:"mutant"`
+	KilledBy string `json:"killedBy,omitempty"`
+	Bug      string `json:"bug,omitempty"`
+}
+
+// runList lists the selected properties and every target.
+func runList(o *options, stdout io.Writer) int {
+	if o.json {
+		var l listJSON
+		for _, p := range o.props {
+			l.Properties = append(l.Properties, propertyJSON{Name: p.Name, Invariant: p.Invariant, Kind: string(p.Kind), Doc: p.Doc})
+		}
+		for _, name := range targetNames() {
+			t, _ := lookupTarget(name)
+			l.Targets = append(l.Targets, targetJSON{Name: name, Mutant: t.Mutant, KilledBy: t.KilledBy, Bug: t.Bug})
+		}
+		if err := writeJSON(stdout, l); err != nil {
+			return exitInternal
+		}
+		return exitOK
+	}
+	fmt.Fprintln(stdout, "properties:")
+	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+	for _, p := range o.props {
+		fmt.Fprintf(tw, "  %s\t%d\t%s\t%s\n", p.Name, p.Invariant, p.Kind, p.Doc)
+	}
+	tw.Flush()
+	fmt.Fprintln(stdout, "\ntargets (-target):")
+	for _, name := range targetNames() {
+		fmt.Fprintf(stdout, "  %s\n", describeTarget(name))
+	}
+	return exitOK
+}

@@ -1,0 +1,305 @@
+package main
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"io"
+	"slices"
+	"text/tabwriter"
+	"time"
+
+	"github.com/idemcheck/idemcheck/impl/system"
+	"github.com/idemcheck/idemcheck/report"
+)
+
+// The goals of the mutation benchmark (the harness's headline figure).
+const (
+	goalMedian = 500 * time.Millisecond
+	goalMax    = 10 * time.Second
+)
+
+// benchmark is the parent's state of a mutation benchmark.
+type benchmark struct {
+	o           *options
+	jobs        []mutantJob
+	kills       map[string][]*message
+	errors      []string
+	interrupted bool
+	start       time.Time
+	elapsed     time.Duration
+}
+
+// runMutants hunts every mutant o.runs times with the property it names and
+// reports, per mutant, whether it was killed, the checks and seconds it took
+// and the size of the shrunk counterexample; the smallest counterexample of
+// each mutant is saved in the corpus.
+func runMutants(ctx context.Context, o *options, stdout, stderr io.Writer) int {
+	b := &benchmark{o: o, jobs: mutantJobs(o), kills: map[string][]*message{}, start: time.Now()}
+	o.workers = max(1, min(o.workers, len(b.jobs)))
+	pr := newProgress(stderr, o.every)
+	pr.println("fuzzrun: mutation benchmark: %d hunt(s) of at most %d checks, seed %d, %d worker(s)", len(b.jobs), o.checks, o.seed, o.workers)
+	pool, err := startPool(o, func(int) int64 { return o.checks }, 0)
+	if err != nil {
+		fmt.Fprintf(stderr, "fuzzrun: %v\n", err)
+		return exitInternal
+	}
+	tick := time.NewTicker(250 * time.Millisecond)
+	defer tick.Stop()
+	done := ctx.Done()
+	for pool.live > 0 {
+		select {
+		case ev := <-pool.events:
+			b.handle(ev, pool, pr)
+		case now := <-tick.C:
+			pr.update(now, fmt.Sprintf("fuzzrun -mutants %5.1fs  %d/%d hunts done", time.Since(b.start).Seconds(), b.done(), len(b.jobs)))
+		case <-done:
+			done = nil
+			b.interrupted = true
+			pr.println("fuzzrun: interrupted; stopping the workers and writing the report so far")
+			pool.kill()
+		}
+	}
+	pr.clear()
+	b.elapsed = time.Since(b.start)
+	return b.finish(stdout, stderr)
+}
+
+func (b *benchmark) handle(ev event, pool *pool, pr *progress) {
+	if x := ev.exit; x != nil {
+		pool.live--
+		if x.err != nil && !b.interrupted {
+			b.errors = append(b.errors, fmt.Sprintf("worker %d failed: %v\n%s", x.worker, x.err, x.stderr))
+		}
+		return
+	}
+	switch m := ev.msg; m.Type {
+	case msgKill:
+		b.kills[m.Mutant] = append(b.kills[m.Mutant], m)
+		if !m.Killed {
+			pr.println("fuzzrun: mutant %s survived %d checks of %s (run %d)", m.Mutant, m.Checks, m.Property, m.Run)
+		}
+	case "noise":
+		pr.println("fuzzrun: worker %d: %s", m.Worker, m.Message)
+	}
+}
+
+func (b *benchmark) done() int {
+	n := 0
+	for _, ks := range b.kills {
+		n += len(ks)
+	}
+	return n
+}
+
+// mutantResult is one mutant's aggregate and its smallest counterexample.
+type mutantResult struct {
+	row      report.MutantRow
+	smallest *message
+	finding  *finding
+}
+
+// results aggregates the hunts per mutant, in mutant order.
+func (b *benchmark) results() []*mutantResult {
+	var out []*mutantResult
+	seen := map[string]bool{}
+	for _, j := range b.jobs {
+		if seen[j.mutant.Name] {
+			continue
+		}
+		seen[j.mutant.Name] = true
+		ks := slices.Clone(b.kills[j.mutant.Name])
+		slices.SortFunc(ks, func(x, y *message) int { return cmp.Compare(x.Run, y.Run) })
+		r := &mutantResult{row: report.MutantRow{Mutant: j.mutant.Name, Property: j.property.Name, Bug: j.mutant.Bug, Runs: len(ks)}}
+		var checks []int
+		var secs []float64
+		for _, k := range ks {
+			if !k.Killed {
+				continue
+			}
+			r.row.Killed++
+			checks = append(checks, k.Checks)
+			secs = append(secs, time.Duration(k.ElapsedNs).Seconds())
+			if r.smallest == nil || k.Size < r.smallest.Size {
+				r.smallest = k
+			}
+		}
+		if len(checks) > 0 {
+			r.row.MedianChecks = median(checks)
+			r.row.MedianSeconds = median(secs)
+			r.row.MaxSeconds = slices.Max(secs)
+			r.row.Size = r.smallest.Size
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+// median of a non-empty slice; the mean of the middle two for an even count.
+func median[T int | float64](xs []T) T {
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	n := len(s)
+	if n%2 == 1 {
+		return s[n/2]
+	}
+	return (s[n/2-1] + s[n/2]) / 2
+}
+
+// finish saves the smallest counterexamples, prints the table (or JSON),
+// writes the HTML report and returns the exit status: 1 if a hunt let its
+// mutant survive.
+func (b *benchmark) finish(stdout, stderr io.Writer) int {
+	results := b.results()
+	code := exitOK
+	for _, r := range results {
+		if r.row.Killed < r.row.Runs || (r.row.Runs < b.o.runs && !b.interrupted) {
+			code = exitViolation
+		}
+		if r.smallest == nil {
+			continue
+		}
+		target, _ := system.Lookup(r.row.Mutant)
+		r.finding = newFinding(target, r.smallest, b.o.corpusDir)
+		if r.finding.err != "" {
+			b.errors = append(b.errors, r.finding.err)
+		}
+	}
+	notes := b.goals(results)
+	if err := b.writeHTML(results, notes); err != nil {
+		b.errors = append(b.errors, err.Error())
+	}
+	if len(b.errors) > 0 && code == exitOK {
+		code = exitInternal
+	}
+	if b.o.json {
+		if err := writeJSON(stdout, b.jsonReport(results, notes, code)); err != nil {
+			fmt.Fprintf(stderr, "fuzzrun: %v\n", err)
+			return exitInternal
+		}
+	} else {
+		b.printTable(stdout, results, notes)
+	}
+	for _, e := range b.errors {
+		fmt.Fprintf(stderr, "fuzzrun: error: %s\n", e)
+	}
+	return code
+}
+
+// goals says, in words, whether the benchmark meets its goals.
+func (b *benchmark) goals(results []*mutantResult) []string {
+	var survivors, slowMedian, overMax []string
+	for _, r := range results {
+		if r.row.Killed < r.row.Runs || r.row.Runs == 0 {
+			survivors = append(survivors, r.row.Mutant)
+		}
+		if r.row.Killed > 0 && r.row.MedianSeconds > goalMedian.Seconds() {
+			slowMedian = append(slowMedian, fmt.Sprintf("%s (%.2fs)", r.row.Mutant, r.row.MedianSeconds))
+		}
+		if r.row.MaxSeconds > goalMax.Seconds() {
+			overMax = append(overMax, fmt.Sprintf("%s (%.1fs)", r.row.Mutant, r.row.MaxSeconds))
+		}
+	}
+	verdict := func(bad []string) string {
+		if len(bad) == 0 {
+			return "met"
+		}
+		return fmt.Sprintf("NOT met: %v", bad)
+	}
+	notes := []string{
+		"goal: every mutant killed in every hunt: " + verdict(survivors),
+		fmt.Sprintf("goal: median time to kill at most %s for every mutant: %s", goalMedian, verdict(slowMedian)),
+		fmt.Sprintf("goal: no hunt over %s: %s", goalMax, verdict(overMax)),
+		"times are wall seconds per hunt on this machine, shrinking included; checks count the scenarios drawn up to the first failure",
+	}
+	if b.interrupted {
+		notes = append(notes, "interrupted: the table covers the hunts finished before Ctrl-C")
+	}
+	return notes
+}
+
+func (b *benchmark) printTable(w io.Writer, results []*mutantResult, notes []string) {
+	fmt.Fprintf(w, "fuzzrun: mutation benchmark: %d mutant(s) x %d run(s), at most %d checks per hunt, seed %d, %d worker(s), %.1fs\n\n",
+		len(results), b.o.runs, b.o.checks, b.o.seed, b.o.workers, b.elapsed.Seconds())
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "mutant\tkilled by\tkilled\tmedian checks\tmedian s\tmax s\tshrunk size\tcorpus file")
+	for _, r := range results {
+		file := ""
+		if r.finding != nil && r.finding.file != "" {
+			file = r.finding.file
+			if !r.finding.created {
+				file += " (known)"
+			}
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d/%d\t%d\t%.3f\t%.3f\t%d\t%s\n", r.row.Mutant, r.row.Property, r.row.Killed, r.row.Runs,
+			r.row.MedianChecks, r.row.MedianSeconds, r.row.MaxSeconds, r.row.Size, file)
+	}
+	tw.Flush()
+	fmt.Fprintln(w)
+	for _, n := range notes {
+		fmt.Fprintln(w, n)
+	}
+	if b.o.html != "" {
+		fmt.Fprintf(w, "report: %s\n", b.o.html)
+	}
+}
+
+// mutantsJSON is the -json report of the mutation benchmark.
+type mutantsJSON struct {
+	Mode        string       `json:"mode"`
+	Seed        uint64       `json:"seed"`
+	Runs        int          `json:"runs"`
+	MaxChecks   int64        `json:"maxChecks"`
+	Workers     int          `json:"workers"`
+	ElapsedMs   int64        `json:"elapsedMs"`
+	Interrupted bool         `json:"interrupted"`
+	Mutants     []mutantJSON `json:"mutants"`
+	Goals       []string     `json:"goals"`
+	Errors      []string     `json:"errors,omitempty"`
+	HTML        string       `json:"html,omitempty"`
+	Exit        int          `json:"exit"`
+}
+
+type mutantJSON struct {
+	report.MutantRow
+	CorpusFile string `json:"corpusFile,omitempty"`
+	New        bool   `json:"new"`
+}
+
+func (b *benchmark) jsonReport(results []*mutantResult, notes []string, code int) mutantsJSON {
+	r := mutantsJSON{Mode: "mutants", Seed: b.o.seed, Runs: b.o.runs, MaxChecks: b.o.checks, Workers: b.o.workers,
+		ElapsedMs: b.elapsed.Milliseconds(), Interrupted: b.interrupted, Goals: notes, Errors: b.errors, HTML: b.o.html, Exit: code}
+	for _, res := range results {
+		m := mutantJSON{MutantRow: res.row}
+		if res.finding != nil {
+			m.CorpusFile, m.New = res.finding.file, res.finding.created
+		}
+		r.Mutants = append(r.Mutants, m)
+	}
+	return r
+}
+
+func (b *benchmark) writeHTML(results []*mutantResult, notes []string) error {
+	if b.o.html == "" {
+		return nil
+	}
+	r := &report.Run{Title: "fuzzrun mutation benchmark", Mode: "mutants", Command: commandLine(b.o.args), Seed: b.o.seed,
+		Workers: b.o.workers, Budget: fmt.Sprintf("%d runs x at most %d checks", b.o.runs, b.o.checks), Elapsed: b.elapsed,
+		Interrupted: b.interrupted, Notes: notes}
+	for _, res := range results {
+		r.Mutants = append(r.Mutants, res.row)
+		if res.finding == nil {
+			continue
+		}
+		if rc, ok := res.finding.reportCase(); ok {
+			rc.Title = fmt.Sprintf("%s, killed by %s", res.row.Mutant, res.row.Property)
+			r.Cases = append(r.Cases, rc)
+		}
+	}
+	for _, ks := range b.kills {
+		for _, k := range ks {
+			r.Checks += int64(k.Checks)
+		}
+	}
+	return report.WriteFile(b.o.html, r)
+}

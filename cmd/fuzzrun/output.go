@@ -1,0 +1,110 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"text/tabwriter"
+
+	"github.com/idemcheck/idemcheck/report"
+)
+
+// campaignJSON is the -json report of a campaign.
+type campaignJSON struct {
+	Mode            string               `json:"mode"`
+	Target          string               `json:"target"`
+	Seed            uint64               `json:"seed"`
+	Workers         int                  `json:"workers"`
+	Batch           int                  `json:"batch"`
+	Duration        string               `json:"duration"`
+	CheckBudget     int64                `json:"checkBudget,omitempty"`
+	ElapsedMs       int64                `json:"elapsedMs"`
+	Checks          int64                `json:"checks"`
+	ChecksPerSecond float64              `json:"checksPerSecond"`
+	Interrupted     bool                 `json:"interrupted"`
+	Properties      []report.PropertyRow `json:"properties"`
+	Violations      []violationJSON      `json:"violations"`
+	Errors          []string             `json:"errors,omitempty"`
+	HTML            string               `json:"html,omitempty"`
+	Exit            int                  `json:"exit"`
+}
+
+// violationJSON is one counterexample in a -json report.
+type violationJSON struct {
+	Property   string          `json:"property"`
+	Target     string          `json:"target"`
+	Worker     int             `json:"worker"`
+	Seed       uint64          `json:"seed"`
+	BatchSeed  uint64          `json:"batchSeed"`
+	Checks     int             `json:"checks"`
+	Summary    string          `json:"summary"`
+	Details    []string        `json:"details,omitempty"`
+	Size       int             `json:"size"`
+	CorpusFile string          `json:"corpusFile,omitempty"`
+	New        bool            `json:"new"`
+	Replay     string          `json:"replay,omitempty"`
+	Trace      []string        `json:"trace,omitempty"`
+	Scenario   json.RawMessage `json:"scenario,omitempty"`
+	Error      string          `json:"error,omitempty"`
+}
+
+func (f *finding) json() violationJSON {
+	v := violationJSON{Property: f.msg.Property, Target: f.target.Name, Worker: f.msg.Worker, Seed: f.msg.Seed,
+		BatchSeed: f.msg.BatchSeed, Checks: f.msg.Checks, Summary: f.verdict.Summary, Details: f.verdict.Details,
+		CorpusFile: f.file, New: f.created, Replay: f.replayCommand(), Scenario: f.msg.Scenario, Error: f.err}
+	if f.scenario != nil {
+		v.Size = f.scenario.Size()
+	}
+	if f.outcome != nil {
+		v.Trace = f.outcome.Trace.Lines
+	}
+	return v
+}
+
+func (c *campaign) jsonReport(code int) campaignJSON {
+	r := campaignJSON{Mode: "campaign", Target: c.o.target.Name, Seed: c.o.seed, Workers: c.o.workers, Batch: c.o.batch,
+		Duration: c.o.duration.String(), CheckBudget: c.o.checks, ElapsedMs: c.elapsed.Milliseconds(), Checks: c.checks,
+		ChecksPerSecond: float64(c.checks) / max(c.elapsed.Seconds(), 1e-3), Interrupted: c.interrupted,
+		Properties: c.rows(), Violations: []violationJSON{}, Errors: c.errors, HTML: c.o.html, Exit: code}
+	for _, f := range c.sortedFindings() {
+		r.Violations = append(r.Violations, f.json())
+	}
+	return r
+}
+
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+// printSummary is the human summary: the table of properties, then each
+// counterexample in full.
+func (c *campaign) printSummary(w io.Writer) {
+	state := ""
+	if c.interrupted {
+		state = " (interrupted)"
+	}
+	fmt.Fprintf(w, "fuzzrun: campaign against %s%s: %d checks in %.1fs (%.0f checks/s), seed %d, %d worker(s)\n\n",
+		c.o.target.Name, state, c.checks, c.elapsed.Seconds(), float64(c.checks)/max(c.elapsed.Seconds(), 1e-3), c.o.seed, c.o.workers)
+	printProperties(w, c.rows())
+	found := c.sortedFindings()
+	if len(found) == 0 {
+		fmt.Fprintf(w, "\nno violation found.\n")
+	}
+	for i, f := range found {
+		fmt.Fprintf(w, "\n=== violation %d of %d: %s against %s\n%s", i+1, len(found), f.msg.Property, f.target.Name, f.text())
+	}
+	if c.o.html != "" {
+		fmt.Fprintf(w, "\nreport: %s\n", c.o.html)
+	}
+}
+
+func printProperties(w io.Writer, rows []report.PropertyRow) {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "#\tproperty\tkind\tchecks\tviolations\tverdict\t")
+	for _, r := range rows {
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%d\t%d\t%s\t\n", r.Invariant, r.Name, r.Kind, r.Checks, r.Violations, r.Status)
+	}
+	tw.Flush()
+}

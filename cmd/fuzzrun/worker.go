@@ -1,0 +1,157 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"slices"
+	"time"
+
+	"github.com/idemcheck/idemcheck/corpus"
+	"github.com/idemcheck/idemcheck/faults/scenario"
+	"github.com/idemcheck/idemcheck/impl/system"
+	"github.com/idemcheck/idemcheck/properties"
+)
+
+// sender writes a worker's messages as JSON lines. If the parent is gone,
+// the write fails with a broken pipe and the worker dies with it.
+type sender struct {
+	enc    *json.Encoder
+	worker int
+	seq    int
+}
+
+func (s *sender) send(m message) {
+	m.Worker, m.Seq = s.worker, s.seq
+	s.seq++
+	_ = s.enc.Encode(m)
+}
+
+// runWorker is a worker process: it hunts its share and reports on out. It
+// stops between hunts when ctx ends (its parent kills it in any case).
+func runWorker(ctx context.Context, o *options, out io.Writer) int {
+	s := &sender{enc: json.NewEncoder(out), worker: o.workerIndex}
+	if o.mutants {
+		huntMutants(ctx, o, s)
+	} else {
+		huntCampaign(ctx, o, s)
+	}
+	s.send(message{Type: msgDone})
+	return exitOK
+}
+
+// huntCampaign hunts in batches until the time or check budget is spent.
+// Each hunt draws o.batch scenarios from its own seed; a kind's properties
+// are judged together, and kinds take turns. A violated property is not
+// hunted again by this worker: the next violation of it would most likely
+// shrink to the same counterexample.
+func huntCampaign(ctx context.Context, o *options, s *sender) {
+	start := time.Now()
+	hunted := map[scenario.Kind][]properties.Property{}
+	var kinds []scenario.Kind
+	for _, p := range o.props {
+		if !corpus.HasKind(o.target, p.Kind) {
+			continue
+		}
+		if _, ok := hunted[p.Kind]; !ok {
+			kinds = append(kinds, p.Kind)
+		}
+		hunted[p.Kind] = append(hunted[p.Kind], p)
+	}
+	left := o.checks
+	for k := 0; ; k++ {
+		if ctx.Err() != nil || (o.duration > 0 && time.Since(start) >= o.duration) || (o.checks > 0 && left <= 0) {
+			return
+		}
+		var live []scenario.Kind
+		for _, kind := range kinds {
+			if len(hunted[kind]) > 0 {
+				live = append(live, kind)
+			}
+		}
+		if len(live) == 0 {
+			return // every property violated
+		}
+		n := int64(o.batch)
+		if o.checks > 0 {
+			n = min(n, left)
+		}
+		kind := live[k%len(live)]
+		seed := huntSeed(o.seed, o.workerIndex, o.workers, k)
+		res := properties.Hunt(o.target, properties.HuntOptions{Kind: kind, Properties: hunted[kind], Checks: int(n), Seed: seed})
+		done := min(int64(res.Checks), n)
+		left -= done
+		s.send(message{Type: msgBatch, Kind: string(kind), Properties: propertyNames(hunted[kind]), Checks: int(done), BatchSeed: seed})
+		if !res.Failed {
+			continue
+		}
+		m := message{Type: msgViolation, Kind: string(kind), Checks: int(done), BatchSeed: seed, Seed: res.Seed,
+			Property: res.Verdict.Property, Summary: res.Verdict.Summary}
+		if res.Scenario != nil {
+			m.Scenario, _ = scenario.Marshal(res.Scenario)
+		} else {
+			m.Message = res.Message
+		}
+		s.send(m)
+		i := slices.IndexFunc(hunted[kind], func(p properties.Property) bool { return p.Name == res.Verdict.Property })
+		if i >= 0 {
+			hunted[kind] = slices.Delete(slices.Clone(hunted[kind]), i, i+1)
+		} else {
+			hunted[kind] = nil // a panic or an unplayable scenario: this kind cannot be hunted further
+		}
+	}
+}
+
+// mutantJob is one hunt of the mutation benchmark.
+type mutantJob struct {
+	mutant   system.Target
+	property properties.Property
+	run      int
+}
+
+// mutantJobs lists the benchmark's hunts, the same in every process: each
+// mutant whose property is selected, o.runs times. Job j belongs to worker
+// j mod o.workers.
+func mutantJobs(o *options) []mutantJob {
+	var jobs []mutantJob
+	for _, m := range system.Mutants() {
+		i := slices.IndexFunc(o.props, func(p properties.Property) bool { return p.Name == m.KilledBy })
+		if i < 0 {
+			continue
+		}
+		for r := range o.runs {
+			jobs = append(jobs, mutantJob{mutant: m, property: o.props[i], run: r})
+		}
+	}
+	return jobs
+}
+
+// mutantSeed is the seed of run r of every mutant: the same for all
+// mutants and independent of the number of workers.
+func mutantSeed(base uint64, r int) uint64 { return huntSeed(base, 0, 1, r) }
+
+// huntMutants runs this worker's share of the mutation benchmark.
+func huntMutants(ctx context.Context, o *options, s *sender) {
+	for j, job := range mutantJobs(o) {
+		if j%o.workers != o.workerIndex {
+			continue
+		}
+		if ctx.Err() != nil {
+			return
+		}
+		p := job.property
+		res := properties.Hunt(job.mutant, properties.HuntOptions{Kind: p.Kind, Properties: []properties.Property{p},
+			Checks: int(o.checks), Seed: mutantSeed(o.seed, job.run)})
+		m := message{Type: msgKill, Mutant: job.mutant.Name, Run: job.run, Property: p.Name, Kind: string(p.Kind),
+			Killed: res.Failed && res.Verdict.Property == p.Name, Checks: res.Checks, ElapsedNs: res.Elapsed.Nanoseconds(),
+			Seed: res.Seed, Summary: res.Verdict.Summary}
+		if res.Scenario != nil {
+			m.Size = res.Scenario.Size()
+			m.Scenario, _ = scenario.Marshal(res.Scenario)
+		}
+		if res.Failed && !m.Killed {
+			m.Message = res.Message
+		}
+		s.send(m)
+	}
+}
