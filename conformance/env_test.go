@@ -45,6 +45,9 @@ func nodeCommand(t *testing.T) string {
 	return node + " " + script
 }
 
+// scaled is n scenarios, fewer under the race detector.
+func scaled(n int) int { return max(1, n/slowdown) }
+
 // resolve resolves a target spec or fails.
 func resolve(t *testing.T, spec string) system.Target {
 	t.Helper()
@@ -60,7 +63,7 @@ func resolve(t *testing.T, spec string) system.Target {
 func huntClean(t *testing.T, target system.Target, checks int) {
 	t.Helper()
 	res := properties.Hunt(target, properties.HuntOptions{Kind: scenario.KindConsumption,
-		Properties: properties.ForKind(scenario.KindConsumption), Checks: checks, Seed: seed})
+		Properties: properties.ForKind(scenario.KindConsumption), Checks: scaled(checks), Seed: seed})
 	if res.Failed {
 		t.Fatalf("%s failed after %d checks (seed %d): %s\n%s", target.Name, res.Checks, res.Seed, res.Message,
 			properties.Report(res.Verdict, res.Outcome, ""))
@@ -92,7 +95,7 @@ func sameTraces(t *testing.T, target system.Target, checks int) {
 			return v
 		}}
 	res := properties.Hunt(target, properties.HuntOptions{Kind: scenario.KindConsumption,
-		Properties: []properties.Property{same}, Checks: checks, Seed: seed})
+		Properties: []properties.Property{same}, Checks: scaled(checks), Seed: seed})
 	if res.Failed {
 		t.Fatalf("%s is not deterministic: %s\n%s", target.Name, res.Message, properties.Report(res.Verdict, res.Outcome, ""))
 	}

@@ -55,3 +55,39 @@ func TestNodeLinearizable(t *testing.T) {
 	newStore := func(c clock.Source) store.Store { return openNode(t, command, c) }
 	linearizability.CheckStore(t, newStore, linearizability.WithOps(linearOps/5), linearizability.WithSeed(seed))
 }
+
+// TestNodeDurableAndReset: what the example committed survives a restart
+// of its process (the state file), an open unit of work does not, and reset
+// empties the store.
+func TestNodeDurableAndReset(t *testing.T) {
+	ctx := context.Background()
+	s := openNode(t, nodeCommand(t), clock.NewVirtual(1000))
+	defer s.Close()
+	k := store.Key{Tenant: "acme", Consumer: "ledger", ID: "evt-1"}
+	c, err := s.Claim(ctx, k, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tx, err := s.Begin(ctx, k, c.Token)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tx.Credit(store.Entry{Consumer: "ledger", EventID: "evt-1", OrderID: "o", UserID: "u", AmountCents: 5})
+	s.Restart()
+	if _, err := tx.Commit(ctx); err == nil {
+		t.Error("a unit of work survived the restart of its process")
+	}
+	r, ok, err := s.Get(ctx, k)
+	if err != nil || !ok || r.State != store.Processing || r.Token != c.Token {
+		t.Fatalf("record after the restart: %+v %v %v, want the claim kept", r, ok, err)
+	}
+	if l, err := s.Ledger(ctx); err != nil || len(l) != 0 {
+		t.Errorf("ledger %+v %v: the lost unit must land nothing", l, err)
+	}
+	if err := s.Reset(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if recs, err := s.Records(ctx); err != nil || len(recs) != 0 {
+		t.Errorf("records after reset: %+v %v", recs, err)
+	}
+}

@@ -2,6 +2,8 @@
 
 package conformance_test
 
-// linearOps is the size of the recorded linearizability histories (see
-// race_test.go).
-const linearOps = 10_000
+// See race_test.go.
+const (
+	linearOps = 10_000
+	slowdown  = 1
+)

@@ -7,6 +7,7 @@
 package corpus
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -64,11 +65,14 @@ func Encode(c *Case) ([]byte, error) {
 	}
 	out := *c
 	out.Format, out.Version = Format, Version
-	b, err := json.MarshalIndent(&out, "", "  ")
-	if err != nil {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false) // traces read "->", not "-\u003e"
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(&out); err != nil {
 		return nil, err
 	}
-	return append(b, '\n'), nil
+	return buf.Bytes(), nil
 }
 
 // Hash returns a short content hash of the scenario's canonical encoding

@@ -6,11 +6,14 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 )
 
 // Write saves c in dir under Name(c.Property, c.Scenario) and reports the
 // path and whether the file is new. It never overwrites: if a file of that
-// name exists, the counterexample is already known and nothing is written.
+// name exists — or the same scenario is saved under another property's
+// name — the counterexample is already known, nothing is written, and the
+// existing file's path is returned.
 //
 // The write is atomic, so a crash or a Ctrl-C never leaves a half-written
 // case: the bytes go to a hidden temporary file in dir, are synced to disk,
@@ -28,8 +31,8 @@ func Write(dir string, c *Case) (path string, created bool, err error) {
 		return "", false, err
 	}
 	path = filepath.Join(dir, name)
-	if _, err := os.Lstat(path); err == nil {
-		return path, false, nil
+	if known := existing(dir, name); known != "" {
+		return known, false, nil
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", false, fmt.Errorf("corpus: %w", err)
@@ -48,6 +51,23 @@ func Write(dir string, c *Case) (path string, created bool, err error) {
 		c.Path = path
 	}
 	return path, created, nil
+}
+
+// existing returns the file in dir that holds the scenario of name, under
+// this or another property; "" if there is none.
+func existing(dir, name string) string {
+	path := filepath.Join(dir, name)
+	if _, err := os.Lstat(path); err == nil {
+		return path
+	}
+	hash := name[strings.LastIndexByte(name, '-'):] // "-<hash>.json"
+	matches, _ := filepath.Glob(filepath.Join(dir, "*"+hash))
+	for _, m := range matches {
+		if !strings.HasPrefix(filepath.Base(m), ".") {
+			return m
+		}
+	}
+	return ""
 }
 
 // writeTemp writes data to a new hidden file in dir and syncs it.

@@ -58,6 +58,23 @@ func TestWriteNeverOverwrites(t *testing.T) {
 	assertOnly(t, dir, filepath.Base(path))
 }
 
+// The same scenario violating a second property is the same case: it is
+// not saved again under the other property's name.
+func TestWriteKnowsScenarioUnderAnyProperty(t *testing.T) {
+	dir := t.TempDir()
+	first, _, err := corpus.Write(dir, smallCase())
+	if err != nil {
+		t.Fatal(err)
+	}
+	other := smallCase()
+	other.Property = "atomicity"
+	path, created, err := corpus.Write(dir, other)
+	if err != nil || created || path != first {
+		t.Fatalf("path %s created=%t err=%v, want the existing %s", path, created, err, first)
+	}
+	assertOnly(t, dir, filepath.Base(first))
+}
+
 // Campaigns racing to save the same counterexample create it exactly once.
 func TestWriteRaceCreatesOnce(t *testing.T) {
 	dir := t.TempDir()

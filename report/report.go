@@ -78,10 +78,13 @@ type MutantRow struct {
 	// Runs is the number of hunts (seeds); Killed how many found the bug.
 	Runs   int `json:"runs"`
 	Killed int `json:"killed"`
-	// MedianChecks and the seconds are over the hunts that killed.
+	// MedianChecks and the seconds are over the hunts that killed. The
+	// seconds to kill run to the first failing check; ShrinkSeconds is the
+	// median time the hunt spent after it, shrinking the counterexample.
 	MedianChecks  int     `json:"medianChecks"`
 	MedianSeconds float64 `json:"medianSeconds"`
 	MaxSeconds    float64 `json:"maxSeconds"`
+	ShrinkSeconds float64 `json:"medianShrinkSeconds"`
 	// Size is the size of the smallest shrunk counterexample.
 	Size int `json:"size"`
 }

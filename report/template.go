@@ -34,6 +34,7 @@ h2 { font-size:16px; margin:26px 0 10px; }
 table.grid { border-collapse:collapse; background:var(--card); border:1px solid var(--line); }
 table.grid th, table.grid td { padding:5px 10px; border-bottom:1px solid var(--line); text-align:left; vertical-align:top; }
 table.grid th { background:#eef0f5; font-weight:600; font-size:12.5px; }
+table.grid code { white-space:nowrap; }
 td.num { text-align:right; font-variant-numeric:tabular-nums; }
 .status { font-weight:600; }
 .status.pass { color:var(--ok); } .status.violated { color:var(--bad); } .status.n\/a { color:var(--muted); }
@@ -117,12 +118,12 @@ details summary { cursor:pointer; color:var(--blue); margin:6px 0; }
 {{if .Mutants}}
 <h2>Mutants</h2>
 <table class="grid" id="mutants">
-<thead><tr><th>mutant</th><th>killed by</th><th>killed</th><th>median checks</th><th>median s</th><th>max s</th><th>shrunk size</th><th>bug</th></tr></thead>
+<thead><tr><th>mutant</th><th>killed by</th><th>killed</th><th>median checks</th><th>median s to kill</th><th>max s to kill</th><th>median s shrinking</th><th>shrunk size</th><th>bug</th></tr></thead>
 <tbody>
 {{range .Mutants}}<tr data-mutant="{{.Mutant}}">
 <td><code>{{.Mutant}}</code></td><td><code>{{.Property}}</code></td>
 <td class="num {{if lt .Killed .Runs}}wrong{{end}}">{{.Killed}}/{{.Runs}}</td><td class="num">{{.MedianChecks}}</td>
-<td class="num">{{printf "%.3f" .MedianSeconds}}</td><td class="num">{{printf "%.3f" .MaxSeconds}}</td><td class="num">{{.Size}}</td><td class="doc">{{.Bug}}</td></tr>
+<td class="num">{{printf "%.3f" .MedianSeconds}}</td><td class="num">{{printf "%.3f" .MaxSeconds}}</td><td class="num">{{printf "%.3f" .ShrinkSeconds}}</td><td class="num">{{.Size}}</td><td class="doc">{{.Bug}}</td></tr>
 {{end}}</tbody></table>
 {{end}}
 {{if .Notes}}<ul class="notes">{{range .Notes}}<li>{{.}}</li>{{end}}</ul>{{end}}

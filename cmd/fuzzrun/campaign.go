@@ -38,13 +38,23 @@ func runCampaign(ctx context.Context, o *options, stdout, stderr io.Writer) int 
 	if !o.seedGiven {
 		o.seed = rand.Uint64() // printed, so the campaign can be repeated
 	}
+	if o.checks > 0 && int64(o.workers) > o.checks {
+		o.workers = int(o.checks) // a worker with no share of the budget would have no limit
+	}
 	c := &campaign{o: o, start: time.Now(), stats: map[string]*report.PropertyRow{}}
+	playable := 0
 	for _, p := range o.props {
 		row := &report.PropertyRow{Name: p.Name, Invariant: p.Invariant, Kind: string(p.Kind), Doc: p.Doc, Status: "pass"}
 		if !corpus.HasKind(o.target, p.Kind) {
 			row.Status = "n/a"
+		} else {
+			playable++
 		}
 		c.stats[p.Name] = row
+	}
+	if playable == 0 {
+		fmt.Fprintf(stderr, "fuzzrun: -target: %q plays no scenario the selected properties judge (%s)\n", o.target.Name, strings.Join(o.patterns, ","))
+		return exitUsage
 	}
 	pr := newProgress(stderr, o.every)
 	pr.println("fuzzrun: campaign against %s, seed %d, %d worker(s), budget %s", o.target.Name, o.seed, o.workers, c.budget())
@@ -169,6 +179,14 @@ func (c *campaign) finish(stdout, stderr io.Writer) int {
 	if c.overran {
 		c.errors = append(c.errors, fmt.Sprintf("workers were still busy %s after the time budget and were stopped", stopGrace))
 	}
+	// "new" means added by this run, whichever worker's finding wrote it.
+	added := map[string]bool{}
+	for _, f := range c.found {
+		added[f.file] = added[f.file] || f.created
+	}
+	for _, f := range c.found {
+		f.created = f.file != "" && added[f.file]
+	}
 	code := exitOK
 	if len(c.found) > 0 {
 		code = exitViolation
@@ -201,8 +219,13 @@ func (c *campaign) writeHTML() error {
 	r := &report.Run{Title: "fuzzrun campaign against " + c.o.target.Name, Mode: "campaign", Command: commandLine(c.o.args),
 		Target: c.o.target.Name, Seed: c.o.seed, Workers: c.o.workers, Budget: c.budget(), Elapsed: c.elapsed,
 		Interrupted: c.interrupted, Checks: c.checks, Properties: c.rows()}
+	shown := map[string]bool{}
 	for _, f := range c.sortedFindings() {
+		if shown[f.hash] {
+			continue // the same counterexample, found again
+		}
 		if rc, ok := f.reportCase(); ok {
+			shown[f.hash] = true
 			r.Cases = append(r.Cases, rc)
 		}
 	}

@@ -92,8 +92,15 @@ func (c *campaign) printSummary(w io.Writer) {
 	if len(found) == 0 {
 		fmt.Fprintf(w, "\nno violation found.\n")
 	}
+	shown := map[string]int{} // scenario hash -> the violation that showed it
 	for i, f := range found {
-		fmt.Fprintf(w, "\n=== violation %d of %d: %s against %s\n%s", i+1, len(found), f.msg.Property, f.target.Name, f.text())
+		fmt.Fprintf(w, "\n=== violation %d of %d: %s against %s\n", i+1, len(found), f.msg.Property, f.target.Name)
+		if j, ok := shown[f.hash]; ok && f.hash != "" {
+			fmt.Fprintf(w, "the same counterexample as violation %d (rapid seed %d)\n", j, f.msg.Seed)
+			continue
+		}
+		shown[f.hash] = i + 1
+		fmt.Fprint(w, f.text())
 	}
 	if c.o.html != "" {
 		fmt.Fprintf(w, "\nreport: %s\n", c.o.html)

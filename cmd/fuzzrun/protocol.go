@@ -48,10 +48,12 @@ type message struct {
 	// property (there is then no scenario to save).
 	Message string `json:"message,omitempty"`
 
-	// Kill (mutation benchmark): one hunt of one mutant.
+	// Kill (mutation benchmark): one hunt of one mutant. KillNs is the time
+	// to the first failing check, ElapsedNs the hunt's, shrinking included.
 	Mutant    string `json:"mutant,omitempty"`
 	Run       int    `json:"run,omitempty"`
 	Killed    bool   `json:"killed,omitempty"`
+	KillNs    int64  `json:"killNs,omitempty"`
 	ElapsedNs int64  `json:"elapsedNs,omitempty"`
 	Size      int    `json:"size,omitempty"`
 }

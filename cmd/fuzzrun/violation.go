@@ -21,6 +21,7 @@ type finding struct {
 	outcome  *runner.Outcome
 	verdicts []properties.Verdict
 	verdict  properties.Verdict // the failed one the worker reported
+	hash     string             // of the scenario (corpus.Hash)
 	file     string
 	created  bool
 	err      string
@@ -43,6 +44,7 @@ func newFinding(target system.Target, m *message, corpusDir string) *finding {
 		return f
 	}
 	f.scenario = s
+	f.hash, _ = corpus.Hash(s)
 	out, verdicts, err := corpus.Judge(s, target, nil)
 	if err != nil {
 		f.err = fmt.Sprintf("replay of the counterexample of %s against %s: %v", m.Property, target.Name, err)

@@ -330,7 +330,7 @@ func (w *world) stepWorker(wk *consumer.Worker) bool {
 		w.unexpected(fmt.Sprintf("%s %s", wk.Name(), rep.Action), err)
 	}
 	switch rep.Action {
-	case consumer.ActCommit, consumer.ActMark, consumer.ActFail:
+	case consumer.ActCommit, consumer.ActEffect, consumer.ActMark, consumer.ActFail:
 		if latest := w.latest[rep.Key]; rep.Token != 0 && rep.Token < latest {
 			after := w.snap()
 			fc := FenceCheck{Line: len(w.trace.Lines), Worker: wk.Name(), Key: rep.Key, Token: rep.Token, LatestToken: latest,
@@ -356,10 +356,13 @@ func describe(name string, rep consumer.Report) string {
 		return s + errSuffix(rep.Err)
 	case consumer.ActHandle:
 		return fmt.Sprintf("%s runs the handler for %s -> %s %s%s", name, rep.Key.ID, rep.Handler.Kind, rep.Handler.Reason, errSuffix(rep.Err))
-	case consumer.ActCommit, consumer.ActMark:
+	case consumer.ActCommit, consumer.ActMark, consumer.ActEffect:
 		what := "commits effect + processed mark"
-		if rep.Action == consumer.ActMark {
+		switch rep.Action {
+		case consumer.ActMark:
 			what = "marks processed"
+		case consumer.ActEffect:
+			what = "writes the effect alone (its store cannot commit effect and mark together)"
 		}
 		switch {
 		case rep.Stale:

@@ -85,6 +85,7 @@ const (
 	ActClaim      Action = "claim"
 	ActHandle     Action = "handle"
 	ActCommit     Action = "commit"
+	ActEffect     Action = "commit-effect"
 	ActAck        Action = "ack"
 	ActNack       Action = "nack"
 	ActFail       Action = "fail-claim"
@@ -365,7 +366,7 @@ func ackStage(_ context.Context, w *Worker) (stage, Report, error) {
 // commit atomically: the effect lands now, the mark in the next step.
 func splitEffectStage(ctx context.Context, w *Worker, tx store.SplitTx) (stage, Report, error) {
 	res, err := tx.CommitEffect(ctx)
-	rep := Report{Action: ActCommit, Token: w.token, Commit: &res}
+	rep := Report{Action: ActEffect, Token: w.token, Commit: &res}
 	if err != nil {
 		w.tx = nil
 		rep.Stale = errors.Is(err, store.ErrStaleToken) || errors.Is(err, store.ErrNotHeld)

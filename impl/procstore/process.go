@@ -27,11 +27,15 @@ const exitGrace = 200 * time.Millisecond
 type proc struct {
 	cmd    *exec.Cmd
 	stdin  *os.File
+	stdout *os.File
 	lines  chan []byte // answer lines; closed at EOF or on a read error
 	readEr error       // why lines closed; read after lines is closed
 	exited chan struct{}
 	waitEr error // the exit status; read after exited is closed
 	stderr *tail
+	// killed releases the reader when nobody will read lines any more.
+	killed   chan struct{}
+	killOnce sync.Once
 }
 
 // start launches argv with env. Stdin and stdout are plain pipes (not
@@ -51,7 +55,8 @@ func start(argv []string, dir string, env []string) (*proc, error) {
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Dir, cmd.Env = dir, env
 	cmd.Stdin, cmd.Stdout = inR, outW
-	p := &proc{cmd: cmd, stdin: inW, lines: make(chan []byte, 1), exited: make(chan struct{}), stderr: &tail{max: 4096}}
+	p := &proc{cmd: cmd, stdin: inW, stdout: outR, lines: make(chan []byte, 1), exited: make(chan struct{}), stderr: &tail{max: 4096},
+		killed: make(chan struct{})}
 	cmd.Stderr = p.stderr
 	// Wait must not wait for ever on a stderr kept open by a grandchild.
 	cmd.WaitDelay = time.Second
@@ -65,7 +70,7 @@ func start(argv []string, dir string, env []string) (*proc, error) {
 		outR.Close()
 		return nil, err
 	}
-	go p.read(outR)
+	go p.read()
 	go func() {
 		p.waitEr = cmd.Wait()
 		close(p.exited)
@@ -73,17 +78,20 @@ func start(argv []string, dir string, env []string) (*proc, error) {
 	return p, nil
 }
 
-func (p *proc) read(r *os.File) {
-	defer r.Close()
+func (p *proc) read() {
 	defer close(p.lines)
-	br := bufio.NewReaderSize(r, 64<<10)
+	br := bufio.NewReaderSize(p.stdout, 64<<10)
 	for {
 		line, err := readLine(br)
 		if err != nil {
 			p.readEr = err
 			return
 		}
-		p.lines <- line
+		select {
+		case p.lines <- line:
+		case <-p.killed:
+			return // lines nobody asked for, from a process being killed
+		}
 	}
 }
 
@@ -111,8 +119,12 @@ func readLine(br *bufio.Reader) ([]byte, error) {
 // kill ends the process and everything it started, and waits (bounded) for
 // it to be reaped.
 func (p *proc) kill() {
+	p.killOnce.Do(func() { close(p.killed) })
 	killGroup(p.cmd)
 	p.stdin.Close()
+	// Unblocks the reader even if something outside the process group
+	// still holds the pipe open.
+	p.stdout.Close()
 	select {
 	case <-p.exited:
 	case <-time.After(5 * time.Second):

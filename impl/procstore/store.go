@@ -62,6 +62,7 @@ type Error struct {
 	Reason string
 }
 
+// Error implements error.
 func (e *Error) Error() string {
 	return fmt.Sprintf("procstore: adapter %q failed on request %d (%s): %s; the process was killed and this store is unusable",
 		e.Command, e.Request, e.Op, e.Reason)

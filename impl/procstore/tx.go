@@ -2,6 +2,7 @@ package procstore
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/idemcheck/idemcheck/impl/store"
@@ -69,7 +70,7 @@ func (t *tx) Rollback(ctx context.Context) error {
 
 func (t *tx) rollback(ctx context.Context) error {
 	_, err := t.s.call(ctx, OpRollback, t.gen, map[string]any{"tx": t.id})
-	if err == errLost {
+	if errors.Is(err, errLost) {
 		return nil
 	}
 	return err

@@ -75,18 +75,23 @@ func TestEmptyKeyMeansNoIdempotency(t *testing.T) {
 	}
 }
 
-func TestPublishDLQIsIdempotentAndMissingGateIsNot(t *testing.T) {
+func TestPublishDLQGoesThroughTheGate(t *testing.T) {
 	for _, tc := range []struct {
 		gate *Gate
-		want int
-	}{{NewGate(), 1}, {NewMissingGate(), 2}} {
+		want Decision
+	}{{NewGate(), AlreadyCommitted}, {NewMissingGate(), Proceed}} {
 		p := newProducer(tc.gate)
 		p.Produce("orders", "", "e1", nil)
 		d, _ := p.Broker.Deliver("g", 0)
-		p.PublishDLQ(d, "poison")
-		p.PublishDLQ(d, "poison")
-		if n := len(p.Broker.DLQ()); n != tc.want {
-			t.Fatalf("missing=%v: %d DLQ entries, want %d", tc.gate.missing, n, tc.want)
+		if got := p.PublishDLQ(d, "poison"); got != Proceed {
+			t.Fatalf("first DLQ publish: %s", got)
+		}
+		if got := p.PublishDLQ(d, "poison"); got != tc.want {
+			t.Fatalf("missing=%v: second DLQ publish %s, want %s", tc.gate.missing, got, tc.want)
+		}
+		// Either way the DLQ, keyed by message identity, holds it once.
+		if n := len(p.Broker.DLQ()); n != 1 {
+			t.Fatalf("%d DLQ entries, want 1", n)
 		}
 	}
 }

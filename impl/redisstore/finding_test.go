@@ -46,15 +46,18 @@ func crashBetweenEffectAndMark() *scenario.Scenario {
 	}}
 }
 
-// failing returns the names of the consumption properties a run violates.
-func failing(out *runner.Outcome) []string {
+// failing returns the consumption properties a run violates, by name, and
+// their verdicts for the log.
+func failing(out *runner.Outcome) ([]string, string) {
 	var names []string
+	var verdicts string
 	for _, p := range properties.ForKind(scenario.KindConsumption) {
 		if v := p.Check(out); !v.Pass {
 			names = append(names, v.Property)
+			verdicts += v.String()
 		}
 	}
-	return names
+	return names, verdicts
 }
 
 // TestCrashBetweenEffectAndMark: the harness flags the hand-written crash
@@ -70,15 +73,15 @@ func TestCrashBetweenEffectAndMark(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if f := failing(ref); len(f) != 0 {
-		t.Fatalf("the reference fails %v on the hand-written scenario:\n%s", f, ref.Trace)
+	if f, v := failing(ref); len(f) != 0 {
+		t.Fatalf("the reference fails %v on the hand-written scenario:\n%s%s", f, v, ref.Trace)
 	}
 	out, err := runner.Run(s, target(t))
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("trace against redis:\n%s", out.Trace)
-	got := failing(out)
+	got, verdicts := failing(out)
+	t.Logf("against redis:\n%s\n%s", verdicts, out.Trace)
 	for _, want := range []string{"single-credit", "atomicity"} {
 		if !slices.Contains(got, want) {
 			t.Errorf("property %s not violated; violated: %v", want, got)

@@ -1,0 +1,104 @@
+package main
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/idemcheck/idemcheck/properties"
+)
+
+// Every usage error exits 2 with a message naming the flag and the value.
+func TestUsageErrors(t *testing.T) {
+	cases := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-duration", "abc"}, `fuzzrun: -duration: "abc" is not a duration`},
+		{[]string{"-duration", "-5s"}, `fuzzrun: -duration: "-5s" is not a duration`},
+		{[]string{"-checks", "many"}, `fuzzrun: -checks: "many" is not a whole number`},
+		{[]string{"-checks", "-1"}, `fuzzrun: -checks: -1 is negative`},
+		{[]string{"-seed", "-3"}, `fuzzrun: -seed: "-3" is not an unsigned 64-bit integer`},
+		{[]string{"-workers", "0"}, `fuzzrun: -workers: 0 is not a positive number`},
+		{[]string{"-workers", "9999"}, `fuzzrun: -workers: 9999 is more than 256`},
+		{[]string{"-target", "nope"}, `fuzzrun: -target: "nope" is not a target; valid targets: reference, `},
+		{[]string{"-property", "nope*"}, `fuzzrun: -property: "nope*" matches no property; the properties are single-credit`},
+		{[]string{"-property", "[x"}, `fuzzrun: -property: "[x" is not a valid glob`},
+		{[]string{"-frobnicate"}, `fuzzrun: -frobnicate: no such flag`},
+		{[]string{"-duration"}, `fuzzrun: -duration: needs a value`},
+		{[]string{"-json=maybe"}, `fuzzrun: -json: "maybe" is not true or false`},
+		{[]string{"extra"}, `fuzzrun: unexpected argument "extra"`},
+		{[]string{"-duration", "0"}, `fuzzrun: -duration: 0 (no time limit) needs -checks`},
+		{[]string{"-mutants", "-replay", "x.json"}, `fuzzrun: -list, -replay and -mutants are different modes`},
+		{[]string{"-mutants", "-target", "no-dedup"}, `fuzzrun: -target: -mutants hunts every mutant`},
+		{[]string{"-replay", "no/such/file.json"}, `fuzzrun: -replay: open no/such/file.json`},
+		{[]string{"-target", "hlc-no-merge", "-property", "single-credit", "-corpus", "", "-html", ""}, `fuzzrun: -target: "hlc-no-merge" plays no scenario the selected properties judge`},
+	}
+	for _, c := range cases {
+		t.Run(strings.Join(c.args, " "), func(t *testing.T) {
+			r := fuzzrun(t, c.args...)
+			if r.code != exitUsage {
+				t.Fatalf("exit %d, want %d; stderr:\n%s", r.code, exitUsage, r.stderr)
+			}
+			if !strings.HasPrefix(r.stderr, c.want) {
+				t.Fatalf("stderr:\n%s\nwant it to start with:\n%s", r.stderr, c.want)
+			}
+		})
+	}
+}
+
+func TestHelp(t *testing.T) {
+	r := fuzzrun(t, "-h")
+	if r.code != exitOK {
+		t.Fatalf("exit %d", r.code)
+	}
+	mustContain(t, "usage", r.stdout, "-duration", "-replay FILE", "-mutants", "exit status")
+}
+
+func TestList(t *testing.T) {
+	r := fuzzrun(t, "-list")
+	if r.code != exitOK {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	for _, p := range properties.All() {
+		mustContain(t, "-list", r.stdout, p.Name)
+	}
+	mustContain(t, "-list", r.stdout, "reference", "no-dedup", "mutant, killed by single-credit")
+}
+
+func TestListJSONHonoursProperty(t *testing.T) {
+	r := fuzzrun(t, "-list", "-json", "-property", "hlc-*,fencing")
+	l := decode[listJSON](t, r)
+	var names []string
+	for _, p := range l.Properties {
+		names = append(names, p.Name)
+	}
+	if strings.Join(names, ",") != "fencing,hlc-laws" {
+		t.Fatalf("properties %v", names)
+	}
+	if len(l.Targets) < 2 || l.Targets[0].Name != "reference" || l.Targets[0].Mutant {
+		t.Fatalf("targets %+v", l.Targets)
+	}
+}
+
+func TestShareAndSeeds(t *testing.T) {
+	var sum int64
+	for w := range 3 {
+		sum += share(10, 3, w)
+	}
+	if sum != 10 || share(10, 3, 0) != 4 || share(10, 3, 2) != 3 || share(0, 3, 1) != 0 {
+		t.Fatalf("share splits 10 over 3 as %d %d %d", share(10, 3, 0), share(10, 3, 1), share(10, 3, 2))
+	}
+	seen := map[uint64]bool{}
+	for w := range 4 {
+		for k := range 100 {
+			s := huntSeed(7, w, 4, k)
+			if s == 0 || seen[s] {
+				t.Fatalf("seed %d of worker %d hunt %d is zero or repeated", s, w, k)
+			}
+			seen[s] = true
+		}
+	}
+	if huntSeed(7, 1, 4, 3) != huntSeed(7, 1, 4, 3) || huntSeed(7, 1, 4, 3) == huntSeed(8, 1, 4, 3) {
+		t.Fatal("hunt seeds are not a function of the base seed")
+	}
+}
