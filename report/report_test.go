@@ -129,14 +129,3 @@ func TestWriteFileIsAtomic(t *testing.T) {
 		t.Fatal("page is incomplete")
 	}
 }
-
-func TestDevWrite(t *testing.T) {
-	if os.Getenv("DEV_REPORT") == "" {
-		t.Skip()
-	}
-	r := sampleRun(t)
-	r.Cases = append(r.Cases, killCase(t, "takeover-without-fencing"), killCase(t, "cleanup-by-local-clock"), killCase(t, "hlc-no-merge"))
-	if err := report.WriteFile(os.Getenv("DEV_REPORT"), r); err != nil {
-		t.Fatal(err)
-	}
-}

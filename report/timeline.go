@@ -9,8 +9,6 @@ import (
 
 	"github.com/idemcheck/idemcheck/faults/runner"
 	"github.com/idemcheck/idemcheck/faults/scenario"
-	"github.com/idemcheck/idemcheck/impl/consumer"
-	"github.com/idemcheck/idemcheck/impl/store"
 	"github.com/idemcheck/idemcheck/properties"
 )
 
@@ -107,6 +105,10 @@ func consumptionTimeline(out *runner.Outcome, verdicts []properties.Verdict) *ti
 		}
 		cells := map[string][]chip{}
 		laneID, c := actionChip(a, ex, prevMs, nodeOf, skew, steps, r)
+		if _, again, ok := strings.Cut(rw.Tip, " again: "); ok && a.Kind == "produce" {
+			// A producer retry the gate answered: nothing was enqueued.
+			c.Label, c.Detail = "produce "+a.Key.ID+" again", again
+		}
 		cells[laneID] = append(cells[laneID], c)
 		if lc, ok := ledgerChip(a, amount); ok {
 			cells[laneLedger] = append(cells[laneLedger], lc)
@@ -180,133 +182,6 @@ func actionChip(a runner.Action, ex *expiries, prevMs int64, nodeOf map[string]s
 	return a.Worker, workerChip(a, ex)
 }
 
-// workerChip draws a step of a worker's pipeline.
-func workerChip(a runner.Action, ex *expiries) chip {
-	c := chip{Kind: a.Kind, Label: a.Kind + " " + a.Key.ID, Class: "step"}
-	switch consumer.Action(a.Kind) {
-	case consumer.ActClaim:
-		if a.Claim == nil {
-			break
-		}
-		c.Label = "claim " + a.Key.ID + " → " + string(a.Claim.Outcome)
-		if a.Claim.Outcome == store.Acquired {
-			c.Detail = fmt.Sprintf("token %d · attempt %d", a.Claim.Token, a.Claim.Attempt)
-			if a.Claim.Takeover {
-				c.Detail += " · took over an expired lease"
-				c.Class = "step takeover"
-			}
-			ex.claimed(a)
-		} else {
-			c.Class = "step muted"
-		}
-	case consumer.ActHandle:
-		if a.Handler != nil {
-			c.Label = "handler " + a.Key.ID + " → " + string(a.Handler.Kind)
-			c.Detail = a.Handler.Reason
-			if a.Handler.Kind != consumer.OK {
-				c.Class = "step warn"
-			}
-		}
-	case consumer.ActCommit, consumer.ActMark:
-		ex.settled(a)
-		what := "commit"
-		if consumer.Action(a.Kind) == consumer.ActMark {
-			what = "mark processed"
-		}
-		c.Label = fmt.Sprintf("%s %s (token %d)", what, a.Key.ID, a.Token)
-		switch {
-		case a.Stale:
-			c.Detail, c.Class = "stale token: rejected", "step muted"
-		case a.Err != "":
-			c.Detail, c.Class = "error: "+a.Err, "step warn"
-		case a.Commit != nil:
-			c.Detail, c.Class = fmt.Sprintf("%d credited", a.Commit.Credited), "commit"
-		}
-	case consumer.ActFail:
-		ex.settled(a)
-		c.Label, c.Detail = "release "+a.Key.ID, "claim marked failed, re-claimable"
-	case consumer.ActNack:
-		ex.answered(a)
-		c.Label, c.Class = "nack "+a.Key.ID, "step warn"
-		if a.Handler != nil {
-			c.Detail = a.Handler.Reason
-		}
-	case consumer.ActDeadLetter:
-		ex.answered(a)
-		c.Label, c.Class = "→ DLQ "+a.Key.ID, "step dlq"
-		if a.Handler != nil {
-			c.Detail = a.Handler.Reason
-		}
-	case consumer.ActAck:
-		ex.answered(a)
-		c.Label, c.Class = "ack "+a.Key.ID, "step ack"
-	}
-	if c.Detail == "" && a.Err != "" {
-		c.Detail = "error: " + a.Err
-	}
-	return c
-}
-
-// ledgerChip draws the ledger write a commit made, if any.
-func ledgerChip(a runner.Action, amount map[string]int64) (chip, bool) {
-	if a.Commit == nil || (a.Commit.Credited == 0 && a.Commit.DuplicatesIgnored == 0) {
-		return chip{}, false
-	}
-	c := chip{Kind: "ledger-write", Class: "ledger"}
-	if a.Commit.Credited > 0 {
-		c.Label = fmt.Sprintf("+ %s %d¢", a.Key.ID, amount[a.Key.ID])
-		c.Detail = fmt.Sprintf("credited for %s by %s", a.Key.Consumer, a.Worker)
-	}
-	if a.Commit.DuplicatesIgnored > 0 {
-		if c.Label == "" {
-			c.Label = "second credit of " + a.Key.ID
-		}
-		c.Detail = strings.TrimPrefix(c.Detail+" · unique constraint stopped a second credit", " · ")
-		c.Class = "ledger warn"
-	}
-	return c, true
-}
-
-func clockChip(a runner.Action, steps []scenario.Step, skew map[string]int64) chip {
-	c := chip{Kind: a.Kind, Class: "clock skew"}
-	if a.Step < 0 || a.Step >= len(steps) {
-		c.Label = a.Kind
-		return c
-	}
-	st := steps[a.Step]
-	if a.Kind == "skew" {
-		skew[st.Node] = st.Ms
-		c.Label = fmt.Sprintf("%s skewed to %s", st.Node, signedMs(st.Ms))
-	} else {
-		skew[st.Node] += st.Ms
-		c.Label = fmt.Sprintf("%s clock steps %s", st.Node, signedMs(st.Ms))
-	}
-	c.Detail = fmt.Sprintf("%s's wall clock reads t=%s", st.Node, signedMs(a.AtMs+skew[st.Node]))
-	return c
-}
-
-func cleanupChip(a runner.Action, nodeOf map[string]string, skew map[string]int64, r *runner.ConsumptionResult) chip {
-	node := nodeOf[a.Worker]
-	c := chip{Kind: a.Kind, Label: "cleanup", Class: "cleanup",
-		Detail: fmt.Sprintf("by %s's wall clock t=%s", node, signedMs(a.AtMs+skew[node]))}
-	var removed []string
-	for _, rm := range r.Removed {
-		if rm.Line != a.Line {
-			continue
-		}
-		s := rm.Key.ID
-		if rm.Premature {
-			s += " (too young!)"
-			c.Class = "cleanup warn"
-		}
-		removed = append(removed, s)
-	}
-	if len(removed) > 0 {
-		c.Label = "cleanup removes " + strings.Join(removed, ", ")
-	}
-	return c
-}
-
 // lineRef finds the trace lines a verdict's details point at.
 var lineRef = regexp.MustCompile(`\bline (\d+)\b`)
 
@@ -353,76 +228,6 @@ func consumptionFlags(r *runner.ConsumptionResult, verdicts []properties.Verdict
 		flags[line] = whys
 	}
 	return flags
-}
-
-// expiries tracks leases and unacknowledged deliveries, so that a clock
-// advance can say which leases and ack timeouts it let expire.
-type expiries struct {
-	leaseMs, ackMs int64
-	leases         []lease
-	inflight       []delivery
-}
-
-type lease struct {
-	worker string
-	key    store.Key
-	token  uint64
-	until  int64
-}
-
-type delivery struct {
-	worker string
-	id     string
-	offset int64
-	until  int64
-}
-
-func (e *expiries) claimed(a runner.Action) {
-	e.leases = append(e.leases, lease{worker: a.Worker, key: a.Key, token: a.Claim.Token, until: a.AtMs + e.leaseMs})
-}
-
-// settled ends the lease a commit, mark or release was made under.
-func (e *expiries) settled(a runner.Action) {
-	e.leases = filter(e.leases, func(l lease) bool { return !(l.key == a.Key && l.token == a.Token) })
-}
-
-func (e *expiries) delivered(a runner.Action) {
-	e.inflight = append(e.inflight, delivery{worker: a.Worker, id: a.Key.ID, offset: a.Offset, until: a.AtMs + e.ackMs})
-}
-
-// answered ends the delivery an ack, nack or dead-letter settled.
-func (e *expiries) answered(a runner.Action) {
-	e.inflight = filter(e.inflight, func(d delivery) bool { return !(d.worker == a.Worker && d.offset == a.Offset) })
-}
-
-// expire lists the leases and ack timeouts that run out in (from, to].
-func (e *expiries) expire(from, to int64) []string {
-	var out []string
-	e.leases = filter(e.leases, func(l lease) bool {
-		if l.until > from && l.until <= to {
-			out = append(out, fmt.Sprintf("lease of %s on %s (token %d) expires", l.worker, l.key.ID, l.token))
-			return false
-		}
-		return l.until > to
-	})
-	e.inflight = filter(e.inflight, func(d delivery) bool {
-		if d.until > from && d.until <= to {
-			out = append(out, fmt.Sprintf("ack timeout: %s's delivery of %s (offset %d)", d.worker, d.id, d.offset))
-			return false
-		}
-		return d.until > to
-	})
-	return out
-}
-
-func filter[T any](s []T, keep func(T) bool) []T {
-	out := s[:0]
-	for _, x := range s {
-		if keep(x) {
-			out = append(out, x)
-		}
-	}
-	return out
 }
 
 // traceLine returns the text of trace line n (numbered from 1).

@@ -24,6 +24,13 @@ func TestCampaignAgainstReference(t *testing.T) {
 	if r.code != exitOK {
 		t.Fatalf("exit %d\n%s", r.code, r.stderr)
 	}
+	keys := decode[map[string]any](t, r)
+	for _, k := range []string{"mode", "target", "seed", "workers", "duration", "elapsedMs", "checks", "checksPerSecond",
+		"interrupted", "properties", "violations", "html", "exit"} {
+		if _, ok := keys[k]; !ok {
+			t.Errorf("JSON report lacks %q", k)
+		}
+	}
 	rep := decode[campaignJSON](t, r)
 	if rep.Checks != 600 || rep.Workers != 2 || rep.Seed != 3 || rep.Target != "reference" || len(rep.Violations) != 0 || rep.Exit != 0 {
 		t.Fatalf("report %+v", rep)

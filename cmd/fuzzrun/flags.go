@@ -46,6 +46,7 @@ type options struct {
 const (
 	defaultDuration     = 30 * time.Second
 	defaultBatch        = 200
+	externalBatch       = 10
 	defaultRuns         = 5
 	defaultMutantChecks = 5000
 	defaultCorpus       = "corpus/cases"
@@ -137,6 +138,13 @@ func parseFlags(args []string) (*options, error) {
 	}
 	if o.target, err = lookupTarget(*target); err != nil {
 		return nil, err
+	}
+	batchSet := false
+	fs.Visit(func(f *flag.Flag) { batchSet = batchSet || f.Name == "batch" })
+	if !batchSet && isExternal(*target) {
+		// A real database runs tens of checks a second, not thousands: small
+		// batches keep progress live and the time budget honest.
+		o.batch = externalBatch
 	}
 	return o, o.checkModes(given)
 }
@@ -275,7 +283,8 @@ flags:
   -html FILE       HTML report (default fuzzrun-report.html; "" for none)
   -json            print the report as JSON on stdout instead of the table
   -runs N          hunts (seeds) per mutant with -mutants (default 5)
-  -batch N         checks per hunt in a campaign (default 200)
+  -batch N         checks per hunt in a campaign (default 200; 10 for sqlite,
+                   postgres, redis and exec: targets)
   -progress-every D  interval of progress lines when stderr is not a terminal (default 5s)
 
 exit status: 0 nothing violated, 1 a violation found (or a mutant survived),

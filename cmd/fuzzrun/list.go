@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"github.com/idemcheck/idemcheck/impl/system"
 	"io"
 	"text/tabwriter"
 )
@@ -34,7 +35,7 @@ func runList(o *options, stdout io.Writer) int {
 			l.Properties = append(l.Properties, propertyJSON{Name: p.Name, Invariant: p.Invariant, Kind: string(p.Kind), Doc: p.Doc})
 		}
 		for _, name := range targetNames() {
-			t, _ := lookupTarget(name)
+			t, _ := system.Lookup(name) // external targets are listed, not opened
 			l.Targets = append(l.Targets, targetJSON{Name: name, Mutant: t.Mutant, KilledBy: t.KilledBy, Bug: t.Bug})
 		}
 		if err := writeJSON(stdout, l); err != nil {

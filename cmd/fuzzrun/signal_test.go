@@ -124,7 +124,7 @@ func TestSIGINTEndsCampaignCleanly(t *testing.T) {
 // A campaign that found nothing exits 0 on SIGINT, reporting the checks so far.
 func TestSIGINTWithoutViolation(t *testing.T) {
 	dir := t.TempDir()
-	cmd, stdout, lines := startFuzzrun(t, "-duration", "2m", "-workers", "2", "-corpus", filepath.Join(dir, "c"),
+	cmd, stdout, lines := startFuzzrun(t, "-duration", "2m", "-workers", "2", "-seed", "11", "-corpus", filepath.Join(dir, "c"),
 		"-html", filepath.Join(dir, "r.html"), "-json", "-progress-every", "100ms")
 	waitLine(t, lines, ` [1-9][0-9]* checks `) // a progress line after the first hunts
 	if err := cmd.Process.Signal(os.Interrupt); err != nil {

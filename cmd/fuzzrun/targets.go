@@ -2,69 +2,74 @@ package main
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/idemcheck/idemcheck/impl/system"
 )
 
-// targetSource resolves target names of one family.
-type targetSource struct {
-	// names lists the names the source knows, for -list and error messages.
-	names func() []string
-	// lookup returns the named target, or false.
-	lookup func(name string) (system.Target, bool)
-}
-
-// targetSources are consulted in order. To add a target — a store under
-// test such as "sqlite" or "postgres" — append a source:
-//
-//	{names: func() []string { return []string{"sqlite"} },
-//	 lookup: func(n string) (system.Target, bool) {
-//		return system.WithStore("sqlite", sqlitestore.Open), n == "sqlite" }},
-var targetSources = []targetSource{
-	{ // the reference and every registered mutant
-		names: func() []string {
-			out := []string{"reference"}
-			for _, m := range system.Mutants() {
-				out = append(out, m.Name)
-			}
-			return out
-		},
-		lookup: system.Lookup,
-	},
-}
-
-// lookupTarget resolves -target; an unknown name is a usage error listing
-// the valid ones.
-func lookupTarget(name string) (system.Target, error) {
-	for _, s := range targetSources {
-		if t, ok := s.lookup(name); ok {
-			return t, nil
-		}
-	}
-	return system.Target{}, usagef("-target: %q is not a target; valid targets: %s", name, strings.Join(targetNames(), ", "))
-}
-
-// targetNames lists every target name.
-func targetNames() []string {
-	var out []string
-	for _, s := range targetSources {
-		out = append(out, s.names()...)
+// builtinNames lists the reference and every registered mutant.
+func builtinNames() []string {
+	out := []string{"reference"}
+	for _, m := range system.Mutants() {
+		out = append(out, m.Name)
 	}
 	return out
 }
 
-// describeTarget is one line about a target for -list.
-func describeTarget(name string) string {
-	t, err := lookupTarget(name)
-	if err != nil {
-		return name
+// isExternal reports whether name is a store under test that Resolve opens
+// (sqlite, sqlite-file, postgres, redis, exec:COMMAND).
+func isExternal(name string) bool {
+	if strings.HasPrefix(name, "exec:") {
+		return true
 	}
+	for _, e := range system.ExternalTargets() {
+		if e.Spec == name {
+			return true
+		}
+	}
+	return false
+}
+
+// lookupTarget resolves -target. An unknown name is a usage error listing
+// the valid ones; an external target that cannot be opened (an unset DSN,
+// an unreachable server, an adapter that does not start) is one too, with
+// the reason.
+func lookupTarget(name string) (system.Target, error) {
+	if t, ok := system.Lookup(name); ok {
+		return t, nil
+	}
+	if isExternal(name) {
+		t, err := system.Resolve(name)
+		if err != nil {
+			return system.Target{}, usagef("-target: %q cannot be used: %v", name, err)
+		}
+		return t, nil
+	}
+	return system.Target{}, usagef("-target: %q is not a target; valid targets: %s", name, strings.Join(targetNames(), ", "))
+}
+
+// targetNames lists every target name (exec:COMMAND as its pattern).
+func targetNames() []string {
+	out := builtinNames()
+	for _, e := range system.ExternalTargets() {
+		out = append(out, e.Spec)
+	}
+	return out
+}
+
+// describeTarget is one line about a target for -list. External targets
+// are described, not opened.
+func describeTarget(name string) string {
+	if i := slices.IndexFunc(system.ExternalTargets(), func(e system.ExternalTarget) bool { return e.Spec == name }); i >= 0 {
+		return fmt.Sprintf("%-34s %s", name, system.ExternalTargets()[i].Doc)
+	}
+	t, ok := system.Lookup(name)
 	switch {
+	case !ok:
+		return name
 	case t.Mutant:
 		return fmt.Sprintf("%-34s mutant, killed by %s: %s", name, t.KilledBy, t.Bug)
-	case name == "reference":
-		return fmt.Sprintf("%-34s every part correct", name)
 	}
-	return name
+	return fmt.Sprintf("%-34s every part correct", name)
 }

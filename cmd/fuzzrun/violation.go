@@ -138,7 +138,7 @@ func firstLine(s string) string {
 func commandLine(given []string) string {
 	args := []string{"fuzzrun"}
 	for _, a := range given {
-		if strings.ContainsAny(a, " \t\"'") {
+		if a == "" || strings.ContainsAny(a, " \t\"'") {
 			a = fmt.Sprintf("%q", a)
 		}
 		args = append(args, a)

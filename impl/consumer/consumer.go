@@ -162,6 +162,10 @@ func (w *Worker) Delivery() (broker.Delivery, bool) {
 	return *w.delivery, true
 }
 
+// Held returns the key and fencing token of the claim the worker holds (a
+// zero token when it holds none).
+func (w *Worker) Held() (store.Key, uint64) { return w.key, w.token }
+
 // Metrics returns a copy of the worker's metrics.
 func (w *Worker) Metrics() Metrics { return w.metrics.clone() }
 
