@@ -51,7 +51,7 @@ func TestCrashWithOpenUnits(t *testing.T) {
 		need func(*testing.T) string
 	}{
 		{spec: "sqlite"},
-		{spec: "postgres", need: postgresDSN},
+		{spec: "postgres", need: func(t *testing.T) string { return postgresDSN(t) }},
 		{spec: "exec", lost: true, need: nodeCommand},
 	} {
 		t.Run(c.spec, func(t *testing.T) {

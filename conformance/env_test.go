@@ -17,7 +17,7 @@ import (
 const seed = 20261121
 
 // postgresDSN returns the PostgreSQL connection string, or skips.
-func postgresDSN(t *testing.T) string {
+func postgresDSN(t testing.TB) string {
 	t.Helper()
 	dsn := os.Getenv(system.PostgresDSNEnv)
 	if dsn == "" {
@@ -49,7 +49,7 @@ func nodeCommand(t *testing.T) string {
 func scaled(n int) int { return max(1, n/slowdown) }
 
 // resolve resolves a target spec or fails.
-func resolve(t *testing.T, spec string) system.Target {
+func resolve(t testing.TB, spec string) system.Target {
 	t.Helper()
 	tg, err := system.Resolve(spec)
 	if err != nil {

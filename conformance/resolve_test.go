@@ -57,7 +57,7 @@ func TestEveryRunStartsEmpty(t *testing.T) {
 	}{
 		{spec: "sqlite"},
 		{spec: "sqlite-file"},
-		{spec: "postgres", need: postgresDSN},
+		{spec: "postgres", need: func(t *testing.T) string { return postgresDSN(t) }},
 		{spec: "redis", need: redisAddr},
 		{spec: "exec", need: nodeCommand},
 	} {
