@@ -111,3 +111,27 @@ func TestRunRejectsMismatchedKinds(t *testing.T) {
 		t.Fatal("a target without consumption parts ran")
 	}
 }
+
+// TestSameSeedSameTrace: a seed draws the same scenario, which plays to the
+// same trace, byte for byte.
+func TestSameSeedSameTrace(t *testing.T) {
+	for seed := range 25 {
+		a, b := gen.Consumption().Example(seed), gen.Consumption().Example(seed)
+		ja, _ := scenario.Marshal(a)
+		jb, _ := scenario.Marshal(b)
+		if string(ja) != string(jb) {
+			t.Fatalf("seed %d drew two different scenarios", seed)
+		}
+		oa, err := Run(a, system.Reference())
+		if err != nil {
+			t.Fatal(err)
+		}
+		ob, err := Run(b, system.Reference())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if oa.Trace.String() != ob.Trace.String() {
+			t.Fatalf("seed %d: traces differ", seed)
+		}
+	}
+}
