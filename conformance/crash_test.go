@@ -48,10 +48,10 @@ func TestCrashWithOpenUnits(t *testing.T) {
 		spec string
 		// lost: w2's commit fails because the crash took its unit too.
 		lost bool
-		need func(*testing.T) string
+		need func(testing.TB) string
 	}{
 		{spec: "sqlite"},
-		{spec: "postgres", need: func(t *testing.T) string { return postgresDSN(t) }},
+		{spec: "postgres", need: postgresDSN},
 		{spec: "exec", lost: true, need: nodeCommand},
 	} {
 		t.Run(c.spec, func(t *testing.T) {

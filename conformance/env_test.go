@@ -29,7 +29,7 @@ func postgresDSN(t testing.TB) string {
 // nodeCommand returns the command line of the example Node.js adapter, or
 // skips when node is missing — unless NODE_REQUIRED is set, as in CI, where
 // a missing node must not pass silently.
-func nodeCommand(t *testing.T) string {
+func nodeCommand(t testing.TB) string {
 	t.Helper()
 	node, err := exec.LookPath("node")
 	if err != nil {

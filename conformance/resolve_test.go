@@ -53,11 +53,11 @@ func TestEveryRunStartsEmpty(t *testing.T) {
 	ctx := context.Background()
 	for _, c := range []struct {
 		spec string
-		need func(*testing.T) string
+		need func(testing.TB) string
 	}{
 		{spec: "sqlite"},
 		{spec: "sqlite-file"},
-		{spec: "postgres", need: func(t *testing.T) string { return postgresDSN(t) }},
+		{spec: "postgres", need: postgresDSN},
 		{spec: "redis", need: redisAddr},
 		{spec: "exec", need: nodeCommand},
 	} {
@@ -126,7 +126,7 @@ func leftOver(t *testing.T, s store.Store) {
 }
 
 // redisAddr returns the Redis address, or skips.
-func redisAddr(t *testing.T) string {
+func redisAddr(t testing.TB) string {
 	t.Helper()
 	a := os.Getenv(system.RedisAddrEnv)
 	if a == "" {

@@ -2,7 +2,9 @@ package properties
 
 import (
 	"fmt"
+	"maps"
 	"slices"
+	"strings"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/idemcheck/idemcheck/faults/runner"
@@ -103,7 +105,10 @@ func checkReplayUnchanged(o *runner.Outcome) Verdict {
 		}
 	}
 	slices.SortStableFunc(want, func(a, b store.Entry) int {
-		return compareStrings(a.Consumer+"/"+a.EventID, b.Consumer+"/"+b.EventID)
+		if c := strings.Compare(a.Consumer, b.Consumer); c != 0 {
+			return c
+		}
+		return strings.Compare(a.EventID, b.EventID)
 	})
 	if d := cmp.Diff(want, r.LedgerAfterReplay); d != "" {
 		v := fail(name, "replaying the stream changed the ledger",
@@ -297,8 +302,8 @@ func checkProducerGate(o *runner.Outcome) Verdict {
 		ids = append(ids, id)
 	}
 	slices.SortFunc(ids, func(a, b msgID) int {
-		if a.group != b.group {
-			return compareStrings(a.group, b.group)
+		if c := strings.Compare(a.group, b.group); c != 0 {
+			return c
 		}
 		return int(a.offset - b.offset)
 	})
@@ -313,21 +318,4 @@ func checkProducerGate(o *runner.Outcome) Verdict {
 	return fail(name, "a committed key was enqueued again", details...)
 }
 
-func compareStrings(a, b string) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
-}
+func sortedKeys[V any](m map[string]V) []string { return slices.Sorted(maps.Keys(m)) }

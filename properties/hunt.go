@@ -41,6 +41,9 @@ type HuntResult struct {
 	Seed uint64 `json:"seed,omitempty"`
 	// Elapsed is the wall time of the hunt, shrinking included.
 	Elapsed time.Duration `json:"elapsedNs"`
+	// FoundAfter is the wall time to the first failing check — the time to
+	// kill — before any shrinking; zero when nothing failed.
+	FoundAfter time.Duration `json:"foundAfterNs,omitempty"`
 	// Verdict, Scenario and Outcome describe the shrunk counterexample.
 	Verdict  Verdict            `json:"verdict"`
 	Scenario *scenario.Scenario `json:"scenario,omitempty"`
@@ -69,14 +72,21 @@ func Hunt(target system.Target, opts HuntOptions) HuntResult {
 
 	rec := &recorder{name: "hunt/" + target.Name}
 	var last *failure
+	var foundAfter time.Duration
 	start := time.Now()
 	rapid.Check(rec, func(t *rapid.T) {
 		if f := judgeDrawn(t, target, opts); f != nil {
+			if foundAfter == 0 {
+				foundAfter = time.Since(start)
+			}
 			last = f
 			t.Fatalf("%s: %s", f.verdict.Property, f.verdict.Summary)
 		}
 	})
 	res := HuntResult{Target: target.Name, Failed: rec.failed, Elapsed: time.Since(start), Checks: max(opts.Checks, 1), Message: rec.message()}
+	if rec.failed {
+		res.FoundAfter = foundAfter
+	}
 	if m := failedAfter.FindStringSubmatch(res.Message); m != nil {
 		n, _ := strconv.Atoi(m[1])
 		res.Checks = n + 1

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/idemcheck/idemcheck/corpus"
-	"github.com/idemcheck/idemcheck/faults/runner"
 	"github.com/idemcheck/idemcheck/faults/scenario"
 	"github.com/idemcheck/idemcheck/impl/system"
 	"github.com/idemcheck/idemcheck/properties"
@@ -141,27 +140,14 @@ func huntMutants(ctx context.Context, o *options, s *sender) {
 			return
 		}
 		p := job.property
-		// Time to kill is the time to the first failing check; Hunt's own
-		// Elapsed also includes shrinking. The property is wrapped to note
-		// the moment it first fails.
-		var start, first time.Time
-		timed := p
-		timed.Check = func(out *runner.Outcome) properties.Verdict {
-			v := p.Check(out)
-			if !v.Pass && first.IsZero() {
-				first = time.Now()
-			}
-			return v
-		}
-		start = time.Now()
-		res := properties.Hunt(job.mutant, properties.HuntOptions{Kind: p.Kind, Properties: []properties.Property{timed},
+		res := properties.Hunt(job.mutant, properties.HuntOptions{Kind: p.Kind, Properties: []properties.Property{p},
 			Checks: int(o.checks), Seed: mutantSeed(o.seed, job.run)})
 		m := message{Type: msgKill, Mutant: job.mutant.Name, Run: job.run, Property: p.Name, Kind: string(p.Kind),
 			Killed: res.Failed && res.Verdict.Property == p.Name, Checks: res.Checks, ElapsedNs: res.Elapsed.Nanoseconds(),
 			Seed: res.Seed, Summary: res.Verdict.Summary}
-		if !first.IsZero() {
-			m.KillNs = first.Sub(start).Nanoseconds()
-		}
+		// Time to kill is the time to the first failing check; Elapsed
+		// also includes shrinking.
+		m.KillNs = res.FoundAfter.Nanoseconds()
 		if res.Scenario != nil {
 			m.Size = res.Scenario.Size()
 			m.Scenario, _ = scenario.Marshal(res.Scenario)

@@ -312,7 +312,7 @@ func commitStage(ctx context.Context, w *Worker) (stage, Report, error) {
 	w.tx = nil
 	rep := Report{Action: ActCommit, Token: w.token, Commit: &res}
 	if err != nil {
-		rep.Stale = errors.Is(err, store.ErrStaleToken) || errors.Is(err, store.ErrNotHeld)
+		rep.Stale = fenced(err)
 		if rep.Stale {
 			// A newer holder owns the key: this worker's work is void. Drop
 			// the delivery without ack; the holder settles the message.
@@ -326,13 +326,19 @@ func commitStage(ctx context.Context, w *Worker) (stage, Report, error) {
 	return ackStage, rep, nil
 }
 
+// fenced reports whether a store call was refused because this worker no
+// longer holds the claim: its token is stale, or nobody holds it any more.
+func fenced(err error) bool {
+	return errors.Is(err, store.ErrStaleToken) || errors.Is(err, store.ErrNotHeld)
+}
+
 // failStage releases the claim after a failure so the key can be claimed at
 // once by the next delivery, then goes on to nack or dead-letter.
 func failStage(ctx context.Context, w *Worker) (stage, Report, error) {
 	err := w.deps.Store.Fail(ctx, w.key, w.token, w.result.Reason)
 	rep := Report{Action: ActFail, Token: w.token}
 	if err != nil {
-		rep.Stale = errors.Is(err, store.ErrStaleToken) || errors.Is(err, store.ErrNotHeld)
+		rep.Stale = fenced(err)
 		if rep.Stale {
 			w.metrics.retry("stale_token")
 			return nil, rep, nil
@@ -373,7 +379,7 @@ func splitEffectStage(ctx context.Context, w *Worker, tx store.SplitTx) (stage, 
 	rep := Report{Action: ActEffect, Token: w.token, Commit: &res}
 	if err != nil {
 		w.tx = nil
-		rep.Stale = errors.Is(err, store.ErrStaleToken) || errors.Is(err, store.ErrNotHeld)
+		rep.Stale = fenced(err)
 		if rep.Stale {
 			w.metrics.retry("stale_token")
 			return nil, rep, nil
@@ -390,7 +396,7 @@ func splitMarkStage(ctx context.Context, w *Worker) (stage, Report, error) {
 	err := tx.CommitMark(ctx)
 	rep := Report{Action: ActMark, Token: w.token}
 	if err != nil {
-		rep.Stale = errors.Is(err, store.ErrStaleToken) || errors.Is(err, store.ErrNotHeld)
+		rep.Stale = fenced(err)
 		return nil, rep, err
 	}
 	w.metrics.Processed++
