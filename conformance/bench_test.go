@@ -5,8 +5,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/idemcheck/idemcheck/impl/clock"
-	"github.com/idemcheck/idemcheck/impl/store"
+	"github.com/idemcheck/idemcheck/impl/contract/clock"
+	"github.com/idemcheck/idemcheck/impl/contract/store"
 	"github.com/idemcheck/idemcheck/linearizability"
 )
 
@@ -16,7 +16,7 @@ import (
 // plus commits and fails) per second under the recorder, and the time the
 // check of the history took.
 func benchRecord(b *testing.B, spec string) {
-	tg := resolve(b, spec)
+	tg := openTarget(b, spec)
 	newStore := func(c clock.Source) store.Store {
 		s, err := tg.Consumption.NewStore(c)
 		if err != nil {

@@ -61,7 +61,7 @@ func TestCrashWithOpenUnits(t *testing.T) {
 					spec = "exec:" + v
 				}
 			}
-			out, err := runner.Run(s, resolve(t, spec))
+			out, err := runner.Run(s, openTarget(t, spec))
 			if err != nil {
 				t.Fatal(err)
 			}

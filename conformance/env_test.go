@@ -10,6 +10,7 @@ import (
 	"github.com/idemcheck/idemcheck/faults/runner"
 	"github.com/idemcheck/idemcheck/faults/scenario"
 	"github.com/idemcheck/idemcheck/impl/system"
+	"github.com/idemcheck/idemcheck/impl/system/resolve"
 	"github.com/idemcheck/idemcheck/properties"
 )
 
@@ -19,9 +20,9 @@ const seed = 20261121
 // postgresDSN returns the PostgreSQL connection string, or skips.
 func postgresDSN(t testing.TB) string {
 	t.Helper()
-	dsn := os.Getenv(system.PostgresDSNEnv)
+	dsn := os.Getenv(resolve.PostgresDSNEnv)
 	if dsn == "" {
-		t.Skipf("%s is unset: skipping the PostgreSQL tests (set it to a connection string such as postgres://postgres@127.0.0.1:5432/test?sslmode=disable; .ci/run does)", system.PostgresDSNEnv)
+		t.Skipf("%s is unset: skipping the PostgreSQL tests (set it to a connection string such as postgres://postgres@127.0.0.1:5432/test?sslmode=disable; .ci/run does)", resolve.PostgresDSNEnv)
 	}
 	return dsn
 }
@@ -49,9 +50,9 @@ func nodeCommand(t testing.TB) string {
 func scaled(n int) int { return max(1, n/slowdown) }
 
 // resolve resolves a target spec or fails.
-func resolve(t testing.TB, spec string) system.Target {
+func openTarget(t testing.TB, spec string) system.Target {
 	t.Helper()
-	tg, err := system.Resolve(spec)
+	tg, err := resolve.Resolve(spec)
 	if err != nil {
 		t.Fatal(err)
 	}

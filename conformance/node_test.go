@@ -4,10 +4,10 @@ import (
 	"context"
 	"testing"
 
-	"github.com/idemcheck/idemcheck/impl/clock"
-	"github.com/idemcheck/idemcheck/impl/procstore"
-	"github.com/idemcheck/idemcheck/impl/store"
-	"github.com/idemcheck/idemcheck/impl/store/storetest"
+	"github.com/idemcheck/idemcheck/impl/adapter/procstore"
+	"github.com/idemcheck/idemcheck/impl/contract/clock"
+	"github.com/idemcheck/idemcheck/impl/contract/store"
+	"github.com/idemcheck/idemcheck/impl/contract/store/storetest"
 	"github.com/idemcheck/idemcheck/linearizability"
 )
 
@@ -15,12 +15,12 @@ import (
 // the process adapter, keeps every consumption invariant. A worker's crash
 // kills the node process, which restarts over its state file.
 func TestNodeInvariants(t *testing.T) {
-	huntClean(t, resolve(t, "exec:"+nodeCommand(t)), 50)
+	huntClean(t, openTarget(t, "exec:"+nodeCommand(t)), 50)
 }
 
 // TestNodeDeterministic: same scenario, same trace, through a process.
 func TestNodeDeterministic(t *testing.T) {
-	sameTraces(t, resolve(t, "exec:"+nodeCommand(t)), 5)
+	sameTraces(t, openTarget(t, "exec:"+nodeCommand(t)), 5)
 }
 
 // openNode opens the example adapter over c; the test closes it.

@@ -3,9 +3,9 @@ package conformance_test
 import (
 	"testing"
 
-	"github.com/idemcheck/idemcheck/impl/clock"
-	"github.com/idemcheck/idemcheck/impl/store"
-	"github.com/idemcheck/idemcheck/impl/system"
+	"github.com/idemcheck/idemcheck/impl/contract/clock"
+	"github.com/idemcheck/idemcheck/impl/contract/store"
+	"github.com/idemcheck/idemcheck/impl/system/resolve"
 	"github.com/idemcheck/idemcheck/linearizability"
 )
 
@@ -13,13 +13,13 @@ import (
 // consumption invariant; each run has a schema of its own.
 func TestPostgresInvariants(t *testing.T) {
 	postgresDSN(t)
-	huntClean(t, resolve(t, "postgres"), 50)
+	huntClean(t, openTarget(t, "postgres"), 50)
 }
 
 // TestPostgresDeterministic: same scenario, same trace, over PostgreSQL.
 func TestPostgresDeterministic(t *testing.T) {
 	postgresDSN(t)
-	sameTraces(t, resolve(t, "postgres"), 10)
+	sameTraces(t, openTarget(t, "postgres"), 10)
 }
 
 // TestPostgresLinearizable: the PostgreSQL claim store under concurrent
@@ -27,7 +27,7 @@ func TestPostgresDeterministic(t *testing.T) {
 // target, so it lives in a fresh schema that its Close drops.
 func TestPostgresLinearizable(t *testing.T) {
 	postgresDSN(t)
-	tg := resolve(t, "postgres")
+	tg := openTarget(t, "postgres")
 	newStore := func(c clock.Source) store.Store {
 		s, err := tg.Consumption.NewStore(c)
 		if err != nil {
@@ -41,8 +41,8 @@ func TestPostgresLinearizable(t *testing.T) {
 // TestResolvePostgresUnset: without a DSN the target is refused with a
 // message that says what to set.
 func TestResolvePostgresUnset(t *testing.T) {
-	t.Setenv(system.PostgresDSNEnv, "")
-	_, err := system.Resolve("postgres")
+	t.Setenv(resolve.PostgresDSNEnv, "")
+	_, err := resolve.Resolve("postgres")
 	if err == nil {
 		t.Fatal("Resolve(postgres) succeeded without a DSN")
 	}

@@ -9,14 +9,14 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/idemcheck/idemcheck/impl/clock"
-	"github.com/idemcheck/idemcheck/impl/store"
-	"github.com/idemcheck/idemcheck/impl/system"
+	"github.com/idemcheck/idemcheck/impl/contract/clock"
+	"github.com/idemcheck/idemcheck/impl/contract/store"
+	"github.com/idemcheck/idemcheck/impl/system/resolve"
 )
 
 func TestResolveBuiltIn(t *testing.T) {
 	for _, name := range []string{"reference", "no-dedup"} {
-		tg, err := system.Resolve(name)
+		tg, err := resolve.Resolve(name)
 		if err != nil || tg.Name != name {
 			t.Errorf("Resolve(%q) = %q, %v", name, tg.Name, err)
 		}
@@ -26,8 +26,8 @@ func TestResolveBuiltIn(t *testing.T) {
 // TestResolveRefuses: a target that cannot work is refused by Resolve, with
 // a message saying why, instead of failing every run.
 func TestResolveRefuses(t *testing.T) {
-	t.Setenv(system.RedisAddrEnv, "127.0.0.1:1")
-	t.Setenv(system.ExecTimeoutEnv, "")
+	t.Setenv(resolve.RedisAddrEnv, "127.0.0.1:1")
+	t.Setenv(resolve.ExecTimeoutEnv, "")
 	for spec, says := range map[string]string{
 		"bogus":                 "unknown target",
 		"exec:":                 "empty command",
@@ -36,13 +36,13 @@ func TestResolveRefuses(t *testing.T) {
 		"exec:sh -c exit":       "exited with status 0",
 		"redis":                 "cannot reach Redis",
 	} {
-		_, err := system.Resolve(spec)
+		_, err := resolve.Resolve(spec)
 		if err == nil || !strings.Contains(err.Error(), says) {
 			t.Errorf("Resolve(%q): %v, want an error saying %q", spec, err, says)
 		}
 	}
-	t.Setenv(system.ExecTimeoutEnv, "soon")
-	if _, err := system.Resolve("exec:true"); err == nil || !strings.Contains(err.Error(), system.ExecTimeoutEnv) {
+	t.Setenv(resolve.ExecTimeoutEnv, "soon")
+	if _, err := resolve.Resolve("exec:true"); err == nil || !strings.Contains(err.Error(), resolve.ExecTimeoutEnv) {
 		t.Errorf("bad timeout: %v", err)
 	}
 }
@@ -68,7 +68,7 @@ func TestEveryRunStartsEmpty(t *testing.T) {
 					spec = "exec:" + v
 				}
 			}
-			tg := resolve(t, spec)
+			tg := openTarget(t, spec)
 			key := store.Key{Consumer: "ledger", ID: "evt-1"}
 			first, err := tg.Consumption.NewStore(clock.NewVirtual(1000))
 			if err != nil {
@@ -105,7 +105,7 @@ func leftOver(t *testing.T, s store.Store) {
 	t.Helper()
 	ctx := context.Background()
 	if sc, ok := s.(interface{ Schema() string }); ok {
-		conn, err := pgx.Connect(ctx, os.Getenv(system.PostgresDSNEnv))
+		conn, err := pgx.Connect(ctx, os.Getenv(resolve.PostgresDSNEnv))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -128,9 +128,9 @@ func leftOver(t *testing.T, s store.Store) {
 // redisAddr returns the Redis address, or skips.
 func redisAddr(t testing.TB) string {
 	t.Helper()
-	a := os.Getenv(system.RedisAddrEnv)
+	a := os.Getenv(resolve.RedisAddrEnv)
 	if a == "" {
-		t.Skipf("%s is unset: skipping the Redis target (set it to host:port; .ci/run does)", system.RedisAddrEnv)
+		t.Skipf("%s is unset: skipping the Redis target (set it to host:port; .ci/run does)", resolve.RedisAddrEnv)
 	}
 	return a
 }

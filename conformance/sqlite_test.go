@@ -4,9 +4,9 @@ import (
 	"context"
 	"testing"
 
-	"github.com/idemcheck/idemcheck/impl/clock"
-	"github.com/idemcheck/idemcheck/impl/sqlitestore"
-	"github.com/idemcheck/idemcheck/impl/store"
+	"github.com/idemcheck/idemcheck/impl/adapter/sqlitestore"
+	"github.com/idemcheck/idemcheck/impl/contract/clock"
+	"github.com/idemcheck/idemcheck/impl/contract/store"
 	"github.com/idemcheck/idemcheck/linearizability"
 )
 
@@ -20,13 +20,13 @@ func TestSQLiteInvariants(t *testing.T) {
 			if spec == "sqlite-file" {
 				checks = 30 // the same SQL; this only proves the file path
 			}
-			huntClean(t, resolve(t, spec), checks)
+			huntClean(t, openTarget(t, spec), checks)
 		})
 	}
 }
 
 // TestSQLiteDeterministic: same scenario, same trace, over SQLite.
-func TestSQLiteDeterministic(t *testing.T) { sameTraces(t, resolve(t, "sqlite"), 20) }
+func TestSQLiteDeterministic(t *testing.T) { sameTraces(t, openTarget(t, "sqlite"), 20) }
 
 // TestSQLiteLinearizable: the SQLite claim store under concurrent clients,
 // each call on a connection of its own.

@@ -6,9 +6,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/idemcheck/idemcheck/impl/clock"
-	"github.com/idemcheck/idemcheck/impl/memstore"
-	"github.com/idemcheck/idemcheck/impl/store"
+	"github.com/idemcheck/idemcheck/impl/contract/clock"
+	"github.com/idemcheck/idemcheck/impl/contract/store"
+	"github.com/idemcheck/idemcheck/impl/reference/memstore"
 )
 
 func newReference(c clock.Source) store.Store { return memstore.New(c) }

@@ -12,7 +12,7 @@ import (
 
 	"github.com/anishathalye/porcupine"
 
-	"github.com/idemcheck/idemcheck/impl/store"
+	"github.com/idemcheck/idemcheck/impl/contract/store"
 )
 
 // Verdict is the outcome of a check. There are three, and they are never

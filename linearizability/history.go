@@ -6,7 +6,7 @@ import (
 
 	"github.com/anishathalye/porcupine"
 
-	"github.com/idemcheck/idemcheck/impl/store"
+	"github.com/idemcheck/idemcheck/impl/contract/store"
 )
 
 // History is a recorded concurrent history of the claim store.

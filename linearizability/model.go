@@ -3,7 +3,7 @@ package linearizability
 import (
 	"github.com/anishathalye/porcupine"
 
-	"github.com/idemcheck/idemcheck/impl/store"
+	"github.com/idemcheck/idemcheck/impl/contract/store"
 )
 
 // status is a key's record state in the model; absent is "no record".

@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/idemcheck/idemcheck/impl/store"
+	"github.com/idemcheck/idemcheck/impl/contract/store"
 )
 
 var k1 = store.Key{Tenant: "acme", Consumer: "ledger", ID: "evt-1"}

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/idemcheck/idemcheck/impl/racystore"
+	"github.com/idemcheck/idemcheck/impl/mutant/racystore"
 )
 
 // huntAttempts bounds the recordings per mutant. The interleaving is the

@@ -3,7 +3,7 @@ package linearizability
 import (
 	"math"
 
-	"github.com/idemcheck/idemcheck/impl/store"
+	"github.com/idemcheck/idemcheck/impl/contract/store"
 )
 
 // Kind names an operation of the claim store.

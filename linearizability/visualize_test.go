@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/idemcheck/idemcheck/impl/store"
+	"github.com/idemcheck/idemcheck/impl/contract/store"
 )
 
 // twoAcquirers is a small violation: two clients acquire the same free key

@@ -9,9 +9,9 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/idemcheck/idemcheck/faults/runner"
 	"github.com/idemcheck/idemcheck/faults/scenario"
-	"github.com/idemcheck/idemcheck/impl/broker"
-	"github.com/idemcheck/idemcheck/impl/consumer"
-	"github.com/idemcheck/idemcheck/impl/store"
+	"github.com/idemcheck/idemcheck/impl/contract/broker"
+	"github.com/idemcheck/idemcheck/impl/contract/store"
+	"github.com/idemcheck/idemcheck/impl/reference/consumer"
 	"github.com/idemcheck/idemcheck/model/ledger"
 )
 

@@ -8,7 +8,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/idemcheck/idemcheck/faults/runner"
 	"github.com/idemcheck/idemcheck/faults/scenario"
-	"github.com/idemcheck/idemcheck/impl/hlc"
+	"github.com/idemcheck/idemcheck/impl/contract/hlc"
 	"github.com/idemcheck/idemcheck/model/hlclaw"
 )
 

@@ -6,8 +6,8 @@ import (
 
 	"github.com/idemcheck/idemcheck/faults/runner"
 	"github.com/idemcheck/idemcheck/faults/scenario"
-	"github.com/idemcheck/idemcheck/impl/consumer"
-	"github.com/idemcheck/idemcheck/impl/store"
+	"github.com/idemcheck/idemcheck/impl/contract/store"
+	"github.com/idemcheck/idemcheck/impl/reference/consumer"
 )
 
 // workerChip draws a step of a worker's pipeline.

@@ -4,7 +4,7 @@ import (
 	"fmt"
 
 	"github.com/idemcheck/idemcheck/faults/runner"
-	"github.com/idemcheck/idemcheck/impl/store"
+	"github.com/idemcheck/idemcheck/impl/contract/store"
 )
 
 // expiries tracks leases and unacknowledged deliveries, so that a clock

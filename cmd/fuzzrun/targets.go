@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/idemcheck/idemcheck/impl/system"
+	"github.com/idemcheck/idemcheck/impl/system/resolve"
 )
 
 // builtinNames lists the reference and every registered mutant.
@@ -23,7 +24,7 @@ func isExternal(name string) bool {
 	if strings.HasPrefix(name, "exec:") {
 		return true
 	}
-	for _, e := range system.ExternalTargets() {
+	for _, e := range resolve.ExternalTargets() {
 		if e.Spec == name {
 			return true
 		}
@@ -40,7 +41,7 @@ func lookupTarget(name string) (system.Target, error) {
 		return t, nil
 	}
 	if isExternal(name) {
-		t, err := system.Resolve(name)
+		t, err := resolve.Resolve(name)
 		if err != nil {
 			return system.Target{}, usagef("-target: %q cannot be used: %v", name, err)
 		}
@@ -52,7 +53,7 @@ func lookupTarget(name string) (system.Target, error) {
 // targetNames lists every target name (exec:COMMAND as its pattern).
 func targetNames() []string {
 	out := builtinNames()
-	for _, e := range system.ExternalTargets() {
+	for _, e := range resolve.ExternalTargets() {
 		out = append(out, e.Spec)
 	}
 	return out
@@ -61,8 +62,8 @@ func targetNames() []string {
 // describeTarget is one line about a target for -list. External targets
 // are described, not opened.
 func describeTarget(name string) string {
-	if i := slices.IndexFunc(system.ExternalTargets(), func(e system.ExternalTarget) bool { return e.Spec == name }); i >= 0 {
-		return fmt.Sprintf("%-34s %s", name, system.ExternalTargets()[i].Doc)
+	if i := slices.IndexFunc(resolve.ExternalTargets(), func(e resolve.ExternalTarget) bool { return e.Spec == name }); i >= 0 {
+		return fmt.Sprintf("%-34s %s", name, resolve.ExternalTargets()[i].Doc)
 	}
 	t, ok := system.Lookup(name)
 	switch {

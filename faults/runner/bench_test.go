@@ -8,12 +8,12 @@ import (
 
 	"github.com/idemcheck/idemcheck/faults/runner"
 	"github.com/idemcheck/idemcheck/faults/scenario"
-	"github.com/idemcheck/idemcheck/impl/broker"
-	"github.com/idemcheck/idemcheck/impl/clock"
-	"github.com/idemcheck/idemcheck/impl/consumer"
-	"github.com/idemcheck/idemcheck/impl/event"
-	"github.com/idemcheck/idemcheck/impl/producer"
-	"github.com/idemcheck/idemcheck/impl/store"
+	"github.com/idemcheck/idemcheck/impl/contract/broker"
+	"github.com/idemcheck/idemcheck/impl/contract/clock"
+	"github.com/idemcheck/idemcheck/impl/contract/event"
+	"github.com/idemcheck/idemcheck/impl/contract/store"
+	"github.com/idemcheck/idemcheck/impl/reference/consumer"
+	"github.com/idemcheck/idemcheck/impl/reference/producer"
 	"github.com/idemcheck/idemcheck/impl/system"
 )
 
@@ -129,7 +129,7 @@ type direct struct {
 	truth   *clock.Virtual
 	nodes   map[string]*clock.Node
 	st      store.Store
-	br      *broker.Broker
+	br      broker.Broker
 	prod    *producer.Producer
 	workers []*consumer.Worker
 	byName  map[string]*consumer.Worker

@@ -9,12 +9,12 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/idemcheck/idemcheck/faults/scenario"
-	"github.com/idemcheck/idemcheck/impl/broker"
-	"github.com/idemcheck/idemcheck/impl/clock"
-	"github.com/idemcheck/idemcheck/impl/consumer"
-	"github.com/idemcheck/idemcheck/impl/event"
-	"github.com/idemcheck/idemcheck/impl/producer"
-	"github.com/idemcheck/idemcheck/impl/store"
+	"github.com/idemcheck/idemcheck/impl/contract/broker"
+	"github.com/idemcheck/idemcheck/impl/contract/clock"
+	"github.com/idemcheck/idemcheck/impl/contract/event"
+	"github.com/idemcheck/idemcheck/impl/contract/store"
+	"github.com/idemcheck/idemcheck/impl/reference/consumer"
+	"github.com/idemcheck/idemcheck/impl/reference/producer"
 	"github.com/idemcheck/idemcheck/impl/system"
 )
 
@@ -33,7 +33,7 @@ type world struct {
 	truth    *clock.Virtual
 	nodes    map[string]*clock.Node
 	store    store.Store
-	broker   *broker.Broker
+	broker   broker.Broker
 	producer *producer.Producer
 	workers  []*consumer.Worker
 	byName   map[string]*consumer.Worker
@@ -233,7 +233,7 @@ func (w *world) produce(i int) {
 	switch {
 	case err != nil:
 		w.logf("produce %s rejected: %v", ev.ID, err)
-	case res.Decision == producer.Proceed:
+	case res.Decision == broker.Proceed:
 		w.logf("produce %s (order %s, user %s, %d¢) -> offset %d", ev.ID, ev.OrderID, ev.UserID, ev.AmountCents, res.Offset)
 	default:
 		w.logf("produce %s again: gate says %s, nothing enqueued", ev.ID, res.Decision)

@@ -1,12 +1,14 @@
 package system
 
 import (
-	"github.com/idemcheck/idemcheck/impl/broker"
-	"github.com/idemcheck/idemcheck/impl/clock"
-	"github.com/idemcheck/idemcheck/impl/consumer"
-	"github.com/idemcheck/idemcheck/impl/memstore"
-	"github.com/idemcheck/idemcheck/impl/producer"
-	"github.com/idemcheck/idemcheck/impl/store"
+	"github.com/idemcheck/idemcheck/impl/contract/broker"
+	"github.com/idemcheck/idemcheck/impl/contract/clock"
+	"github.com/idemcheck/idemcheck/impl/contract/store"
+	"github.com/idemcheck/idemcheck/impl/mutant"
+	"github.com/idemcheck/idemcheck/impl/reference/consumer"
+	"github.com/idemcheck/idemcheck/impl/reference/membroker"
+	"github.com/idemcheck/idemcheck/impl/reference/memstore"
+	"github.com/idemcheck/idemcheck/impl/reference/producer"
 )
 
 // Consumption builds the parts of a consumption run. Every constructor gets
@@ -15,19 +17,21 @@ type Consumption struct {
 	// NewStore opens the claim store; the runner closes it (store.Closer) at the end.
 	NewStore func(storeClock clock.Source) (store.Store, error)
 	// NewBroker builds the broker over the consumer groups.
-	NewBroker func(c clock.Source, p broker.Policy, groups []string) *broker.Broker
+	NewBroker func(c clock.Source, p broker.Policy, groups []string) broker.Broker
 	// NewGate builds the producer's idempotency gate.
-	NewGate func() *producer.Gate
+	NewGate func() broker.Gate
 	// Pipeline is the consumer implementation.
 	Pipeline func() consumer.Pipeline
 }
 
 func referenceConsumption() *Consumption {
 	return &Consumption{
-		NewStore:  func(c clock.Source) (store.Store, error) { return memstore.New(c), nil },
-		NewBroker: broker.New,
-		NewGate:   producer.NewGate,
-		Pipeline:  consumer.Reference,
+		NewStore: func(c clock.Source) (store.Store, error) { return memstore.New(c), nil },
+		NewBroker: func(c clock.Source, p broker.Policy, groups []string) broker.Broker {
+			return membroker.New(c, p, groups)
+		},
+		NewGate:  func() broker.Gate { return producer.NewGate() },
+		Pipeline: consumer.Reference,
 	}
 }
 
@@ -53,49 +57,55 @@ func pipeline(p func() consumer.Pipeline) func(*Consumption) {
 func init() {
 	consumptionMutant("no-dedup",
 		"the consumer never consults the claim store; only the ledger's unique constraint stops a second credit",
-		"single-credit", pipeline(consumer.NoDedup))
+		"single-credit", pipeline(mutant.NoDedup))
 	consumptionMutant("check-then-act-claim",
 		"the claim reads the record, then overwrites it in a second statement, and the commit trusts the claim",
-		"single-credit", pipeline(consumer.CheckThenAct))
+		"single-credit", pipeline(mutant.CheckThenActClaim))
 	consumptionMutant("mark-before-effect",
 		"the processed mark is committed before the effect, outside one transaction: a crash in between loses the effect",
-		"nothing-lost", pipeline(consumer.MarkBeforeEffect))
+		"nothing-lost", pipeline(mutant.MarkBeforeEffect))
 	consumptionMutant("effect-and-mark-separate-commits",
 		"the effect and the processed mark are two commits: a crash between them credits again after takeover",
-		"atomicity", pipeline(consumer.SeparateCommits))
+		"atomicity", pipeline(mutant.EffectAndMarkSeparateCommits))
 	consumptionMutant("claim-left-in-processing",
 		"a transient failure neither fails nor releases the claim, and claims have no lease: the event never settles",
 		"nothing-lost", func(c *Consumption) {
-			c.Pipeline = consumer.NoReleaseOnFailure
-			c.NewStore = func(cl clock.Source) (store.Store, error) { return memstore.NewNoLease(cl), nil }
+			c.Pipeline = mutant.ClaimLeftInProcessing
+			c.NewStore = storeOf(mutant.NewClaimLeftInProcessingStore)
 		})
 	consumptionMutant("takeover-without-fencing",
 		"the commit does not compare fencing tokens: a slow worker whose lease was taken over still commits",
-		"fencing", pipeline(consumer.UnfencedTakeover))
+		"fencing", pipeline(mutant.TakeoverWithoutFencing))
 	consumptionMutant("dedupe-in-memory-only",
 		"duplicates are remembered in process memory and the ledger has no unique constraint: a replay credits again",
-		"replay-unchanged", pipeline(consumer.InMemoryDedupe))
+		"replay-unchanged", func(c *Consumption) {
+			c.Pipeline = mutant.DedupeInMemoryOnly
+			c.NewStore = storeOf(mutant.NewDedupeInMemoryOnlyStore)
+		})
 	consumptionMutant("cleanup-by-local-clock",
 		"the retention job computes its cutoff from the worker's skewed wall clock and deletes records still inside the redelivery window",
-		"single-credit", pipeline(consumer.SkewedCleanup))
+		"single-credit", pipeline(mutant.CleanupByLocalClock))
 	consumptionMutant("dedupe-key-without-consumer",
 		"the dedupe key is (tenant, event id): the first consumer group to process an event hides it from the others",
-		"nothing-lost", func(c *Consumption) {
-			c.NewStore = func(cl clock.Source) (store.Store, error) { return memstore.NewUnscopedKeys(cl), nil }
-		})
+		"nothing-lost", func(c *Consumption) { c.NewStore = storeOf(mutant.NewDedupeKeyWithoutConsumer) })
 	consumptionMutant("attempts-counted-on-produce",
 		"the broker counts an attempt when the message is produced, so failures reach the DLQ one delivery early",
-		"bounded-attempts", func(c *Consumption) { c.NewBroker = broker.NewAttemptsOnProduce })
+		"bounded-attempts", func(c *Consumption) { c.NewBroker = mutant.NewAttemptsCountedOnProduce })
 	consumptionMutant("max-attempts-off-by-one",
 		"the broker compares attempts > max_attempts and delivers a failing message once too often",
-		"bounded-attempts", func(c *Consumption) { c.NewBroker = broker.NewMaxAttemptsOffByOne })
+		"bounded-attempts", func(c *Consumption) { c.NewBroker = mutant.NewMaxAttemptsOffByOne })
 	consumptionMutant("no-retry-bound",
 		"the broker ignores max_attempts and redelivers a failing message forever",
-		"bounded-attempts", func(c *Consumption) { c.NewBroker = broker.NewNoRetryBound })
+		"bounded-attempts", func(c *Consumption) { c.NewBroker = mutant.NewNoRetryBound })
 	consumptionMutant("dlq-entry-without-context",
 		"DLQ entries lose attempts and last_error",
-		"bounded-attempts", func(c *Consumption) { c.NewBroker = broker.NewBareDLQEntries })
+		"bounded-attempts", func(c *Consumption) { c.NewBroker = mutant.NewDLQEntryWithoutContext })
 	consumptionMutant("producer-gate-missing",
 		"the producer has no idempotency gate: a retried produce of a committed event enqueues it again",
-		"producer-gate", func(c *Consumption) { c.NewGate = producer.NewMissingGate })
+		"producer-gate", func(c *Consumption) { c.NewGate = mutant.NewProducerGateMissing })
+}
+
+// storeOf adapts a store constructor that cannot fail.
+func storeOf(newStore func(clock.Source) store.Store) func(clock.Source) (store.Store, error) {
+	return func(c clock.Source) (store.Store, error) { return newStore(c), nil }
 }

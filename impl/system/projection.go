@@ -1,10 +1,14 @@
 package system
 
 import (
-	"github.com/idemcheck/idemcheck/impl/clock"
-	"github.com/idemcheck/idemcheck/impl/hlc"
-	"github.com/idemcheck/idemcheck/impl/projector"
-	"github.com/idemcheck/idemcheck/impl/sequencer"
+	"github.com/idemcheck/idemcheck/impl/contract/clock"
+	"github.com/idemcheck/idemcheck/impl/contract/hlc"
+	"github.com/idemcheck/idemcheck/impl/contract/projector"
+	"github.com/idemcheck/idemcheck/impl/contract/sequencer"
+	"github.com/idemcheck/idemcheck/impl/mutant"
+	"github.com/idemcheck/idemcheck/impl/reference/hybridclock"
+	"github.com/idemcheck/idemcheck/impl/reference/orderprojector"
+	"github.com/idemcheck/idemcheck/impl/reference/outbox"
 )
 
 // Projection builds the parts of a projection run: each node's hybrid
@@ -32,14 +36,14 @@ type NamedProjector struct {
 
 func referenceProjection() *Projection {
 	return &Projection{
-		NewHLC:       func(node string, wall clock.Source) hlc.Clock { return hlc.New(node, wall) },
-		NewSequencer: func() sequencer.Sequencer { return sequencer.New() },
+		NewHLC:       func(node string, wall clock.Source) hlc.Clock { return hybridclock.New(node, wall) },
+		NewSequencer: func() sequencer.Sequencer { return outbox.New() },
 		Projectors: []NamedProjector{
-			{Name: "seq", New: projector.NewSeq},
-			{Name: "hlc", New: projector.NewHLC},
+			{Name: "seq", New: orderprojector.NewSeq},
+			{Name: "hlc", New: orderprojector.NewHLC},
 		},
 		Baselines: []NamedProjector{
-			{Name: "timestamp-lww", New: projector.NewTimestampLWW},
+			{Name: "timestamp-lww", New: orderprojector.NewTimestampLWW},
 		},
 	}
 }
@@ -55,22 +59,22 @@ func init() {
 	projectionMutant("hlc-no-merge",
 		"the HLC ignores received stamps (merge just ticks), so a node whose clock is behind stamps its reply before the event it answers",
 		"hlc-laws", func(p *Projection) {
-			p.NewHLC = func(node string, wall clock.Source) hlc.Clock { return hlc.NewNoMerge(node, wall) }
+			p.NewHLC = func(node string, wall clock.Source) hlc.Clock { return mutant.NewHLCNoMerge(node, wall) }
 		})
 	projectionMutant("hlc-backwards-on-step",
 		"the HLC restarts from the physical reading when the wall clock steps backwards, instead of keeping the max",
 		"hlc-laws", func(p *Projection) {
-			p.NewHLC = func(node string, wall clock.Source) hlc.Clock { return hlc.NewBackwardsOnStep(node, wall) }
+			p.NewHLC = func(node string, wall clock.Source) hlc.Clock { return mutant.NewHLCBackwardsOnStep(node, wall) }
 		})
 	projectionMutant("timestamp-lww-projector",
 		"the projector orders events by the producer's occurredAtMs (last write wins), which clock skew reverses",
 		"skew-safe-final-state", func(p *Projection) {
-			p.Projectors = []NamedProjector{{Name: "timestamp-lww", New: projector.NewTimestampLWW}}
+			p.Projectors = []NamedProjector{{Name: "timestamp-lww", New: orderprojector.NewTimestampLWW}}
 			p.Baselines = nil
 		})
 	projectionMutant("dedup-only-projector",
 		"the projector dedupes by event id and applies the rest in arrival order: idempotent, not reorder-safe",
 		"replica-convergence", func(p *Projection) {
-			p.Projectors = []NamedProjector{{Name: "dedup-only", New: projector.NewDedupOnly}}
+			p.Projectors = []NamedProjector{{Name: "dedup-only", New: mutant.NewDedupOnlyProjector}}
 		})
 }

@@ -1,0 +1,117 @@
+package procstore
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+
+	"github.com/idemcheck/idemcheck/impl/contract/store"
+)
+
+// The operations of the protocol (PROTOCOL.md).
+const (
+	OpClaim    = "claim"
+	OpBegin    = "begin"
+	OpCredit   = "credit"
+	OpCommit   = "commit"
+	OpRollback = "rollback"
+	OpFail     = "fail"
+	OpGet      = "get"
+	OpCleanup  = "cleanup"
+	OpRecords  = "records"
+	OpLedger   = "ledger"
+	OpNow      = "now"
+	OpReset    = "reset"
+)
+
+// The error kinds an answer may carry. Stale and not-held map to the
+// contract's ErrStaleToken and ErrNotHeld; any other kind is an error of
+// the operation that leaves the adapter usable.
+const (
+	KindStale     = "stale"
+	KindNotHeld   = "not_held"
+	KindUnknownTx = "unknown_tx"
+	KindBad       = "bad_request"
+)
+
+// response is one answer line. Pointers tell a missing field from a zero.
+type response struct {
+	ID      *int64              `json:"id"`
+	OK      bool                `json:"ok"`
+	Error   string              `json:"error"`
+	Kind    string              `json:"kind"`
+	Claim   *store.Claim        `json:"claim"`
+	Tx      *int64              `json:"tx"`
+	Commit  *store.CommitResult `json:"commit"`
+	Found   bool                `json:"found"`
+	Record  *store.Record       `json:"record"`
+	Keys    []store.Key         `json:"keys"`
+	Records []store.Record      `json:"records"`
+	Entries []store.Entry       `json:"entries"`
+	NowMs   *int64              `json:"nowMs"`
+}
+
+// marshal encodes a request on one line (json escapes any newline inside).
+func marshal(v any) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimRight(b.Bytes(), "\n"), nil
+}
+
+// decode parses the answer to request id (op) and checks that it is one:
+// the right id, ok or an error, and the fields op must answer with.
+func decode(line []byte, id int64, op string) (response, error) {
+	var r response
+	if !validJSONObject(line) {
+		return r, fmt.Errorf("answered garbage (not a JSON object): %q", clip(line))
+	}
+	if err := json.Unmarshal(line, &r); err != nil {
+		return r, fmt.Errorf("answered garbage (%v): %q", err, clip(line))
+	}
+	switch {
+	case r.ID == nil:
+		return r, fmt.Errorf("answered without an id: %q", clip(line))
+	case *r.ID != id:
+		return r, fmt.Errorf("answered id %d to request %d: answers must come in order, one per request", *r.ID, id)
+	case r.OK && r.Error != "":
+		return r, fmt.Errorf("answered both ok and error: %q", clip(line))
+	case !r.OK && r.Error == "":
+		return r, fmt.Errorf("answered neither \"ok\":true nor an error: %q", clip(line))
+	case !r.OK:
+		return r, nil
+	}
+	missing := ""
+	switch op {
+	case OpClaim:
+		switch {
+		case r.Claim == nil:
+			missing = "claim"
+		case r.Claim.Outcome != store.Acquired && r.Claim.Outcome != store.AlreadyProcessed && r.Claim.Outcome != store.Locked:
+			return r, fmt.Errorf("answered claim outcome %q, not one of acquired, processed, locked", r.Claim.Outcome)
+		}
+	case OpBegin:
+		if r.Tx == nil {
+			missing = "tx"
+		}
+	case OpCommit:
+		if r.Commit == nil {
+			missing = "commit"
+		}
+	case OpGet:
+		if r.Found && r.Record == nil {
+			missing = "record"
+		}
+	case OpNow:
+		if r.NowMs == nil {
+			missing = "nowMs"
+		}
+	}
+	if missing != "" {
+		return r, fmt.Errorf("answered %s without the %q field: %q", op, missing, clip(line))
+	}
+	return r, nil
+}

@@ -1,0 +1,191 @@
+package storetest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+
+	"github.com/idemcheck/idemcheck/impl/contract/clock"
+	"github.com/idemcheck/idemcheck/impl/contract/store"
+)
+
+// env is what a check works with: the store under test, the clock that is
+// its time, and helpers that fail the check on an unexpected error.
+type env struct {
+	t     tester
+	s     store.Store
+	clock *clock.Virtual
+	ctx   context.Context
+}
+
+// key returns a key of the default tenant and consumer.
+func key(id string) store.Key { return store.Key{Tenant: "t1", Consumer: "ledger", ID: id} }
+
+// entry returns a ledger entry whose fields all derive from its event, so a
+// store that drops or swaps a column shows in a diff.
+func entry(consumer, eventID string, amount int64) store.Entry {
+	return store.Entry{Consumer: consumer, EventID: eventID, OrderID: "o-" + eventID, UserID: "u-" + eventID, AmountCents: amount}
+}
+
+func (e *env) now() int64 { return e.clock.NowMs() }
+
+func (e *env) advance(ms int64) { e.clock.Advance(ms) }
+
+func (e *env) claim(k store.Key) store.Claim {
+	e.t.Helper()
+	c, err := e.s.Claim(e.ctx, k, leaseMs)
+	if err != nil {
+		e.t.Fatalf("Claim(%s): %v", k, err)
+	}
+	return c
+}
+
+// acquire claims k and fails the check unless the claim was acquired.
+func (e *env) acquire(k store.Key) store.Claim {
+	e.t.Helper()
+	c := e.claim(k)
+	if c.Outcome != store.Acquired {
+		e.t.Fatalf("Claim(%s) = %+v, want acquired", k, c)
+	}
+	return c
+}
+
+func (e *env) begin(k store.Key, token uint64, entries ...store.Entry) store.Tx {
+	e.t.Helper()
+	tx, err := e.s.Begin(e.ctx, k, token)
+	if err != nil {
+		e.t.Fatalf("Begin(%s, %d): %v", k, token, err)
+	}
+	for _, en := range entries {
+		tx.Credit(en)
+	}
+	return tx
+}
+
+// commit runs a whole unit of work: begin, credit entries, commit.
+func (e *env) commit(k store.Key, token uint64, entries ...store.Entry) (store.CommitResult, error) {
+	e.t.Helper()
+	return e.begin(k, token, entries...).Commit(e.ctx)
+}
+
+// mustCommit commits and fails the check on an error.
+func (e *env) mustCommit(k store.Key, token uint64, entries ...store.Entry) store.CommitResult {
+	e.t.Helper()
+	res, err := e.commit(k, token, entries...)
+	if err != nil {
+		e.t.Fatalf("Commit(%s, token %d): %v", k, token, err)
+	}
+	return res
+}
+
+// settle claims k and commits entries under the claim.
+func (e *env) settle(k store.Key, entries ...store.Entry) store.Claim {
+	e.t.Helper()
+	c := e.acquire(k)
+	e.mustCommit(k, c.Token, entries...)
+	return c
+}
+
+func (e *env) fail(k store.Key, token uint64, reason string) error {
+	e.t.Helper()
+	return e.s.Fail(e.ctx, k, token, reason)
+}
+
+func (e *env) get(k store.Key) (store.Record, bool) {
+	e.t.Helper()
+	r, ok, err := e.s.Get(e.ctx, k)
+	if err != nil {
+		e.t.Fatalf("Get(%s): %v", k, err)
+	}
+	if ok && r.Key != k {
+		e.t.Errorf("Get(%s) returned the record of %s", k, r.Key)
+	}
+	return r, ok
+}
+
+func (e *env) mustGet(k store.Key) store.Record {
+	e.t.Helper()
+	r, ok := e.get(k)
+	if !ok {
+		e.t.Fatalf("Get(%s): no record", k)
+	}
+	return r
+}
+
+func (e *env) records() []store.Record {
+	e.t.Helper()
+	rs, err := e.s.Records(e.ctx)
+	if err != nil {
+		e.t.Fatalf("Records: %v", err)
+	}
+	return rs
+}
+
+func (e *env) ledger() []store.Entry {
+	e.t.Helper()
+	l, err := e.s.Ledger(e.ctx)
+	if err != nil {
+		e.t.Fatalf("Ledger: %v", err)
+	}
+	return l
+}
+
+func (e *env) cleanup(retention int64) []store.Key {
+	e.t.Helper()
+	keys, err := e.s.Cleanup(e.ctx, retention)
+	if err != nil {
+		e.t.Fatalf("Cleanup(%d): %v", retention, err)
+	}
+	return keys
+}
+
+// snapshot is the whole observable state of a store: what "changes nothing"
+// is checked against.
+type snapshot struct {
+	Records []store.Record
+	Ledger  []store.Entry
+}
+
+func (e *env) snapshot() snapshot {
+	e.t.Helper()
+	return snapshot{Records: e.records(), Ledger: e.ledger()}
+}
+
+// unchanged fails the check if the store's state differs from before.
+func (e *env) unchanged(what string, before snapshot) {
+	e.t.Helper()
+	if d := cmp.Diff(before, e.snapshot(), cmpOpts); d != "" {
+		e.t.Errorf("%s changed the store (-before +after):\n%s", what, d)
+	}
+}
+
+// equal fails the check with a diff when got differs from want.
+func (e *env) equal(what string, got, want any) {
+	e.t.Helper()
+	if d := cmp.Diff(want, got, cmpOpts); d != "" {
+		e.t.Errorf("%s mismatch (-want +got):\n%s", what, d)
+	}
+}
+
+// cmpOpts makes an empty slice equal a nil one: a store may return either
+// for "none".
+var cmpOpts = cmpopts.EquateEmpty()
+
+// wantErr fails the check unless err wraps target.
+func (e *env) wantErr(what string, err, target error) {
+	e.t.Helper()
+	if !errors.Is(err, target) {
+		e.t.Errorf("%s: error %v, want one wrapping %q", what, err, target)
+	}
+}
+
+// describe names an outcome for a message.
+func describe(c store.Claim, err error) string {
+	if err != nil {
+		return "error " + err.Error()
+	}
+	return fmt.Sprintf("%+v", c)
+}

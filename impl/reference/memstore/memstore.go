@@ -1,0 +1,241 @@
+// Package memstore is the in-memory reference implementation of the store
+// contract: claim records with leases and fencing tokens, a unique ledger and
+// a unit of work whose commit checks the token before anything lands.
+//
+// Besides the contract it offers statement-level access to its tables
+// (store.Tables), which naive consumer code — the harness's mutants — uses.
+package memstore
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+
+	"github.com/idemcheck/idemcheck/impl/contract/clock"
+	"github.com/idemcheck/idemcheck/impl/contract/store"
+)
+
+type ledgerKey struct{ consumer, eventID string }
+
+// Store is the reference in-memory store. It is safe for concurrent use: one
+// mutex makes every operation, including a commit, a single atomic step.
+type Store struct {
+	mu        sync.Mutex
+	clock     clock.Source
+	records   map[store.Key]*store.Record
+	ledger    map[ledgerKey]store.Entry
+	lastToken uint64
+}
+
+// New returns an empty store that tells time by c (the store's own clock).
+func New(c clock.Source) *Store {
+	return &Store{
+		clock:   c,
+		records: map[store.Key]*store.Record{},
+		ledger:  map[ledgerKey]store.Entry{},
+	}
+}
+
+var _ store.Store = (*Store)(nil)
+
+// nextToken issues a fencing token. One counter for the whole store makes every
+// token strictly greater than any earlier one, for every key, even after a
+// record is cleaned up and claimed anew.
+func (s *Store) nextToken() uint64 {
+	s.lastToken++
+	return s.lastToken
+}
+
+// Claim implements store.Store.
+func (s *Store) Claim(_ context.Context, key store.Key, leaseMs int64) (store.Claim, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.claimLocked(key, leaseMs, s.clock.NowMs()), nil
+}
+
+func (s *Store) claimLocked(key store.Key, leaseMs, now int64) store.Claim {
+	r, ok := s.records[key]
+	switch {
+	case !ok:
+		r = &store.Record{Key: key}
+		s.records[key] = r
+	case r.State == store.Processed:
+		return store.Claim{Outcome: store.AlreadyProcessed, AtMs: now}
+	case r.State == store.Processing && now < r.LeaseUntilMs:
+		return store.Claim{Outcome: store.Locked, AtMs: now}
+	}
+	takeover := ok && r.State == store.Processing
+	r.State = store.Processing
+	r.StartedAtMs = now
+	r.FinishedAtMs = 0
+	r.Attempts++
+	r.Token = s.nextToken()
+	r.LeaseUntilMs = now + leaseMs
+	return store.Claim{Outcome: store.Acquired, Token: r.Token, Attempt: r.Attempts, Takeover: takeover, AtMs: now}
+}
+
+// Begin implements store.Store. The token is checked on Commit, not here: a
+// lease may be taken over while the unit of work is open.
+func (s *Store) Begin(_ context.Context, key store.Key, token uint64) (store.Tx, error) {
+	return &tx{s: s, key: key, token: token}, nil
+}
+
+// checkHeldLocked is the fencing check: the record must be in processing
+// under exactly this token.
+func (s *Store) checkHeldLocked(key store.Key, token uint64) error {
+	r, ok := s.records[key]
+	if !ok || r.State != store.Processing {
+		return fmt.Errorf("%w: %s", store.ErrNotHeld, key)
+	}
+	if r.Token != token {
+		return fmt.Errorf("%w: %s holds token %d, caller has %d", store.ErrStaleToken, key, r.Token, token)
+	}
+	return nil
+}
+
+// Fail implements store.Store.
+func (s *Store) Fail(_ context.Context, key store.Key, token uint64, reason string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.checkHeldLocked(key, token); err != nil {
+		return err
+	}
+	r := s.records[key]
+	r.State = store.Failed
+	r.LastError = reason
+	r.LeaseUntilMs = 0
+	return nil
+}
+
+// Get implements store.Store.
+func (s *Store) Get(_ context.Context, key store.Key) (store.Record, bool, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r, ok := s.records[key]
+	if !ok {
+		return store.Record{}, false, nil
+	}
+	return *r, true, nil
+}
+
+// Cleanup implements store.Store, by the store's own clock.
+func (s *Store) Cleanup(_ context.Context, retentionMs int64) ([]store.Key, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.purgeLocked(s.clock.NowMs() - retentionMs), nil
+}
+
+// purgeLocked deletes processed records finished at or before cutoff.
+func (s *Store) purgeLocked(cutoff int64) []store.Key {
+	var removed []store.Key
+	for k, r := range s.records {
+		if r.State == store.Processed && r.FinishedAtMs <= cutoff {
+			removed = append(removed, k)
+			delete(s.records, k)
+		}
+	}
+	slices.SortFunc(removed, compareKeys)
+	return removed
+}
+
+// Records implements store.Store.
+func (s *Store) Records(context.Context) ([]store.Record, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]store.Record, 0, len(s.records))
+	for _, r := range s.records {
+		out = append(out, *r)
+	}
+	slices.SortFunc(out, func(a, b store.Record) int { return compareKeys(a.Key, b.Key) })
+	return out, nil
+}
+
+// Ledger implements store.Store.
+func (s *Store) Ledger(context.Context) ([]store.Entry, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]store.Entry, 0, len(s.ledger))
+	for _, e := range s.ledger {
+		out = append(out, e)
+	}
+	slices.SortStableFunc(out, CompareEntries)
+	return out, nil
+}
+
+// NowMs implements store.Store.
+func (s *Store) NowMs(context.Context) (int64, error) { return s.clock.NowMs(), nil }
+
+// insertLocked appends e unless the unique constraint forbids it.
+func (s *Store) insertLocked(e store.Entry) bool {
+	k := ledgerKey{e.Consumer, e.EventID}
+	if _, dup := s.ledger[k]; dup {
+		return false
+	}
+	s.ledger[k] = e
+	return true
+}
+
+// markProcessedLocked settles the record at time now.
+func (s *Store) markProcessedLocked(key store.Key, now int64) {
+	r, ok := s.records[key]
+	if !ok {
+		r = &store.Record{Key: key, StartedAtMs: now}
+		s.records[key] = r
+	}
+	r.State = store.Processed
+	r.FinishedAtMs = now
+	r.LeaseUntilMs = 0
+	r.LastError = ""
+}
+
+type tx struct {
+	s      *Store
+	key    store.Key
+	token  uint64
+	staged []store.Entry
+	done   bool
+}
+
+func (t *tx) Credit(e store.Entry) { t.staged = append(t.staged, e) }
+
+func (t *tx) Rollback(context.Context) error {
+	t.staged, t.done = nil, true
+	return nil
+}
+
+// Commit checks the fencing token first, then lands entries and mark together.
+func (t *tx) Commit(context.Context) (store.CommitResult, error) {
+	if t.done {
+		return store.CommitResult{}, fmt.Errorf("unit of work for %s already finished", t.key)
+	}
+	t.done = true
+	s := t.s
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.checkHeldLocked(t.key, t.token); err != nil {
+		return store.CommitResult{}, err
+	}
+	now := s.clock.NowMs()
+	res := store.CommitResult{AtMs: now}
+	for _, e := range t.staged {
+		if s.insertLocked(e) {
+			res.Credited++
+		} else {
+			res.DuplicatesIgnored++
+		}
+	}
+	s.markProcessedLocked(t.key, now)
+	return res, nil
+}
+
+func compareKeys(a, b store.Key) int {
+	return cmp.Or(cmp.Compare(a.Tenant, b.Tenant), cmp.Compare(a.Consumer, b.Consumer), cmp.Compare(a.ID, b.ID))
+}
+
+// CompareEntries orders ledger entries by (Consumer, EventID), the order the
+// contract's Ledger method returns them in.
+func CompareEntries(a, b store.Entry) int {
+	return cmp.Or(cmp.Compare(a.Consumer, b.Consumer), cmp.Compare(a.EventID, b.EventID))
+}

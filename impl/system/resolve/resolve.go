@@ -1,0 +1,213 @@
+// Package resolve opens the targets a command line names, including those
+// over real systems (SQLite, PostgreSQL, Redis, a process adapter). It is
+// the only place that links the database drivers: impl/system, faults/ and
+// properties/ import none, so code that imports the checks does not pull in
+// every driver.
+package resolve
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/idemcheck/idemcheck/impl/adapter/pgstore"
+	"github.com/idemcheck/idemcheck/impl/adapter/procstore"
+	"github.com/idemcheck/idemcheck/impl/adapter/redisstore"
+	"github.com/idemcheck/idemcheck/impl/adapter/sqlitestore"
+	"github.com/idemcheck/idemcheck/impl/contract/clock"
+	"github.com/idemcheck/idemcheck/impl/contract/store"
+	"github.com/idemcheck/idemcheck/impl/system"
+)
+
+// Environment variables Resolve reads.
+const (
+	// PostgresDSNEnv holds the PostgreSQL connection string of "postgres".
+	PostgresDSNEnv = pgstore.DSNEnv
+	// RedisAddrEnv holds the Redis address of "redis" (default
+	// redisstore.DefaultAddr).
+	RedisAddrEnv = "IDEMCHECK_REDIS_ADDR"
+	// ExecTimeoutEnv holds the per-request timeout of "exec:" adapters, as
+	// a Go duration ("5s"); default procstore.DefaultTimeout.
+	ExecTimeoutEnv = "IDEMCHECK_EXEC_TIMEOUT"
+)
+
+// openTimeout bounds opening one run's store, so an unreachable database
+// is an error and not a hang.
+const openTimeout = 30 * time.Second
+
+// Resolve returns the target a command line names:
+//
+//	reference, or a mutant's name      the built-in targets (system.Lookup)
+//	sqlite                             the reference consumer over SQLite, a fresh in-memory database per run
+//	sqlite-file                        the same over a fresh temporary database file per run
+//	postgres                           over PostgreSQL at $IDEMCHECK_POSTGRES_DSN, a fresh schema per run
+//	redis                              over Redis at $IDEMCHECK_REDIS_ADDR (default 127.0.0.1:6379), a fresh key prefix per run
+//	exec:COMMAND                       over a process adapter (impl/procstore), a fresh state file per run
+//
+// Each run gets an empty store, and the runner's Close drops what the run
+// left (schema, key prefix, files). Resolve opens and closes one store of
+// the external targets first, so a missing database or a broken adapter is
+// reported here, once, rather than by every run.
+func Resolve(spec string) (system.Target, error) {
+	if t, ok := system.Lookup(spec); ok {
+		return t, nil
+	}
+	var open func(clock.Source) (store.Store, error)
+	switch {
+	case spec == "sqlite":
+		return system.WithStore(spec, openSQLiteMemory), nil
+	case spec == "sqlite-file":
+		open = openSQLiteFile
+	case spec == "postgres":
+		dsn := os.Getenv(PostgresDSNEnv)
+		if dsn == "" {
+			return system.Target{}, fmt.Errorf("target postgres: %s is unset; set it to a PostgreSQL connection string, e.g. postgres://postgres@127.0.0.1:5432/test?sslmode=disable", PostgresDSNEnv)
+		}
+		open = func(c clock.Source) (store.Store, error) { return openPostgres(dsn, c) }
+	case spec == "redis":
+		addr := cmpOr(os.Getenv(RedisAddrEnv), redisstore.DefaultAddr)
+		open = func(c clock.Source) (store.Store, error) {
+			ctx, cancel := context.WithTimeout(context.Background(), openTimeout)
+			defer cancel()
+			return redisstore.Open(ctx, addr, c)
+		}
+	case strings.HasPrefix(spec, "exec:"):
+		opts, err := execOptions(strings.TrimPrefix(spec, "exec:"))
+		if err != nil {
+			return system.Target{}, fmt.Errorf("target %s: %w", spec, err)
+		}
+		open = func(c clock.Source) (store.Store, error) {
+			return procstore.Open(context.Background(), opts, c)
+		}
+	default:
+		return system.Target{}, fmt.Errorf("unknown target %q: want reference, a mutant's name, sqlite, sqlite-file, postgres, redis or exec:COMMAND", spec)
+	}
+	if err := probe(open); err != nil {
+		return system.Target{}, fmt.Errorf("target %s: %w", spec, err)
+	}
+	return system.WithStore(spec, open), nil
+}
+
+// ExternalTarget describes one kind of target Resolve builds over a store
+// outside the process's memory.
+type ExternalTarget struct {
+	// Spec is what Resolve accepts ("exec:COMMAND" stands for any command).
+	Spec string
+	// Doc says what it runs against, in one line.
+	Doc string
+}
+
+// ExternalTargets lists the targets Resolve knows beyond Lookup's, for a
+// command's help and -list.
+func ExternalTargets() []ExternalTarget {
+	return []ExternalTarget{
+		{"sqlite", "the reference consumer over SQLite, a fresh in-memory database per run"},
+		{"sqlite-file", "the reference consumer over SQLite, a fresh temporary database file per run"},
+		{"postgres", "the reference consumer over PostgreSQL at $" + PostgresDSNEnv + ", a fresh schema per run"},
+		{"redis", "the reference consumer over Redis (set-if-absent, then effect) at $" + RedisAddrEnv + ", a fresh key prefix per run"},
+		{"exec:COMMAND", "the reference consumer over a process adapter speaking impl/procstore/PROTOCOL.md"},
+	}
+}
+
+func cmpOr(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+// probe opens and closes one store.
+func probe(open func(clock.Source) (store.Store, error)) error {
+	s, err := open(clock.NewVirtual(0))
+	if err != nil {
+		return err
+	}
+	if c, ok := s.(store.Closer); ok {
+		return c.Close()
+	}
+	return nil
+}
+
+func execOptions(command string) (procstore.Options, error) {
+	argv, err := procstore.ParseCommand(command)
+	if err != nil {
+		return procstore.Options{}, err
+	}
+	opts := procstore.Options{Command: argv}
+	if v := os.Getenv(ExecTimeoutEnv); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d <= 0 {
+			return procstore.Options{}, fmt.Errorf("%s=%q: want a positive Go duration such as 5s", ExecTimeoutEnv, v)
+		}
+		opts.Timeout = d
+	}
+	return opts, nil
+}
+
+// openSQLiteMemory opens a fresh in-memory database: it has a name of its
+// own and disappears with the store's last connection at Close.
+func openSQLiteMemory(c clock.Source) (store.Store, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), openTimeout)
+	defer cancel()
+	return sqlitestore.Open(ctx, sqlitestore.Options{Clock: c})
+}
+
+// fileStore is a store in a temporary directory that Close removes.
+type fileStore struct {
+	*sqlitestore.Store
+	dir string
+}
+
+// Close implements store.Closer.
+func (s fileStore) Close() error {
+	return errors.Join(s.Store.Close(), os.RemoveAll(s.dir))
+}
+
+func openSQLiteFile(c clock.Source) (store.Store, error) {
+	dir, err := os.MkdirTemp("", "idemcheck-sqlite-")
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), openTimeout)
+	defer cancel()
+	s, err := sqlitestore.Open(ctx, sqlitestore.Options{Path: filepath.Join(dir, "store.db"), Clock: c})
+	if err != nil {
+		_ = os.RemoveAll(dir)
+		return nil, err
+	}
+	return fileStore{Store: s, dir: dir}, nil
+}
+
+// pgRunStore is a store in a schema of its own that Close drops.
+type pgRunStore struct{ *pgstore.Store }
+
+// Close implements store.Closer: the connections, then the run's schema.
+func (s pgRunStore) Close() error {
+	ctx, cancel := context.WithTimeout(context.Background(), openTimeout)
+	defer cancel()
+	return errors.Join(s.Store.Close(), s.DropSchema(ctx))
+}
+
+func openPostgres(dsn string, c clock.Source) (store.Store, error) {
+	b := make([]byte, 8)
+	if _, err := rand.Read(b); err != nil {
+		return nil, err
+	}
+	// Random, because runs of several processes share one database; the
+	// schema's name appears in no trace.
+	schema := "run_" + hex.EncodeToString(b)
+	ctx, cancel := context.WithTimeout(context.Background(), openTimeout)
+	defer cancel()
+	s, err := pgstore.Open(ctx, pgstore.Options{DSN: dsn, Schema: schema, Clock: c})
+	if err != nil {
+		// Nothing to drop: the schema is created in one transaction.
+		return nil, err
+	}
+	return pgRunStore{s}, nil
+}
