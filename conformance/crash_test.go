@@ -4,7 +4,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/idemcheck/idemcheck/faults/runner"
 	"github.com/idemcheck/idemcheck/faults/scenario"
 	"github.com/idemcheck/idemcheck/properties"
 )
@@ -61,15 +60,13 @@ func TestCrashWithOpenUnits(t *testing.T) {
 					spec = "exec:" + v
 				}
 			}
-			out, err := runner.Run(s, openTarget(t, spec))
+			out, verdicts, err := properties.Judge(s, openTarget(t, spec), nil)
 			if err != nil {
 				t.Fatal(err)
 			}
 			t.Logf("trace:\n%s", out.Trace)
-			for _, p := range properties.ForKind(scenario.KindConsumption) {
-				if v := p.Check(out); !v.Pass {
-					t.Errorf("%s", v)
-				}
+			for _, v := range properties.Failed(verdicts) {
+				t.Errorf("%s", v)
 			}
 			lost := false
 			for _, e := range out.Consumption.Errors {

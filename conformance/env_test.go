@@ -67,7 +67,7 @@ func huntClean(t *testing.T, target system.Target, checks int) {
 		Properties: properties.ForKind(scenario.KindConsumption), Checks: scaled(checks), Seed: seed})
 	if res.Failed {
 		t.Fatalf("%s failed after %d checks (seed %d): %s\n%s", target.Name, res.Checks, res.Seed, res.Message,
-			properties.Report(res.Verdict, res.Outcome, ""))
+			properties.Report(res.Verdict, res.Outcome, properties.ReportOptions{Scenario: true}))
 	}
 	t.Logf("%s passed every consumption property over %d scenarios in %v", target.Name, res.Checks, res.Elapsed)
 }
@@ -79,25 +79,25 @@ func huntClean(t *testing.T, target system.Target, checks int) {
 func sameTraces(t *testing.T, target system.Target, checks int) {
 	t.Helper()
 	same := properties.Property{Name: "same-trace", Kind: scenario.KindConsumption,
-		Doc: "the same scenario gives the same trace and result",
-		Check: func(out *runner.Outcome) properties.Verdict {
-			v := properties.Verdict{Property: "same-trace", Pass: true, Summary: "two runs gave the same trace"}
+		Doc:  "the same scenario gives the same trace and result",
+		Laws: []properties.Law{{Name: "same-trace", Doc: "two runs of one scenario give the same trace and result"}},
+		Pass: func(*runner.Outcome, properties.Monitor) string { return "two runs gave the same trace" },
+		Final: func(out *runner.Outcome, _ properties.Monitor) []properties.Breach {
 			again, err := runner.Run(out.Scenario, target)
 			if err != nil {
-				v.Pass, v.Summary, v.Details = false, "the second run failed", []string{err.Error()}
-				return v
+				return []properties.Breach{{Law: "same-trace", Summary: "the second run failed", Details: []string{err.Error()}}}
 			}
 			ja, _ := json.Marshal(out.Consumption)
 			jb, _ := json.Marshal(again.Consumption)
 			if out.Trace.String() != again.Trace.String() || string(ja) != string(jb) {
-				v.Pass, v.Summary = false, "two runs of one scenario differ"
-				v.Details = []string{"second run's trace:\n" + again.Trace.String()}
+				return []properties.Breach{{Law: "same-trace", Summary: "two runs of one scenario differ",
+					Details: []string{"second run's trace:\n" + again.Trace.String()}}}
 			}
-			return v
+			return nil
 		}}
 	res := properties.Hunt(target, properties.HuntOptions{Kind: scenario.KindConsumption,
 		Properties: []properties.Property{same}, Checks: scaled(checks), Seed: seed})
 	if res.Failed {
-		t.Fatalf("%s is not deterministic: %s\n%s", target.Name, res.Message, properties.Report(res.Verdict, res.Outcome, ""))
+		t.Fatalf("%s is not deterministic: %s\n%s", target.Name, res.Message, properties.Report(res.Verdict, res.Outcome, properties.ReportOptions{Scenario: true}))
 	}
 }

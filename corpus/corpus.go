@@ -21,9 +21,10 @@ import (
 // corpus file from a bare scenario and from any other JSON.
 const Format = "idemcheck-corpus"
 
-// Version is the version of the corpus file format this package writes and
-// reads. The scenario inside carries its own version (scenario.Version).
-const Version = 1
+// Version is the version of the corpus file format this package writes. It
+// reads this version and every earlier one (see FORMAT.md, "Versions"). The
+// scenario inside carries its own version (scenario.Version).
+const Version = 2
 
 // Case is one corpus file: a scenario and what is known about it.
 type Case struct {
@@ -33,13 +34,17 @@ type Case struct {
 	Version int `json:"version"`
 	// Property is the property the scenario violated when it was found.
 	Property string `json:"property"`
+	// Law is the law of Property it broke (version 2; empty in a version 1
+	// file, which named the property only).
+	Law string `json:"law,omitempty"`
 	// Target is the system the violation was found against: "reference", a
 	// mutant's name, or another implementation's name.
 	Target string `json:"target"`
 	// Summary is the violated verdict's one-line summary, for a person.
 	Summary string `json:"summary,omitempty"`
-	// CaughtBy maps each mutant the scenario catches to the property that
-	// fails against it. The replay test holds the file to it.
+	// CaughtBy maps each mutant the scenario catches to the law that breaks
+	// against it, "property/law" (a version 1 file names the property only).
+	// The replay test holds the file to it.
 	CaughtBy map[string]string `json:"caughtBy,omitempty"`
 	// Seed is the rapid seed of the failing check before shrinking. It is
 	// informative: the scenario, not the seed, is the reproduction.
@@ -54,6 +59,15 @@ type Case struct {
 	// Bare is true when the file held a bare scenario rather than a case
 	// (see LoadAny); only Scenario and Path are then set.
 	Bare bool `json:"-"`
+}
+
+// LawID is the law the case breaks as "property/law", or the property alone
+// for a version 1 case that did not record its law.
+func (c *Case) LawID() string {
+	if c.Law == "" {
+		return c.Property
+	}
+	return c.Property + "/" + c.Law
 }
 
 // Encode renders c as indented JSON with a trailing newline. It is

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/idemcheck/idemcheck/faults/scenario"
@@ -23,6 +24,7 @@ type wire struct {
 	Format   string            `json:"format"`
 	Version  int               `json:"version"`
 	Property string            `json:"property"`
+	Law      string            `json:"law"`
 	Target   string            `json:"target"`
 	Summary  string            `json:"summary"`
 	CaughtBy map[string]string `json:"caughtBy"`
@@ -116,8 +118,13 @@ func parse(data []byte) (*Case, error) {
 	case f != Format:
 		return nil, fmt.Errorf("format: got %s, want %q", describe(f), Format)
 	}
-	if n, ok := obj["version"].(json.Number); !ok || string(n) != fmt.Sprint(Version) {
-		return nil, fmt.Errorf("version: got %s, this loader reads corpus format version %d", describe(obj["version"]), Version)
+	n, ok := obj["version"].(json.Number)
+	version, err := strconv.Atoi(string(n))
+	if !ok || err != nil || version < 1 || version > Version {
+		return nil, fmt.Errorf("version: got %s, this loader reads corpus format versions 1 to %d", describe(obj["version"]), Version)
+	}
+	if _, has := obj["law"]; has && version < 2 {
+		return nil, fmt.Errorf("law: a version 1 file has no law; write version 2")
 	}
 	if err := checkShape("", v, reflect.TypeFor[Case]()); err != nil {
 		return nil, err
@@ -128,7 +135,7 @@ func parse(data []byte) (*Case, error) {
 	if err := dec.Decode(&w); err != nil {
 		return nil, err // checkShape has already named any field at fault
 	}
-	c := &Case{Format: w.Format, Version: w.Version, Property: w.Property, Target: w.Target, Summary: w.Summary,
+	c := &Case{Format: w.Format, Version: w.Version, Property: w.Property, Law: w.Law, Target: w.Target, Summary: w.Summary,
 		CaughtBy: w.CaughtBy, Seed: w.Seed, Trace: w.Trace}
 	if w.Scenario == nil {
 		return nil, fmt.Errorf("scenario: missing")
@@ -139,7 +146,13 @@ func parse(data []byte) (*Case, error) {
 	if c.Target == "" {
 		return nil, fmt.Errorf("target: missing or empty")
 	}
-	return c, c.checkNames()
+	if err := c.checkNames(); err != nil {
+		return nil, err
+	}
+	if c.Version >= 2 && c.Law == "" {
+		return nil, fmt.Errorf("law: missing or empty (version %d files name the law broken)", c.Version)
+	}
+	return c, nil
 }
 
 // parseScenario validates a scenario, already decoded as v, from its raw
@@ -162,22 +175,33 @@ func parseScenario(path string, v any, raw []byte) (*scenario.Scenario, error) {
 // knows, so that a renamed property or mutant is reported, not skipped.
 func (c *Case) checkNames() error {
 	kind := c.Scenario.Kind
-	if err := knownProperty("property", c.Property, kind); err != nil {
+	if err := knownLaw("property", c.Property, kind); err != nil {
 		return err
+	}
+	if c.Law != "" {
+		if err := knownLaw("law", c.LawID(), kind); err != nil {
+			return err
+		}
 	}
 	for _, m := range slices.Sorted(maps.Keys(c.CaughtBy)) {
 		t, ok := system.Lookup(m)
 		if !ok || !t.Mutant {
 			return fmt.Errorf("caughtBy.%s: %q is not a known mutant", m, m)
 		}
-		if err := knownProperty("caughtBy."+m, c.CaughtBy[m], kind); err != nil {
+		if c.Version >= 2 && !strings.Contains(c.CaughtBy[m], "/") {
+			return fmt.Errorf("caughtBy.%s: %q names no law; version %d files write property/law", m, c.CaughtBy[m], c.Version)
+		}
+		if err := knownLaw("caughtBy."+m, c.CaughtBy[m], kind); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-func knownProperty(field, name string, kind scenario.Kind) error {
+// knownLaw checks a property name, or a "property/law", against the
+// properties of kind.
+func knownLaw(field, id string, kind scenario.Kind) error {
+	name, law, hasLaw := strings.Cut(id, "/")
 	p, ok := properties.ByName(name)
 	switch {
 	case name == "":
@@ -186,6 +210,8 @@ func knownProperty(field, name string, kind scenario.Kind) error {
 		return fmt.Errorf("%s: %q is not a known property", field, name)
 	case p.Kind != kind:
 		return fmt.Errorf("%s: %q judges %s scenarios, but the scenario is %s", field, name, p.Kind, kind)
+	case hasLaw && !p.HasLaw(law):
+		return fmt.Errorf("%s: %q is not a law of %s", field, law, name)
 	}
 	return nil
 }

@@ -26,8 +26,8 @@ func smallCase() *corpus.Case {
 			{Op: scenario.OpAdvance, Ms: 200},
 		},
 	}}
-	return &corpus.Case{Property: "single-credit", Target: "no-dedup", Summary: "s", Seed: 42,
-		CaughtBy: map[string]string{"no-dedup": "single-credit"}, Trace: []string{"a", "b"}, Scenario: s}
+	return &corpus.Case{Property: "single-credit", Law: "claim-store-dedupes", Target: "no-dedup", Summary: "s", Seed: 42,
+		CaughtBy: map[string]string{"no-dedup": "single-credit/claim-store-dedupes"}, Trace: []string{"a", "b"}, Scenario: s}
 }
 
 // edited encodes smallCase, lets edit change the decoded JSON, and
@@ -101,12 +101,17 @@ func TestLoadRejectsMalformed(t *testing.T) {
 			`bad.json: seed: -1 is not a non-negative integer`},
 		{"not a corpus file", []byte(`{"hello": 1}`), `bad.json: format: missing`},
 		{"other format", edited(t, func(m map[string]any) { m["format"] = "other" }), `bad.json: format: got string "other", want "idemcheck-corpus"`},
-		{"future version", edited(t, func(m map[string]any) { m["version"] = 2 }), `bad.json: version: got number 2, this loader reads corpus format version 1`},
+		{"future version", edited(t, func(m map[string]any) { m["version"] = 3 }), `bad.json: version: got number 3, this loader reads corpus format versions 1 to 2`},
+		{"missing law", edited(t, func(m map[string]any) { delete(m, "law") }), `bad.json: law: missing or empty`},
+		{"law of another property", edited(t, func(m map[string]any) { m["law"] = "monotonic" }), `bad.json: law: "monotonic" is not a law of single-credit`},
+		{"law in a version 1 file", edited(t, func(m map[string]any) { m["version"] = 1 }), `bad.json: law: a version 1 file has no law`},
+		{"caughtBy without a law", edited(t, func(m map[string]any) { obj(m["caughtBy"])["no-dedup"] = "single-credit" }),
+			`bad.json: caughtBy.no-dedup: "single-credit" names no law`},
 		{"scenario version", edited(t, func(m map[string]any) { obj(m["scenario"])["version"] = 9 }), `bad.json: scenario.version: got 9`},
 		{"unknown property", edited(t, func(m map[string]any) { m["property"] = "no-such" }), `bad.json: property: "no-such" is not a known property`},
 		{"property of the other kind", edited(t, func(m map[string]any) { m["property"] = "hlc-laws" }),
 			`bad.json: property: "hlc-laws" judges projection scenarios, but the scenario is consumption`},
-		{"unknown mutant", edited(t, func(m map[string]any) { obj(m["caughtBy"])["ghost"] = "single-credit" }),
+		{"unknown mutant", edited(t, func(m map[string]any) { obj(m["caughtBy"])["ghost"] = "single-credit/at-most-once" }),
 			`bad.json: caughtBy.ghost: "ghost" is not a known mutant`},
 		{"missing target", edited(t, func(m map[string]any) { delete(m, "target") }), `bad.json: target: missing or empty`},
 		{"missing scenario", edited(t, func(m map[string]any) { delete(m, "scenario") }), `bad.json: scenario: missing`},
@@ -171,5 +176,21 @@ func TestLoadDirReportsEachBadFile(t *testing.T) {
 	}
 	if err == nil || !strings.Contains(err.Error(), filepath.Join(dir, "b.json")+": ") || strings.Contains(err.Error(), ".tmp-") {
 		t.Fatalf("error %v", err)
+	}
+}
+
+// A version 1 file — no law, caughtBy naming properties — still loads.
+func TestLoadReadsVersion1(t *testing.T) {
+	v1 := edited(t, func(m map[string]any) {
+		m["version"] = 1
+		delete(m, "law")
+		obj(m["caughtBy"])["no-dedup"] = "single-credit"
+	})
+	c, err := corpus.Parse("v1.json", v1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Version != 1 || c.Law != "" || c.LawID() != "single-credit" || c.CaughtBy["no-dedup"] != "single-credit" {
+		t.Fatalf("version 1 case read as %+v", c)
 	}
 }

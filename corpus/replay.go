@@ -10,29 +10,17 @@ import (
 )
 
 // Judge plays s against target and judges the run by props; nil props means
-// every property of the scenario's kind.
+// every property of the scenario's kind. It is properties.Judge.
 func Judge(s *scenario.Scenario, target system.Target, props []properties.Property) (*runner.Outcome, []properties.Verdict, error) {
-	if props == nil {
-		props = properties.ForKind(s.Kind)
-	}
-	out, err := runner.Run(s, target)
-	if err != nil {
-		return nil, nil, err
-	}
-	verdicts := make([]properties.Verdict, 0, len(props))
-	for _, p := range props {
-		if p.Kind == s.Kind {
-			verdicts = append(verdicts, p.Check(out))
-		}
-	}
-	return out, verdicts, nil
+	return properties.Judge(s, target, props)
 }
 
 // Catches plays s against every mutant that takes part in scenarios of its
-// kind and returns, for each mutant it catches, the property that fails:
-// the mutant's own KilledBy property when that one fails, else the first
-// failing property of the kind. It is what a new corpus file records as
-// caughtBy, and what the replay test then holds the file to.
+// kind and returns, for each mutant it catches, the law that breaks as
+// "property/law": the first broken law of the mutant's own KilledBy
+// property when that one fails, else the first broken law of the kind. It
+// is what a new corpus file records as caughtBy, and what the replay test
+// then holds the file to.
 func Catches(s *scenario.Scenario) (map[string]string, error) {
 	out := map[string]string{}
 	for _, m := range system.Mutants() {
@@ -49,11 +37,11 @@ func Catches(s *scenario.Scenario) (map[string]string, error) {
 				continue
 			}
 			if v.Property == m.KilledBy {
-				first = v.Property
+				first = properties.ID(v.Property, v.Law)
 				break
 			}
 			if first == "" {
-				first = v.Property
+				first = properties.ID(v.Property, v.Law)
 			}
 		}
 		if first != "" {
@@ -63,15 +51,6 @@ func Catches(s *scenario.Scenario) (map[string]string, error) {
 	return out, nil
 }
 
-// HasKind reports whether target can play scenarios of kind k: a mutant of
-// the consumption pipeline has no projection parts, and a store under test
-// (system.WithStore) has only consumption parts.
-func HasKind(t system.Target, k scenario.Kind) bool {
-	switch k {
-	case scenario.KindConsumption:
-		return t.Consumption != nil
-	case scenario.KindProjection:
-		return t.Projection != nil
-	}
-	return false
-}
+// HasKind reports whether target can play scenarios of kind k
+// (properties.Plays).
+func HasKind(t system.Target, k scenario.Kind) bool { return properties.Plays(t, k) }

@@ -9,8 +9,39 @@ import (
 	"testing"
 	"time"
 
-	"github.com/idemcheck/idemcheck/impl/mutant/racystore"
+	"github.com/idemcheck/idemcheck/impl/contract/clock"
+	"github.com/idemcheck/idemcheck/impl/contract/store"
+	"github.com/idemcheck/idemcheck/impl/system"
 )
+
+// concurrencyMutant is a store mutant the linearizability check must catch.
+type concurrencyMutant struct {
+	Name, Bug string
+	New       func(clock.Source) store.Store
+}
+
+// concurrencyMutants lists the registered mutants killed by the
+// linearizability check.
+func concurrencyMutants(t *testing.T) []concurrencyMutant {
+	var out []concurrencyMutant
+	for _, m := range system.Mutants() {
+		if m.KilledBy != "linearizability" {
+			continue
+		}
+		newStore := m.Consumption.NewStore
+		out = append(out, concurrencyMutant{Name: m.Name, Bug: m.Bug, New: func(c clock.Source) store.Store {
+			s, err := newStore(c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return s
+		}})
+	}
+	if len(out) < 4 {
+		t.Fatalf("only %d mutants are registered for the linearizability check", len(out))
+	}
+	return out
+}
 
 // huntAttempts bounds the recordings per mutant. The interleaving is the
 // scheduler's, so one recording could in principle miss a bug; each of these
@@ -21,7 +52,7 @@ const huntAttempts = 5
 // TestMutantsCaught records each mutant from 8 clients and requires a
 // Violation within huntAttempts seeds. Unknown does not count as caught.
 func TestMutantsCaught(t *testing.T) {
-	for _, m := range racystore.Mutants() {
+	for _, m := range concurrencyMutants(t) {
 		t.Run(m.Name, func(t *testing.T) {
 			var verdicts []string
 			for seed := uint64(1); seed <= huntAttempts; seed++ {
@@ -80,7 +111,12 @@ func runFake(t *testing.T, fn func(tb testing.TB)) *fakeTB {
 // must fail the test, write the visualization, and log its path.
 func TestCheckStoreFailsMutant(t *testing.T) {
 	dir := t.TempDir()
-	m := racystore.Mutants()[2] // FailResetsToken
+	var m concurrencyMutant
+	for _, c := range concurrencyMutants(t) {
+		if c.Name == "fail-resets-token" {
+			m = c
+		}
+	}
 	var f *fakeTB
 	for seed := uint64(1); seed <= huntAttempts; seed++ {
 		f = runFake(t, func(tb testing.TB) {

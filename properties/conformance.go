@@ -9,41 +9,132 @@ import (
 	"github.com/idemcheck/idemcheck/impl/system"
 )
 
-// Conformance checks target against every property that applies to it, with
-// rapid drawing and shrinking scenarios. It is the one call another Go
-// implementation makes from its own test:
+// Options tune Conformance and CheckProperty.
+type Options struct {
+	// Off switches laws off: "property/law" → the reason, which every
+	// verdict records. A law switched off is not judged at all.
+	Off map[string]string
+}
+
+func optionsOf(opts []Options) Options {
+	if len(opts) > 0 {
+		return opts[0]
+	}
+	return Options{}
+}
+
+// Conformance checks target against every law of every property that
+// applies to it, with rapid drawing and shrinking scenarios. It is the one
+// call another Go implementation makes from its own test:
 //
 //	func TestMyStore(t *testing.T) {
 //		properties.Conformance(t, system.WithStore("mystore", openMyStore))
 //	}
 //
-// A failure prints the shrunk scenario's numbered trace, a diff of the model
-// against the implementation, and rapid's seed and command to replay it.
-// Use -rapid.checks to run longer.
-func Conformance(t *testing.T, target system.Target) {
+// Each law is its own subtest (TestMyStore/consumption/fencing/
+// stale-token-changes-nothing), so every broken law is reported with its
+// own shrunk and reduced counterexample: the numbered trace, the diff of the
+// model against the implementation, and rapid's seed to replay it. Use
+// -rapid.checks to run longer, and -run to pick laws.
+func Conformance(t *testing.T, target system.Target, opts ...Options) {
 	t.Helper()
-	if target.Consumption != nil {
-		t.Run("consumption", func(t *testing.T) { CheckKind(t, target, scenario.KindConsumption) })
-	}
-	if target.Projection != nil {
-		t.Run("projection", func(t *testing.T) { CheckKind(t, target, scenario.KindProjection) })
+	for _, k := range []scenario.Kind{scenario.KindConsumption, scenario.KindProjection} {
+		if !Plays(target, k) {
+			continue
+		}
+		t.Run(string(k), func(t *testing.T) {
+			for _, p := range ForKind(k) {
+				t.Run(p.Name, func(t *testing.T) { checkProperty(t, target, p, optionsOf(opts)) })
+			}
+		})
 	}
 }
 
-// CheckKind runs rapid over scenarios of kind k against target, judging
-// every property of that kind.
-func CheckKind(t *testing.T, target system.Target, k scenario.Kind) {
+// CheckProperty checks target against one property's laws, a subtest per
+// law: the per-property entry point.
+//
+//	func TestMyHLC(t *testing.T) {
+//		properties.CheckProperty(t, myTarget, "hlc-laws")
+//	}
+func CheckProperty(t *testing.T, target system.Target, property string, opts ...Options) {
 	t.Helper()
-	props := ForKind(k)
+	p, ok := ByName(property)
+	if !ok {
+		t.Fatalf("properties: no property %q; the properties are %v", property, names(All()))
+	}
+	if !Plays(target, p.Kind) {
+		t.Fatalf("properties: target %q plays no %s scenario, which %s judges", target.Name, p.Kind, p.Name)
+	}
+	checkProperty(t, target, p, optionsOf(opts))
+}
+
+func names(ps []Property) []string {
+	out := make([]string, len(ps))
+	for i, p := range ps {
+		out[i] = p.Name
+	}
+	return out
+}
+
+// Plays reports whether target can play scenarios of kind k: a mutant of
+// the consumption pipeline has no projection parts, and a store under test
+// (system.WithStore) has only consumption parts.
+func Plays(t system.Target, k scenario.Kind) bool {
+	switch k {
+	case scenario.KindConsumption:
+		return t.Consumption != nil
+	case scenario.KindProjection:
+		return t.Projection != nil
+	}
+	return false
+}
+
+func checkProperty(t *testing.T, target system.Target, p Property, o Options) {
+	for _, law := range p.Laws {
+		id := ID(p.Name, law.Name)
+		t.Run(law.Name, func(t *testing.T) {
+			if reason, off := o.Off[id]; off {
+				t.Skipf("law %s switched off: %s", id, reason)
+			}
+			checkLaw(t, target, HuntOptions{Kind: p.Kind, Properties: []Property{p}, Laws: []string{id}, Off: o.Off})
+		})
+	}
+}
+
+// checkLaw runs rapid over scenarios of opts.Kind, failing on the hunted
+// law. rapid shrinks the failure; the cleanup then reduces the smallest one
+// further and logs its report.
+func checkLaw(t *testing.T, target system.Target, opts HuntOptions) {
+	t.Helper()
+	var last *failure
+	t.Cleanup(func() {
+		if !t.Failed() || last == nil || last.outcome == nil {
+			return
+		}
+		reduced := Reduce(last.scenario, StillFails(target, opts.Properties, last.law))
+		out, v, ok := judgeLaw(reduced, target, opts, last.law)
+		if !ok {
+			out, v = last.outcome, last.verdict
+		}
+		t.Logf("the counterexample, shrunk by rapid to size %d and reduced to size %d:\n%s", last.scenario.Size(), out.Scenario.Size(),
+			Report(v, out, ReportOptions{Scenario: testing.Verbose(), Replay: "rerun this test with the -rapid.seed printed above"}))
+	})
 	rapid.Check(t, func(rt *rapid.T) {
-		f := judgeDrawn(rt, target, HuntOptions{Kind: k, Properties: props})
+		f := judgeDrawn(rt, target, opts)
 		if f == nil {
 			return
 		}
+		last = f
 		// The message stays free of times and pointers so rapid can tell
-		// the shrunk failure is the one it started from; the report goes
-		// to the log.
-		rt.Log(Report(f.verdict, f.outcome, "rerun this test with the -rapid.seed printed above"))
-		rt.Fatalf("%s: %s", f.verdict.Property, f.verdict.Summary)
+		// the shrunk failure is the one it started from; the report is
+		// logged once the shrinking is over.
+		rt.Fatalf("%s: %s", f.law, f.verdict.Summary)
 	})
+}
+
+// CheckKind runs rapid over scenarios of kind k against target, failing on
+// the first law of any property of that kind that breaks.
+func CheckKind(t *testing.T, target system.Target, k scenario.Kind) {
+	t.Helper()
+	checkLaw(t, target, HuntOptions{Kind: k, Properties: ForKind(k)})
 }

@@ -1,12 +1,13 @@
 package properties
 
 import (
+	"cmp"
 	"fmt"
 	"maps"
 	"slices"
 	"strings"
 
-	"github.com/google/go-cmp/cmp"
+	gocmp "github.com/google/go-cmp/cmp"
 	"github.com/idemcheck/idemcheck/faults/runner"
 	"github.com/idemcheck/idemcheck/faults/scenario"
 	"github.com/idemcheck/idemcheck/impl/contract/broker"
@@ -15,77 +16,163 @@ import (
 	"github.com/idemcheck/idemcheck/model/ledger"
 )
 
+// The laws of the consumption properties.
+const (
+	LawAtMostOnce          = "at-most-once"
+	LawClaimStoreDedupes   = "claim-store-dedupes"
+	LawRetentionWindow     = "retention-window"
+	LawLedgerUnchanged     = "ledger-unchanged"
+	LawAttemptsCount       = "attempts-count-deliveries"
+	LawAtMostMaxAttempts   = "at-most-max-attempts"
+	LawDLQAfterMaxAttempts = "dlq-after-max-attempts"
+	LawPoisonAtOnce        = "poison-at-once"
+	LawDLQMetadata         = "dlq-metadata"
+	LawQuiesces            = "quiesces"
+	LawCreditedOrDLQ       = "credited-or-dlq"
+	LawNotStuck            = "not-stuck"
+	LawTogether            = "effect-with-mark"
+	LawStaleChangesNothing = "stale-token-changes-nothing"
+	LawNotReenqueued       = "committed-not-reenqueued"
+	LawDLQOnce             = "dlq-once"
+)
+
 func init() {
 	register(Property{Name: "single-credit", Invariant: 1, Kind: scenario.KindConsumption,
-		Doc:   "each event is credited at most once per consumer, and the ledger's unique constraint never has to stop a second credit the claim store let through",
-		Check: checkSingleCredit})
+		Doc: "each event is credited at most once per consumer, and the ledger's unique constraint never has to stop a second credit the claim store let through",
+		Laws: []Law{
+			{LawAtMostOnce, "no event has two ledger entries for one consumer"},
+			{LawClaimStoreDedupes, "the ledger's unique constraint (defence in depth) never has to stop a second credit that the claim store let through, unless the key's record was legitimately removed by retention first"},
+			{LawRetentionWindow, "a cleanup never removes a record younger than the retention window by the store's own clock"},
+		},
+		Pass: func(*runner.Outcome, Monitor) string {
+			return "every event credited at most once per consumer, by the claim store alone"
+		},
+		Monitor: func() Monitor { return &creditMonitor{legit: map[string]bool{}, twice: map[string]bool{}} }})
 	register(Property{Name: "replay-unchanged", Invariant: 2, Kind: scenario.KindConsumption,
-		Doc:   "replaying the whole stream after the system quiesced leaves the ledger unchanged: no entry changes or repeats, and only events that sat in the DLQ may be credited by the replay",
-		Check: checkReplayUnchanged})
+		Doc:  "replaying the whole stream after the system quiesced leaves the ledger unchanged: no entry changes or repeats, and only events that sat in the DLQ may be credited by the replay",
+		Laws: []Law{{LawLedgerUnchanged, "after the replay every ledger entry is as it was and none repeats; only an event that sat in the DLQ may be credited by it"}},
+		Pass: func(*runner.Outcome, Monitor) string {
+			return "the replay left the ledger unchanged (but for events recovered from the DLQ)"
+		},
+		Final: finalReplayUnchanged})
 	register(Property{Name: "bounded-attempts", Invariant: 3, Kind: scenario.KindConsumption,
-		Doc:   "attempts count deliveries; no message is delivered more than max_attempts times; retries reach the DLQ after exactly max_attempts, poison at once; DLQ entries carry attempts and last_error",
-		Check: checkBoundedAttempts})
+		Doc: "attempts count deliveries; no message is delivered more than max_attempts times; retries reach the DLQ after exactly max_attempts, poison at once; DLQ entries carry attempts and last_error",
+		Laws: []Law{
+			{LawAttemptsCount, "the k-th delivery of a message shows attempts = k"},
+			{LawAtMostMaxAttempts, "no message is delivered more than max_attempts times"},
+			{LawDLQAfterMaxAttempts, "a message dead-lettered for retries was delivered exactly max_attempts times"},
+			{LawPoisonAtOnce, "poison is dead-lettered by the delivery that found it, never nacked for retry"},
+			{LawDLQMetadata, "a DLQ entry carries attempts, last_error, its original topic and its key"},
+		},
+		Pass: func(*runner.Outcome, Monitor) string {
+			return "attempts bounded by max_attempts and every DLQ entry accounted for"
+		},
+		Monitor: func() Monitor {
+			return &attemptsMonitor{deliveries: map[msgID]int{}, poisonedAt: map[msgID]map[int]bool{}}
+		},
+		Final: finalBoundedAttempts})
 	register(Property{Name: "nothing-lost", Invariant: 4, Kind: scenario.KindConsumption,
-		Doc:   "once the system quiesces every produced event is credited exactly once per consumer or sits in its DLQ, and no record is stuck in processing",
-		Check: checkNothingLost})
+		Doc: "once the system quiesces every produced event is credited exactly once per consumer or sits in its DLQ, and no record is stuck in processing",
+		Laws: []Law{
+			{LawQuiesces, "the system quiesces: nothing stays pending or in flight forever"},
+			{LawCreditedOrDLQ, "every produced event is credited exactly once per consumer or sits in that consumer's DLQ; poison is never credited"},
+			{LawNotStuck, "every record left in processing can be claimed once its lease expired"},
+		},
+		Pass: func(*runner.Outcome, Monitor) string {
+			return "every produced event credited exactly once per consumer or dead-lettered"
+		},
+		Final: finalNothingLost})
 	register(Property{Name: "atomicity", Invariant: 5, Kind: scenario.KindConsumption,
-		Doc:   "at no point is there a ledger entry without its processed record, or a processed record without its ledger entry",
-		Check: checkAtomicity})
+		Doc:  "at no point is there a ledger entry without its processed record, or a processed record without its ledger entry",
+		Laws: []Law{{LawTogether, "after every action, every ledger entry has its processed record and every processed record its entry (but for records legitimately cleaned up)"}},
+		Pass: func(*runner.Outcome, Monitor) string {
+			return "ledger entries and processed records always landed together"
+		},
+		Monitor: func() Monitor { return &atomicityMonitor{legit: map[string]bool{}, seen: map[string]bool{}} }})
 	register(Property{Name: "fencing", Invariant: 6, Kind: scenario.KindConsumption,
-		Doc:   "a commit, mark or release carrying a stale fencing token is rejected and changes nothing",
-		Check: checkFencing})
+		Doc:  "a commit, mark or release carrying a stale fencing token is rejected and changes nothing",
+		Laws: []Law{{LawStaleChangesNothing, "a commit, mark or release with a token older than the newest issued for its key is rejected and changes neither records nor ledger"}},
+		Pass: func(_ *runner.Outcome, m Monitor) string {
+			return fmt.Sprintf("%d stale-token call(s), all rejected without effect", m.(*fenceMonitor).fences)
+		},
+		Monitor: func() Monitor { return &fenceMonitor{latest: map[store.Key]uint64{}} }})
 	register(Property{Name: "producer-gate", Invariant: 10, Kind: scenario.KindConsumption,
-		Doc:   "a key whose produce is COMMITTED is never enqueued again, by the producer or by a DLQ publish",
-		Check: checkProducerGate})
+		Doc: "a key whose produce is COMMITTED is never enqueued again, by the producer or by a DLQ publish",
+		Laws: []Law{
+			{LawNotReenqueued, "a key whose produce committed is never enqueued by the producer again"},
+			{LawDLQOnce, "a message is dead-lettered at most once"},
+		},
+		Pass:  func(*runner.Outcome, Monitor) string { return "no committed key was enqueued twice" },
+		Final: finalProducerGate})
 }
 
-func cons(o *runner.Outcome) *runner.ConsumptionResult { return o.Consumption }
+// premature reports whether a cleanup removed a record younger than the
+// retention window by the store's own clock.
+func premature(rm runner.Removal, retentionMs int64) bool {
+	return rm.FinishedAtMs > rm.StoreNowMs-retentionMs
+}
 
-func checkSingleCredit(o *runner.Outcome) Verdict {
-	const name = "single-credit"
-	r := cons(o)
-	var details []string
+// Premature reports whether a removal of a cleanup deleted a record still
+// inside the retention window, by the store's clock: for reports.
+func Premature(r *runner.ConsumptionResult, rm runner.Removal) bool {
+	return premature(rm, r.Config.RetentionMs)
+}
+
+// creditMonitor judges single-credit as the run goes.
+type creditMonitor struct {
+	legit    map[string]bool // consumer/id whose record retention removed in time
+	twice    map[string]bool // consumer/id already reported with two entries
+	breaches []Breach
+}
+
+func (*creditMonitor) BeforeStep(*runner.View, string) {}
+
+func (m *creditMonitor) After(v *runner.View, a *runner.Action) {
+	cfg := v.Config()
+	switch {
+	case a.Kind == runner.ActCleanup:
+		for _, rm := range a.Removed {
+			if !premature(rm, cfg.RetentionMs) {
+				m.legit[keyID(rm.Key)] = true
+				continue
+			}
+			m.breaches = append(m.breaches, breach(LawRetentionWindow, "a cleanup removed a record still inside the retention window",
+				lineDetail(a, "%s's cleanup removed %s, finished at t=%+dms, when the store's clock read t=%+dms: younger than the %dms retention (the worker's clock read t=%+dms)",
+					a.Worker, rm.Key, rm.FinishedAtMs-v.StartMs(), rm.StoreNowMs-v.StartMs(), cfg.RetentionMs, rm.NodeNowMs-v.StartMs())))
+		}
+	case a.Commit != nil && a.Commit.DuplicatesIgnored > 0 && !m.legit[keyID(a.Key)]:
+		m.breaches = append(m.breaches, breach(LawClaimStoreDedupes, "an event's effect was applied a second time",
+			lineDetail(a, "%s applied %s's effect a second time; only the ledger's unique constraint stopped the second credit", a.Worker, a.Key)))
+	}
+	if !a.Kind.WritesStore() {
+		return
+	}
 	counts := map[string]int{}
-	for _, e := range r.Ledger {
+	for _, e := range v.Ledger() {
 		counts[e.Consumer+"/"+e.EventID]++
 	}
-	for _, k := range sortedKeys(counts) {
-		if counts[k] > 1 {
-			details = append(details, fmt.Sprintf("%s has %d ledger entries", k, counts[k]))
+	for _, id := range slices.Sorted(maps.Keys(counts)) {
+		if counts[id] < 2 || m.twice[id] {
+			continue
 		}
-	}
-	legit := map[string]bool{}
-	for _, rm := range r.Removed {
-		if rm.Premature {
-			details = append(details, fmt.Sprintf("line %d: %s's cleanup removed %s, finished at t=%+dms, when the store's clock read t=%+dms: younger than the %dms retention (the worker's clock read t=%+dms)",
-				rm.Line, rm.Worker, rm.Key, rm.FinishedAtMs-r.StartMs, rm.StoreNowMs-r.StartMs, r.Config.RetentionMs, rm.NodeNowMs-r.StartMs))
-		} else {
-			legit[rm.Key.Consumer+"/"+rm.Key.ID] = true
+		m.twice[id] = true
+		b := breach(LawAtMostOnce, "an event was credited more than once",
+			lineDetail(a, "%s has %d ledger entries", id, counts[id]))
+		want := map[string]int{}
+		for k := range counts {
+			want[k] = 1
 		}
+		b.Diff = gocmp.Diff(want, counts)
+		m.breaches = append(m.breaches, b)
 	}
-	for _, a := range r.Actions {
-		if a.Commit != nil && a.Commit.DuplicatesIgnored > 0 && !legit[a.Key.Consumer+"/"+a.Key.ID] {
-			details = append(details, fmt.Sprintf("line %d: %s applied %s's effect a second time; only the ledger's unique constraint stopped the second credit", a.Line, a.Worker, a.Key))
-		}
-	}
-	if len(details) == 0 {
-		return pass(name, "every event credited at most once per consumer, by the claim store alone")
-	}
-	v := fail(name, "an event was credited, or applied, more than once", details...)
-	// The model's ledger holds each credited event once.
-	want := map[string]int{}
-	for k := range counts {
-		want[k] = 1
-	}
-	v.Diff = cmp.Diff(want, counts)
-	return v
 }
 
-func checkReplayUnchanged(o *runner.Outcome) Verdict {
-	const name = "replay-unchanged"
-	r := cons(o)
+func (m *creditMonitor) Breaches() []Breach { return m.breaches }
+
+func finalReplayUnchanged(o *runner.Outcome, _ Monitor) []Breach {
+	r := o.Consumption
 	if !r.Quiesced {
-		return pass(name, "not judged: the system did not quiesce before the replay (nothing-lost reports it)")
+		return nil // not judged: nothing-lost reports it
 	}
 	// An event dead-lettered before the replay may be credited by it: the
 	// replay is how an operator recovers it. Everything else must stay as it was.
@@ -105,18 +192,16 @@ func checkReplayUnchanged(o *runner.Outcome) Verdict {
 		}
 	}
 	slices.SortStableFunc(want, func(a, b store.Entry) int {
-		if c := strings.Compare(a.Consumer, b.Consumer); c != 0 {
-			return c
-		}
-		return strings.Compare(a.EventID, b.EventID)
+		return cmp.Or(strings.Compare(a.Consumer, b.Consumer), strings.Compare(a.EventID, b.EventID))
 	})
-	if d := cmp.Diff(want, r.LedgerAfterReplay); d != "" {
-		v := fail(name, "replaying the stream changed the ledger",
-			fmt.Sprintf("ledger had %d entries before the replay and %d after", len(r.LedgerBeforeReplay), len(r.LedgerAfterReplay)))
-		v.Diff = d
-		return v
+	d := gocmp.Diff(want, r.LedgerAfterReplay)
+	if d == "" {
+		return nil
 	}
-	return pass(name, "the replay left the ledger unchanged (but for events recovered from the DLQ)")
+	b := breach(LawLedgerUnchanged, "replaying the stream changed the ledger",
+		fmt.Sprintf("ledger had %d entries before the replay and %d after", len(r.LedgerBeforeReplay), len(r.LedgerAfterReplay)))
+	b.Diff = d
+	return []Breach{b}
 }
 
 type msgID struct {
@@ -124,72 +209,105 @@ type msgID struct {
 	offset int64
 }
 
-func checkBoundedAttempts(o *runner.Outcome) Verdict {
-	const name = "bounded-attempts"
-	r := cons(o)
-	max := r.Config.MaxAttempts
-	var details []string
-	deliveries := map[msgID]int{}
+// attemptsMonitor judges bounded-attempts as the run goes: every delivery
+// against the count before it, every DLQ entry as it appears.
+type attemptsMonitor struct {
+	deliveries map[msgID]int
 	// poisonedAt holds, per message, the attempts of the deliveries whose
 	// handler run returned poison.
-	poisonedAt := map[msgID]map[int]bool{}
-	for _, a := range r.Actions {
-		id := msgID{a.Key.Consumer, a.Offset}
-		switch {
-		case a.Kind == "deliver":
-			deliveries[id]++
-			if a.Attempts != deliveries[id] {
-				details = append(details, fmt.Sprintf("line %d: delivery %d of %s (offset %d) shows attempts=%d: attempts must count deliveries", a.Line, deliveries[id], a.Key.ID, a.Offset, a.Attempts))
-			}
-			if a.Attempts > max {
-				details = append(details, fmt.Sprintf("line %d: %s (offset %d) delivered for the %d. time, beyond max_attempts=%d", a.Line, a.Key.ID, a.Offset, deliveries[id], max))
-			}
-		case a.Kind == string(consumer.ActHandle) && a.Handler != nil && a.Handler.Kind == consumer.Poison:
-			if poisonedAt[id] == nil {
-				poisonedAt[id] = map[int]bool{}
-			}
-			poisonedAt[id][a.Attempts] = true
-		case a.Kind == string(consumer.ActNack) && a.Handler != nil && a.Handler.Kind == consumer.Poison:
-			details = append(details, fmt.Sprintf("line %d: poison %s was nacked for retry instead of dead-lettered", a.Line, a.Key.ID))
-		}
-	}
-	seen := map[msgID]bool{}
-	for _, d := range r.DLQ {
-		id := msgID{d.Group, d.Offset}
-		what := fmt.Sprintf("DLQ entry for %s (group %s, offset %d)", d.Key, d.Group, d.Offset)
-		if seen[id] {
-			continue // duplicates are the producer gate's to report
-		}
-		seen[id] = true
-		if d.Attempts <= 0 || d.LastError == "" {
-			details = append(details, fmt.Sprintf("%s lacks attempts or last_error (attempts=%d, last_error=%q)", what, d.Attempts, d.LastError))
-			continue
-		}
-		if d.Topic == "" || d.Key == "" {
-			details = append(details, fmt.Sprintf("%s lacks its original topic or key", what))
-		}
-		switch {
-		case d.Poison && !poisonedAt[id][d.Attempts]:
-			// A poison entry records the delivery that dead-lettered it; a
-			// crash before the ack may add deliveries after it.
-			details = append(details, fmt.Sprintf("%s is poison with attempts=%d, but no delivery with that attempt returned poison", what, d.Attempts))
-		case !d.Poison && d.Attempts != deliveries[id]:
-			details = append(details, fmt.Sprintf("%s says attempts=%d but it was delivered %d time(s)", what, d.Attempts, deliveries[id]))
-		case !d.Poison && d.Attempts != max:
-			details = append(details, fmt.Sprintf("%s reached the DLQ for retries after %d attempt(s), not max_attempts=%d", what, d.Attempts, max))
-		}
-	}
-	if len(details) == 0 {
-		return pass(name, "attempts bounded by max_attempts and every DLQ entry accounted for")
-	}
-	return fail(name, "a message's attempts or DLQ entry broke the retry policy", details...)
+	poisonedAt map[msgID]map[int]bool
+	dlqSeen    int
+	breaches   []Breach
 }
 
-func checkNothingLost(o *runner.Outcome) Verdict {
-	const name = "nothing-lost"
-	r := cons(o)
+func (*attemptsMonitor) BeforeStep(*runner.View, string) {}
+
+func (m *attemptsMonitor) After(v *runner.View, a *runner.Action) {
+	limit := v.Config().MaxAttempts
+	id := msgID{a.Key.Consumer, a.Offset}
+	switch {
+	case a.Kind == runner.ActDeliver:
+		m.deliveries[id]++
+		n := m.deliveries[id]
+		if a.Attempts != n {
+			m.breaches = append(m.breaches, breach(LawAttemptsCount, "a delivery's attempts did not count deliveries",
+				lineDetail(a, "delivery %d of %s (offset %d) shows attempts=%d: attempts must count deliveries", n, a.Key.ID, a.Offset, a.Attempts)))
+		}
+		if n > limit {
+			m.breaches = append(m.breaches, breach(LawAtMostMaxAttempts, "a message was delivered more than max_attempts times",
+				lineDetail(a, "%s (offset %d) delivered for the %d. time, beyond max_attempts=%d", a.Key.ID, a.Offset, n, limit)))
+		}
+	case a.Kind == runner.ActHandle && a.Handler != nil && a.Handler.Kind == consumer.Poison:
+		if m.poisonedAt[id] == nil {
+			m.poisonedAt[id] = map[int]bool{}
+		}
+		m.poisonedAt[id][a.Attempts] = true
+	case a.Kind == runner.ActNack && a.Handler != nil && a.Handler.Kind == consumer.Poison:
+		m.breaches = append(m.breaches, breach(LawPoisonAtOnce, "poison was nacked for retry",
+			lineDetail(a, "poison %s was nacked for retry instead of dead-lettered", a.Key.ID)))
+	}
+	switch a.Kind {
+	case runner.ActDeliver, runner.ActNack, runner.ActDeadLetter, runner.ActAdvance:
+		// The actions that may route a message to the DLQ.
+		dlq := v.DLQ()
+		m.breaches = append(m.breaches, m.newEntries(dlq, limit, a)...)
+		m.dlqSeen = max(m.dlqSeen, len(dlq))
+	}
+}
+
+// newEntries judges the DLQ entries that appeared since the last scan.
+func (m *attemptsMonitor) newEntries(dlq []broker.DLQEntry, limit int, a *runner.Action) []Breach {
+	var out []Breach
+	for _, d := range dlq[min(m.dlqSeen, len(dlq)):] {
+		out = append(out, m.judgeEntry(d, limit, a)...)
+	}
+	return out
+}
+
+func (m *attemptsMonitor) judgeEntry(d broker.DLQEntry, limit int, a *runner.Action) []Breach {
+	id := msgID{d.Group, d.Offset}
+	what := fmt.Sprintf("DLQ entry for %s (group %s, offset %d)", d.Key, d.Group, d.Offset)
+	at := ""
+	if a != nil {
+		at = lineOf(a.Line)
+	}
+	var out []Breach
+	if d.Attempts <= 0 || d.LastError == "" {
+		return append(out, breach(LawDLQMetadata, "a DLQ entry lacks its context",
+			fmt.Sprintf("%s%s lacks attempts or last_error (attempts=%d, last_error=%q)", at, what, d.Attempts, d.LastError)))
+	}
+	if d.Topic == "" || d.Key == "" {
+		out = append(out, breach(LawDLQMetadata, "a DLQ entry lacks its context",
+			fmt.Sprintf("%s%s lacks its original topic or key", at, what)))
+	}
+	switch {
+	case d.Poison && !m.poisonedAt[id][d.Attempts]:
+		// A poison entry records the delivery that dead-lettered it; a
+		// crash before the ack may add deliveries after it.
+		out = append(out, breach(LawPoisonAtOnce, "a poison DLQ entry does not match the delivery that found it",
+			fmt.Sprintf("%s%s is poison with attempts=%d, but no delivery with that attempt returned poison", at, what, d.Attempts)))
+	case !d.Poison && d.Attempts != m.deliveries[id]:
+		out = append(out, breach(LawDLQAfterMaxAttempts, "a DLQ entry's attempts disagree with the deliveries made",
+			fmt.Sprintf("%s%s says attempts=%d but it was delivered %d time(s)", at, what, d.Attempts, m.deliveries[id])))
+	case !d.Poison && d.Attempts != limit:
+		out = append(out, breach(LawDLQAfterMaxAttempts, "a message reached the DLQ for retries before max_attempts",
+			fmt.Sprintf("%s%s reached the DLQ for retries after %d attempt(s), not max_attempts=%d", at, what, d.Attempts, limit)))
+	}
+	return out
+}
+
+func (m *attemptsMonitor) Breaches() []Breach { return m.breaches }
+
+// finalBoundedAttempts judges the DLQ entries no action was followed by
+// (the drain's last ticks).
+func finalBoundedAttempts(o *runner.Outcome, mon Monitor) []Breach {
+	return mon.(*attemptsMonitor).newEntries(o.Consumption.DLQ, o.Consumption.Config.MaxAttempts, nil)
+}
+
+func finalNothingLost(o *runner.Outcome, _ Monitor) []Breach {
+	r := o.Consumption
 	if !r.Quiesced {
-		return fail(name, "the system did not quiesce", r.DrainNote)
+		return []Breach{breach(LawQuiesces, "the system did not quiesce", r.DrainNote)}
 	}
 	var events []ledger.Event
 	for _, e := range r.Events {
@@ -203,32 +321,41 @@ func checkNothingLost(o *runner.Outcome) Verdict {
 		dead[d.Group+"/"+d.Key] = true
 	}
 	want := ledger.Expected(r.Config.Consumers, events, produced, dead)
-	var details []string
 	got := map[string]int{}
 	for _, e := range r.Ledger {
 		got[e.Consumer+"/"+e.EventID]++
 	}
+	var out []Breach
+	var lost []string
 	for _, w := range want {
 		if v := w.Violation(got[w.ID()]); v != "" {
-			details = append(details, fmt.Sprintf("%s: %s (%d ledger entries)", w.ID(), v, got[w.ID()]))
+			lost = append(lost, fmt.Sprintf("%s: %s (%d ledger entries)", w.ID(), v, got[w.ID()]))
 		}
 	}
-	for _, p := range r.Probes {
-		if p.Outcome != store.Acquired {
-			details = append(details, fmt.Sprintf("%s is stuck in processing: a claim after every lease expired answered %s%s", p.Key, p.Outcome, errNote(p.Err)))
+	if len(lost) > 0 {
+		b := breach(LawCreditedOrDLQ, "an event was lost or credited twice", lost...)
+		b.Diff = gocmp.Diff(ledger.Credits(want, got), got)
+		out = append(out, b)
+	}
+	var stuck []string
+	for _, a := range r.Actions {
+		if a.Kind == runner.ActProbe && (a.Claim == nil || a.Claim.Outcome != store.Acquired) {
+			outcome := store.Outcome("no answer")
+			if a.Claim != nil {
+				outcome = a.Claim.Outcome
+			}
+			stuck = append(stuck, lineOf(a.Line)+fmt.Sprintf("%s is stuck in processing: a claim after every lease expired answered %s%s", a.Key, outcome, errNote(a.Err)))
 		}
 	}
 	for _, m := range r.Messages {
 		if m.Status == broker.Pending || m.Status == broker.Inflight {
-			details = append(details, fmt.Sprintf("message %s (group %s, offset %d) is still %s", m.Message.Key, m.Message.Group, m.Message.Offset, m.Status))
+			stuck = append(stuck, fmt.Sprintf("message %s (group %s, offset %d) is still %s", m.Message.Key, m.Message.Group, m.Message.Offset, m.Status))
 		}
 	}
-	if len(details) == 0 {
-		return pass(name, "every produced event credited exactly once per consumer or dead-lettered")
+	if len(stuck) > 0 {
+		out = append(out, breach(LawNotStuck, "an event is stuck", stuck...))
 	}
-	v := fail(name, "an event was lost, credited twice, or stuck", details...)
-	v.Diff = cmp.Diff(ledger.Credits(want, got), got)
-	return v
+	return out
 }
 
 func errNote(e string) string {
@@ -238,46 +365,112 @@ func errNote(e string) string {
 	return " (" + e + ")"
 }
 
-func checkAtomicity(o *runner.Outcome) Verdict {
-	const name = "atomicity"
-	r := cons(o)
-	if len(r.Breach) == 0 {
-		return pass(name, "ledger entries and processed records always landed together")
-	}
-	var details []string
-	for _, b := range r.Breach {
-		details = append(details, fmt.Sprintf("after line %d: %s", b.Line, b.Detail))
-	}
-	return fail(name, "an effect and its processed mark did not land together", details...)
+// atomicityMonitor compares records and ledger after every action that may
+// write the store.
+type atomicityMonitor struct {
+	legit    map[string]bool // consumer/id whose record retention removed in time
+	seen     map[string]bool // breaches reported, each where first seen
+	breaches []Breach
 }
 
-func checkFencing(o *runner.Outcome) Verdict {
-	const name = "fencing"
-	r := cons(o)
-	var details []string
-	diff := ""
-	for _, f := range r.Fences {
-		if f.Rejected && f.Diff == "" {
-			continue
-		}
-		details = append(details, fmt.Sprintf("line %d: %s used token %d on %s after token %d was issued: rejected=%t, changed the store=%t",
-			f.Line, f.Worker, f.Token, f.Key, f.LatestToken, f.Rejected, f.Diff != ""))
-		if diff == "" {
-			diff = f.Diff
+func (*atomicityMonitor) BeforeStep(*runner.View, string) {}
+
+func (m *atomicityMonitor) After(v *runner.View, a *runner.Action) {
+	if !a.Kind.WritesStore() {
+		return
+	}
+	if a.Kind == runner.ActCleanup {
+		for _, rm := range a.Removed {
+			if !premature(rm, v.Config().RetentionMs) {
+				m.legit[keyID(rm.Key)] = true
+			}
 		}
 	}
-	if len(details) == 0 {
-		return pass(name, fmt.Sprintf("%d stale-token call(s), all rejected without effect", len(r.Fences)))
+	s := snapshot(v)
+	processed := map[string]bool{}
+	for _, r := range s.Records {
+		if r.State == store.Processed {
+			processed[keyID(r.Key)] = true
+		}
 	}
-	v := fail(name, "a call with a stale fencing token was accepted or changed the store", details...)
-	v.Diff = diff
-	return v
+	credited := map[string]bool{}
+	for _, e := range s.Ledger {
+		id := e.Consumer + "/" + e.EventID
+		credited[id] = true
+		if !processed[id] && !m.legit[id] {
+			m.report(a, fmt.Sprintf("ledger entry %s has no processed record", id))
+		}
+	}
+	for _, r := range s.Records {
+		if id := keyID(r.Key); r.State == store.Processed && !credited[id] {
+			m.report(a, fmt.Sprintf("record %s is processed but the ledger has no entry for it", id))
+		}
+	}
 }
 
-func checkProducerGate(o *runner.Outcome) Verdict {
-	const name = "producer-gate"
-	r := cons(o)
-	var details []string
+func (m *atomicityMonitor) report(a *runner.Action, detail string) {
+	if m.seen[detail] {
+		return
+	}
+	m.seen[detail] = true
+	m.breaches = append(m.breaches, breach(LawTogether, "an effect and its processed mark did not land together",
+		fmt.Sprintf("after line %d: %s", a.Line, detail)))
+}
+
+func (m *atomicityMonitor) Breaches() []Breach { return m.breaches }
+
+// fenceMonitor tracks the newest token issued per key and diffs the store
+// around every step of a worker whose token was superseded.
+type fenceMonitor struct {
+	latest   map[store.Key]uint64
+	worker   string // the stale worker about to step, if any
+	before   snap
+	fences   int
+	breaches []Breach
+}
+
+func (m *fenceMonitor) BeforeStep(v *runner.View, worker string) {
+	m.worker = ""
+	key, token := v.Held(worker)
+	if token != 0 && token < m.latest[key] {
+		m.worker, m.before = worker, snapshot(v)
+	}
+}
+
+func (m *fenceMonitor) After(v *runner.View, a *runner.Action) {
+	if a.Kind == runner.ActClaim && a.Claim != nil && a.Claim.Outcome == store.Acquired {
+		m.latest[a.Key] = max(m.latest[a.Key], a.Claim.Token)
+	}
+	if m.worker == "" || a.Worker != m.worker {
+		return
+	}
+	m.worker = ""
+	switch a.Kind {
+	case runner.ActCommit, runner.ActEffect, runner.ActMark, runner.ActFail:
+	default:
+		return
+	}
+	latest := m.latest[a.Key]
+	if a.Token == 0 || a.Token >= latest {
+		return
+	}
+	m.fences++
+	diff := gocmp.Diff(m.before, snapshot(v))
+	rejected := a.Err != "" || a.Stale
+	if rejected && diff == "" {
+		return
+	}
+	b := breach(LawStaleChangesNothing, "a call with a stale fencing token was accepted or changed the store",
+		lineDetail(a, "%s used token %d on %s after token %d was issued: rejected=%t, changed the store=%t", a.Worker, a.Token, a.Key, latest, rejected, diff != ""))
+	b.Diff = diff
+	m.breaches = append(m.breaches, b)
+}
+
+func (m *fenceMonitor) Breaches() []Breach { return m.breaches }
+
+func finalProducerGate(o *runner.Outcome, _ Monitor) []Breach {
+	r := o.Consumption
+	var out []Breach
 	if len(r.Config.Consumers) > 0 {
 		group := r.Config.Consumers[0]
 		produced := map[string][]int64{}
@@ -287,9 +480,10 @@ func checkProducerGate(o *runner.Outcome) Verdict {
 				produced[k] = append(produced[k], m.Message.Offset)
 			}
 		}
-		for _, k := range sortedKeys(produced) {
+		for _, k := range slices.Sorted(maps.Keys(produced)) {
 			if offs := produced[k]; len(offs) > 1 {
-				details = append(details, fmt.Sprintf("%s was enqueued by the producer %d times (offsets %v) after its produce committed", k, len(offs), offs))
+				out = append(out, breach(LawNotReenqueued, "a committed key was enqueued again",
+					fmt.Sprintf("%s was enqueued by the producer %d times (offsets %v) after its produce committed", k, len(offs), offs)))
 			}
 		}
 	}
@@ -297,25 +491,14 @@ func checkProducerGate(o *runner.Outcome) Verdict {
 	for _, d := range r.DLQ {
 		dlq[msgID{d.Group, d.Offset}]++
 	}
-	ids := make([]msgID, 0, len(dlq))
-	for id := range dlq {
-		ids = append(ids, id)
-	}
-	slices.SortFunc(ids, func(a, b msgID) int {
-		if c := strings.Compare(a.group, b.group); c != 0 {
-			return c
-		}
-		return int(a.offset - b.offset)
+	ids := slices.SortedFunc(maps.Keys(dlq), func(a, b msgID) int {
+		return cmp.Or(strings.Compare(a.group, b.group), cmp.Compare(a.offset, b.offset))
 	})
 	for _, id := range ids {
 		if dlq[id] > 1 {
-			details = append(details, fmt.Sprintf("group %s offset %d was dead-lettered %d times", id.group, id.offset, dlq[id]))
+			out = append(out, breach(LawDLQOnce, "a message was dead-lettered twice",
+				fmt.Sprintf("group %s offset %d was dead-lettered %d times", id.group, id.offset, dlq[id])))
 		}
 	}
-	if len(details) == 0 {
-		return pass(name, "no committed key was enqueued twice")
-	}
-	return fail(name, "a committed key was enqueued again", details...)
+	return out
 }
-
-func sortedKeys[V any](m map[string]V) []string { return slices.Sorted(maps.Keys(m)) }

@@ -7,7 +7,6 @@ import (
 	"pgregory.net/rapid"
 
 	"github.com/idemcheck/idemcheck/faults/gen"
-	"github.com/idemcheck/idemcheck/faults/runner"
 	"github.com/idemcheck/idemcheck/impl/system"
 	"github.com/idemcheck/idemcheck/properties"
 )
@@ -36,14 +35,14 @@ func fuzzProperty(f *testing.F, name string) {
 	target := system.Reference()
 	f.Fuzz(rapid.MakeFuzz(func(t *rapid.T) {
 		s := gen.ForKind(p.Kind).Draw(t, "scenario")
-		out, err := runner.Run(s, target)
+		out, verdicts, err := properties.Judge(s, target, []properties.Property{p})
 		if err != nil {
 			t.Fatalf("the runner could not play the scenario: %v", err)
 		}
-		if v := p.Check(out); !v.Pass {
+		if v := verdicts[0]; !v.Pass {
 			// The report goes to the log; the message stays stable.
-			t.Log(properties.Report(v, out, "go test -run="+f.Name()+" ./properties"))
-			t.Fatalf("%s: %s", v.Property, v.Summary)
+			t.Log(properties.Report(v, out, properties.ReportOptions{Scenario: true, Replay: "go test -run=" + f.Name() + " ./properties"}))
+			t.Fatalf("%s: %s", properties.ID(v.Property, v.Law), v.Summary)
 		}
 	}))
 }

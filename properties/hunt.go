@@ -4,6 +4,7 @@ import (
 	"flag"
 	"fmt"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -21,33 +22,58 @@ import (
 type HuntOptions struct {
 	// Kind of scenarios to draw.
 	Kind scenario.Kind
-	// Properties to judge every run by; a run fails on the first that fails.
+	// Properties judge every run.
 	Properties []Property
+	// Laws narrows what counts as a failure to these laws ("property/law");
+	// empty means every law of Properties.
+	Laws []string
+	// Off switches laws off ("property/law" → reason): they are judged by
+	// nobody.
+	Off map[string]string
 	// Checks is the number of scenarios rapid draws before giving up.
 	Checks int
 	// Seed is rapid's starting seed; 0 draws a random one (rapid reports it).
 	Seed uint64
+	// Generator draws the scenarios; nil means gen.ForKind(Kind).
+	Generator *rapid.Generator[*scenario.Scenario]
+	// NoReduce skips the reduction pass after rapid's shrink.
+	NoReduce bool
+}
+
+// hunted reports whether a breach of law of property p counts as a failure.
+func (o HuntOptions) hunted(p, law string) bool {
+	id := ID(p, law)
+	if _, off := o.Off[id]; off {
+		return false
+	}
+	return len(o.Laws) == 0 || slices.Contains(o.Laws, id)
 }
 
 // HuntResult is what a Hunt found.
 type HuntResult struct {
 	Target string `json:"target"`
-	// Failed is true when a scenario violated a property.
+	// Failed is true when a scenario violated a hunted law.
 	Failed bool `json:"failed"`
 	// Checks is the number of scenarios drawn until the first failure (or all
 	// of them when none failed).
 	Checks int `json:"checks"`
 	// Seed reproduces the failure with -rapid.seed.
 	Seed uint64 `json:"seed,omitempty"`
-	// Elapsed is the wall time of the hunt, shrinking included.
+	// Elapsed is the wall time of the hunt, shrinking and reduction included.
 	Elapsed time.Duration `json:"elapsedNs"`
 	// FoundAfter is the wall time to the first failing check — the time to
 	// kill — before any shrinking; zero when nothing failed.
 	FoundAfter time.Duration `json:"foundAfterNs,omitempty"`
-	// Verdict, Scenario and Outcome describe the shrunk counterexample.
+	// Law is the law broken, "property/law".
+	Law string `json:"law,omitempty"`
+	// Verdict, Scenario and Outcome describe the shrunk and reduced
+	// counterexample.
 	Verdict  Verdict            `json:"verdict"`
 	Scenario *scenario.Scenario `json:"scenario,omitempty"`
 	Outcome  *runner.Outcome    `json:"-"`
+	// ShrunkSize is the size rapid's shrink ended at, before the reduction
+	// pass (Scenario.Size is after it).
+	ShrunkSize int `json:"shrunkSize,omitempty"`
 	// Message is rapid's own report.
 	Message string `json:"message,omitempty"`
 }
@@ -56,11 +82,27 @@ type HuntResult struct {
 // process-wide flags.
 var rapidMu sync.Mutex
 
-// Hunt searches for a scenario in which target violates one of the
-// properties, and shrinks it. It drives rapid with its own recorder instead of
-// a *testing.T, so a failure is a result, not a failed test: this is how the
-// mutant table is measured and how campaigns run.
+// Hunt searches for a scenario in which target breaks one of the hunted
+// laws, shrinks it with rapid and then reduces it (Reduce). It drives rapid
+// with its own recorder instead of a *testing.T, so a failure is a result,
+// not a failed test: this is how the mutant table is measured and how
+// campaigns run.
 func Hunt(target system.Target, opts HuntOptions) HuntResult {
+	start := time.Now()
+	res := hunt(target, opts)
+	if res.Failed && res.Scenario != nil && !opts.NoReduce {
+		reduced := Reduce(res.Scenario, StillFails(target, opts.Properties, res.Law))
+		if reduced != res.Scenario {
+			if out, v, ok := judgeLaw(reduced, target, opts, res.Law); ok {
+				res.Scenario, res.Outcome, res.Verdict = reduced, out, v
+			}
+		}
+		res.Elapsed = time.Since(start)
+	}
+	return res
+}
+
+func hunt(target system.Target, opts HuntOptions) HuntResult {
 	rapidMu.Lock()
 	defer rapidMu.Unlock()
 	restore := setFlags(map[string]string{
@@ -80,7 +122,7 @@ func Hunt(target system.Target, opts HuntOptions) HuntResult {
 				foundAfter = time.Since(start)
 			}
 			last = f
-			t.Fatalf("%s: %s", f.verdict.Property, f.verdict.Summary)
+			t.Fatalf("%s: %s", f.law, f.verdict.Summary)
 		}
 	})
 	res := HuntResult{Target: target.Name, Failed: rec.failed, Elapsed: time.Since(start), Checks: max(opts.Checks, 1), Message: rec.message()}
@@ -95,7 +137,10 @@ func Hunt(target system.Target, opts HuntOptions) HuntResult {
 		res.Seed, _ = strconv.ParseUint(m[1], 10, 64)
 	}
 	if last != nil && rec.failed {
-		res.Verdict, res.Scenario, res.Outcome = last.verdict, last.scenario, last.outcome
+		res.Law, res.Verdict, res.Scenario, res.Outcome = last.law, last.verdict, last.scenario, last.outcome
+		if last.scenario != nil {
+			res.ShrunkSize = last.scenario.Size()
+		}
 	}
 	return res
 }
@@ -106,24 +151,108 @@ var (
 )
 
 type failure struct {
+	law      string // "property/law"
 	verdict  Verdict
 	scenario *scenario.Scenario
 	outcome  *runner.Outcome
 }
 
-// judgeDrawn draws a scenario, runs it and judges it; nil means it passed.
+// RunnerLaw is the law a failure names when the runner could not play a
+// scenario at all.
+const RunnerLaw = "runner/plays"
+
+// judgeDrawn draws a scenario, runs it and judges it; nil means no hunted
+// law was broken.
 func judgeDrawn(t *rapid.T, target system.Target, opts HuntOptions) *failure {
-	s := gen.ForKind(opts.Kind).Draw(t, "scenario")
-	out, err := runner.Run(s, target)
-	if err != nil {
-		return &failure{verdict: fail("runner", "the runner could not play the scenario", err.Error()), scenario: s}
+	g := opts.Generator
+	if g == nil {
+		g = gen.ForKind(opts.Kind)
 	}
-	for _, p := range opts.Properties {
-		if v := p.Check(out); !v.Pass {
-			return &failure{verdict: v, scenario: s, outcome: out}
+	s := g.Draw(t, "scenario")
+	return judgeScenario(s, target, opts)
+}
+
+// judgeScenario plays s and returns its first hunted breach, if any.
+func judgeScenario(s *scenario.Scenario, target system.Target, opts HuntOptions) *failure {
+	out, verdicts, err := Judge(s, target, opts.Properties, JudgeOptions{Off: opts.Off})
+	if err != nil {
+		v := Verdict{Property: "runner", Law: "plays", Summary: "the runner could not play the scenario", Details: []string{err.Error()}}
+		return &failure{law: RunnerLaw, verdict: v, scenario: s}
+	}
+	for _, v := range verdicts {
+		for _, b := range v.Breaches {
+			if opts.hunted(v.Property, b.Law) {
+				return &failure{law: ID(v.Property, b.Law), verdict: lawVerdict(v, b), scenario: s, outcome: out}
+			}
 		}
 	}
 	return nil
+}
+
+// lawVerdict is v narrowed to breach b, so that a report shows the law the
+// hunt was about first.
+func lawVerdict(v Verdict, b Breach) Verdict {
+	out := v
+	out.Law, out.Summary, out.Diff = b.Law, b.Summary, b.Diff
+	var rest []Breach
+	for _, o := range v.Breaches {
+		if o.Law != b.Law {
+			rest = append(rest, o)
+		}
+	}
+	out.Breaches = append([]Breach{b}, rest...)
+	out.Details = nil
+	for _, o := range out.Breaches {
+		for _, d := range o.Details {
+			out.Details = append(out.Details, o.Law+": "+d)
+		}
+	}
+	return out
+}
+
+// StillFails is the predicate a reduction keeps: the scenario still breaks
+// law ("property/law") against target, judged by props (nil: every
+// property of its kind), and — when target is a mutant — the reference
+// still passes it, so the counterexample keeps blaming the mutant.
+func StillFails(target system.Target, props []Property, law string) func(*scenario.Scenario) bool {
+	opts := HuntOptions{Properties: props}
+	return func(s *scenario.Scenario) bool {
+		return failsLaw(s, target, opts, law) && (!target.Mutant || referencePasses(s))
+	}
+}
+
+// failsLaw reports whether s still breaks law ("property/law") against target.
+func failsLaw(s *scenario.Scenario, target system.Target, opts HuntOptions, law string) bool {
+	_, _, ok := judgeLaw(s, target, opts, law)
+	return ok
+}
+
+// judgeLaw plays s and returns the outcome and the verdict narrowed to law
+// when s breaks it.
+func judgeLaw(s *scenario.Scenario, target system.Target, opts HuntOptions, law string) (*runner.Outcome, Verdict, bool) {
+	if s.Validate() != nil {
+		return nil, Verdict{}, false
+	}
+	out, verdicts, err := Judge(s, target, opts.Properties, JudgeOptions{Off: opts.Off})
+	if err != nil {
+		return nil, Verdict{}, false
+	}
+	for _, v := range verdicts {
+		for _, b := range v.Breaches {
+			if ID(v.Property, b.Law) == law {
+				return out, lawVerdict(v, b), true
+			}
+		}
+	}
+	return nil, Verdict{}, false
+}
+
+// referencePasses reports whether the reference passes every property of
+// s's kind on s: a reduction of a mutant's counterexample must keep
+// blaming the mutant, not the scenario.
+func referencePasses(s *scenario.Scenario) bool {
+	_, verdicts, err := Judge(s, system.Reference(), nil)
+	return err == nil && len(Failed(verdicts)) == 0
 }
 
 func setFlags(values map[string]string) (restore func()) {
@@ -172,3 +301,35 @@ func (r *recorder) fail(msg string) {
 }
 
 func (r *recorder) message() string { return strings.Join(r.msgs, "\n") }
+
+// HuntEach hunts the laws of opts.Properties one after another, the way a
+// campaign does: each time a law breaks, its counterexample is kept and the
+// hunt goes on without that law, until no hunted law breaks within
+// opts.Checks scenarios. It returns one result per broken law, so that a
+// target breaking two laws is shown breaking both, each with its own
+// shrunk and reduced counterexample.
+func HuntEach(target system.Target, opts HuntOptions) []HuntResult {
+	hunted := opts.Laws
+	if len(hunted) == 0 {
+		hunted = LawIDs(opts.Properties)
+	}
+	var out []HuntResult
+	for round := uint64(0); len(hunted) > 0; round++ {
+		o := opts
+		o.Laws = hunted
+		if o.Seed != 0 {
+			o.Seed += round
+		}
+		res := Hunt(target, o)
+		if !res.Failed {
+			return out
+		}
+		out = append(out, res)
+		i := slices.Index(hunted, res.Law)
+		if i < 0 {
+			return out // the runner could not play a scenario: nothing more to learn
+		}
+		hunted = slices.Delete(slices.Clone(hunted), i, i+1)
+	}
+	return out
+}

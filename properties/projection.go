@@ -10,18 +10,66 @@ import (
 	"github.com/idemcheck/idemcheck/faults/scenario"
 	"github.com/idemcheck/idemcheck/impl/contract/hlc"
 	"github.com/idemcheck/idemcheck/model/hlclaw"
+	"github.com/idemcheck/idemcheck/model/order"
+)
+
+// The laws of the projection properties (the HLC laws are model/hlclaw's).
+const (
+	LawCausalFinalState = "causal-final-state"
+	LawConverge         = "converge"
 )
 
 func init() {
 	register(Property{Name: "skew-safe-final-state", Invariant: 7, Kind: scenario.KindProjection,
 		Doc:   "every projector the target claims correct ends each order in the state its causal history ends in, whatever the clock skew and delivery order (the timestamp baseline is shown failing)",
-		Check: checkSkewSafeFinalState})
+		Laws:  []Law{{LawCausalFinalState, "every claimed projector on every replica ends each order where its causal history ends"}},
+		Pass:  passSkewSafe,
+		Notes: func(o *runner.Outcome) []string { return projCapped(judgeSkewSafe(o.Projection).notes) },
+		Final: finalSkewSafe})
 	register(Property{Name: "hlc-laws", Invariant: 8, Kind: scenario.KindProjection,
-		Doc:   "every node's HLC is monotonic (also across clock steps backwards), a merge is later than the stamp received, stamps are never behind the physical clock and carry their node, and causally later events have later stamps",
-		Check: checkHLCLaws})
+		Doc: "every node's HLC is monotonic (also across clock steps backwards), a merge is later than the stamp received, stamps are never behind the physical clock and carry their node, and causally later events have later stamps",
+		Laws: []Law{
+			{string(hlclaw.Monotonic), "each reading of a node is later than its previous one, also across a wall-clock step backwards"},
+			{string(hlclaw.MergeDominates), "a merge is later than the remote stamp it received"},
+			{string(hlclaw.PhysicalBound), "a stamp's wall is never behind the node's physical clock at the time"},
+			{string(hlclaw.OwnNode), "a node stamps with its own name"},
+			{string(hlclaw.Causality), "an event that happened before another has a smaller stamp"},
+		},
+		Pass:  passHLCLaws,
+		Final: finalHLCLaws})
 	register(Property{Name: "replica-convergence", Invariant: 9, Kind: scenario.KindProjection,
 		Doc:   "replicas of a claimed projector that saw the same events, in any order and with any duplicates, end in the same state",
-		Check: checkReplicaConvergence})
+		Laws:  []Law{{LawConverge, "replicas of a claimed projector that saw the same events end in the same state"}},
+		Pass:  passConvergence,
+		Final: finalConvergence})
+}
+
+// CausalPasts returns, for every emitted event of a projection run, the
+// events that happened before it, in emission order.
+func CausalPasts(res *runner.ProjectionResult) map[string][]string {
+	actions := make([]hlclaw.Action, len(res.History))
+	for i, h := range res.History {
+		actions[i] = hlclaw.Action{Node: h.Node, Emit: h.Emit, Receive: h.Receive}
+	}
+	return hlclaw.CausalPasts(actions)
+}
+
+// ExpectedStatuses is the model's causally correct final status of every
+// order of a projection run.
+func ExpectedStatuses(res *runner.ProjectionResult) (map[string]string, error) {
+	history := make([]order.Event, len(res.Events))
+	for i, e := range res.Events {
+		history[i] = order.Event{ID: e.Event.ID, OrderID: e.Event.OrderID, Kind: order.Kind(e.Event.Kind), Prev: e.Prev}
+	}
+	final, err := order.FinalStatus(history)
+	if err != nil {
+		return nil, fmt.Errorf("the causal history has no correct final state: %w", err)
+	}
+	out := make(map[string]string, len(final))
+	for id, st := range final {
+		out[id] = string(st)
+	}
+	return out, nil
 }
 
 // projMaxDetails caps the lines of a verdict: the first few say what is
@@ -35,11 +83,18 @@ func projCapped(details []string) []string {
 	return append(details[:projMaxDetails:projMaxDetails], fmt.Sprintf("... and %d more", len(details)-projMaxDetails))
 }
 
-func checkSkewSafeFinalState(o *runner.Outcome) Verdict {
-	const name = "skew-safe-final-state"
-	res := o.Projection
-	if res == nil {
-		return fail(name, "the run has no projection result")
+// skewSafe is what the skew-safe judgement found.
+type skewSafe struct {
+	judged  int
+	notes   []string
+	breach  *Breach
+	invalid string
+}
+
+func judgeSkewSafe(res *runner.ProjectionResult) skewSafe {
+	expected, err := ExpectedStatuses(res)
+	if err != nil {
+		return skewSafe{invalid: err.Error()}
 	}
 	var details, notes []string
 	var diff, culprit string
@@ -47,10 +102,10 @@ func checkSkewSafeFinalState(o *runner.Outcome) Verdict {
 	for _, rep := range res.Replicas {
 		for _, run := range rep.Projectors {
 			got := run.Statuses()
-			d := cmp.Diff(res.Expected, got)
+			d := cmp.Diff(expected, got)
 			if !run.Claimed {
 				if d != "" {
-					notes = append(notes, fmt.Sprintf("baseline %s on replica %s ends wrong, as it is known to: %s", run.Name, rep.Name, projWrongOrders(res.Expected, got)))
+					notes = append(notes, fmt.Sprintf("baseline %s on replica %s ends wrong, as it is known to: %s", run.Name, rep.Name, projWrongOrders(expected, got)))
 				}
 				continue
 			}
@@ -62,25 +117,38 @@ func checkSkewSafeFinalState(o *runner.Outcome) Verdict {
 				culprit, diff = run.Name, d
 				details = append(details, fmt.Sprintf("diff below: the model (-want) against projector %s on replica %s (+got)", run.Name, rep.Name))
 			}
-			for _, id := range projSortedKeys(res.Expected, got) {
-				if got[id] != res.Expected[id] {
+			for _, id := range projSortedKeys(expected, got) {
+				if got[id] != expected[id] {
 					details = append(details, fmt.Sprintf("replica %s, projector %s: order %s ends %s (last applied %s), but its causal history ends %s: %s",
-						rep.Name, run.Name, id, projOr(got[id], "absent"), projLastApplied(run, id), projOr(res.Expected[id], "absent"), projChain(res, id)))
+						rep.Name, run.Name, id, projOr(got[id], "absent"), projLastApplied(run, id), projOr(expected[id], "absent"), projChain(res, id)))
 				}
 			}
 		}
 	}
-	if judged == 0 {
-		return fail(name, "the target claims no projector to judge", "system.Projection.Projectors is empty: nothing is held to the invariant")
-	}
+	out := skewSafe{judged: judged, notes: notes}
 	if culprit != "" {
-		v := fail(name, fmt.Sprintf("projector %s ended an order off its causally correct state", culprit), projCapped(append(details, notes...))...)
-		v.Diff = diff
-		return v
+		b := breach(LawCausalFinalState, fmt.Sprintf("projector %s ended an order off its causally correct state", culprit), projCapped(append(details, notes...))...)
+		b.Diff = diff
+		out.breach = &b
 	}
-	v := pass(name, fmt.Sprintf("%d projector run(s) ended every order in its causally correct state", judged))
-	v.Details = projCapped(notes)
-	return v
+	return out
+}
+
+func finalSkewSafe(o *runner.Outcome, _ Monitor) []Breach {
+	j := judgeSkewSafe(o.Projection)
+	switch {
+	case j.invalid != "":
+		return []Breach{breach(LawCausalFinalState, "the scenario's causal history has no correct final state", j.invalid)}
+	case j.judged == 0:
+		return []Breach{breach(LawCausalFinalState, "the target claims no projector to judge", "system.Projection.Projectors is empty: nothing is held to the invariant")}
+	case j.breach != nil:
+		return []Breach{*j.breach}
+	}
+	return nil
+}
+
+func passSkewSafe(o *runner.Outcome, _ Monitor) string {
+	return fmt.Sprintf("%d projector run(s) ended every order in its causally correct state", judgeSkewSafe(o.Projection).judged)
 }
 
 // projWrongOrders lists the orders got has wrong, for a one-line note.
@@ -141,31 +209,44 @@ func projStamp(t hlc.Timestamp) hlclaw.Stamp {
 	return hlclaw.Stamp{WallMs: t.WallMs, Logical: t.Logical, Node: t.Node}
 }
 
-func checkHLCLaws(o *runner.Outcome) Verdict {
-	const name = "hlc-laws"
-	res := o.Projection
-	if res == nil {
-		return fail(name, "the run has no projection result")
-	}
+// hlcJudgement is every HLC law broken in a run.
+type hlcJudgement struct {
+	readings   []hlclaw.Reading
+	pairs      int
+	violations []hlclaw.Violation
+}
+
+func judgeHLC(res *runner.ProjectionResult) hlcJudgement {
 	readings := make([]hlclaw.Reading, len(res.Readings))
 	for i, r := range res.Readings {
 		readings[i] = hlclaw.Reading{
-			Node: r.Node, Op: r.Op, PhysMs: r.PhysMs, WallChangeMs: r.WallChangeMs,
+			Node: r.Node, Op: hlclaw.Op(r.Op), PhysMs: r.PhysMs, WallChangeMs: r.WallChangeMs,
 			HasPrev: r.HasPrev, Prev: projStamp(r.Prev), Remote: projStamp(r.Remote), Got: projStamp(r.Got),
 		}
 	}
+	pasts := CausalPasts(res)
 	emissions := make([]hlclaw.Emission, len(res.Events))
 	pairs := 0
 	for i, e := range res.Events {
-		emissions[i] = hlclaw.Emission{Event: e.Event.ID, Stamp: projStamp(e.Event.HLC), Past: e.CausalPast}
-		pairs += len(e.CausalPast)
+		emissions[i] = hlclaw.Emission{Event: e.Event.ID, Stamp: projStamp(e.Event.HLC), Past: pasts[e.Event.ID]}
+		pairs += len(pasts[e.Event.ID])
 	}
-	violations := append(hlclaw.CheckReadings(readings), hlclaw.CheckCausality(emissions)...)
-	if len(violations) == 0 {
-		return pass(name, fmt.Sprintf("%d HLC reading(s) and %d causal pair(s) obey every law", len(readings), pairs))
-	}
-	var details []string
-	for _, v := range violations {
+	return hlcJudgement{readings: readings, pairs: pairs, violations: append(hlclaw.CheckReadings(readings), hlclaw.CheckCausality(emissions)...)}
+}
+
+func passHLCLaws(o *runner.Outcome, _ Monitor) string {
+	j := judgeHLC(o.Projection)
+	return fmt.Sprintf("%d HLC reading(s) and %d causal pair(s) obey every law", len(j.readings), j.pairs)
+}
+
+// finalHLCLaws reports every law broken, each as its own breach, with the
+// canonical clock's answer to the same inputs as the diff.
+func finalHLCLaws(o *runner.Outcome, _ Monitor) []Breach {
+	res := o.Projection
+	j := judgeHLC(res)
+	byLaw := map[hlclaw.Law]*Breach{}
+	var laws []hlclaw.Law
+	for _, v := range j.violations {
 		// Readings are located by the step that asked for them, causality
 		// by the later event of the pair.
 		var where string
@@ -174,32 +255,52 @@ func checkHLCLaws(o *runner.Outcome) Verdict {
 		} else {
 			where = fmt.Sprintf("step %d", res.Readings[v.Index].Step+1)
 		}
-		details = append(details, fmt.Sprintf("%s (%s): %s", v.Law, where, v.Detail))
-	}
-	first := violations[0]
-	verdict := fail(name, fmt.Sprintf("hlc law %s broken", first.Law), projCapped(details)...)
-	if first.Law != hlclaw.Causality {
-		// What a correct clock would have answered the same inputs shows the
-		// bug better than the law alone.
-		r := readings[first.Index]
-		want := hlclaw.Tick(r.Node, r.Prev, r.PhysMs)
-		if r.Op == hlclaw.OpMerge {
-			want = hlclaw.Merge(r.Node, r.Prev, r.Remote, r.PhysMs)
+		b := byLaw[v.Law]
+		if b == nil {
+			b = &Breach{Law: string(v.Law), Summary: fmt.Sprintf("hlc law %s broken", v.Law)}
+			if v.Law != hlclaw.Causality {
+				// What a correct clock would have answered the same inputs
+				// shows the bug better than the law alone.
+				r := j.readings[v.Index]
+				want := hlclaw.Tick(r.Node, r.Prev, r.PhysMs)
+				if r.Op == hlclaw.OpMerge {
+					want = hlclaw.Merge(r.Node, r.Prev, r.Remote, r.PhysMs)
+				}
+				b.Diff = cmp.Diff(want, r.Got)
+				b.Details = append(b.Details, fmt.Sprintf("diff: the canonical HLC (-want) against the implementation (+got) given the same inputs at step %d", res.Readings[v.Index].Step+1))
+			}
+			byLaw[v.Law] = b
+			laws = append(laws, v.Law)
 		}
-		verdict.Details = append(verdict.Details, fmt.Sprintf("diff below: the canonical HLC (-want) against the implementation (+got) given the same inputs at step %d", res.Readings[first.Index].Step+1))
-		verdict.Diff = cmp.Diff(want, r.Got)
+		b.Details = append(b.Details, fmt.Sprintf("%s: %s", where, v.Detail))
 	}
-	return verdict
+	var out []Breach
+	for _, l := range laws {
+		b := byLaw[l]
+		b.Details = projCapped(b.Details)
+		out = append(out, *b)
+	}
+	return out
 }
 
-func checkReplicaConvergence(o *runner.Outcome) Verdict {
-	const name = "replica-convergence"
+func passConvergence(o *runner.Outcome, _ Monitor) string {
 	res := o.Projection
-	if res == nil {
-		return fail(name, "the run has no projection result")
-	}
 	if len(res.Replicas) < 2 {
-		return pass(name, "a single replica: nothing to compare")
+		return "a single replica: nothing to compare"
+	}
+	judged := 0
+	for _, p := range res.Replicas[0].Projectors {
+		if p.Claimed {
+			judged++
+		}
+	}
+	return fmt.Sprintf("%d projector(s) converged on %d replicas", judged, len(res.Replicas))
+}
+
+func finalConvergence(o *runner.Outcome, _ Monitor) []Breach {
+	res := o.Projection
+	if len(res.Replicas) < 2 {
+		return nil
 	}
 	first := res.Replicas[0]
 	var details []string
@@ -231,14 +332,14 @@ func checkReplicaConvergence(o *runner.Outcome) Verdict {
 		}
 	}
 	if judged == 0 {
-		return fail(name, "the target claims no projector to judge", "system.Projection.Projectors is empty: nothing is held to the invariant")
+		return []Breach{breach(LawConverge, "the target claims no projector to judge", "system.Projection.Projectors is empty: nothing is held to the invariant")}
 	}
 	if culprit != "" {
-		v := fail(name, fmt.Sprintf("replicas of projector %s diverged", culprit), projCapped(details)...)
-		v.Diff = diff
-		return v
+		b := breach(LawConverge, fmt.Sprintf("replicas of projector %s diverged", culprit), projCapped(details)...)
+		b.Diff = diff
+		return []Breach{b}
 	}
-	return pass(name, fmt.Sprintf("%d projector(s) converged on %d replicas", judged, len(res.Replicas)))
+	return nil
 }
 
 func projRun(rep runner.ReplicaRun, name string) (runner.ProjectorRun, bool) {

@@ -37,15 +37,15 @@ func projJudge(t *testing.T, s *scenario.Scenario, target, property string) (pro
 	if !ok {
 		t.Fatalf("no target %q", target)
 	}
-	out, err := runner.RunProjection(s, tg)
-	if err != nil {
-		t.Fatalf("%s: %v", target, err)
-	}
 	p, ok := properties.ByName(property)
 	if !ok {
 		t.Fatalf("no property %q", property)
 	}
-	return p.Check(out), out
+	out, verdicts, err := properties.Judge(s, tg, []properties.Property{p})
+	if err != nil {
+		t.Fatalf("%s: %v", target, err)
+	}
+	return verdicts[0], out
 }
 
 // The reference passes every projection property on every drawn scenario: a
@@ -54,13 +54,13 @@ func TestProjectionReferencePasses(t *testing.T) {
 	props := projProperties(t)
 	rapid.Check(t, func(rt *rapid.T) {
 		s := gen.Projection().Draw(rt, "scenario")
-		out, err := runner.RunProjection(s, system.Reference())
+		out, verdicts, err := properties.Judge(s, system.Reference(), props)
 		if err != nil {
 			rt.Fatalf("runner: %v", err)
 		}
-		for _, p := range props {
-			if v := p.Check(out); !v.Pass {
-				rt.Log(properties.Report(v, out, ""))
+		for _, v := range verdicts {
+			if !v.Pass {
+				rt.Log(properties.Report(v, out, properties.ReportOptions{Scenario: true}))
 				rt.Fatalf("%s: %s", v.Property, v.Summary)
 			}
 		}
@@ -85,7 +85,7 @@ func TestProjectionMutantsAreKilledAndShrunk(t *testing.T) {
 			if !res.Failed || res.Scenario == nil {
 				t.Fatalf("%s survived %d checks of %s", name, res.Checks, p.Name)
 			}
-			t.Logf("killed after %d check(s):\n%s", res.Checks, properties.Report(res.Verdict, res.Outcome, ""))
+			t.Logf("killed after %d check(s):\n%s", res.Checks, properties.Report(res.Verdict, res.Outcome, properties.ReportOptions{}))
 			if res.Verdict.Property != p.Name || res.Verdict.Diff == "" || len(res.Verdict.Details) == 0 {
 				t.Errorf("verdict %+v: want %s with details and a diff", res.Verdict, p.Name)
 			}
@@ -268,13 +268,13 @@ func TestProjectionChecksRefuseAnEmptyClaim(t *testing.T) {
 	parts := *tg.Projection
 	parts.Projectors = nil
 	tg.Projection = &parts
-	out, err := runner.RunProjection(projSkewDemo([]string{"e1", "e2"}, []string{"e2", "e1"}), tg)
-	if err != nil {
-		t.Fatal(err)
-	}
 	for _, name := range []string{"skew-safe-final-state", "replica-convergence"} {
 		p, _ := properties.ByName(name)
-		if v := p.Check(out); v.Pass {
+		_, verdicts, err := properties.Judge(projSkewDemo([]string{"e1", "e2"}, []string{"e2", "e1"}), tg, []properties.Property{p})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if v := verdicts[0]; v.Pass {
 			t.Errorf("%s passed a target with no projector: %s", name, v)
 		}
 	}

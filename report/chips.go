@@ -8,11 +8,12 @@ import (
 	"github.com/idemcheck/idemcheck/faults/scenario"
 	"github.com/idemcheck/idemcheck/impl/contract/store"
 	"github.com/idemcheck/idemcheck/impl/reference/consumer"
+	"github.com/idemcheck/idemcheck/properties"
 )
 
 // workerChip draws a step of a worker's pipeline.
 func workerChip(a runner.Action, ex *expiries) chip {
-	c := chip{Kind: a.Kind, Label: a.Kind + " " + a.Key.ID, Class: "step"}
+	c := chip{Kind: string(a.Kind), Label: string(a.Kind) + " " + a.Key.ID, Class: "step"}
 	switch consumer.Action(a.Kind) {
 	case consumer.ActClaim:
 		if a.Claim == nil {
@@ -98,9 +99,9 @@ func ledgerChip(a runner.Action, amount map[string]int64) (chip, bool) {
 }
 
 func clockChip(a runner.Action, steps []scenario.Step, skew map[string]int64) chip {
-	c := chip{Kind: a.Kind, Class: "clock skew"}
+	c := chip{Kind: string(a.Kind), Class: "clock skew"}
 	if a.Step < 0 || a.Step >= len(steps) {
-		c.Label = a.Kind
+		c.Label = string(a.Kind)
 		return c
 	}
 	st := steps[a.Step]
@@ -117,15 +118,12 @@ func clockChip(a runner.Action, steps []scenario.Step, skew map[string]int64) ch
 
 func cleanupChip(a runner.Action, nodeOf map[string]string, skew map[string]int64, r *runner.ConsumptionResult) chip {
 	node := nodeOf[a.Worker]
-	c := chip{Kind: a.Kind, Label: "cleanup", Class: "cleanup",
+	c := chip{Kind: string(a.Kind), Label: "cleanup", Class: "cleanup",
 		Detail: fmt.Sprintf("by %s's wall clock t=%s", node, signedMs(a.AtMs+skew[node]))}
 	var removed []string
-	for _, rm := range r.Removed {
-		if rm.Line != a.Line {
-			continue
-		}
+	for _, rm := range a.Removed {
 		s := rm.Key.ID
-		if rm.Premature {
+		if properties.Premature(r, rm) {
 			s += " (too young!)"
 			c.Class = "cleanup warn"
 		}

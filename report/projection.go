@@ -127,9 +127,9 @@ func projChip(i int, st scenario.ProjectionStep, res *runner.ProjectionResult, s
 }
 
 // stepLine finds the trace line that tells step i ("step 3: ..."); 0 if none.
-func stepLine(t runner.Trace, i int) int {
+func stepLine(t *runner.Trace, i int) int {
 	marker := " step " + strconv.Itoa(i+1) + ": "
-	for n, l := range t.Lines {
+	for n, l := range t.Lines() {
 		if strings.Contains(l, marker) {
 			return n + 1
 		}
@@ -139,8 +139,9 @@ func stepLine(t runner.Trace, i int) int {
 
 // replicaViews sets every projector's final state against the model's.
 func replicaViews(p *scenario.Projection, res *runner.ProjectionResult) []replicaView {
+	expected, _ := properties.ExpectedStatuses(res)
 	var orders []string
-	for o := range res.Expected {
+	for o := range expected {
 		orders = append(orders, o)
 	}
 	slices.Sort(orders)
@@ -154,7 +155,7 @@ func replicaViews(p *scenario.Projection, res *runner.ProjectionResult) []replic
 			pv := projectorView{Name: run.Name, Claimed: run.Claimed, Applied: run.Applied, Dropped: run.Dropped}
 			got := run.Statuses()
 			for _, o := range orders {
-				oc := orderCell{Order: o, Got: orAbsent(got[o]), Want: orAbsent(res.Expected[o])}
+				oc := orderCell{Order: o, Got: orAbsent(got[o]), Want: orAbsent(expected[o])}
 				oc.Wrong = oc.Got != oc.Want
 				pv.Wrong = pv.Wrong || oc.Wrong
 				pv.Orders = append(pv.Orders, oc)

@@ -68,6 +68,9 @@ type PropertyRow struct {
 	// Status is "pass", "violated" or "n/a" (the target cannot play
 	// scenarios of the property's kind).
 	Status string `json:"status"`
+	// Broken lists the laws broken, each reported with its own
+	// counterexample.
+	Broken []string `json:"broken,omitempty"`
 }
 
 // MutantRow is one mutant's line in the mutation benchmark.
@@ -85,8 +88,12 @@ type MutantRow struct {
 	MedianSeconds float64 `json:"medianSeconds"`
 	MaxSeconds    float64 `json:"maxSeconds"`
 	ShrinkSeconds float64 `json:"medianShrinkSeconds"`
-	// Size is the size of the smallest shrunk counterexample.
-	Size int `json:"size"`
+	// Size is the size of the smallest counterexample, shrunk by rapid and
+	// reduced; ShrunkSize is that counterexample's size after rapid's shrink
+	// alone, and Law the law it breaks.
+	Size       int    `json:"size"`
+	ShrunkSize int    `json:"shrunkSize"`
+	Law        string `json:"law,omitempty"`
 }
 
 // Case is one counterexample (or, in replay mode, the replayed scenario).

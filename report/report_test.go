@@ -32,12 +32,12 @@ func killCase(t *testing.T, mutant string) report.Case {
 	if !res.Failed || res.Outcome == nil {
 		t.Fatalf("mutant %s survived %d checks", mutant, res.Checks)
 	}
-	var verdicts []properties.Verdict
-	for _, q := range properties.ForKind(p.Kind) {
-		verdicts = append(verdicts, q.Check(res.Outcome))
+	out, verdicts, err := properties.Judge(res.Scenario, m, nil)
+	if err != nil {
+		t.Fatal(err)
 	}
 	return report.Case{Title: p.Name + " against " + mutant, Property: p.Name, Target: mutant, Seed: res.Seed,
-		Verdicts: verdicts, CorpusFile: "corpus/cases/example.json", New: true, Replay: "go run ./cmd/fuzzrun -replay x", Outcome: res.Outcome}
+		Verdicts: verdicts, CorpusFile: "corpus/cases/example.json", New: true, Replay: "go run ./cmd/fuzzrun -replay x", Outcome: out}
 }
 
 // sampleRun is a run with a consumption and a projection counterexample.

@@ -86,7 +86,7 @@ func consumptionTimeline(out *runner.Outcome, verdicts []properties.Verdict) *ti
 	}
 	tl.Lanes = append(tl.Lanes, lane{ID: laneLedger, Name: "ledger", Sub: "credits · unique constraint", Class: "ledger"})
 
-	flags := consumptionFlags(r, verdicts)
+	flags := consumptionFlags(verdicts)
 	ex := &expiries{leaseMs: cfg.LeaseMs, ackMs: cfg.AckTimeoutMs}
 	amount := map[string]int64{}
 	for _, e := range r.Events {
@@ -145,19 +145,19 @@ func actionChip(a runner.Action, ex *expiries, prevMs int64, nodeOf map[string]s
 	id := a.Key.ID
 	switch a.Kind {
 	case "produce":
-		c := chip{Kind: a.Kind, Label: "produce " + id, Detail: fmt.Sprintf("offset %d", a.Offset), Class: "produce"}
+		c := chip{Kind: string(a.Kind), Label: "produce " + id, Detail: fmt.Sprintf("offset %d", a.Offset), Class: "produce"}
 		if a.Err != "" {
 			c.Detail, c.Class = "rejected: "+a.Err, "produce warn"
 		}
 		return laneBroker, c
 	case "produce-fail":
-		return laneBroker, chip{Kind: a.Kind, Label: "produce " + id + " fails", Detail: "gate records FAILED; nothing enqueued", Class: "produce warn"}
+		return laneBroker, chip{Kind: string(a.Kind), Label: "produce " + id + " fails", Detail: "gate records FAILED; nothing enqueued", Class: "produce warn"}
 	case "duplicate":
-		return laneBroker, chip{Kind: a.Kind, Label: "duplicate " + id, Detail: fmt.Sprintf("copies of offset %d", a.Offset), Class: "fault"}
+		return laneBroker, chip{Kind: string(a.Kind), Label: "duplicate " + id, Detail: fmt.Sprintf("copies of offset %d", a.Offset), Class: "fault"}
 	case "replay":
-		return laneBroker, chip{Kind: a.Kind, Label: "replay stream", Detail: "every message delivered again", Class: "fault"}
+		return laneBroker, chip{Kind: string(a.Kind), Label: "replay stream", Detail: "every message delivered again", Class: "fault"}
 	case "advance":
-		c := chip{Kind: a.Kind, Label: fmt.Sprintf("time +%dms", a.AtMs-prevMs), Detail: "now t=" + signedMs(a.AtMs), Class: "clock"}
+		c := chip{Kind: string(a.Kind), Label: fmt.Sprintf("time +%dms", a.AtMs-prevMs), Detail: "now t=" + signedMs(a.AtMs), Class: "clock"}
 		if exp := ex.expire(prevMs, a.AtMs); len(exp) > 0 {
 			c.Detail += " · " + strings.Join(exp, " · ")
 			c.Class = "clock expiry"
@@ -171,11 +171,11 @@ func actionChip(a runner.Action, ex *expiries, prevMs int64, nodeOf map[string]s
 		if a.Origin != "" && a.Origin != "produced" {
 			d += " · " + string(a.Origin)
 		}
-		return a.Worker, chip{Kind: a.Kind, Label: "◀ receives " + id, Detail: d, Class: "deliver"}
+		return a.Worker, chip{Kind: string(a.Kind), Label: "◀ receives " + id, Detail: d, Class: "deliver"}
 	case "crash":
 		// The crashed worker's lease and delivery stay open: the store and
 		// the broker learn of a crash only through their timeouts.
-		return a.Worker, chip{Kind: a.Kind, Label: "✖ CRASH", Detail: "in-flight work lost; restarts idle", Class: "crash"}
+		return a.Worker, chip{Kind: string(a.Kind), Label: "✖ CRASH", Detail: "in-flight work lost; restarts idle", Class: "crash"}
 	case "cleanup":
 		return a.Worker, cleanupChip(a, nodeOf, skew, r)
 	}
@@ -186,11 +186,8 @@ func actionChip(a runner.Action, ex *expiries, prevMs int64, nodeOf map[string]s
 var lineRef = regexp.MustCompile(`\bline (\d+)\b`)
 
 // consumptionFlags collects, by trace line, why an action is marked: every
-// line a failed verdict names, and where no verdict names a line, the run's
-// own observations there (stale commits that were not stopped, atomicity
-// breaches, premature cleanups), which a verdict of a property not judged
-// here would have named.
-func consumptionFlags(r *runner.ConsumptionResult, verdicts []properties.Verdict) map[int][]string {
+// line a failed verdict names.
+func consumptionFlags(verdicts []properties.Verdict) map[int][]string {
 	flags := map[int][]string{}
 	for _, v := range verdicts {
 		if v.Pass {
@@ -205,38 +202,11 @@ func consumptionFlags(r *runner.ConsumptionResult, verdicts []properties.Verdict
 			}
 		}
 	}
-	seen := map[int][]string{}
-	observe := func(line int, why string) {
-		if _, named := flags[line]; !named {
-			seen[line] = append(seen[line], why)
-		}
-	}
-	for _, f := range r.Fences {
-		if !f.Rejected || f.Diff != "" {
-			observe(f.Line, fmt.Sprintf("%s used stale token %d (newest %d) and was not stopped", f.Worker, f.Token, f.LatestToken))
-		}
-	}
-	for _, b := range r.Breach {
-		observe(b.Line, "atomicity: "+b.Detail)
-	}
-	for _, rm := range r.Removed {
-		if rm.Premature {
-			observe(rm.Line, fmt.Sprintf("cleanup removed %s inside the retention window", rm.Key.ID))
-		}
-	}
-	for line, whys := range seen {
-		flags[line] = whys
-	}
 	return flags
 }
 
 // traceLine returns the text of trace line n (numbered from 1).
-func traceLine(t runner.Trace, n int) string {
-	if n < 1 || n > len(t.Lines) {
-		return ""
-	}
-	return t.Lines[n-1]
-}
+func traceLine(t *runner.Trace, n int) string { return t.Line(n) }
 
 // signedMs renders a millisecond offset compactly: +1500ms, -5m, +30m.
 func signedMs(ms int64) string {

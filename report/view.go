@@ -81,7 +81,7 @@ func newCaseView(i int, c Case) caseView {
 	if out == nil || out.Scenario == nil {
 		return cv
 	}
-	cv.Trace = out.Trace.Lines
+	cv.Trace = out.Trace.Lines()
 	cv.Size = out.Scenario.Size()
 	cv.Kind = string(out.Scenario.Kind)
 	if js, err := scenario.Marshal(out.Scenario); err == nil {

@@ -122,6 +122,9 @@ func (c *campaign) handle(ev event, pool *pool, pr *progress) {
 		if row := c.stats[m.Property]; row != nil {
 			row.Violations++
 			row.Status = "violated"
+			if _, law, ok := strings.Cut(m.Law, "/"); ok && !slices.Contains(row.Broken, law) {
+				row.Broken = append(row.Broken, law)
+			}
 		}
 		if f.err != "" {
 			c.errors = append(c.errors, f.err)

@@ -28,6 +28,7 @@ type options struct {
 	target    system.Target
 	corpusDir string
 	json      bool
+	verbose   bool
 	replay    string
 	list      bool
 	mutants   bool
@@ -87,6 +88,7 @@ func parseFlags(args []string) (*options, error) {
 	fs.StringVar(&o.html, "html", defaultHTML, "")
 	fs.StringVar(&o.replay, "replay", "", "")
 	fs.BoolVar(&o.json, "json", false, "")
+	fs.BoolVar(&o.verbose, "v", false, "")
 	fs.BoolVar(&o.list, "list", false, "")
 	fs.BoolVar(&o.mutants, "mutants", false, "")
 	fs.BoolVar(&o.worker, "worker", false, "")
@@ -282,6 +284,8 @@ flags:
   -corpus DIR      where violations are saved (default corpus/cases; "" to not save)
   -html FILE       HTML report (default fuzzrun-report.html; "" for none)
   -json            print the report as JSON on stdout instead of the table
+  -v               also print each counterexample's scenario as JSON (the corpus
+                   file always holds it)
   -runs N          hunts (seeds) per mutant with -mutants (default 5)
   -batch N         checks per hunt in a campaign (default 200; 10 for sqlite,
                    postgres, redis and exec: targets)

@@ -2,9 +2,10 @@ package main
 
 import (
 	"fmt"
-	"github.com/idemcheck/idemcheck/impl/system"
 	"io"
 	"text/tabwriter"
+
+	"github.com/idemcheck/idemcheck/impl/system"
 )
 
 // listJSON is the -list -json output.
@@ -14,10 +15,16 @@ type listJSON struct {
 }
 
 type propertyJSON struct {
-	Name      string `json:"name"`
-	Invariant int    `json:"invariant"`
-	Kind      string `json:"kind"`
-	Doc       string `json:"doc"`
+	Name      string    `json:"name"`
+	Invariant int       `json:"invariant"`
+	Kind      string    `json:"kind"`
+	Doc       string    `json:"doc"`
+	Laws      []lawJSON `json:"laws"`
+}
+
+type lawJSON struct {
+	Name string `json:"name"`
+	Doc  string `json:"doc"`
 }
 
 type targetJSON struct {
@@ -32,7 +39,11 @@ func runList(o *options, stdout io.Writer) int {
 	if o.json {
 		var l listJSON
 		for _, p := range o.props {
-			l.Properties = append(l.Properties, propertyJSON{Name: p.Name, Invariant: p.Invariant, Kind: string(p.Kind), Doc: p.Doc})
+			pj := propertyJSON{Name: p.Name, Invariant: p.Invariant, Kind: string(p.Kind), Doc: p.Doc}
+			for _, law := range p.Laws {
+				pj.Laws = append(pj.Laws, lawJSON{Name: law.Name, Doc: law.Doc})
+			}
+			l.Properties = append(l.Properties, pj)
 		}
 		for _, name := range targetNames() {
 			t, _ := system.Lookup(name) // external targets are listed, not opened
@@ -47,6 +58,9 @@ func runList(o *options, stdout io.Writer) int {
 	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
 	for _, p := range o.props {
 		fmt.Fprintf(tw, "  %s\t%d\t%s\t%s\n", p.Name, p.Invariant, p.Kind, p.Doc)
+		for _, l := range p.Laws {
+			fmt.Fprintf(tw, "    /%s\t\t\t%s\n", l.Name, l.Doc)
+		}
 	}
 	tw.Flush()
 	fmt.Fprintln(stdout, "\ntargets (-target):")

@@ -130,6 +130,8 @@ func (b *benchmark) results() []*mutantResult {
 			r.row.MaxSeconds = slices.Max(secs)
 			r.row.ShrinkSeconds = median(shrink)
 			r.row.Size = r.smallest.Size
+			r.row.ShrunkSize = max(r.smallest.ShrunkSize, r.smallest.Size)
+			r.row.Law = r.smallest.Law
 		}
 		out = append(out, r)
 	}
@@ -223,7 +225,7 @@ func (b *benchmark) goals(results []*mutantResult) []string {
 		"goal: every mutant killed in every hunt: " + verdict(survivors),
 		fmt.Sprintf("goal: median time to kill at most %s for every mutant: %s", goalMedian, verdict(slowMedian)),
 		fmt.Sprintf("goal: no kill slower than %s: %s", goalMax, verdict(overMax)),
-		"median s / max s: wall seconds from the start of a hunt to its first failing check (the time to kill); shrink s: the median time then spent shrinking; checks: scenarios drawn up to and including the first failing one; size: steps + events (or deliveries) of the smallest shrunk counterexample",
+		"median s / max s: wall seconds from the start of a hunt to its first failing check (the time to kill); shrink s: the median time then spent shrinking; checks: scenarios drawn up to and including the first failing one; shrunk size: steps + events (or deliveries) of the smallest counterexample after rapid's shrink; size: the same after the reduction pass",
 	}
 	if b.interrupted {
 		notes = append(notes, "interrupted: the table covers the hunts finished before Ctrl-C")

@@ -14,14 +14,18 @@ func (b *benchmark) printTable(w io.Writer, results []*mutantResult, notes []str
 	fmt.Fprintf(w, "fuzzrun: mutation benchmark: %d mutant(s) x %d run(s), at most %d checks per hunt, seed %d, %d worker(s), %.1fs\n\n",
 		len(results), b.o.runs, b.o.checks, b.o.seed, b.o.workers, b.elapsed.Seconds())
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	head := "mutant\tkilled by\tkilled\tmedian checks\tmedian s\tmax s\tshrink s\tsize"
+	head := "mutant\tkilled by\tkilled\tmedian checks\tmedian s\tmax s\tshrink s\tshrunk size\tsize"
 	if b.o.corpusDir != "" {
 		head += "\tcorpus file"
 	}
 	fmt.Fprintln(tw, head)
 	for _, r := range results {
-		line := fmt.Sprintf("%s\t%s\t%d/%d\t%d\t%.3f\t%.3f\t%.3f\t%d", r.row.Mutant, r.row.Property, r.row.Killed, r.row.Runs,
-			r.row.MedianChecks, r.row.MedianSeconds, r.row.MaxSeconds, r.row.ShrinkSeconds, r.row.Size)
+		killedBy := r.row.Property
+		if r.row.Law != "" {
+			killedBy = r.row.Law
+		}
+		line := fmt.Sprintf("%s\t%s\t%d/%d\t%d\t%.3f\t%.3f\t%.3f\t%d\t%d", r.row.Mutant, killedBy, r.row.Killed, r.row.Runs,
+			r.row.MedianChecks, r.row.MedianSeconds, r.row.MaxSeconds, r.row.ShrinkSeconds, r.row.ShrunkSize, r.row.Size)
 		if r.finding != nil && r.finding.file != "" {
 			line += "\t" + r.finding.file
 			if !r.finding.created {

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/idemcheck/idemcheck/report"
@@ -32,6 +33,7 @@ type campaignJSON struct {
 // violationJSON is one counterexample in a -json report.
 type violationJSON struct {
 	Property   string          `json:"property"`
+	Law        string          `json:"law,omitempty"`
 	Target     string          `json:"target"`
 	Worker     int             `json:"worker"`
 	Seed       uint64          `json:"seed"`
@@ -49,14 +51,14 @@ type violationJSON struct {
 }
 
 func (f *finding) json() violationJSON {
-	v := violationJSON{Property: f.msg.Property, Target: f.target.Name, Worker: f.msg.Worker, Seed: f.msg.Seed,
+	v := violationJSON{Property: f.msg.Property, Law: f.msg.Law, Target: f.target.Name, Worker: f.msg.Worker, Seed: f.msg.Seed,
 		BatchSeed: f.msg.BatchSeed, Checks: f.msg.Checks, Summary: f.verdict.Summary, Details: f.verdict.Details,
 		CorpusFile: f.file, New: f.created, Replay: f.replayCommand(), Scenario: f.msg.Scenario, Error: f.err}
 	if f.scenario != nil {
 		v.Size = f.scenario.Size()
 	}
 	if f.outcome != nil {
-		v.Trace = f.outcome.Trace.Lines
+		v.Trace = f.outcome.Trace.Lines()
 	}
 	return v
 }
@@ -88,19 +90,28 @@ func (c *campaign) printSummary(w io.Writer) {
 	fmt.Fprintf(w, "fuzzrun: campaign against %s%s: %d checks in %.1fs (%.0f checks/s), seed %d, %d worker(s)\n\n",
 		c.o.target.Name, state, c.checks, c.elapsed.Seconds(), float64(c.checks)/max(c.elapsed.Seconds(), 1e-3), c.o.seed, c.o.workers)
 	printProperties(w, c.rows())
+	var broken []string
+	for _, r := range c.rows() {
+		for _, law := range r.Broken {
+			broken = append(broken, r.Name+"/"+law)
+		}
+	}
+	if len(broken) > 0 {
+		fmt.Fprintf(w, "\nlaws broken, each with its own counterexample below: %s\n", strings.Join(broken, ", "))
+	}
 	found := c.sortedFindings()
 	if len(found) == 0 {
 		fmt.Fprintf(w, "\nno violation found.\n")
 	}
 	shown := map[string]int{} // scenario hash -> the violation that showed it
 	for i, f := range found {
-		fmt.Fprintf(w, "\n=== violation %d of %d: %s against %s\n", i+1, len(found), f.msg.Property, f.target.Name)
+		fmt.Fprintf(w, "\n=== violation %d of %d: %s against %s\n", i+1, len(found), f.lawOrProperty(), f.target.Name)
 		if j, ok := shown[f.hash]; ok && f.hash != "" {
 			fmt.Fprintf(w, "the same counterexample as violation %d (rapid seed %d)\n", j, f.msg.Seed)
 			continue
 		}
 		shown[f.hash] = i + 1
-		fmt.Fprint(w, f.text())
+		fmt.Fprint(w, f.text(c.o.verbose))
 	}
 	if c.o.html != "" {
 		fmt.Fprintf(w, "\nreport: %s\n", c.o.html)

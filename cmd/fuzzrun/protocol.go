@@ -40,7 +40,9 @@ type message struct {
 
 	// Violation and kill: the failing property, the seed of the failing
 	// check, the verdict's summary and the shrunk scenario.
-	Property string          `json:"property,omitempty"`
+	Property string `json:"property,omitempty"`
+	// Law is the law broken, "property/law".
+	Law      string          `json:"law,omitempty"`
 	Seed     uint64          `json:"seed,omitempty"`
 	Summary  string          `json:"summary,omitempty"`
 	Scenario json.RawMessage `json:"scenario,omitempty"`
@@ -56,6 +58,9 @@ type message struct {
 	KillNs    int64  `json:"killNs,omitempty"`
 	ElapsedNs int64  `json:"elapsedNs,omitempty"`
 	Size      int    `json:"size,omitempty"`
+	// ShrunkSize is the size rapid's shrink ended at, before the reduction
+	// pass that gave Size.
+	ShrunkSize int `json:"shrunkSize,omitempty"`
 }
 
 // Message types.

@@ -85,7 +85,7 @@ func runReplay(o *options, stdout, stderr io.Writer) int {
 	}
 	if o.json {
 		r := replayJSON{Mode: "replay", File: o.replay, Target: o.target.Name, Kind: string(kind), Size: c.Scenario.Size(),
-			Pass: code == exitOK, Verdicts: verdicts, Trace: out.Trace.Lines, HTML: o.html, Exit: code}
+			Pass: code == exitOK, Verdicts: verdicts, Trace: out.Trace.Lines(), HTML: o.html, Exit: code}
 		if !c.Bare {
 			r.Recorded = &recordedJSON{Property: c.Property, Target: c.Target, CaughtBy: c.CaughtBy}
 		}

@@ -53,8 +53,10 @@ func newFinding(target system.Target, m *message, corpusDir string) *finding {
 	f.outcome, f.verdicts = out, verdicts
 	reproduced := false
 	for _, v := range verdicts {
-		if v.Property == m.Property && !v.Pass {
-			f.verdict, reproduced = v, true
+		for _, b := range v.Breaches {
+			if properties.ID(v.Property, b.Law) == m.Law || (m.Law == "" && v.Property == m.Property) {
+				f.verdict, reproduced = v, true
+			}
 		}
 	}
 	if !reproduced && m.Property != "runner" {
@@ -68,8 +70,9 @@ func newFinding(target system.Target, m *message, corpusDir string) *finding {
 		f.err = err.Error()
 		return f
 	}
-	c := &corpus.Case{Property: m.Property, Target: target.Name, Summary: f.verdict.Summary, CaughtBy: caught,
-		Seed: m.Seed, Trace: out.Trace.Lines, Scenario: s}
+	_, law, _ := strings.Cut(m.Law, "/")
+	c := &corpus.Case{Property: m.Property, Law: law, Target: target.Name, Summary: f.verdict.Summary, CaughtBy: caught,
+		Seed: m.Seed, Trace: out.Trace.Lines(), Scenario: s}
 	if f.file, f.created, err = corpus.Write(corpusDir, c); err != nil {
 		f.err = fmt.Sprintf("save the counterexample of %s: %v", m.Property, err)
 	}
@@ -90,7 +93,7 @@ func (f *finding) line() string {
 		return "check failed without a counterexample: " + f.err
 	}
 	s := fmt.Sprintf("violation of %s against %s (worker %d, rapid seed %d, shrunk to size %d)",
-		f.msg.Property, f.target.Name, f.msg.Worker, f.msg.Seed, f.scenario.Size())
+		f.lawOrProperty(), f.target.Name, f.msg.Worker, f.msg.Seed, f.scenario.Size())
 	switch {
 	case f.file != "" && f.created:
 		s += " -> " + f.file + " (new)"
@@ -100,23 +103,33 @@ func (f *finding) line() string {
 	return s
 }
 
-// text is the full account for the summary: the verdict, the numbered trace,
-// the scenario and how to replay it.
-func (f *finding) text() string {
+// lawOrProperty names what was broken: the law, or the property when a
+// worker reported none (a check that could not run).
+func (f *finding) lawOrProperty() string {
+	if f.msg.Law != "" {
+		return f.msg.Law
+	}
+	return f.msg.Property
+}
+
+// text is the account for the summary: the verdict, the numbered trace, the
+// corpus file and how to replay it; the scenario as JSON (it is in the
+// corpus file) only when verbose.
+func (f *finding) text(verbose bool) string {
 	if f.outcome == nil {
 		return "FAIL " + f.msg.Property + ": " + f.err + "\n"
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "rapid seed %d", f.msg.Seed)
+	fmt.Fprintf(&b, "rapid seed %d; shrunk to size %d, reduced to %d\n", f.msg.Seed, max(f.msg.ShrunkSize, f.scenario.Size()), f.scenario.Size())
+	file := ""
 	if f.file != "" {
 		state := "new"
 		if !f.created {
 			state = "already known"
 		}
-		fmt.Fprintf(&b, "; corpus file %s (%s)", f.file, state)
+		file = fmt.Sprintf("%s (%s)", f.file, state)
 	}
-	b.WriteString("\n")
-	b.WriteString(properties.Report(f.verdict, f.outcome, f.replayCommand()))
+	b.WriteString(properties.Report(f.verdict, f.outcome, properties.ReportOptions{Scenario: verbose, CorpusFile: file, Replay: f.replayCommand()}))
 	return b.String()
 }
 

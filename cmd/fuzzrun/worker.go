@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"io"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/idemcheck/idemcheck/corpus"
@@ -42,21 +43,24 @@ func runWorker(ctx context.Context, o *options, out io.Writer) int {
 
 // huntCampaign hunts in batches until the time or check budget is spent.
 // Each hunt draws o.batch scenarios from its own seed; a kind's properties
-// are judged together, and kinds take turns. A violated property is not
-// hunted again by this worker: the next violation of it would most likely
-// shrink to the same counterexample.
+// are judged together, and kinds take turns. A broken law is not hunted
+// again by this worker — its next violation would most likely shrink to the
+// same counterexample — but the property's other laws are, so that every
+// law a target breaks is reported with a counterexample of its own.
 func huntCampaign(ctx context.Context, o *options, s *sender) {
 	start := time.Now()
-	hunted := map[scenario.Kind][]properties.Property{}
+	judged := map[scenario.Kind][]properties.Property{}
+	hunted := map[scenario.Kind][]string{} // the laws still hunted, "property/law"
 	var kinds []scenario.Kind
 	for _, p := range o.props {
 		if !corpus.HasKind(o.target, p.Kind) {
 			continue
 		}
-		if _, ok := hunted[p.Kind]; !ok {
+		if _, ok := judged[p.Kind]; !ok {
 			kinds = append(kinds, p.Kind)
 		}
-		hunted[p.Kind] = append(hunted[p.Kind], p)
+		judged[p.Kind] = append(judged[p.Kind], p)
+		hunted[p.Kind] = append(hunted[p.Kind], properties.LawIDs([]properties.Property{p})...)
 	}
 	left := o.checks
 	for k := 0; ; k++ {
@@ -78,28 +82,39 @@ func huntCampaign(ctx context.Context, o *options, s *sender) {
 		}
 		kind := live[k%len(live)]
 		seed := huntSeed(o.seed, o.workerIndex, o.workers, k)
-		res := properties.Hunt(o.target, properties.HuntOptions{Kind: kind, Properties: hunted[kind], Checks: int(n), Seed: seed})
+		res := properties.Hunt(o.target, properties.HuntOptions{Kind: kind, Properties: judged[kind], Laws: hunted[kind], Checks: int(n), Seed: seed})
 		done := min(int64(res.Checks), n)
 		left -= done
-		s.send(message{Type: msgBatch, Kind: string(kind), Properties: propertyNames(hunted[kind]), Checks: int(done), BatchSeed: seed})
+		s.send(message{Type: msgBatch, Kind: string(kind), Properties: huntedProperties(hunted[kind]), Checks: int(done), BatchSeed: seed})
 		if !res.Failed {
 			continue
 		}
 		m := message{Type: msgViolation, Kind: string(kind), Checks: int(done), BatchSeed: seed, Seed: res.Seed,
-			Property: res.Verdict.Property, Summary: res.Verdict.Summary}
+			Property: res.Verdict.Property, Law: res.Law, Summary: res.Verdict.Summary, ShrunkSize: res.ShrunkSize}
 		if res.Scenario != nil {
 			m.Scenario, _ = scenario.Marshal(res.Scenario)
 		} else {
 			m.Message = res.Message
 		}
 		s.send(m)
-		i := slices.IndexFunc(hunted[kind], func(p properties.Property) bool { return p.Name == res.Verdict.Property })
-		if i >= 0 {
+		if i := slices.Index(hunted[kind], res.Law); i >= 0 {
 			hunted[kind] = slices.Delete(slices.Clone(hunted[kind]), i, i+1)
 		} else {
 			hunted[kind] = nil // a panic or an unplayable scenario: this kind cannot be hunted further
 		}
 	}
+}
+
+// huntedProperties names the properties that still have a law hunted.
+func huntedProperties(laws []string) []string {
+	var out []string
+	for _, l := range laws {
+		name, _, _ := strings.Cut(l, "/")
+		if !slices.Contains(out, name) {
+			out = append(out, name)
+		}
+	}
+	return out
 }
 
 // mutantJob is one hunt of the mutation benchmark.
@@ -115,6 +130,8 @@ type mutantJob struct {
 func mutantJobs(o *options) []mutantJob {
 	var jobs []mutantJob
 	for _, m := range system.Mutants() {
+		// The concurrency mutants' KilledBy is the linearizability check,
+		// which draws no scenario: they are not in o.props and are skipped.
 		i := slices.IndexFunc(o.props, func(p properties.Property) bool { return p.Name == m.KilledBy })
 		if i < 0 {
 			continue
@@ -142,9 +159,9 @@ func huntMutants(ctx context.Context, o *options, s *sender) {
 		p := job.property
 		res := properties.Hunt(job.mutant, properties.HuntOptions{Kind: p.Kind, Properties: []properties.Property{p},
 			Checks: int(o.checks), Seed: mutantSeed(o.seed, job.run)})
-		m := message{Type: msgKill, Mutant: job.mutant.Name, Run: job.run, Property: p.Name, Kind: string(p.Kind),
+		m := message{Type: msgKill, Mutant: job.mutant.Name, Run: job.run, Property: p.Name, Law: res.Law, Kind: string(p.Kind),
 			Killed: res.Failed && res.Verdict.Property == p.Name, Checks: res.Checks, ElapsedNs: res.Elapsed.Nanoseconds(),
-			Seed: res.Seed, Summary: res.Verdict.Summary}
+			Seed: res.Seed, Summary: res.Verdict.Summary, ShrunkSize: res.ShrunkSize}
 		// Time to kill is the time to the first failing check; Elapsed
 		// also includes shrinking.
 		m.KillNs = res.FoundAfter.Nanoseconds()

@@ -81,7 +81,10 @@ func TestCrashAfterCommitBeforeAck(t *testing.T) {
 
 // TestStaleCommitIsRecordedAsFenceCheck: the runner notices a commit made
 // with a token older than the newest issued, and that it changed nothing.
-func TestStaleCommitIsRecordedAsFenceCheck(t *testing.T) {
+// TestStaleCommitIsObserved: the runner records a stale commit as it
+// happened and shows the stale worker's step to the observers, with the
+// view before it, so that the fencing check can diff the store around it.
+func TestStaleCommitIsObserved(t *testing.T) {
 	s := handWritten(
 		scenario.Step{Op: scenario.OpProduce},
 		scenario.Step{Op: scenario.OpDeliver, Worker: "w1"},
@@ -92,15 +95,49 @@ func TestStaleCommitIsRecordedAsFenceCheck(t *testing.T) {
 		scenario.Step{Op: scenario.OpStep, Worker: "w2"}, // takeover
 		scenario.Step{Op: scenario.OpStep, Worker: "w1"}, // stale commit
 	)
-	out, err := Run(s, system.Reference())
+	obs := &recordingObserver{}
+	out, err := Run(s, system.Reference(), obs)
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := out.Consumption.Fences
-	if len(f) != 1 || !f[0].Rejected || f[0].Diff != "" || f[0].Token != 1 || f[0].LatestToken != 2 {
-		t.Fatalf("fence checks %+v", f)
+	var commit *Action
+	for i, a := range out.Consumption.Actions {
+		if a.Worker == "w1" && a.Kind == ActCommit {
+			commit = &out.Consumption.Actions[i]
+			break
+		}
+	}
+	if commit == nil || !commit.Stale || commit.Token != 1 || commit.Err == "" {
+		t.Fatalf("w1's commit %+v: want a rejected commit with token 1", commit)
+	}
+	if got := obs.held[commit.Seq]; got != 1 {
+		t.Fatalf("before w1's commit the observer saw it hold token %d, want 1", got)
+	}
+	if len(obs.after) != len(out.Consumption.Actions) {
+		t.Fatalf("the observer saw %d actions of %d", len(obs.after), len(out.Consumption.Actions))
+	}
+	if line := out.Trace.Line(commit.Line); !strings.Contains(line, "w1 commits effect + processed mark with token 1 -> rejected") {
+		t.Fatalf("trace line %d of the stale commit reads %q", commit.Line, line)
 	}
 }
+
+// recordingObserver notes what it is shown: the token each worker held
+// before a step (by the seq of the action that step records) and every
+// action after it.
+type recordingObserver struct {
+	held  map[int]uint64
+	after []ActionKind
+}
+
+func (o *recordingObserver) BeforeStep(v *View, worker string) {
+	if o.held == nil {
+		o.held = map[int]uint64{}
+	}
+	_, token := v.Held(worker)
+	o.held[len(v.Actions())] = token
+}
+
+func (o *recordingObserver) After(_ *View, a *Action) { o.after = append(o.after, a.Kind) }
 
 func TestRunRejectsMismatchedKinds(t *testing.T) {
 	s := handWritten()

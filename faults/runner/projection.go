@@ -10,31 +10,47 @@ import (
 	"github.com/idemcheck/idemcheck/impl/contract/projector"
 	"github.com/idemcheck/idemcheck/impl/contract/sequencer"
 	"github.com/idemcheck/idemcheck/impl/system"
-	"github.com/idemcheck/idemcheck/model/hlclaw"
-	"github.com/idemcheck/idemcheck/model/order"
 )
 
 // ProjectionResult is what a projection run observed: every HLC reading, the
-// emitted events with their causal history, what each projector of each
-// replica ended with, and what the model says each order should end as.
+// emitted events, who knew what when (History), and what each projector of
+// each replica ended with. What each order should end as is the model's to
+// say (package properties), not the runner's.
 type ProjectionResult struct {
 	// Readings are every HLC operation, in the order they happened.
 	Readings []HLCReading `json:"readings"`
 	// Events are the emitted events, in true-time (emission) order.
 	Events []EmittedEvent `json:"events"`
-	// Expected is the model's causally correct final status of each order.
-	Expected map[string]string `json:"expected"`
+	// History is every emit and receive, in order: the causal history.
+	History []Happening `json:"history"`
 	// Replicas are the projector replicas' runs, in scenario order.
 	Replicas []ReplicaRun `json:"replicas"`
 }
+
+// Happening is one step of the causal history: Node emitted the event
+// named Emit, or received the event named Receive (exactly one is set).
+type Happening struct {
+	Node    string `json:"node"`
+	Emit    string `json:"emit,omitempty"`
+	Receive string `json:"receive,omitempty"`
+}
+
+// HLCOp is what a node asked its HLC for.
+type HLCOp string
+
+// The two HLC operations.
+const (
+	OpTick  HLCOp = "tick"
+	OpMerge HLCOp = "merge"
+)
 
 // HLCReading is one HLC operation as the runner saw it from outside the
 // clock: the inputs it gave and the stamp it got back.
 type HLCReading struct {
 	// Step is the index of the scenario step that asked for it.
-	Step int       `json:"step"`
-	Node string    `json:"node"`
-	Op   hlclaw.Op `json:"op"`
+	Step int    `json:"step"`
+	Node string `json:"node"`
+	Op   HLCOp  `json:"op"`
 	// Event is the event stamped (tick) or received (merge).
 	Event string `json:"event"`
 	// PhysMs is the node's wall-clock reading at the time.
@@ -60,10 +76,8 @@ type EmittedEvent struct {
 	Step int `json:"step"`
 	// TrueMs is the true time of emission.
 	TrueMs int64 `json:"trueMs"`
-	// Prev is its causal predecessor in its order ("" for OrderCreated).
+	// Prev is its predecessor in its order ("" for OrderCreated).
 	Prev string `json:"prev,omitempty"`
-	// CausalPast is every event that happened before it, in emission order.
-	CausalPast []string `json:"causalPast"`
 }
 
 // ReplicaRun is one replica: every projector over the same deliveries.
@@ -105,8 +119,8 @@ func RunProjection(s *scenario.Scenario, t system.Target) (*Outcome, error) {
 	if err := s.Validate(); err != nil {
 		return nil, fmt.Errorf("runner: invalid scenario: %w", err)
 	}
-	out := &Outcome{Scenario: s, Target: t.Name}
-	res, err := runProjection(s.Projection, t.Projection, &out.Trace)
+	out := &Outcome{Scenario: s, Target: t.Name, Trace: &Trace{}}
+	res, err := runProjection(s.Projection, t.Projection, out.Trace)
 	if err != nil {
 		return nil, err
 	}
@@ -116,17 +130,16 @@ func RunProjection(s *scenario.Scenario, t system.Target) (*Outcome, error) {
 
 // projWorld is one projection run in progress.
 type projWorld struct {
-	trace   *Trace
-	truth   *clock.Virtual
-	walls   map[string]*clock.Node
-	clocks  map[string]hlc.Clock
-	seq     sequencer.Sequencer
-	last    map[string]hlc.Timestamp // each node's previous HLC reading
-	offset  map[string]int64         // each node's wall offset at that reading
-	latest  map[string]string        // each order's latest event
-	byID    map[string]int           // event id -> index in res.Events
-	actions []hlclaw.Action
-	res     *ProjectionResult
+	trace  *Trace
+	truth  *clock.Virtual
+	walls  map[string]*clock.Node
+	clocks map[string]hlc.Clock
+	seq    sequencer.Sequencer
+	last   map[string]hlc.Timestamp // each node's previous HLC reading
+	offset map[string]int64         // each node's wall offset at that reading
+	latest map[string]string        // each order's latest event
+	byID   map[string]int           // event id -> index in res.Events
+	res    *ProjectionResult
 }
 
 // runProjection plays p with parts on this goroutine: the causal history
@@ -153,9 +166,6 @@ func runProjection(p *scenario.Projection, parts *system.Projection, trace *Trac
 		if err := w.step(i, st); err != nil {
 			return nil, fmt.Errorf("runner: projection.steps[%d]: %w", i, err)
 		}
-	}
-	if err := w.model(); err != nil {
-		return nil, err
 	}
 	if err := w.deliver(p.Replicas, parts); err != nil {
 		return nil, err
@@ -196,7 +206,7 @@ func (w *projWorld) step(i int, st scenario.ProjectionStep) error {
 
 // reading records one HLC operation, judged later by the hlc-laws property
 // from what went in and what came out.
-func (w *projWorld) reading(i int, node string, op hlclaw.Op, event string, remote hlc.Timestamp, ask func() hlc.Timestamp) HLCReading {
+func (w *projWorld) reading(i int, node string, op HLCOp, event string, remote hlc.Timestamp, ask func() hlc.Timestamp) HLCReading {
 	wall := w.walls[node]
 	prev, hasPrev := w.last[node]
 	r := HLCReading{
@@ -215,7 +225,7 @@ func (w *projWorld) emit(i int, st scenario.ProjectionStep) error {
 		return fmt.Errorf("node %q is not listed", st.Node)
 	}
 	occurred := w.walls[st.Node].NowMs()
-	r := w.reading(i, st.Node, hlclaw.OpTick, st.ID, hlc.Timestamp{}, c.Tick)
+	r := w.reading(i, st.Node, OpTick, st.ID, hlc.Timestamp{}, c.Tick)
 	ev := EmittedEvent{
 		Event: projector.Event{
 			ID: st.ID, OrderID: st.Order, Kind: projector.Kind(st.Kind),
@@ -226,7 +236,7 @@ func (w *projWorld) emit(i int, st scenario.ProjectionStep) error {
 	w.latest[st.Order] = st.ID
 	w.byID[st.ID] = len(w.res.Events)
 	w.res.Events = append(w.res.Events, ev)
-	w.actions = append(w.actions, hlclaw.Action{Node: st.Node, Emit: st.ID})
+	w.res.History = append(w.res.History, Happening{Node: st.Node, Emit: st.ID})
 	w.logf("step %d: %s emits %s %s %s: wall reads t=%+dms, occurredAt %d; hlc tick %s; outbox seq %d",
 		i+1, st.Node, st.ID, st.Kind, st.Order, occurred-StartMs, occurred, r.Got, ev.Event.Seq)
 	return nil
@@ -242,8 +252,8 @@ func (w *projWorld) receive(i int, st scenario.ProjectionStep) error {
 		return fmt.Errorf("event %q has not been emitted", st.Event)
 	}
 	remote := w.res.Events[idx].Event.HLC
-	r := w.reading(i, st.Node, hlclaw.OpMerge, st.Event, remote, func() hlc.Timestamp { return c.Merge(remote) })
-	w.actions = append(w.actions, hlclaw.Action{Node: st.Node, Receive: st.Event})
+	r := w.reading(i, st.Node, OpMerge, st.Event, remote, func() hlc.Timestamp { return c.Merge(remote) })
+	w.res.History = append(w.res.History, Happening{Node: st.Node, Receive: st.Event})
 	w.logf("step %d: %s receives %s (hlc %s): wall reads t=%+dms; hlc merge with its last %s -> %s",
 		i+1, st.Node, st.Event, remote, r.PhysMs-StartMs, projPrev(r), r.Got)
 	return nil
@@ -254,44 +264,6 @@ func projPrev(r HLCReading) string {
 		return "(none)"
 	}
 	return r.Prev.String()
-}
-
-// model computes the causal pasts and the model's expected final states.
-func (w *projWorld) model() error {
-	past := hlclaw.CausalPasts(w.actions)
-	history := make([]order.Event, len(w.res.Events))
-	for i := range w.res.Events {
-		e := &w.res.Events[i]
-		e.CausalPast = past[e.Event.ID]
-		history[i] = order.Event{ID: e.Event.ID, OrderID: e.Event.OrderID, Kind: order.Kind(e.Event.Kind), Prev: e.Prev}
-	}
-	final, err := order.FinalStatus(history)
-	if err != nil {
-		return fmt.Errorf("runner: the causal history has no correct final state: %w", err)
-	}
-	w.res.Expected = map[string]string{}
-	var chains []string
-	for _, e := range w.res.Events {
-		if e.Prev == "" {
-			chains = append(chains, w.chain(e.Event.OrderID, final[e.Event.OrderID]))
-		}
-		w.res.Expected[e.Event.OrderID] = string(final[e.Event.OrderID])
-	}
-	for _, c := range chains {
-		w.logf("model: %s", c)
-	}
-	return nil
-}
-
-// chain describes an order's causal chain for the trace.
-func (w *projWorld) chain(orderID string, final order.Status) string {
-	var links []string
-	for _, e := range w.res.Events {
-		if e.Event.OrderID == orderID {
-			links = append(links, fmt.Sprintf("%s %s@%s", e.Event.ID, e.Event.Kind, e.Node))
-		}
-	}
-	return fmt.Sprintf("order %s causally ends %s (%s)", orderID, final, strings.Join(links, " -> "))
 }
 
 // deliver runs every projector of every replica over the replica's

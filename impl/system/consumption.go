@@ -100,6 +100,21 @@ func init() {
 	consumptionMutant("dlq-entry-without-context",
 		"DLQ entries lose attempts and last_error",
 		"bounded-attempts", func(c *Consumption) { c.NewBroker = mutant.NewDLQEntryWithoutContext })
+	// The claim stores whose bugs show under real concurrency: the
+	// linearizability check catches them (their KilledBy), recording real
+	// goroutines against them; the runner plays them like any store.
+	consumptionMutant("claim-without-row-lock",
+		"the claim reads the record, then writes the acquisition in a second statement without a row lock: two workers both acquire",
+		"linearizability", func(c *Consumption) { c.NewStore = storeOf(mutant.NewClaimWithoutRowLock) })
+	consumptionMutant("takeover-keeps-token",
+		"a takeover keeps the expired holder's fencing token: tokens reused",
+		"linearizability", func(c *Consumption) { c.NewStore = storeOf(mutant.NewTakeoverKeepsToken) })
+	consumptionMutant("fail-resets-token",
+		"tokens are a per-record version that Fail resets to zero: tokens decreasing and reused",
+		"linearizability", func(c *Consumption) { c.NewStore = storeOf(mutant.NewFailResetsToken) })
+	consumptionMutant("commit-lost-in-write-back",
+		"commits land in a write-back cache that claims bypass and the flush drops: success reported, commit lost",
+		"linearizability", func(c *Consumption) { c.NewStore = storeOf(mutant.NewCommitLostInWriteBack) })
 	consumptionMutant("producer-gate-missing",
 		"the producer has no idempotency gate: a retried produce of a committed event enqueues it again",
 		"producer-gate", func(c *Consumption) { c.NewGate = mutant.NewProducerGateMissing })

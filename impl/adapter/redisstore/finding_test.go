@@ -48,16 +48,19 @@ func crashBetweenEffectAndMark() *scenario.Scenario {
 
 // failing returns the consumption properties a run violates, by name, and
 // their verdicts for the log.
-func failing(out *runner.Outcome) ([]string, string) {
-	var names []string
-	var verdicts string
-	for _, p := range properties.ForKind(scenario.KindConsumption) {
-		if v := p.Check(out); !v.Pass {
-			names = append(names, v.Property)
-			verdicts += v.String()
-		}
+func failing(t *testing.T, s *scenario.Scenario, target system.Target) ([]string, string, *runner.Outcome) {
+	t.Helper()
+	out, verdicts, err := properties.Judge(s, target, nil)
+	if err != nil {
+		t.Fatal(err)
 	}
-	return names, verdicts
+	var names []string
+	var text string
+	for _, v := range properties.Failed(verdicts) {
+		names = append(names, v.Property)
+		text += v.String()
+	}
+	return names, text, out
 }
 
 // TestCrashBetweenEffectAndMark: the harness flags the hand-written crash
@@ -69,18 +72,10 @@ func TestCrashBetweenEffectAndMark(t *testing.T) {
 	if err := s.Validate(); err != nil {
 		t.Fatal(err)
 	}
-	ref, err := runner.Run(s, system.Reference())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if f, v := failing(ref); len(f) != 0 {
+	if f, v, ref := failing(t, s, system.Reference()); len(f) != 0 {
 		t.Fatalf("the reference fails %v on the hand-written scenario:\n%s%s", f, v, ref.Trace)
 	}
-	out, err := runner.Run(s, target(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	got, verdicts := failing(out)
+	got, verdicts, out := failing(t, s, target(t))
 	t.Logf("against redis:\n%s\n%s", verdicts, out.Trace)
 	for _, want := range []string{"single-credit", "atomicity"} {
 		if !slices.Contains(got, want) {
@@ -131,7 +126,7 @@ func TestHuntFindsTheWeakness(t *testing.T) {
 	}
 	size := res.Scenario.Size()
 	t.Logf("found after %d checks in %v; shrunk scenario size %d\n%s", res.Checks, res.Elapsed, size,
-		properties.Report(res.Verdict, res.Outcome, ""))
+		properties.Report(res.Verdict, res.Outcome, properties.ReportOptions{}))
 	if res.Verdict.Property != "atomicity" {
 		t.Errorf("caught by %s, want atomicity", res.Verdict.Property)
 	}

@@ -177,8 +177,9 @@ type Tables interface {
 	InsertEntry(ctx context.Context, e Entry) (bool, error)
 	// MarkProcessed upserts key's record as processed at the store's time.
 	MarkProcessed(ctx context.Context, key Key) error
-	// PutProcessing replaces key's record with a fresh processing claim
-	// under a new fencing token and a lease of leaseMs, and returns the token.
+	// PutProcessing upserts key's record as a processing claim — attempts
+	// plus one, a new fencing token, a lease of leaseMs from the store's
+	// time — whatever the record held, and returns the token.
 	PutProcessing(ctx context.Context, key Key, leaseMs int64) (uint64, error)
 	// DeleteProcessedBefore deletes the processed records finished at or
 	// before cutoffMs, a cutoff the caller computed, and returns their keys

@@ -320,6 +320,8 @@ func Commit(ctx context.Context, w *Worker) (Stage, Report, error) {
 	if err != nil {
 		rep.Stale = fenced(err)
 		if rep.Stale {
+			// The refusal is the answer, not a failure: keep its words.
+			rep.Err = err.Error()
 			// A newer holder owns the key: this worker's work is void. Drop
 			// the delivery without ack; the holder settles the message.
 			w.metrics.retry("stale_token")
@@ -346,6 +348,8 @@ func Fail(ctx context.Context, w *Worker) (Stage, Report, error) {
 	if err != nil {
 		rep.Stale = fenced(err)
 		if rep.Stale {
+			// The refusal is the answer, not a failure: keep its words.
+			rep.Err = err.Error()
 			w.metrics.retry("stale_token")
 			return nil, rep, nil
 		}
@@ -389,6 +393,8 @@ func splitEffect(ctx context.Context, w *Worker, tx store.SplitTx) (Stage, Repor
 		w.tx = nil
 		rep.Stale = fenced(err)
 		if rep.Stale {
+			// The refusal is the answer, not a failure: keep its words.
+			rep.Err = err.Error()
 			w.metrics.retry("stale_token")
 			return nil, rep, nil
 		}

@@ -66,7 +66,12 @@ func (s *Store) claimLocked(key store.Key, leaseMs, now int64) store.Claim {
 	case r.State == store.Processing && now < r.LeaseUntilMs:
 		return store.Claim{Outcome: store.Locked, AtMs: now}
 	}
-	takeover := ok && r.State == store.Processing
+	return s.acquireLocked(r, leaseMs, now)
+}
+
+// acquireLocked puts r in processing under a new token and lease.
+func (s *Store) acquireLocked(r *store.Record, leaseMs, now int64) store.Claim {
+	takeover := r.State == store.Processing
 	r.State = store.Processing
 	r.StartedAtMs = now
 	r.FinishedAtMs = 0

@@ -30,8 +30,12 @@ func (s *Store) MarkProcessed(_ context.Context, key store.Key) error {
 func (s *Store) PutProcessing(_ context.Context, key store.Key, leaseMs int64) (uint64, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	delete(s.records, key)
-	return s.claimLocked(key, leaseMs, s.clock.NowMs()).Token, nil
+	r, ok := s.records[key]
+	if !ok {
+		r = &store.Record{Key: key}
+		s.records[key] = r
+	}
+	return s.acquireLocked(r, leaseMs, s.clock.NowMs()).Token, nil
 }
 
 // DeleteProcessedBefore implements store.Tables.

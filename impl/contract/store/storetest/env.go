@@ -3,7 +3,6 @@ package storetest
 import (
 	"context"
 	"errors"
-	"fmt"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
@@ -180,12 +179,4 @@ func (e *env) wantErr(what string, err, target error) {
 	if !errors.Is(err, target) {
 		e.t.Errorf("%s: error %v, want one wrapping %q", what, err, target)
 	}
-}
-
-// describe names an outcome for a message.
-func describe(c store.Claim, err error) string {
-	if err != nil {
-		return "error " + err.Error()
-	}
-	return fmt.Sprintf("%+v", c)
 }

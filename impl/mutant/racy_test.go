@@ -1,4 +1,4 @@
-package racystore
+package mutant
 
 import (
 	"context"
@@ -9,11 +9,11 @@ import (
 	"github.com/idemcheck/idemcheck/impl/contract/store"
 )
 
-var key = store.Key{Tenant: "acme", Consumer: "ledger", ID: "evt-1"}
+var racyKey = store.Key{Tenant: "acme", Consumer: "ledger", ID: "evt-1"}
 
 func mustClaim(t *testing.T, s store.Store, lease int64, want store.Outcome) store.Claim {
 	t.Helper()
-	c, err := s.Claim(context.Background(), key, lease)
+	c, err := s.Claim(context.Background(), racyKey, lease)
 	if err != nil {
 		t.Fatalf("claim: %v", err)
 	}
@@ -23,13 +23,13 @@ func mustClaim(t *testing.T, s store.Store, lease int64, want store.Outcome) sto
 	return c
 }
 
-func commit(s store.Store, token uint64) (store.CommitResult, error) {
+func commitOne(s store.Store, token uint64) (store.CommitResult, error) {
 	ctx := context.Background()
-	tx, err := s.Begin(ctx, key, token)
+	tx, err := s.Begin(ctx, racyKey, token)
 	if err != nil {
 		return store.CommitResult{}, err
 	}
-	tx.Credit(store.Entry{Consumer: key.Consumer, EventID: key.ID, AmountCents: 100})
+	tx.Credit(store.Entry{Consumer: racyKey.Consumer, EventID: racyKey.ID, AmountCents: 100})
 	return tx.Commit(ctx)
 }
 
@@ -37,18 +37,21 @@ func commit(s store.Store, token uint64) (store.CommitResult, error) {
 // takeover and no token from before a failure. Every mutant passes it: their
 // bugs need concurrency, a takeover or a stale holder, which is what the
 // linearizability checker's concurrent histories bring.
-func TestSequentialLifecycle(t *testing.T) {
-	for _, m := range Mutants() {
-		t.Run(m.Name, func(t *testing.T) {
+func TestConcurrencyMutantsPassASequentialLifecycle(t *testing.T) {
+	for name, newStore := range map[string]func(clock.Source) store.Store{
+		"claim-without-row-lock": NewClaimWithoutRowLock, "takeover-keeps-token": NewTakeoverKeepsToken,
+		"fail-resets-token": NewFailResetsToken, "commit-lost-in-write-back": NewCommitLostInWriteBack,
+	} {
+		t.Run(name, func(t *testing.T) {
 			ctx := context.Background()
 			clk := clock.NewVirtual(1000)
-			s := m.New(clk)
+			s := newStore(clk)
 			c1 := mustClaim(t, s, 50, store.Acquired)
 			if c1.Attempt != 1 || c1.Takeover || c1.AtMs != 1000 {
 				t.Fatalf("first claim = %+v", c1)
 			}
 			mustClaim(t, s, 50, store.Locked)
-			if err := s.Fail(ctx, key, c1.Token, "transient"); err != nil {
+			if err := s.Fail(ctx, racyKey, c1.Token, "transient"); err != nil {
 				t.Fatalf("fail: %v", err)
 			}
 			c2 := mustClaim(t, s, 50, store.Acquired)
@@ -57,11 +60,11 @@ func TestSequentialLifecycle(t *testing.T) {
 			}
 			// Not c1.Token: FailResetsToken reissues it after a failure,
 			// which TestFailResetsTokenDecreases shows.
-			if _, err := commit(s, c2.Token+1); !errors.Is(err, store.ErrStaleToken) {
+			if _, err := commitOne(s, c2.Token+1); !errors.Is(err, store.ErrStaleToken) {
 				t.Fatalf("commit with a token never issued: err = %v, want stale", err)
 			}
 			clk.Advance(5)
-			res, err := commit(s, c2.Token)
+			res, err := commitOne(s, c2.Token)
 			if err != nil || res.Credited != 1 || res.AtMs != 1005 {
 				t.Fatalf("commit = %+v, %v", res, err)
 			}
@@ -70,10 +73,10 @@ func TestSequentialLifecycle(t *testing.T) {
 				t.Fatal(err)
 			}
 			mustClaim(t, s, 50, store.AlreadyProcessed)
-			if err := s.Fail(ctx, key, c2.Token, "late"); !errors.Is(err, store.ErrNotHeld) {
+			if err := s.Fail(ctx, racyKey, c2.Token, "late"); !errors.Is(err, store.ErrNotHeld) {
 				t.Fatalf("fail after commit: err = %v, want not held", err)
 			}
-			r, ok, err := s.Get(ctx, key)
+			r, ok, err := s.Get(ctx, racyKey)
 			if err != nil || !ok || r.State != store.Processed || r.Attempts != 2 || r.FinishedAtMs != 1005 {
 				t.Fatalf("record = %+v, %v, %v", r, ok, err)
 			}
@@ -95,7 +98,7 @@ func TestTakeoverKeepsTokenReusesToken(t *testing.T) {
 	if !c.Takeover || c.Token != old.Token {
 		t.Fatalf("takeover = %+v, old token %d: expected the reused token", c, old.Token)
 	}
-	if _, err := commit(s, old.Token); err != nil {
+	if _, err := commitOne(s, old.Token); err != nil {
 		t.Fatalf("expired holder's commit: %v (the bug lets it land)", err)
 	}
 }
@@ -110,27 +113,27 @@ func TestFailResetsTokenDecreases(t *testing.T) {
 	first := mustClaim(t, s, 10, store.Acquired)
 	clk.Advance(10)
 	second := mustClaim(t, s, 10, store.Acquired)
-	if err := s.Fail(ctx, key, second.Token, "transient"); err != nil {
+	if err := s.Fail(ctx, racyKey, second.Token, "transient"); err != nil {
 		t.Fatal(err)
 	}
 	third := mustClaim(t, s, 10, store.Acquired)
 	if third.Token >= second.Token || third.Token != first.Token {
 		t.Fatalf("tokens %d, %d, %d: expected the third to fall back to the first", first.Token, second.Token, third.Token)
 	}
-	if _, err := commit(s, first.Token); err != nil {
+	if _, err := commitOne(s, first.Token); err != nil {
 		t.Fatalf("first holder's late commit: %v (the bug lets it land)", err)
 	}
 }
 
-// TestLostCommitLosesCommit shows the bug directly: a commit reports success,
+// TestCommitLostInWriteBackLosesCommit shows the bug directly: a commit reports success,
 // a claim does not see it, takes the lease over after expiry, and the
 // write-back drops the mark.
-func TestLostCommitLosesCommit(t *testing.T) {
+func TestCommitLostInWriteBackLosesCommit(t *testing.T) {
 	ctx := context.Background()
 	clk := clock.NewVirtual(0)
-	s := NewLostCommit(clk)
+	s := NewCommitLostInWriteBack(clk)
 	c := mustClaim(t, s, 10, store.Acquired)
-	if _, err := commit(s, c.Token); err != nil {
+	if _, err := commitOne(s, c.Token); err != nil {
 		t.Fatalf("commit: %v", err)
 	}
 	mustClaim(t, s, 10, store.Locked)

@@ -1,0 +1,93 @@
+package properties
+
+import (
+	"fmt"
+
+	"github.com/idemcheck/idemcheck/faults/runner"
+	"github.com/idemcheck/idemcheck/faults/scenario"
+	"github.com/idemcheck/idemcheck/impl/contract/store"
+	"github.com/idemcheck/idemcheck/impl/system"
+)
+
+// JudgeOptions narrow a judgement.
+type JudgeOptions struct {
+	// Off switches laws off ("property/law" → the reason, recorded in the
+	// verdict). A law switched off is judged by nobody.
+	Off map[string]string
+}
+
+// Judge plays s against target with the monitors of props attached and
+// returns the outcome and a verdict per property of the scenario's kind
+// (nil props: every property of that kind).
+func Judge(s *scenario.Scenario, target system.Target, props []Property, opts ...JudgeOptions) (*runner.Outcome, []Verdict, error) {
+	var o JudgeOptions
+	if len(opts) > 0 {
+		o = opts[0]
+	}
+	if props == nil {
+		props = ForKind(s.Kind)
+	}
+	var judged []Property
+	for _, p := range props {
+		if p.Kind == s.Kind {
+			judged = append(judged, p)
+		}
+	}
+	monitors := make([]Monitor, len(judged))
+	var obs []runner.Observer
+	for i, p := range judged {
+		if p.Monitor != nil {
+			monitors[i] = p.Monitor()
+			obs = append(obs, monitors[i])
+		}
+	}
+	out, err := runner.Run(s, target, obs...)
+	if err != nil {
+		return nil, nil, err
+	}
+	verdicts := make([]Verdict, len(judged))
+	for i, p := range judged {
+		var breaches []Breach
+		if m := monitors[i]; m != nil {
+			breaches = append(breaches, m.Breaches()...)
+		}
+		if p.Final != nil {
+			breaches = append(breaches, p.Final(out, monitors[i])...)
+		}
+		verdicts[i] = p.verdict(out, monitors[i], breaches, o.Off)
+	}
+	return out, verdicts, nil
+}
+
+// Failed returns the verdicts that failed.
+func Failed(vs []Verdict) []Verdict {
+	var out []Verdict
+	for _, v := range vs {
+		if !v.Pass {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// snap is the part of the store the monitors compare.
+type snap struct {
+	Records []store.Record
+	Ledger  []store.Entry
+}
+
+// snapshot reads the records and the ledger as they are now. Monitors call
+// it only after actions that may write the store (ActionKind.WritesStore)
+// and around a stale token's step; the view caches the reads until the next
+// action, so several monitors share one.
+func snapshot(v *runner.View) snap {
+	return snap{Records: v.Records(), Ledger: v.Ledger()}
+}
+
+// keyID is the consumer-scoped id of a key, as the ledger knows it.
+func keyID(k store.Key) string { return k.Consumer + "/" + k.ID }
+
+// lineDetail is a detail pointing at the trace line of an action.
+func lineDetail(a *runner.Action, format string, args ...any) string {
+	return lineOf(a.Line) + fmt.Sprintf(format, args...)
+}
