@@ -174,7 +174,7 @@ func judgeDrawn(t *rapid.T, target system.Target, opts HuntOptions) *failure {
 
 // judgeScenario plays s and returns its first hunted breach, if any.
 func judgeScenario(s *scenario.Scenario, target system.Target, opts HuntOptions) *failure {
-	out, verdicts, err := Judge(s, target, opts.Properties, JudgeOptions{Off: opts.Off})
+	out, verdicts, err := Judge(s, target, opts.Properties, JudgeOptions{Off: opts.Off, breachesOnly: true})
 	if err != nil {
 		v := Verdict{Property: "runner", Law: "plays", Summary: "the runner could not play the scenario", Details: []string{err.Error()}}
 		return &failure{law: RunnerLaw, verdict: v, scenario: s}

@@ -14,6 +14,10 @@ type JudgeOptions struct {
 	// Off switches laws off ("property/law" → the reason, recorded in the
 	// verdict). A law switched off is judged by nobody.
 	Off map[string]string
+	// breachesOnly skips what only a report reads — a passing verdict's
+	// summary and notes — as hunts do: most of their runs pass, and nobody
+	// reads why.
+	breachesOnly bool
 }
 
 // Judge plays s against target with the monitors of props attached and
@@ -54,7 +58,7 @@ func Judge(s *scenario.Scenario, target system.Target, props []Property, opts ..
 		if p.Final != nil {
 			breaches = append(breaches, p.Final(out, monitors[i])...)
 		}
-		verdicts[i] = p.verdict(out, monitors[i], breaches, o.Off)
+		verdicts[i] = p.verdict(out, monitors[i], breaches, o.Off, !o.breachesOnly)
 	}
 	return out, verdicts, nil
 }

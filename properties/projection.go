@@ -2,6 +2,7 @@ package properties
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -9,6 +10,7 @@ import (
 	"github.com/idemcheck/idemcheck/faults/runner"
 	"github.com/idemcheck/idemcheck/faults/scenario"
 	"github.com/idemcheck/idemcheck/impl/contract/hlc"
+	"github.com/idemcheck/idemcheck/impl/contract/projector"
 	"github.com/idemcheck/idemcheck/model/hlclaw"
 	"github.com/idemcheck/idemcheck/model/order"
 )
@@ -102,19 +104,19 @@ func judgeSkewSafe(res *runner.ProjectionResult) skewSafe {
 	for _, rep := range res.Replicas {
 		for _, run := range rep.Projectors {
 			got := run.Statuses()
-			d := cmp.Diff(expected, got)
+			same := maps.Equal(expected, got)
 			if !run.Claimed {
-				if d != "" {
+				if !same {
 					notes = append(notes, fmt.Sprintf("baseline %s on replica %s ends wrong, as it is known to: %s", run.Name, rep.Name, projWrongOrders(expected, got)))
 				}
 				continue
 			}
 			judged++
-			if d == "" {
+			if same {
 				continue
 			}
 			if culprit == "" {
-				culprit, diff = run.Name, d
+				culprit, diff = run.Name, cmp.Diff(expected, got)
 				details = append(details, fmt.Sprintf("diff below: the model (-want) against projector %s on replica %s (+got)", run.Name, rep.Name))
 			}
 			for _, id := range projSortedKeys(expected, got) {
@@ -318,10 +320,10 @@ func finalConvergence(o *runner.Outcome, _ Monitor) []Breach {
 				culprit = projOr(culprit, base.Name)
 				continue
 			}
-			d := cmp.Diff(base.Final, other.Final)
-			if d == "" {
+			if slices.EqualFunc(base.Final, other.Final, func(a, b projector.OrderState) bool { return a == b }) {
 				continue
 			}
+			d := cmp.Diff(base.Final, other.Final)
 			if diff == "" {
 				diff = d
 				details = append(details, fmt.Sprintf("diff below: projector %s on replica %s (-) against replica %s (+)", base.Name, first.Name, rep.Name))

@@ -131,7 +131,7 @@ func (p Property) HasLaw(law string) bool {
 
 // verdict assembles the verdict of p from its breaches, leaving out the
 // laws switched off.
-func (p Property) verdict(o *runner.Outcome, m Monitor, breaches []Breach, off map[string]string) Verdict {
+func (p Property) verdict(o *runner.Outcome, m Monitor, breaches []Breach, off map[string]string, summarise bool) Verdict {
 	v := Verdict{Property: p.Name}
 	for _, law := range p.Laws {
 		if r, ok := off[ID(p.Name, law.Name)]; ok {
@@ -160,9 +160,11 @@ func (p Property) verdict(o *runner.Outcome, m Monitor, breaches []Breach, off m
 	}
 	if len(v.Breaches) == 0 {
 		v.Pass = true
-		v.Summary = p.Pass(o, m)
-		if p.Notes != nil {
-			v.Details = p.Notes(o)
+		if summarise {
+			v.Summary = p.Pass(o, m)
+			if p.Notes != nil {
+				v.Details = p.Notes(o)
+			}
 		}
 		return v
 	}

@@ -41,6 +41,7 @@ type World struct {
 	nodeOf   map[string]string // worker -> node
 	runs     map[string]int    // handler runs by consumer/event id
 	events   map[string]int    // event id -> index
+	decoded  map[string]event.OrderPaid
 	phase    Phase
 	step     int
 	res      *ConsumptionResult
@@ -87,6 +88,7 @@ func NewWorld(sc *scenario.Consumption, parts *system.Consumption, obs ...Observ
 		ctx: context.Background(), sc: sc, truth: truth, nodes: map[string]*clock.Node{},
 		store: st, broker: br, producer: &producer.Producer{Gate: parts.NewGate(), Broker: br},
 		byName: map[string]*consumer.Worker{}, nodeOf: map[string]string{}, runs: map[string]int{}, events: map[string]int{},
+		decoded: map[string]event.OrderPaid{},
 		phase: PhaseSchedule, obs: obs,
 		res: &ConsumptionResult{Config: cfg, Events: sc.Events, StartMs: StartMs, Metrics: map[string]consumer.Metrics{}},
 	}
@@ -99,7 +101,7 @@ func NewWorld(sc *scenario.Consumption, parts *system.Consumption, obs ...Observ
 		w.nodes[n.Name] = clock.NewNode(n.Name, truth, n.SkewMs)
 	}
 	for _, wc := range cfg.Workers {
-		deps := consumer.Deps{Store: st, Broker: br, Producer: w.producer, Node: w.nodes[wc.Node], Handler: w.handler}
+		deps := consumer.Deps{Store: st, Broker: br, Producer: w.producer, Node: w.nodes[wc.Node], Handler: w.handler, Decode: w.decode}
 		wk := consumer.NewWorker(consumer.Config{Name: wc.Name, Consumer: wc.Consumer, LeaseMs: cfg.LeaseMs}, deps, parts.Pipeline())
 		w.workers = append(w.workers, wk)
 		w.byName[wc.Name] = wk
@@ -145,6 +147,18 @@ func (w *World) handler(tx store.Tx, consumerName string, ev event.OrderPaid) co
 		return consumer.Result{Kind: consumer.Transient, Reason: "transient: downstream timeout"}
 	}
 	return res
+}
+
+// decode is event.DecodeOrderPaid, remembered per payload for the run.
+func (w *World) decode(b []byte) (event.OrderPaid, error) {
+	if ev, ok := w.decoded[string(b)]; ok {
+		return ev, nil
+	}
+	ev, err := event.DecodeOrderPaid(b)
+	if err == nil {
+		w.decoded[string(b)] = ev
+	}
+	return ev, err
 }
 
 func (w *World) rel() int64 { return w.truth.NowMs() - StartMs }

@@ -173,8 +173,9 @@ func runProjection(p *scenario.Projection, parts *system.Projection, trace *Trac
 	return w.res, nil
 }
 
+// logf appends a line to the trace, formatted only if somebody reads it.
 func (w *projWorld) logf(format string, args ...any) {
-	w.trace.Addf("t=+%dms %s", w.truth.NowMs()-StartMs, fmt.Sprintf(format, args...))
+	w.trace.Addf("t=+%dms "+format, append([]any{w.truth.NowMs() - StartMs}, args...)...)
 }
 
 func (w *projWorld) step(i int, st scenario.ProjectionStep) error {

@@ -18,10 +18,13 @@ type Trace struct {
 	cons    *ConsumptionResult
 }
 
-// traceEntry is an action (its index, when note is empty) or a note.
+// traceEntry is an action (its index, when note and format are empty), a
+// note, or a line still to format from format and args.
 type traceEntry struct {
 	action int
 	note   string
+	format string
+	args   []any
 }
 
 // Notes the consumption runner writes.
@@ -40,8 +43,11 @@ func (t *Trace) note(s string) { t.entries = append(t.entries, traceEntry{note: 
 
 func (t *Trace) notef(format string, args ...any) { t.note(fmt.Sprintf(format, args...)) }
 
-// Addf appends a note line.
-func (t *Trace) Addf(format string, args ...any) { t.notef(format, args...) }
+// Addf appends a line, formatted only when it is read: args must be values
+// that do not change afterwards.
+func (t *Trace) Addf(format string, args ...any) {
+	t.entries = append(t.entries, traceEntry{format: format, args: args})
+}
 
 // Len is the number of lines.
 func (t *Trace) Len() int {
@@ -62,6 +68,8 @@ func (t *Trace) Line(n int) string {
 		return t.start()
 	case e.note != "":
 		return e.note
+	case e.format != "":
+		return fmt.Sprintf(e.format, e.args...)
 	}
 	return describe(t.cons, t.cons.Actions[e.action])
 }
