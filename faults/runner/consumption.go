@@ -89,7 +89,7 @@ func NewWorld(sc *scenario.Consumption, parts *system.Consumption, obs ...Observ
 		store: st, broker: br, producer: &producer.Producer{Gate: parts.NewGate(), Broker: br},
 		byName: map[string]*consumer.Worker{}, nodeOf: map[string]string{}, runs: map[string]int{}, events: map[string]int{},
 		decoded: map[string]event.OrderPaid{},
-		phase: PhaseSchedule, obs: obs,
+		phase:   PhaseSchedule, obs: obs,
 		res: &ConsumptionResult{Config: cfg, Events: sc.Events, StartMs: StartMs, Metrics: map[string]consumer.Metrics{}},
 	}
 	w.view = View{w: w}
