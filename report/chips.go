@@ -14,8 +14,8 @@ import (
 // workerChip draws a step of a worker's pipeline.
 func workerChip(a runner.Action, ex *expiries) chip {
 	c := chip{Kind: string(a.Kind), Label: string(a.Kind) + " " + a.Key.ID, Class: "step"}
-	switch consumer.Action(a.Kind) {
-	case consumer.ActClaim:
+	switch a.Kind {
+	case runner.ActClaim:
 		if a.Claim == nil {
 			break
 		}
@@ -30,7 +30,7 @@ func workerChip(a runner.Action, ex *expiries) chip {
 		} else {
 			c.Class = "step muted"
 		}
-	case consumer.ActHandle:
+	case runner.ActHandle:
 		if a.Handler != nil {
 			c.Label = "handler " + a.Key.ID + " → " + string(a.Handler.Kind)
 			c.Detail = a.Handler.Reason
@@ -38,10 +38,10 @@ func workerChip(a runner.Action, ex *expiries) chip {
 				c.Class = "step warn"
 			}
 		}
-	case consumer.ActCommit, consumer.ActMark:
+	case runner.ActCommit, runner.ActMark:
 		ex.settled(a)
 		what := "commit"
-		if consumer.Action(a.Kind) == consumer.ActMark {
+		if a.Kind == runner.ActMark {
 			what = "mark processed"
 		}
 		c.Label = fmt.Sprintf("%s %s (token %d)", what, a.Key.ID, a.Token)
@@ -53,22 +53,22 @@ func workerChip(a runner.Action, ex *expiries) chip {
 		case a.Commit != nil:
 			c.Detail, c.Class = fmt.Sprintf("%d credited", a.Commit.Credited), "commit"
 		}
-	case consumer.ActFail:
+	case runner.ActFail:
 		ex.settled(a)
 		c.Label, c.Detail = "release "+a.Key.ID, "claim marked failed, re-claimable"
-	case consumer.ActNack:
+	case runner.ActNack:
 		ex.answered(a)
 		c.Label, c.Class = "nack "+a.Key.ID, "step warn"
 		if a.Handler != nil {
 			c.Detail = a.Handler.Reason
 		}
-	case consumer.ActDeadLetter:
+	case runner.ActDeadLetter:
 		ex.answered(a)
 		c.Label, c.Class = "→ DLQ "+a.Key.ID, "step dlq"
 		if a.Handler != nil {
 			c.Detail = a.Handler.Reason
 		}
-	case consumer.ActAck:
+	case runner.ActAck:
 		ex.answered(a)
 		c.Label, c.Class = "ack "+a.Key.ID, "step ack"
 	}
@@ -105,7 +105,7 @@ func clockChip(a runner.Action, steps []scenario.Step, skew map[string]int64) ch
 		return c
 	}
 	st := steps[a.Step]
-	if a.Kind == "skew" {
+	if a.Kind == runner.ActSkew {
 		skew[st.Node] = st.Ms
 		c.Label = fmt.Sprintf("%s skewed to %s", st.Node, signedMs(st.Ms))
 	} else {

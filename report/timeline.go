@@ -105,7 +105,7 @@ func consumptionTimeline(out *runner.Outcome, verdicts []properties.Verdict) *ti
 		}
 		cells := map[string][]chip{}
 		laneID, c := actionChip(a, ex, prevMs, nodeOf, skew, steps, r)
-		if _, again, ok := strings.Cut(rw.Tip, " again: "); ok && a.Kind == "produce" {
+		if _, again, ok := strings.Cut(rw.Tip, " again: "); ok && a.Kind == runner.ActProduce {
 			// A producer retry the gate answered: nothing was enqueued.
 			c.Label, c.Detail = "produce "+a.Key.ID+" again", again
 		}
@@ -144,39 +144,39 @@ func actionChip(a runner.Action, ex *expiries, prevMs int64, nodeOf map[string]s
 	steps []scenario.Step, r *runner.ConsumptionResult) (string, chip) {
 	id := a.Key.ID
 	switch a.Kind {
-	case "produce":
+	case runner.ActProduce:
 		c := chip{Kind: string(a.Kind), Label: "produce " + id, Detail: fmt.Sprintf("offset %d", a.Offset), Class: "produce"}
 		if a.Err != "" {
 			c.Detail, c.Class = "rejected: "+a.Err, "produce warn"
 		}
 		return laneBroker, c
-	case "produce-fail":
+	case runner.ActProduceFail:
 		return laneBroker, chip{Kind: string(a.Kind), Label: "produce " + id + " fails", Detail: "gate records FAILED; nothing enqueued", Class: "produce warn"}
-	case "duplicate":
+	case runner.ActDuplicate:
 		return laneBroker, chip{Kind: string(a.Kind), Label: "duplicate " + id, Detail: fmt.Sprintf("copies of offset %d", a.Offset), Class: "fault"}
-	case "replay":
+	case runner.ActReplay:
 		return laneBroker, chip{Kind: string(a.Kind), Label: "replay stream", Detail: "every message delivered again", Class: "fault"}
-	case "advance":
+	case runner.ActAdvance:
 		c := chip{Kind: string(a.Kind), Label: fmt.Sprintf("time +%dms", a.AtMs-prevMs), Detail: "now t=" + signedMs(a.AtMs), Class: "clock"}
 		if exp := ex.expire(prevMs, a.AtMs); len(exp) > 0 {
 			c.Detail += " · " + strings.Join(exp, " · ")
 			c.Class = "clock expiry"
 		}
 		return laneClock, c
-	case "skew", "clock-step":
+	case runner.ActSkew, runner.ActClockStep:
 		return laneClock, clockChip(a, steps, skew)
-	case "deliver":
+	case runner.ActDeliver:
 		ex.delivered(a)
 		d := fmt.Sprintf("offset %d · attempt %d", a.Offset, a.Attempts)
 		if a.Origin != "" && a.Origin != "produced" {
 			d += " · " + string(a.Origin)
 		}
 		return a.Worker, chip{Kind: string(a.Kind), Label: "◀ receives " + id, Detail: d, Class: "deliver"}
-	case "crash":
+	case runner.ActCrash:
 		// The crashed worker's lease and delivery stay open: the store and
 		// the broker learn of a crash only through their timeouts.
 		return a.Worker, chip{Kind: string(a.Kind), Label: "✖ CRASH", Detail: "in-flight work lost; restarts idle", Class: "crash"}
-	case "cleanup":
+	case runner.ActCleanup:
 		return a.Worker, cleanupChip(a, nodeOf, skew, r)
 	}
 	return a.Worker, workerChip(a, ex)
