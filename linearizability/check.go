@@ -88,7 +88,7 @@ func Check(h History, timeout time.Duration) Result {
 	start := time.Now()
 	deadline := start.Add(timeout)
 	parts := byKey(h.Ops)
-	verdicts := checkKeys(parts, deadline)
+	verdicts := checkKeys(parts, deadline, h.Conventions)
 
 	res := Result{Ops: len(h.Ops), Keys: len(parts), Timeout: timeout}
 	var violating []keyHistory
@@ -105,7 +105,7 @@ func Check(h History, timeout time.Duration) Result {
 	case len(violating) > 0:
 		res.Verdict = Violation
 		shown := violating[:min(len(violating), maxShown)]
-		res.viz, res.Explanations = explain(shown, max(time.Until(deadline), timeout/2))
+		res.viz, res.Explanations = explain(shown, max(time.Until(deadline), timeout/2), h.Conventions)
 	case len(res.Undecided) > 0:
 		res.Verdict = Unknown
 	default:
@@ -118,8 +118,8 @@ func Check(h History, timeout time.Duration) Result {
 // checkKeys checks each key's history on its own with porcupine, on as many
 // goroutines as there are processors. A key not reached by the deadline is
 // Unknown; a key not reached because another was found illegal is left "".
-func checkKeys(parts []keyHistory, deadline time.Time) []porcupine.CheckResult {
-	m := Model()
+func checkKeys(parts []keyHistory, deadline time.Time, conv store.Conventions) []porcupine.CheckResult {
+	m := ModelFor(conv)
 	m.Partition = nil // one key at a time already
 	order := make([]int, len(parts))
 	for i := range order {

@@ -2,7 +2,10 @@ package linearizability
 
 import (
 	"errors"
+	"fmt"
 	"time"
+
+	"github.com/idemcheck/idemcheck/impl/contract/store"
 )
 
 // Config is how a history is recorded and checked.
@@ -37,6 +40,9 @@ type Config struct {
 	OpTimeout time.Duration
 	// CheckTimeout bounds the check of the history.
 	CheckTimeout time.Duration
+	// Conventions are the store's declared conventions (store.Conventions):
+	// the check holds the store to them.
+	Conventions store.Conventions
 	// ArtifactDir is where CheckStore writes the visualization of a
 	// violation. Empty: a new directory under the system's temporary
 	// directory, kept after the test so the page can be opened.
@@ -92,6 +98,9 @@ func (c Config) validate() error {
 	case c.OpTimeout <= 0 || c.CheckTimeout <= 0:
 		return errors.New("linearizability: OpTimeout and CheckTimeout must be positive")
 	}
+	if err := c.Conventions.Validate(); err != nil {
+		return fmt.Errorf("linearizability: %w", err)
+	}
 	return nil
 }
 
@@ -126,6 +135,9 @@ func WithOpTimeout(d time.Duration) Option { return func(c *Config) { c.OpTimeou
 
 // WithArtifactDir sets where a violation's visualization is written.
 func WithArtifactDir(dir string) Option { return func(c *Config) { c.ArtifactDir = dir } }
+
+// WithConventions sets the store's declared conventions.
+func WithConventions(conv store.Conventions) Option { return func(c *Config) { c.Conventions = conv } }
 
 // WithConfig replaces the whole configuration.
 func WithConfig(cfg Config) Option { return func(c *Config) { *c = cfg } }

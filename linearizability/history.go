@@ -16,6 +16,9 @@ type History struct {
 	// Seed is the seed the operations were drawn from (0 for a history
 	// built by hand).
 	Seed uint64
+	// Conventions are the store's declared conventions, which the check
+	// holds it to (the zero value: the reference store's).
+	Conventions store.Conventions
 }
 
 // Stats counts what a history exercised, so that a test can show it was not

@@ -57,12 +57,18 @@ type keyState struct {
 type states []keyState
 
 // Model returns the porcupine model of the claim store's sequential
-// specification, partitioned by key. Inputs are Input and outputs Output.
-func Model() porcupine.Model {
+// specification, partitioned by key, under the reference conventions.
+// Inputs are Input and outputs Output.
+func Model() porcupine.Model { return ModelFor(store.Conventions{}) }
+
+// ModelFor is Model for a store that declares conv: where correct stores
+// legitimately differ, the specification follows the declaration.
+func ModelFor(conv store.Conventions) porcupine.Model {
+	sp := spec{conv}
 	return porcupine.Model{
 		Partition:                 partitionOps,
 		Init:                      func() any { return states{{}} },
-		Step:                      step,
+		Step:                      sp.step,
 		Equal:                     equalStates,
 		DescribeOperation:         describeOperation,
 		DescribeState:             describeState,
@@ -88,13 +94,16 @@ func partitionOps(history []porcupine.Operation) [][]porcupine.Operation {
 	return parts
 }
 
-func step(state, input, output any) (bool, any) {
+// spec is the sequential specification under one set of conventions.
+type spec struct{ conv store.Conventions }
+
+func (sp spec) step(state, input, output any) (bool, any) {
 	set := state.(states)
 	in := input.(Input)
 	out := output.(Output)
 	if len(set) == 1 && !out.Ambiguous {
 		// The common case, without the set's bookkeeping.
-		ok, next := stepDefinite(set[0], in, out)
+		ok, next := sp.stepDefinite(set[0], in, out)
 		if !ok {
 			return false, nil
 		}
@@ -103,12 +112,12 @@ func step(state, input, output any) (bool, any) {
 	var next states
 	for _, s := range set {
 		if out.Ambiguous {
-			for _, n := range stepAmbiguous(s, in) {
+			for _, n := range sp.stepAmbiguous(s, in) {
 				next = next.add(n)
 			}
 			continue
 		}
-		if ok, n := stepDefinite(s, in, out); ok {
+		if ok, n := sp.stepDefinite(s, in, out); ok {
 			next = next.add(n)
 		}
 	}
@@ -146,16 +155,16 @@ func equalStates(a, b any) bool {
 
 // stepDefinite is the sequential specification of an operation whose answer
 // is known: whether s allows it, and the state after it.
-func stepDefinite(s keyState, in Input, out Output) (bool, keyState) {
+func (sp spec) stepDefinite(s keyState, in Input, out Output) (bool, keyState) {
 	switch in.Kind {
 	case Claim:
-		return stepClaim(s, in, out.Claim)
+		return sp.stepClaim(s, in, out.Claim)
 	case Commit:
-		return stepCommit(s, in, out)
+		return sp.stepCommit(s, in, out)
 	case Fail:
-		return stepFail(s, in, out)
+		return sp.stepFail(s, in, out)
 	case Read:
-		return stepRead(s, in, out)
+		return sp.stepRead(s, in, out)
 	}
 	return false, s
 }
@@ -167,7 +176,7 @@ func (s keyState) heldBy(token uint64) bool {
 	return s.status == processing && s.tokenKnown && s.token == token
 }
 
-func stepClaim(s keyState, in Input, c store.Claim) (bool, keyState) {
+func (sp spec) stepClaim(s keyState, in Input, c store.Claim) (bool, keyState) {
 	if c.AtMs < s.nowLow {
 		return false, s
 	}
@@ -176,16 +185,16 @@ func stepClaim(s keyState, in Input, c store.Claim) (bool, keyState) {
 	case processed:
 		allowed = c.Outcome == store.AlreadyProcessed
 	case processing:
-		expired := c.AtMs >= s.leaseUntil
+		expired := !sp.conv.LeaseHolds(c.AtMs, s.leaseUntil)
 		switch {
 		case !expired:
-			allowed = c.Outcome == store.Locked
+			allowed = c.Outcome == sp.conv.BusyOutcome()
 		case s.leaseExact:
 			allowed = c.Outcome == store.Acquired
 		default:
 			// leaseUntil is only a lower bound: the lease may or may not
 			// have run out by c.AtMs.
-			allowed = c.Outcome == store.Acquired || c.Outcome == store.Locked
+			allowed = c.Outcome == store.Acquired || c.Outcome == sp.conv.BusyOutcome()
 		}
 	default:
 		allowed = c.Outcome == store.Acquired
@@ -210,7 +219,7 @@ func stepClaim(s keyState, in Input, c store.Claim) (bool, keyState) {
 	return true, next
 }
 
-func stepCommit(s keyState, in Input, out Output) (bool, keyState) {
+func (sp spec) stepCommit(s keyState, in Input, out Output) (bool, keyState) {
 	switch out.Answer {
 	case OK:
 		res := out.Commit
@@ -249,13 +258,15 @@ func (s keyState) committed() keyState {
 	return s
 }
 
-func stepFail(s keyState, in Input, out Output) (bool, keyState) {
+func (sp spec) stepFail(s keyState, in Input, out Output) (bool, keyState) {
 	switch out.Answer {
 	case OK:
 		if !s.heldBy(in.Token) {
-			return false, s
+			// A silent no-op release is allowed only by its convention,
+			// and must change nothing.
+			return sp.conv.StaleRelease == store.StaleReleaseNoOp, s
 		}
-		return true, s.failed()
+		return true, sp.failed(s)
 	case Stale:
 		return s.status == processing && !s.heldBy(in.Token), s
 	case NotHeld:
@@ -264,11 +275,17 @@ func stepFail(s keyState, in Input, out Output) (bool, keyState) {
 	return false, s
 }
 
-// failed is s after a fail took effect.
-func (s keyState) failed() keyState {
+// failed is s after a fail took effect: a failed record, or none at all
+// when the store deletes a failed attempt's record — attempts then start
+// again, but tokens must still exceed every one issued (maxToken stays).
+func (sp spec) failed(s keyState) keyState {
 	s.status = failed
 	s.token, s.tokenKnown = 0, false
 	s.leaseUntil, s.leaseExact = 0, false
+	if sp.conv.FailedAttempt == store.FailedAttemptDeleted {
+		s.status, s.attempts = absent, 0
+		s.startedAt, s.startedKnown = 0, false
+	}
 	return s
 }
 
@@ -276,7 +293,7 @@ func (s keyState) failed() keyState {
 // what an ambiguous claim or commit left unknown. Fields the contract leaves
 // to the implementation (the token of a settled record, the last error) are
 // not checked.
-func stepRead(s keyState, in Input, out Output) (bool, keyState) {
+func (sp spec) stepRead(s keyState, in Input, out Output) (bool, keyState) {
 	if s.status == absent {
 		return !out.Found, s
 	}
@@ -313,7 +330,7 @@ func stepRead(s keyState, in Input, out Output) (bool, keyState) {
 // have left: unchanged (it never reached the store, or changed nothing), or
 // changed as it would have been with each outcome the state allows, with
 // what the answer would have told (a token, a time) left unknown.
-func stepAmbiguous(s keyState, in Input) []keyState {
+func (sp spec) stepAmbiguous(s keyState, in Input) []keyState {
 	out := []keyState{s}
 	switch in.Kind {
 	case Claim:
@@ -333,7 +350,7 @@ func stepAmbiguous(s keyState, in Input) []keyState {
 		}
 	case Fail:
 		if s.heldBy(in.Token) {
-			out = append(out, s.failed())
+			out = append(out, sp.failed(s))
 		}
 	}
 	return out

@@ -18,6 +18,9 @@ import (
 type concurrencyMutant struct {
 	Name, Bug string
 	New       func(clock.Source) store.Store
+	// Conv are the conventions the mutant declares, which the check holds
+	// it to.
+	Conv store.Conventions
 }
 
 // concurrencyMutants lists the registered mutants killed by the
@@ -29,7 +32,7 @@ func concurrencyMutants(t *testing.T) []concurrencyMutant {
 			continue
 		}
 		newStore := m.Consumption.NewStore
-		out = append(out, concurrencyMutant{Name: m.Name, Bug: m.Bug, New: func(c clock.Source) store.Store {
+		out = append(out, concurrencyMutant{Name: m.Name, Bug: m.Bug, Conv: m.Consumption.Conventions, New: func(c clock.Source) store.Store {
 			s, err := newStore(c)
 			if err != nil {
 				t.Fatal(err)
@@ -56,7 +59,9 @@ func TestMutantsCaught(t *testing.T) {
 		t.Run(m.Name, func(t *testing.T) {
 			var verdicts []string
 			for seed := uint64(1); seed <= huntAttempts; seed++ {
-				h := record(t, m.New, testConfig(seed))
+				cfg := testConfig(seed)
+				cfg.Conventions = m.Conv
+				h := record(t, m.New, cfg)
 				r := Check(h, time.Minute)
 				verdicts = append(verdicts, fmt.Sprintf("seed %d: %s", seed, r))
 				if r.Verdict == Violation {

@@ -58,7 +58,7 @@ func Record(ctx context.Context, newStore func(clock.Source) store.Store, cfg Co
 	}
 	ops := slices.Concat(logs...)
 	slices.SortFunc(ops, func(a, b Op) int { return compareInt64(a.Call, b.Call) })
-	return History{Ops: ops, Seed: cfg.Seed}, ctx.Err()
+	return History{Ops: ops, Seed: cfg.Seed, Conventions: cfg.Conventions}, ctx.Err()
 }
 
 func compareInt64(a, b int64) int {

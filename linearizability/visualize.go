@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/anishathalye/porcupine"
+
+	"github.com/idemcheck/idemcheck/impl/contract/store"
 )
 
 // visualization is what WriteVisualization draws: porcupine's linearization
@@ -32,8 +34,8 @@ const AnnotationTag = "violation"
 // each key, the state a linearization got stuck in and the operations that
 // could come next but that state forbids. Those operations are annotated on
 // the visualization.
-func explain(parts []keyHistory, timeout time.Duration) (*visualization, []string) {
-	m := Model()
+func explain(parts []keyHistory, timeout time.Duration, conv store.Conventions) (*visualization, []string) {
+	m := ModelFor(conv)
 	var ops []Op
 	for _, p := range parts {
 		ops = append(ops, p.ops...)
@@ -48,7 +50,7 @@ func explain(parts []keyHistory, timeout time.Duration) (*visualization, []strin
 		if i >= len(partials) {
 			break
 		}
-		note, a := explainKey(p, partials[i])
+		note, a := explainKey(p, partials[i], spec{conv})
 		if verdict == porcupine.Unknown {
 			note += " (the explanation timed out and may be incomplete)"
 		}
@@ -60,12 +62,12 @@ func explain(parts []keyHistory, timeout time.Duration) (*visualization, []strin
 }
 
 // explainKey explains one violating key from its partial linearizations.
-func explainKey(p keyHistory, partials [][]porcupine.Operation) (string, []porcupine.Annotation) {
+func explainKey(p keyHistory, partials [][]porcupine.Operation, sp spec) (string, []porcupine.Annotation) {
 	longest := longestPartial(partials)
-	state := Model().Init()
+	state := ModelFor(sp.conv).Init()
 	in := map[int64]bool{} // by call stamp, unique in a history
 	for _, op := range longest {
-		_, state = step(state, op.Input, op.Output)
+		_, state = sp.step(state, op.Input, op.Output)
 		in[op.Call] = true
 	}
 	// The operations that could come next: not yet linearized, and called
@@ -82,7 +84,7 @@ func explainKey(p keyHistory, partials [][]porcupine.Operation) (string, []porcu
 		if in[op.Call] || op.Call > minReturn {
 			continue
 		}
-		if ok, _ := step(state, op.Input, op.Output); ok {
+		if ok, _ := sp.step(state, op.Input, op.Output); ok {
 			// Allowed here but every continuation from it failed: not one
 			// of the operations to blame.
 			continue

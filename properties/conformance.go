@@ -6,6 +6,7 @@ import (
 	"pgregory.net/rapid"
 
 	"github.com/idemcheck/idemcheck/faults/scenario"
+	"github.com/idemcheck/idemcheck/impl/contract/store"
 	"github.com/idemcheck/idemcheck/impl/system"
 )
 
@@ -14,6 +15,28 @@ type Options struct {
 	// Off switches laws off: "property/law" → the reason, which every
 	// verdict records. A law switched off is not judged at all.
 	Off map[string]string
+	// Conventions, when set, declare the store's conventions
+	// (store.Conventions) for the target's consumption parts, as
+	// system.WithStoreConventions does. An unknown convention fails the
+	// test at once.
+	Conventions *store.Conventions
+}
+
+// applyOptions returns target as o declares it, or fails t on a bad option.
+func applyOptions(t *testing.T, target system.Target, o Options) system.Target {
+	t.Helper()
+	if o.Conventions == nil {
+		return target
+	}
+	if err := o.Conventions.Validate(); err != nil {
+		t.Fatalf("properties: Options.Conventions: %v", err)
+	}
+	if target.Consumption != nil {
+		c := *target.Consumption
+		c.Conventions = *o.Conventions
+		target.Consumption = &c
+	}
+	return target
 }
 
 func optionsOf(opts []Options) Options {
@@ -38,6 +61,7 @@ func optionsOf(opts []Options) Options {
 // -rapid.checks to run longer, and -run to pick laws.
 func Conformance(t *testing.T, target system.Target, opts ...Options) {
 	t.Helper()
+	target = applyOptions(t, target, optionsOf(opts))
 	for _, k := range []scenario.Kind{scenario.KindConsumption, scenario.KindProjection} {
 		if !Plays(target, k) {
 			continue
@@ -65,6 +89,7 @@ func CheckProperty(t *testing.T, target system.Target, property string, opts ...
 	if !Plays(target, p.Kind) {
 		t.Fatalf("properties: target %q plays no %s scenario, which %s judges", target.Name, p.Kind, p.Name)
 	}
+	target = applyOptions(t, target, optionsOf(opts))
 	checkProperty(t, target, p, optionsOf(opts))
 }
 

@@ -44,8 +44,8 @@ func (c *truncatingHLC) stamp(remote *hlc.Timestamp) hlc.Timestamp {
 	return c.last
 }
 
-func (c *truncatingHLC) Tick() hlc.Timestamp                 { return c.stamp(nil) }
-func (c *truncatingHLC) Merge(r hlc.Timestamp) hlc.Timestamp { return c.stamp(&r) }
+func (c *truncatingHLC) Tick() hlc.Timestamp                          { return c.stamp(nil) }
+func (c *truncatingHLC) Merge(r hlc.Timestamp) (hlc.Timestamp, error) { return c.stamp(&r), nil }
 
 // TestEveryBrokenLawIsReported: a property made of several laws does not
 // stop at the first one broken. HuntEach, the engine of a campaign, finds

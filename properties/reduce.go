@@ -308,5 +308,10 @@ func projectionReductions(p *scenario.Projection) []projectionCandidate {
 			out = append(out, projectionCandidate{"a simpler value", false, r})
 		}
 	}
+	if p.OnRefusal != "" {
+		r := cloneProjection(p)
+		r.OnRefusal = ""
+		out = append(out, projectionCandidate{"a simpler value", false, r})
+	}
 	return out
 }

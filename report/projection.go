@@ -103,6 +103,8 @@ func projChip(i int, st scenario.ProjectionStep, res *runner.ProjectionResult, s
 	case scenario.OpClockStep:
 		skew[st.Node] += st.Ms
 		return st.Node, chip{Kind: string(st.Op), Label: "clock steps " + signedMs(st.Ms), Detail: wall(st.Node), Class: "clock skew"}
+	case scenario.OpBurst:
+		return st.Node, chip{Kind: string(st.Op), Label: fmt.Sprintf("burst of %d local events", st.Count), Detail: wall(st.Node), Class: "produce"}
 	case scenario.OpEmit:
 		c := chip{Kind: string(st.Op), Label: fmt.Sprintf("emit %s %s %s", st.ID, st.Kind, st.Order), Detail: wall(st.Node), Class: "produce"}
 		for _, e := range res.Events {
@@ -114,7 +116,10 @@ func projChip(i int, st scenario.ProjectionStep, res *runner.ProjectionResult, s
 	case scenario.OpReceive:
 		c := chip{Kind: string(st.Op), Label: "receive " + st.Event, Detail: wall(st.Node), Class: "deliver"}
 		for _, r := range res.Readings {
-			if r.Step == i {
+			if r.Step == i && r.Refused {
+				c.Detail += fmt.Sprintf(" · merge %s refused: %s", r.Remote, r.Error)
+				c.Class = "deliver warn"
+			} else if r.Step == i {
 				c.Detail += fmt.Sprintf(" · merge %s → %s", r.Remote, r.Got)
 				if !r.Remote.Less(r.Got) {
 					c.Class = "deliver warn"

@@ -50,6 +50,7 @@ const (
 	projActAdvance
 	projActStep
 	projActSkew
+	projActBurst
 	projActKinds
 )
 
@@ -79,6 +80,8 @@ func projActionGen() *rapid.Generator[projAction] {
 			a.ms = projMinutes(t, "step", -projMaxSkewMin, 0)
 		case projActSkew:
 			a.ms = projMinutes(t, "skew", -projMaxSkewMin, projMaxSkewMin)
+		case projActBurst:
+			a.pick = projBurstCount(t)
 		}
 		return a
 	})
@@ -114,6 +117,9 @@ func projDraw(t *rapid.T) *scenario.Projection {
 		h.read(a)
 	}
 	p.Steps = h.steps
+	if rapid.Bool().Draw(t, "retryRefused") {
+		p.OnRefusal = scenario.RefusalRetry
+	}
 	for r := range rapid.IntRange(2, 3).Draw(t, "replicas") {
 		var base []string
 		for _, e := range h.events {
@@ -146,6 +152,8 @@ func (h *projHistory) read(a projAction) {
 		h.steps = append(h.steps, scenario.ProjectionStep{Op: scenario.OpClockStep, Node: node, Ms: a.ms})
 	case projActSkew:
 		h.steps = append(h.steps, scenario.ProjectionStep{Op: scenario.OpSkew, Node: node, Ms: a.ms})
+	case projActBurst:
+		h.steps = append(h.steps, scenario.ProjectionStep{Op: scenario.OpBurst, Node: node, Count: a.pick})
 	}
 }
 

@@ -31,6 +31,7 @@ const DrainLimit = 4000
 type World struct {
 	ctx      context.Context
 	sc       *scenario.Consumption
+	conv     store.Conventions
 	truth    *clock.Virtual
 	nodes    map[string]*clock.Node
 	store    store.Store
@@ -78,10 +79,16 @@ func RunConsumption(s *scenario.Scenario, t system.Target, obs ...Observer) (*Ou
 func NewWorld(sc *scenario.Consumption, parts *system.Consumption, obs ...Observer) (*World, error) {
 	cfg := sc.Config
 	truth := clock.NewVirtual(StartMs)
+	if err := parts.Conventions.Validate(); err != nil {
+		return nil, fmt.Errorf("runner: the store's conventions: %w", err)
+	}
 	st, err := parts.NewStore(truth)
 	if err != nil {
 		return nil, fmt.Errorf("runner: open store: %w", err)
 	}
+	// Everything in the run sees the store as a consumer that knows its
+	// conventions does.
+	st = parts.Conventions.Canonical(st)
 	policy := broker.Policy{MaxAttempts: cfg.MaxAttempts, BackoffMs: cfg.BackoffMs, MaxBackoffMs: cfg.MaxBackoffMs, AckTimeoutMs: cfg.AckTimeoutMs}
 	br := parts.NewBroker(truth, policy, cfg.Consumers)
 	w := &World{
@@ -89,7 +96,7 @@ func NewWorld(sc *scenario.Consumption, parts *system.Consumption, obs ...Observ
 		store: st, broker: br, producer: &producer.Producer{Gate: parts.NewGate(), Broker: br},
 		byName: map[string]*consumer.Worker{}, nodeOf: map[string]string{}, runs: map[string]int{}, events: map[string]int{},
 		decoded: map[string]event.OrderPaid{},
-		phase:   PhaseSchedule, obs: obs,
+		phase:   PhaseSchedule, obs: obs, conv: parts.Conventions,
 		res: &ConsumptionResult{Config: cfg, Events: sc.Events, StartMs: StartMs, Metrics: map[string]consumer.Metrics{}},
 	}
 	w.view = View{w: w}
@@ -434,8 +441,9 @@ func (w *World) finish() {
 		return
 	}
 	w.phase = PhaseProbe
-	w.truth.Advance(w.sc.Config.LeaseMs)
-	w.trace.notef("-- probe: %d record(s) left in processing; time advances one lease (%dms) and each is claimed --", len(stuck), w.sc.Config.LeaseMs)
+	runOut := w.conv.LeaseRunOutMs(w.sc.Config.LeaseMs)
+	w.truth.Advance(runOut)
+	w.trace.notef("-- probe: %d record(s) left in processing; time advances one lease (%dms) and each is claimed --", len(stuck), runOut)
 	for _, rec := range stuck {
 		c, err := w.store.Claim(w.ctx, rec.Key, w.sc.Config.LeaseMs)
 		p := Probe{Key: rec.Key, Outcome: c.Outcome, Err: errText(err)}

@@ -25,6 +25,13 @@ type ProjectionResult struct {
 	History []Happening `json:"history"`
 	// Replicas are the projector replicas' runs, in scenario order.
 	Replicas []ReplicaRun `json:"replicas"`
+	// Declarations are what each node's clock declares (hlc.Declarer), by
+	// node; absent for a clock that declares nothing.
+	Declarations map[string]hlc.Declaration `json:"declarations,omitempty"`
+	// Skipped are the scenario's events that were never emitted, because
+	// their node never accepted the event they answer (its HLC refused it),
+	// in scenario order.
+	Skipped []string `json:"skipped,omitempty"`
 }
 
 // Happening is one step of the causal history: Node emitted the event
@@ -63,8 +70,12 @@ type HLCReading struct {
 	Prev    hlc.Timestamp `json:"prev,omitzero"`
 	// Remote is the stamp received (merge only).
 	Remote hlc.Timestamp `json:"remote,omitzero"`
-	// Got is what the clock returned.
+	// Got is what the clock returned (nothing when it refused).
 	Got hlc.Timestamp `json:"got"`
+	// Refused says the clock refused the remote stamp (merge only), with
+	// the error it gave.
+	Refused bool   `json:"refused,omitempty"`
+	Error   string `json:"error,omitempty"`
 }
 
 // EmittedEvent is an event as the producer emitted it, with where it sits in
@@ -140,33 +151,42 @@ type projWorld struct {
 	latest map[string]string        // each order's latest event
 	byID   map[string]int           // event id -> index in res.Events
 	res    *ProjectionResult
+	refusals
 }
 
 // runProjection plays p with parts on this goroutine: the causal history
 // first, then every replica's deliveries through every projector. It appends
 // the human account to trace.
 func runProjection(p *scenario.Projection, parts *system.Projection, trace *Trace) (*ProjectionResult, error) {
-	if parts == nil || parts.NewHLC == nil || parts.NewSequencer == nil {
-		return nil, fmt.Errorf("runner: projection parts need NewHLC and NewSequencer")
+	if parts == nil || (parts.NewHLC == nil && parts.OpenHLC == nil) || parts.NewSequencer == nil {
+		return nil, fmt.Errorf("runner: projection parts need NewHLC (or OpenHLC) and NewSequencer")
 	}
 	w := &projWorld{
 		trace: trace, truth: clock.NewVirtual(StartMs),
 		walls: map[string]*clock.Node{}, clocks: map[string]hlc.Clock{}, seq: parts.NewSequencer(),
 		last: map[string]hlc.Timestamp{}, offset: map[string]int64{}, latest: map[string]string{}, byID: map[string]int{},
-		res: &ProjectionResult{},
+		res: &ProjectionResult{}, refusals: newRefusals(p.OnRefusal),
 	}
 	w.logf("start: %d node(s), %d step(s), %d replica(s); t=0 is true time %dms, stamps and occurredAt are absolute ms", len(p.Nodes), len(p.Steps), len(p.Replicas), StartMs)
 	for _, n := range p.Nodes {
 		w.walls[n.Name] = clock.NewNode(n.Name, w.truth, n.SkewMs)
-		w.clocks[n.Name] = parts.NewHLC(n.Name, w.walls[n.Name])
+		c, err := openHLC(parts, n.Name, w.walls[n.Name])
+		if err != nil {
+			return nil, err
+		}
+		w.clocks[n.Name] = c
 		w.offset[n.Name] = n.SkewMs
 		w.logf("node %s wall clock runs %+dms off true time", n.Name, n.SkewMs)
+		if err := w.declare(n.Name); err != nil {
+			return nil, err
+		}
 	}
 	for i, st := range p.Steps {
 		if err := w.step(i, st); err != nil {
 			return nil, fmt.Errorf("runner: projection.steps[%d]: %w", i, err)
 		}
 	}
+	w.retryAll(len(p.Steps))
 	if err := w.deliver(p.Replicas, parts); err != nil {
 		return nil, err
 	}
@@ -179,7 +199,12 @@ func (w *projWorld) logf(format string, args ...any) {
 }
 
 func (w *projWorld) step(i int, st scenario.ProjectionStep) error {
+	if st.Op == scenario.OpEmit || st.Op == scenario.OpReceive || st.Op == scenario.OpBurst {
+		w.retry(i, st.Node)
+	}
 	switch st.Op {
+	case scenario.OpBurst:
+		return w.burst(i, st)
 	case scenario.OpEmit:
 		return w.emit(i, st)
 	case scenario.OpReceive:
@@ -207,17 +232,28 @@ func (w *projWorld) step(i int, st scenario.ProjectionStep) error {
 
 // reading records one HLC operation, judged later by the hlc-laws property
 // from what went in and what came out.
-func (w *projWorld) reading(i int, node string, op HLCOp, event string, remote hlc.Timestamp, ask func() hlc.Timestamp) HLCReading {
+// A refused merge is recorded but leaves the node's previous reading as it
+// was: the clock returned nothing and must be unchanged.
+func (w *projWorld) reading(i int, node string, op HLCOp, event string, remote hlc.Timestamp, ask func() (hlc.Timestamp, error)) HLCReading {
 	wall := w.walls[node]
 	prev, hasPrev := w.last[node]
 	r := HLCReading{
 		Step: i, Node: node, Op: op, Event: event, PhysMs: wall.NowMs(),
 		WallChangeMs: wall.SkewMs() - w.offset[node], HasPrev: hasPrev, Prev: prev, Remote: remote,
 	}
-	r.Got = ask()
-	w.last[node], w.offset[node] = r.Got, wall.SkewMs()
+	got, err := ask()
+	if err != nil {
+		r.Refused, r.Error = true, err.Error()
+	} else {
+		r.Got = got
+		w.last[node], w.offset[node] = r.Got, wall.SkewMs()
+	}
 	w.res.Readings = append(w.res.Readings, r)
 	return r
+}
+
+func tick(c hlc.Clock) func() (hlc.Timestamp, error) {
+	return func() (hlc.Timestamp, error) { return c.Tick(), nil }
 }
 
 func (w *projWorld) emit(i int, st scenario.ProjectionStep) error {
@@ -225,8 +261,13 @@ func (w *projWorld) emit(i int, st scenario.ProjectionStep) error {
 	if !ok {
 		return fmt.Errorf("node %q is not listed", st.Node)
 	}
+	if why := w.unanswerable(st); why != "" {
+		w.skip(st.ID)
+		w.logf("step %d: %s does not emit %s %s %s: %s", i+1, st.Node, st.ID, st.Kind, st.Order, why)
+		return nil
+	}
 	occurred := w.walls[st.Node].NowMs()
-	r := w.reading(i, st.Node, OpTick, st.ID, hlc.Timestamp{}, c.Tick)
+	r := w.reading(i, st.Node, OpTick, st.ID, hlc.Timestamp{}, tick(c))
 	ev := EmittedEvent{
 		Event: projector.Event{
 			ID: st.ID, OrderID: st.Order, Kind: projector.Kind(st.Kind),
@@ -235,6 +276,7 @@ func (w *projWorld) emit(i int, st scenario.ProjectionStep) error {
 		Node: st.Node, Step: i, TrueMs: w.truth.NowMs(), Prev: w.latest[st.Order],
 	}
 	w.latest[st.Order] = st.ID
+	w.know(st.Node, st.ID)
 	w.byID[st.ID] = len(w.res.Events)
 	w.res.Events = append(w.res.Events, ev)
 	w.res.History = append(w.res.History, Happening{Node: st.Node, Emit: st.ID})
@@ -248,16 +290,33 @@ func (w *projWorld) receive(i int, st scenario.ProjectionStep) error {
 	if !ok {
 		return fmt.Errorf("node %q is not listed", st.Node)
 	}
+	if w.isSkipped(st.Event) {
+		w.logf("step %d: %s cannot receive %s: it was never emitted", i+1, st.Node, st.Event)
+		return nil
+	}
 	idx, ok := w.byID[st.Event]
 	if !ok {
 		return fmt.Errorf("event %q has not been emitted", st.Event)
 	}
-	remote := w.res.Events[idx].Event.HLC
-	r := w.reading(i, st.Node, OpMerge, st.Event, remote, func() hlc.Timestamp { return c.Merge(remote) })
-	w.res.History = append(w.res.History, Happening{Node: st.Node, Receive: st.Event})
-	w.logf("step %d: %s receives %s (hlc %s): wall reads t=%+dms; hlc merge with its last %s -> %s",
-		i+1, st.Node, st.Event, remote, r.PhysMs-StartMs, projPrev(r), r.Got)
+	w.offer(i, st.Node, st.Event, c, w.res.Events[idx].Event.HLC, "")
 	return nil
+}
+
+// offer hands a received message to the node's HLC: merged, the node knows
+// the event; refused, it is dropped or kept for a retry as the scenario
+// says. again is "" on first receipt, or how the retry is described.
+func (w *projWorld) offer(i int, node, event string, c hlc.Clock, remote hlc.Timestamp, again string) bool {
+	r := w.reading(i, node, OpMerge, event, remote, func() (hlc.Timestamp, error) { return c.Merge(remote) })
+	if r.Refused {
+		fate := w.refused(node, event, again)
+		w.logf("step %d: %s%s receives %s (hlc %s): wall reads t=%+dms; hlc REFUSES it (%s): %s", i+1, node, again, event, remote, r.PhysMs-StartMs, r.Error, fate)
+		return false
+	}
+	w.know(node, event)
+	w.res.History = append(w.res.History, Happening{Node: node, Receive: event})
+	w.logf("step %d: %s%s receives %s (hlc %s): wall reads t=%+dms; hlc merge with its last %s -> %s",
+		i+1, node, again, event, remote, r.PhysMs-StartMs, projPrev(r), r.Got)
+	return true
 }
 
 func projPrev(r HLCReading) string {
@@ -295,6 +354,10 @@ func (w *projWorld) deliver(replicas []scenario.Replica, parts *system.Projectio
 			run := ProjectorRun{Name: np.Name, Claimed: np.claimed}
 			p := np.New()
 			for k, id := range rep.Deliveries {
+				if w.isSkipped(id) {
+					w.logf("replica %s %s delivery %d/%d: %s was never emitted, nothing to deliver", rep.Name, np.Name, k+1, len(rep.Deliveries), id)
+					continue
+				}
 				idx, ok := w.byID[id]
 				if !ok {
 					return fmt.Errorf("runner: replica %s delivers %q, which was never emitted", rep.Name, id)

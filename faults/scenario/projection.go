@@ -25,6 +25,9 @@ type Projection struct {
 	Steps []ProjectionStep `json:"steps"`
 	// Replicas are the projector replicas and what each is delivered.
 	Replicas []Replica `json:"replicas"`
+	// OnRefusal says what a node does with a message whose stamp its HLC
+	// refused: drop it (the default) or retry it later.
+	OnRefusal Refusal `json:"onRefusal,omitempty"`
 }
 
 // The projection steps besides OpAdvance ("advance": true time moves forward
@@ -64,6 +67,8 @@ type ProjectionStep struct {
 	Event string `json:"event,omitempty"`
 	// Ms is the amount of an advance, a skew or a clock step.
 	Ms int64 `json:"ms,omitempty"`
+	// Count is the number of ticks of a burst.
+	Count int `json:"count,omitempty"`
 }
 
 // Replica is one projector replica: every projector under test consumes
@@ -87,6 +92,9 @@ type projectionOrder struct {
 func (p *Projection) validate() error {
 	if len(p.Nodes) == 0 {
 		return fmt.Errorf("projection.nodes: need at least one")
+	}
+	if err := p.OnRefusal.validate(); err != nil {
+		return err
 	}
 	nodes := map[string]bool{}
 	for i, n := range p.Nodes {
@@ -139,15 +147,17 @@ func (p *Projection) validate() error {
 // effect. Its errors start with the field name, for validate to prefix.
 func (p *Projection) validateStep(st ProjectionStep, nodes map[string]bool, emitter map[string]string, knows map[string]bool, orders map[string]*projectionOrder) error {
 	switch st.Op {
-	case OpEmit, OpReceive, OpSkew, OpClockStep:
+	case OpEmit, OpReceive, OpSkew, OpClockStep, OpBurst:
 		if !nodes[st.Node] {
 			return fmt.Errorf("node: %q is not a listed node", st.Node)
 		}
 	case OpAdvance:
 	default:
-		return fmt.Errorf("op: %q is not one of %q, %q, %q, %q, %q", st.Op, OpEmit, OpReceive, OpAdvance, OpSkew, OpClockStep)
+		return fmt.Errorf("op: %q is not one of %q, %q, %q, %q, %q, %q", st.Op, OpEmit, OpReceive, OpAdvance, OpSkew, OpClockStep, OpBurst)
 	}
 	switch st.Op {
+	case OpBurst:
+		return validateBurst(st)
 	case OpEmit:
 		return validateEmit(st, emitter, knows, orders)
 	case OpReceive:

@@ -19,7 +19,7 @@ func NewHLCNoMerge(node string, wall clock.Source) hlc.Clock {
 }
 
 // Merge ignores remote and ticks: the bug.
-func (c hlcNoMerge) Merge(hlc.Timestamp) hlc.Timestamp { return c.Tick() }
+func (c hlcNoMerge) Merge(hlc.Timestamp) (hlc.Timestamp, error) { return c.Tick(), nil }
 
 // hlcBackwardsOnStep "resynchronises" with its wall clock after a step back.
 type hlcBackwardsOnStep struct {
@@ -46,7 +46,7 @@ func (c *hlcBackwardsOnStep) Tick() hlc.Timestamp {
 
 // Merge is the reference merge after the bad resynchronisation: still later
 // than remote, only no longer later than this node's own past.
-func (c *hlcBackwardsOnStep) Merge(remote hlc.Timestamp) hlc.Timestamp {
+func (c *hlcBackwardsOnStep) Merge(remote hlc.Timestamp) (hlc.Timestamp, error) {
 	c.resync()
 	return c.inner.Merge(remote)
 }

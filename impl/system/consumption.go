@@ -22,6 +22,10 @@ type Consumption struct {
 	NewGate func() broker.Gate
 	// Pipeline is the consumer implementation.
 	Pipeline func() consumer.Pipeline
+	// Conventions are the store's declared conventions (the zero value:
+	// the reference store's). The runner sees the store through
+	// Conventions.Canonical and lets leases run out by its lease end.
+	Conventions store.Conventions
 }
 
 func referenceConsumption() *Consumption {
@@ -41,6 +45,14 @@ func WithStore(name string, newStore func(clock.Source) (store.Store, error)) Ta
 	c := referenceConsumption()
 	c.NewStore = newStore
 	return Target{Name: name, Consumption: c}
+}
+
+// WithStoreConventions is WithStore for a store that declares conventions
+// other than the reference store's.
+func WithStoreConventions(name string, conv store.Conventions, newStore func(clock.Source) (store.Store, error)) Target {
+	t := WithStore(name, newStore)
+	t.Consumption.Conventions = conv
+	return t
 }
 
 // consumptionMutant registers the reference with one part swapped.

@@ -16,6 +16,9 @@ import (
 type Projection struct {
 	// NewHLC returns the HLC of the named node over its wall clock.
 	NewHLC func(node string, wall clock.Source) hlc.Clock
+	// OpenHLC, if set, is used instead of NewHLC: a constructor that can
+	// fail, whose error fails the run (a library's bad option).
+	OpenHLC func(node string, wall clock.Source) (hlc.Clock, error)
 	// NewSequencer returns the outbox writer that assigns seq.
 	NewSequencer func() sequencer.Sequencer
 	// Projectors are the projectors the target claims are correct: the

@@ -13,10 +13,14 @@ import (
 	"math"
 )
 
-// Stamp is an HLC timestamp: wall milliseconds, a logical counter that orders
-// events within one wall value, and the node that made it.
+// Stamp is an HLC timestamp: wall milliseconds (and, for clocks that stamp
+// finer, the same wall in nanoseconds), a logical counter that orders events
+// within one wall value, and the node that made it.
 type Stamp struct {
-	WallMs  int64
+	WallMs int64
+	// WallNs is zero for millisecond stamps; otherwise WallMs is WallNs/1e6
+	// rounded down.
+	WallNs  int64
 	Logical uint32
 	Node    string
 }
@@ -25,11 +29,24 @@ type Stamp struct {
 // node name. The node breaks ties between concurrent events of two nodes, so
 // two distinct nodes never produce equal stamps.
 func Compare(a, b Stamp) int {
-	return cmp.Or(cmp.Compare(a.WallMs, b.WallMs), cmp.Compare(a.Logical, b.Logical), cmp.Compare(a.Node, b.Node))
+	return cmp.Or(cmp.Compare(a.WallMs, b.WallMs), cmp.Compare(a.WallNs, b.WallNs), cmp.Compare(a.Logical, b.Logical), cmp.Compare(a.Node, b.Node))
 }
 
 // String renders a stamp as wall.logical@node.
-func (s Stamp) String() string { return fmt.Sprintf("%d.%d@%s", s.WallMs, s.Logical, s.Node) }
+func (s Stamp) String() string {
+	if s.WallNs != 0 {
+		return fmt.Sprintf("%dns.%d@%s", s.WallNs, s.Logical, s.Node)
+	}
+	return fmt.Sprintf("%d.%d@%s", s.WallMs, s.Logical, s.Node)
+}
+
+// wallNs is the stamp's wall in nanoseconds, whichever unit it was made in.
+func (s Stamp) wallNs() int64 {
+	if s.WallNs != 0 {
+		return s.WallNs
+	}
+	return s.WallMs * 1e6
+}
 
 // Tick is the canonical HLC's answer for a local or send event on node when
 // its last stamp is prev (the zero Stamp if none) and the physical clock reads
@@ -89,6 +106,11 @@ const (
 	OwnNode Law = "own-node"
 	// Causality: an event that happened before another has a smaller stamp.
 	Causality Law = "causality"
+	// RefuseOnlyBeyondMaxOffset: a clock refuses a remote stamp only when
+	// its wall is further ahead of the node's physical clock than the max
+	// offset the clock declares; a clock that declares none never refuses.
+	// A stamp merely delayed (behind the physical clock) is never beyond.
+	RefuseOnlyBeyondMaxOffset Law = "refuse-only-beyond-max-offset"
 )
 
 // Op is what a node asked its HLC for.
@@ -114,8 +136,21 @@ type Reading struct {
 	Prev    Stamp
 	// Remote is the received stamp (merge only).
 	Remote Stamp
-	// Got is what the HLC returned.
+	// Got is what the HLC returned (nothing when it refused).
 	Got Stamp
+	// Refused says the clock refused the remote stamp (merge only): it
+	// returned an error and no stamp.
+	Refused bool
+	// MaxOffsetNs is the max offset the clock declares (0: none), and
+	// GranularityNs how coarse its wall is by design (0: exact).
+	MaxOffsetNs   int64
+	GranularityNs int64
+}
+
+// Beyond reports whether remote is further ahead of the physical reading
+// physMs than maxOffsetNs: the only case where a refusal is allowed.
+func Beyond(remote Stamp, physMs, maxOffsetNs int64) bool {
+	return maxOffsetNs > 0 && remote.wallNs()-physMs*1e6 > maxOffsetNs
 }
 
 // Violation is one broken law.
@@ -134,6 +169,13 @@ func CheckReadings(rs []Reading) []Violation {
 		add := func(l Law, format string, args ...any) {
 			out = append(out, Violation{Law: l, Index: i, Detail: fmt.Sprintf(format, args...)})
 		}
+		if r.Refused {
+			// A refused merge returned no stamp: only the refusal is judged.
+			if !Beyond(r.Remote, r.PhysMs, r.MaxOffsetNs) {
+				add(RefuseOnlyBeyondMaxOffset, "node %s refused remote %s with its physical clock at %d: %s", r.Node, r.Remote, r.PhysMs, refusalWhy(r))
+			}
+			continue
+		}
 		if r.Got.Node != r.Node {
 			add(OwnNode, "node %s %s returned %s, stamped with another node's name", r.Node, r.Op, r.Got)
 		}
@@ -147,11 +189,27 @@ func CheckReadings(rs []Reading) []Violation {
 		if r.Op == OpMerge && Compare(r.Got, r.Remote) <= 0 {
 			add(MergeDominates, "node %s merged remote %s and returned %s, not later than it", r.Node, r.Remote, r.Got)
 		}
-		if r.Got.WallMs < r.PhysMs {
-			add(PhysicalBound, "node %s %s returned wall %d behind its physical clock %d", r.Node, r.Op, r.Got.WallMs, r.PhysMs)
+		if lag := r.PhysMs*1e6 - r.Got.wallNs(); lag > 0 && lag >= max(r.GranularityNs, 1) {
+			if r.GranularityNs > 0 {
+				add(PhysicalBound, "node %s %s returned wall %dns, %dns behind its physical clock %dms: more than the declared granularity %dns", r.Node, r.Op, r.Got.wallNs(), lag, r.PhysMs, r.GranularityNs)
+			} else {
+				add(PhysicalBound, "node %s %s returned wall %d behind its physical clock %d", r.Node, r.Op, r.Got.WallMs, r.PhysMs)
+			}
 		}
 	}
 	return out
+}
+
+// refusalWhy says why a refusal was not allowed.
+func refusalWhy(r Reading) string {
+	ahead := r.Remote.wallNs() - r.PhysMs*1e6
+	switch {
+	case r.MaxOffsetNs == 0:
+		return "the clock declares no max offset, so it must never refuse"
+	case ahead <= 0:
+		return fmt.Sprintf("the stamp is %dms behind the physical clock, not ahead: merely delayed, not skewed (declared max offset %dms)", -ahead/1e6, r.MaxOffsetNs/1e6)
+	}
+	return fmt.Sprintf("the stamp is %.3fms ahead, within the declared max offset of %.3fms", float64(ahead)/1e6, float64(r.MaxOffsetNs)/1e6)
 }
 
 // Action is one step of a causal history: Node emits the event named Emit,

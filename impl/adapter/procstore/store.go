@@ -14,6 +14,8 @@ import (
 
 	"github.com/idemcheck/idemcheck/impl/contract/clock"
 	"github.com/idemcheck/idemcheck/impl/contract/store"
+
+	"github.com/idemcheck/idemcheck/impl/adapter/internal/lineproc"
 )
 
 // DefaultTimeout bounds each request unless Options.Timeout is set.
@@ -78,8 +80,8 @@ type Store struct {
 	tmpDir  string
 
 	mu     sync.Mutex
-	p      *proc // nil: not running; the next request starts it
-	gen    int   // counts kills: a unit of work lives in one generation
+	p      *lineproc.Proc // nil: not running; the next request starts it
+	gen    int            // counts kills: a unit of work lives in one generation
 	nextID int64
 	broken error // set for good by an adapter failure or Close
 }
@@ -146,7 +148,7 @@ func (s *Store) Restart() {
 
 func (s *Store) killLocked() {
 	if s.p != nil {
-		s.p.kill()
+		s.p.Kill()
 		s.p = nil
 	}
 	s.gen++
@@ -179,7 +181,7 @@ func (s *Store) call(ctx context.Context, op string, gen int, fields map[string]
 		return reply{}, errLost
 	}
 	if s.p == nil {
-		p, err := start(s.opts.Command, s.opts.Dir, s.env)
+		p, err := lineproc.Start(s.opts.Command, s.opts.Dir, s.env)
 		if err != nil {
 			s.broken = &Error{Command: s.command, Request: s.nextID + 1, Op: op, Reason: "could not start: " + err.Error()}
 			return reply{}, s.broken
@@ -196,7 +198,7 @@ func (s *Store) call(ctx context.Context, op string, gen int, fields map[string]
 	if err != nil {
 		return reply{}, fmt.Errorf("procstore: encode %s: %w", op, err)
 	}
-	ans, err := s.p.roundTrip(ctx, line, s.opts.Timeout)
+	ans, err := s.p.RoundTrip(ctx, line, s.opts.Timeout)
 	if err != nil {
 		if ctx.Err() != nil {
 			// The caller gave up, not the adapter: the process is killed
@@ -204,7 +206,7 @@ func (s *Store) call(ctx context.Context, op string, gen int, fields map[string]
 			s.killLocked()
 			return reply{}, fmt.Errorf("procstore: adapter %q, request %d (%s): %w", s.command, id, op, err)
 		}
-		var death deathError
+		var death lineproc.DeathError
 		if !errors.As(err, &death) {
 			err = s.withStderr(err)
 		}
@@ -232,7 +234,7 @@ func (s *Store) failLocked(id int64, op, reason string) error {
 // adapter that hangs or prints garbage often says why there.
 func (s *Store) withStderr(err error) error {
 	if s.p != nil {
-		if e := s.p.stderr.String(); e != "" {
+		if e := s.p.Stderr(); e != "" {
 			return fmt.Errorf("%w; its stderr ends with: %s", err, e)
 		}
 	}

@@ -6,6 +6,8 @@ import (
 	"fmt"
 
 	"github.com/idemcheck/idemcheck/impl/contract/store"
+
+	"github.com/idemcheck/idemcheck/impl/adapter/internal/lineproc"
 )
 
 // The operations of the protocol (PROTOCOL.md).
@@ -66,21 +68,21 @@ func marshal(v any) ([]byte, error) {
 // the right id, ok or an error, and the fields op must answer with.
 func decode(line []byte, id int64, op string) (response, error) {
 	var r response
-	if !validJSONObject(line) {
-		return r, fmt.Errorf("answered garbage (not a JSON object): %q", clip(line))
+	if !lineproc.ValidJSONObject(line) {
+		return r, fmt.Errorf("answered garbage (not a JSON object): %q", lineproc.Clip(line))
 	}
 	if err := json.Unmarshal(line, &r); err != nil {
-		return r, fmt.Errorf("answered garbage (%v): %q", err, clip(line))
+		return r, fmt.Errorf("answered garbage (%v): %q", err, lineproc.Clip(line))
 	}
 	switch {
 	case r.ID == nil:
-		return r, fmt.Errorf("answered without an id: %q", clip(line))
+		return r, fmt.Errorf("answered without an id: %q", lineproc.Clip(line))
 	case *r.ID != id:
 		return r, fmt.Errorf("answered id %d to request %d: answers must come in order, one per request", *r.ID, id)
 	case r.OK && r.Error != "":
-		return r, fmt.Errorf("answered both ok and error: %q", clip(line))
+		return r, fmt.Errorf("answered both ok and error: %q", lineproc.Clip(line))
 	case !r.OK && r.Error == "":
-		return r, fmt.Errorf("answered neither \"ok\":true nor an error: %q", clip(line))
+		return r, fmt.Errorf("answered neither \"ok\":true nor an error: %q", lineproc.Clip(line))
 	case !r.OK:
 		return r, nil
 	}
@@ -111,7 +113,7 @@ func decode(line []byte, id int64, op string) (response, error) {
 		}
 	}
 	if missing != "" {
-		return r, fmt.Errorf("answered %s without the %q field: %q", op, missing, clip(line))
+		return r, fmt.Errorf("answered %s without the %q field: %q", op, missing, lineproc.Clip(line))
 	}
 	return r, nil
 }

@@ -7,7 +7,9 @@
 package hybridclock
 
 import (
+	"fmt"
 	"math"
+	"time"
 
 	"github.com/idemcheck/idemcheck/impl/contract/clock"
 	"github.com/idemcheck/idemcheck/impl/contract/hlc"
@@ -22,15 +24,43 @@ type HLC struct {
 	node string
 	wall clock.Source
 	last Timestamp
+	opts Options
+}
+
+// Options tune an HLC.
+type Options struct {
+	// MaxOffset is the max-offset guard: Merge refuses (hlc.ErrRefused) a
+	// remote stamp whose wall is more than MaxOffset ahead of this node's
+	// physical clock, as CockroachDB's clock does, rather than drag this
+	// node's clock that far into the future. Zero never refuses. A stamp
+	// behind the physical clock, however old, is always merged: a message
+	// delayed in a queue is not evidence of skew.
+	MaxOffset time.Duration
 }
 
 // New returns the HLC of node, reading physical time from wall (a skewed
-// clock.Node in the harness).
+// clock.Node in the harness). It never refuses a stamp.
 func New(node string, wall clock.Source) *HLC {
 	return &HLC{node: node, wall: wall}
 }
 
-var _ hlc.Clock = (*HLC)(nil)
+// NewWithOptions returns the HLC of node with opts; a negative max offset is
+// an error.
+func NewWithOptions(node string, wall clock.Source, opts Options) (*HLC, error) {
+	if opts.MaxOffset < 0 {
+		return nil, fmt.Errorf("hybridclock: max offset %v is negative; use 0 for a clock that never refuses", opts.MaxOffset)
+	}
+	return &HLC{node: node, wall: wall, opts: opts}, nil
+}
+
+// Declaration declares the max offset, so the harness judges refusals
+// against it.
+func (c *HLC) Declaration() hlc.Declaration { return hlc.Declaration{MaxOffset: c.opts.MaxOffset} }
+
+var (
+	_ hlc.Clock    = (*HLC)(nil)
+	_ hlc.Declarer = (*HLC)(nil)
+)
 
 // Resume returns the HLC of node continuing from last, the stamp it handed
 // out before a restart (an HLC persists its last stamp so that it never goes
@@ -54,10 +84,15 @@ func (c *HLC) Tick() Timestamp {
 // Merge takes the greatest of its last wall, the remote wall and physical
 // time, and counts one logical step past whichever stamps share it. Taking
 // the remote wall is what carries causality across skewed nodes: a node whose
-// clock is behind still stamps after what it received.
-func (c *HLC) Merge(remote Timestamp) Timestamp {
-	c.last = mergeAt(c.node, c.last, remote, c.wall.NowMs())
-	return c.last
+// clock is behind still stamps after what it received. With a max offset, a
+// remote stamp further ahead than it is refused and the clock is unchanged.
+func (c *HLC) Merge(remote Timestamp) (Timestamp, error) {
+	phys := c.wall.NowMs()
+	if limit := c.opts.MaxOffset; limit > 0 && time.Duration(remote.WallMs-phys)*time.Millisecond > limit {
+		return Timestamp{}, fmt.Errorf("%w: %s is %dms ahead of node %s's physical clock, max offset %v", hlc.ErrRefused, remote, remote.WallMs-phys, c.node, limit)
+	}
+	c.last = mergeAt(c.node, c.last, remote, phys)
+	return c.last, nil
 }
 
 func tickAt(node string, last Timestamp, physMs int64) Timestamp {

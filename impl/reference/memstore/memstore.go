@@ -27,9 +27,11 @@ type Store struct {
 	records   map[store.Key]*store.Record
 	ledger    map[ledgerKey]store.Entry
 	lastToken uint64
+	conv      store.Conventions
 }
 
-// New returns an empty store that tells time by c (the store's own clock).
+// New returns an empty store that tells time by c (the store's own clock),
+// with the reference conventions (the zero store.Conventions).
 func New(c clock.Source) *Store {
 	return &Store{
 		clock:   c,
@@ -37,6 +39,21 @@ func New(c clock.Source) *Store {
 		ledger:  map[ledgerKey]store.Entry{},
 	}
 }
+
+// NewWithConventions returns an empty store that keeps conv: the correct
+// store of each convention a library may legitimately choose. An unknown
+// convention is an error.
+func NewWithConventions(c clock.Source, conv store.Conventions) (*Store, error) {
+	if err := conv.Validate(); err != nil {
+		return nil, err
+	}
+	s := New(c)
+	s.conv = conv
+	return s, nil
+}
+
+// Conventions returns the conventions the store keeps.
+func (s *Store) Conventions() store.Conventions { return s.conv }
 
 var _ store.Store = (*Store)(nil)
 
@@ -63,8 +80,8 @@ func (s *Store) claimLocked(key store.Key, leaseMs, now int64) store.Claim {
 		s.records[key] = r
 	case r.State == store.Processed:
 		return store.Claim{Outcome: store.AlreadyProcessed, AtMs: now}
-	case r.State == store.Processing && now < r.LeaseUntilMs:
-		return store.Claim{Outcome: store.Locked, AtMs: now}
+	case r.State == store.Processing && s.conv.LeaseHolds(now, r.LeaseUntilMs):
+		return store.Claim{Outcome: s.conv.BusyOutcome(), AtMs: now}
 	}
 	return s.acquireLocked(r, leaseMs, now)
 }
@@ -105,7 +122,16 @@ func (s *Store) Fail(_ context.Context, key store.Key, token uint64, reason stri
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if err := s.checkHeldLocked(key, token); err != nil {
+		if s.conv.StaleRelease == store.StaleReleaseNoOp {
+			return nil
+		}
 		return err
+	}
+	if s.conv.FailedAttempt == store.FailedAttemptDeleted {
+		// The store-wide token counter keeps the next claim's token above
+		// this one, although the record that held it is gone.
+		delete(s.records, key)
+		return nil
 	}
 	r := s.records[key]
 	r.State = store.Failed

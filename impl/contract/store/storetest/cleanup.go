@@ -51,7 +51,11 @@ func checkCleanupByStoreTime(e *env) {
 
 	e.advance(100 * retentionMs)
 	e.equal("Cleanup long after", e.cleanup(retentionMs), []store.Key(nil))
-	e.equal("records left by Cleanup", keysOf(e.records()), []store.Key{failed, processing})
+	left := []store.Key{failed, processing}
+	if e.deletesFailed() {
+		left = []store.Key{processing} // Fail already deleted the failed record
+	}
+	e.equal("records left by Cleanup", keysOf(e.records()), left)
 	e.equal("ledger after Cleanup", e.ledger(), ledger)
 }
 

@@ -32,7 +32,7 @@ func checkStaleCommitChangesNothing(e *env) {
 	k := key("e1")
 	a := e.acquire(k)
 	txA := e.begin(k, a.Token, entry("ledger", "e1", 100), entry("ledger", "e1-stale-only", 1))
-	e.advance(leaseMs)
+	e.advance(e.runOut())
 	b := e.acquire(k)
 	txB := e.begin(k, b.Token, entry("ledger", "e1", 200))
 	before := e.snapshot()

@@ -23,8 +23,8 @@ func checkOpenUnitsOfWorkDoNotBlock(e *env) {
 	txB := e.begin(b, cb.Token, entry("ledger", "b", 2))
 	// Everything below runs while both units are open.
 	cc := e.acquire(c)
-	if got := e.claim(a); got.Outcome != store.Locked {
-		e.t.Errorf("claim of a key with an open unit of work = %+v, want locked", got)
+	if got := e.claim(a); got.Outcome != e.busy() {
+		e.t.Errorf("claim of a key with an open unit of work = %+v, want %s", got, e.busy())
 	}
 	e.get(a)
 	e.snapshot()
@@ -80,8 +80,8 @@ func checkConcurrentClaimsOneWinner(e *env) {
 				e.t.Errorf("round %d: concurrent claim: %v", round, errs[i])
 			case c.Outcome == store.Acquired:
 				won = append(won, c)
-			case c.Outcome != store.Locked:
-				e.t.Errorf("round %d: concurrent claim = %+v, want acquired or locked", round, c)
+			case c.Outcome != e.busy():
+				e.t.Errorf("round %d: concurrent claim = %+v, want acquired or %s", round, c, e.busy())
 			}
 		}
 		if len(won) != 1 {
@@ -95,7 +95,7 @@ func checkConcurrentClaimsOneWinner(e *env) {
 		if r := e.mustGet(k); r.Token != w.Token || r.Attempts != round+1 {
 			e.t.Errorf("round %d: record %+v, want the winner's token %d and %d attempts", round, r, w.Token, round+1)
 		}
-		e.advance(leaseMs)
+		e.advance(e.runOut())
 	}
 }
 
@@ -113,7 +113,7 @@ func checkConcurrentCommitsAndTakeovers(e *env) {
 		tokens := make([]uint64, holders)
 		for i := range tokens {
 			tokens[i] = e.acquire(k).Token
-			e.advance(leaseMs) // every lease, the current one too, has now run out
+			e.advance(e.runOut()) // every lease, the current one too, has now run out
 		}
 		current := tokens[holders-1]
 		commitErrs := make([]error, holders)

@@ -18,6 +18,28 @@ type env struct {
 	s     store.Store
 	clock *clock.Virtual
 	ctx   context.Context
+	// conv are the store's declared conventions.
+	conv store.Conventions
+}
+
+// runOut is how long a lease of leaseMs takes to run out under the store's
+// conventions.
+func (e *env) runOut() int64 { return e.conv.LeaseRunOutMs(leaseMs) }
+
+// busy is what a claim answers while another's lease runs.
+func (e *env) busy() store.Outcome { return e.conv.BusyOutcome() }
+
+// deletesFailed says whether Fail deletes the record.
+func (e *env) deletesFailed() bool { return e.conv.FailedAttempt == store.FailedAttemptDeleted }
+
+// wantStale fails the check unless err wraps target, or is nil for a store
+// whose stale release is a silent no-op (by its convention).
+func (e *env) wantStale(what string, err, target error) {
+	e.t.Helper()
+	if err == nil && e.conv.StaleRelease == store.StaleReleaseNoOp {
+		return
+	}
+	e.wantErr(what, err, target)
 }
 
 // key returns a key of the default tenant and consumer.

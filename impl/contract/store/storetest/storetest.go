@@ -87,15 +87,26 @@ var checks = []check{
 // is the store's time: Claim, Commit and Cleanup must read it, and nothing
 // else. newStore should register any cleanup (Close, dropping a schema) with
 // t.Cleanup, as it would for t.TempDir.
-func Run(t *testing.T, newStore func(t *testing.T, c clock.Source) store.Store) {
+//
+// A store whose conventions differ from the reference store's passes them
+// as conv (store.Conventions): each rule then expects what the declared
+// convention promises. An unknown convention fails the test at once.
+func Run(t *testing.T, newStore func(t *testing.T, c clock.Source) store.Store, conv ...store.Conventions) {
 	t.Helper()
+	var cv store.Conventions
+	if len(conv) > 0 {
+		cv = conv[0]
+	}
+	if err := cv.Validate(); err != nil {
+		t.Fatalf("storetest: %v", err)
+	}
 	for _, c := range checks {
 		t.Run(c.name, func(t *testing.T) {
 			clk := clock.NewVirtual(startMs)
 			s := newStore(t, clk)
 			ctx, cancel := context.WithTimeout(t.Context(), blockTimeout)
 			defer cancel()
-			c.run(&env{t: t, s: s, clock: clk, ctx: ctx})
+			c.run(&env{t: t, s: s, clock: clk, ctx: ctx, conv: cv})
 		})
 	}
 }

@@ -1,6 +1,6 @@
 //go:build unix
 
-package procstore
+package lineproc
 
 import (
 	"os/exec"

@@ -1,4 +1,9 @@
-package procstore
+// Package lineproc runs an adapter process that answers one JSON line per
+// request line on its stdin and stdout, as the process protocols of
+// impl/adapter/procstore and impl/adapter/procparts require: starting it in
+// a process group of its own, one round trip within a timeout, and telling
+// a hang, a death (with the tail of its stderr) and garbage apart.
+package lineproc
 
 import (
 	"bufio"
@@ -23,8 +28,8 @@ const maxLine = 64 << 20
 // exited, before its death is reported.
 const exitGrace = 200 * time.Millisecond
 
-// proc is one running adapter process and the pipes to it.
-type proc struct {
+// Proc is one running adapter process and the pipes to it.
+type Proc struct {
 	cmd    *exec.Cmd
 	stdin  *os.File
 	stdout *os.File
@@ -38,10 +43,10 @@ type proc struct {
 	killOnce sync.Once
 }
 
-// start launches argv with env. Stdin and stdout are plain pipes (not
+// Start launches argv in dir with env. Stdin and stdout are plain pipes (not
 // exec's copying goroutines) so that writes take a deadline and reading
 // needs no cooperation from Wait.
-func start(argv []string, dir string, env []string) (*proc, error) {
+func Start(argv []string, dir string, env []string) (*Proc, error) {
 	inR, inW, err := os.Pipe()
 	if err != nil {
 		return nil, err
@@ -55,7 +60,7 @@ func start(argv []string, dir string, env []string) (*proc, error) {
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Dir, cmd.Env = dir, env
 	cmd.Stdin, cmd.Stdout = inR, outW
-	p := &proc{cmd: cmd, stdin: inW, stdout: outR, lines: make(chan []byte, 1), exited: make(chan struct{}), stderr: &tail{max: 4096},
+	p := &Proc{cmd: cmd, stdin: inW, stdout: outR, lines: make(chan []byte, 1), exited: make(chan struct{}), stderr: &tail{max: 4096},
 		killed: make(chan struct{})}
 	cmd.Stderr = p.stderr
 	// Wait must not wait for ever on a stderr kept open by a grandchild.
@@ -78,7 +83,7 @@ func start(argv []string, dir string, env []string) (*proc, error) {
 	return p, nil
 }
 
-func (p *proc) read() {
+func (p *Proc) read() {
 	defer close(p.lines)
 	br := bufio.NewReaderSize(p.stdout, 64<<10)
 	for {
@@ -109,16 +114,16 @@ func readLine(br *bufio.Reader) ([]byte, error) {
 				return nil, fmt.Errorf("an answer line longer than %d bytes", maxLine)
 			}
 		case errors.Is(err, io.EOF) && len(buf) > 0:
-			return nil, fmt.Errorf("output ended in the middle of a line: %q", clip(buf))
+			return nil, fmt.Errorf("output ended in the middle of a line: %q", Clip(buf))
 		default:
 			return nil, err
 		}
 	}
 }
 
-// kill ends the process and everything it started, and waits (bounded) for
+// Kill ends the process and everything it started, and waits (bounded) for
 // it to be reaped.
-func (p *proc) kill() {
+func (p *Proc) Kill() {
 	p.killOnce.Do(func() { close(p.killed) })
 	killGroup(p.cmd)
 	p.stdin.Close()
@@ -131,8 +136,8 @@ func (p *proc) kill() {
 	}
 }
 
-// status describes how the process ended, with the tail of its stderr.
-func (p *proc) status() string {
+// Status describes how the process ended, with the tail of its stderr.
+func (p *Proc) Status() string {
 	s := "closed its stdout"
 	select {
 	case <-p.exited:
@@ -155,9 +160,9 @@ func (p *proc) status() string {
 	return s
 }
 
-// roundTrip writes one request line and reads one answer line within
+// RoundTrip writes one request line and reads one answer line within
 // timeout. Any failure is final for this process: the caller kills it.
-func (p *proc) roundTrip(ctx context.Context, line []byte, timeout time.Duration) ([]byte, error) {
+func (p *Proc) RoundTrip(ctx context.Context, line []byte, timeout time.Duration) ([]byte, error) {
 	deadline := time.Now().Add(timeout)
 	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
 		deadline = d
@@ -200,22 +205,22 @@ func (p *proc) roundTrip(ctx context.Context, line []byte, timeout time.Duration
 }
 
 // died describes the process's death; cause is the pipe error, if any.
-func (p *proc) died(cause error) error {
+func (p *Proc) died(cause error) error {
 	select {
 	case <-p.exited:
 	case <-time.After(exitGrace):
 	}
-	msg := "died: " + p.status()
+	msg := "died: " + p.Status()
 	if cause != nil && !errors.Is(cause, io.EOF) && !errors.Is(cause, os.ErrClosed) {
 		msg += " (" + cause.Error() + ")"
 	}
-	return deathError(msg)
+	return DeathError(msg)
 }
 
-// deathError is the process's death; its message has the stderr tail.
-type deathError string
+// DeathError is the process's death; its message has the stderr tail.
+type DeathError string
 
-func (e deathError) Error() string { return string(e) }
+func (e DeathError) Error() string { return string(e) }
 
 // tail keeps the last max bytes written to it: the end of an adapter's
 // stderr, where the reason it died usually is.
@@ -241,8 +246,8 @@ func (t *tail) String() string {
 	return strings.TrimSpace(string(t.buf))
 }
 
-// clip shortens a garbage line for an error message.
-func clip(b []byte) string {
+// Clip shortens a garbage line for an error message.
+func Clip(b []byte) string {
 	const n = 200
 	if len(b) > n {
 		return string(b[:n]) + "..."
@@ -250,8 +255,11 @@ func clip(b []byte) string {
 	return string(b)
 }
 
-// validJSONObject reports whether line is one JSON object.
-func validJSONObject(line []byte) bool {
+// ValidJSONObject reports whether line is one JSON object.
+func ValidJSONObject(line []byte) bool {
 	t := bytes.TrimSpace(line)
 	return len(t) > 0 && t[0] == '{' && json.Valid(t)
 }
+
+// Stderr returns the end of what the process wrote to its stderr.
+func (p *Proc) Stderr() string { return p.stderr.String() }

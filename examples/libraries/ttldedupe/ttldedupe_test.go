@@ -1,0 +1,87 @@
+package ttldedupe_test
+
+import (
+	"slices"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/idemcheck/idemcheck/examples/libraries/ttldedupe"
+	"github.com/idemcheck/idemcheck/faults/scenario"
+	"github.com/idemcheck/idemcheck/impl/adapter/synctime"
+	"github.com/idemcheck/idemcheck/impl/contract/clock"
+	"github.com/idemcheck/idemcheck/impl/contract/store"
+	"github.com/idemcheck/idemcheck/impl/contract/store/storetest"
+	"github.com/idemcheck/idemcheck/impl/system"
+	"github.com/idemcheck/idemcheck/linearizability"
+	"github.com/idemcheck/idemcheck/properties"
+)
+
+// conventions are the library's documented ones.
+var conventions = store.Conventions{
+	LeaseEnd:      store.LeaseEndInclusive,
+	FailedAttempt: store.FailedAttemptDeleted,
+	StaleRelease:  store.StaleReleaseNoOp,
+}
+
+func TestContract(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, c clock.Source) store.Store { return ttldedupe.New(c) }, conventions)
+}
+
+func TestInvariants(t *testing.T) {
+	properties.Conformance(t, system.WithStore("ttldedupe", func(c clock.Source) (store.Store, error) { return ttldedupe.New(c), nil }),
+		properties.Options{Conventions: &conventions})
+}
+
+func TestLinearizable(t *testing.T) {
+	linearizability.CheckStore(t, func(c clock.Source) store.Store { return ttldedupe.New(c) },
+		linearizability.WithConventions(conventions), linearizability.WithOps(2_000))
+}
+
+// Version 1's per-key tokens restart once a failed key is deleted: a late
+// worker's token is the next holder's. The linearizability check, under
+// the same declared conventions, catches it.
+func TestVersion1IsCaught(t *testing.T) {
+	for seed := uint64(1); seed <= 5; seed++ {
+		cfg := linearizability.DefaultConfig()
+		cfg.Ops, cfg.Keys, cfg.Seed, cfg.Conventions = 2_000, 100, seed, conventions
+		h, err := linearizability.Record(t.Context(), func(c clock.Source) store.Store { return ttldedupe.NewV1(c) }, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r := linearizability.Check(h, time.Minute); r.Verdict == linearizability.Violation {
+			t.Logf("caught with seed %d: %s", seed, r)
+			return
+		}
+	}
+	t.Fatal("version 1 survived five recordings")
+}
+
+// Default reads time.Now and takes no clock: the whole check runs in a
+// testing/synctest bubble whose clock synctime keeps at the harness's time.
+// The library is never flagged; version 0, which read leases as seconds,
+// leaves an event stuck behind a crashed worker's lease.
+func TestReadsTimeNow(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		for _, c := range []struct {
+			name    string
+			open    func() *ttldedupe.Table
+			failing string
+		}{{"ttldedupe", ttldedupe.Default, ""}, {"ttldedupe-v0", ttldedupe.DefaultV0, "nothing-lost/not-stuck"}} {
+			target := system.WithStoreConventions(c.name, conventions, synctime.Store(func() (store.Store, error) { return c.open(), nil }))
+			results := properties.HuntEach(target, properties.HuntOptions{
+				Kind: scenario.KindConsumption, Properties: properties.ForKind(scenario.KindConsumption), Checks: 300, Seed: 3,
+			})
+			var broken []string
+			for _, r := range results {
+				broken = append(broken, r.Law)
+			}
+			switch {
+			case c.failing == "" && len(broken) > 0:
+				t.Errorf("%s flagged: %v\n%s", c.name, broken, properties.Report(results[0].Verdict, results[0].Outcome, properties.ReportOptions{}))
+			case c.failing != "" && !slices.Contains(broken, c.failing):
+				t.Errorf("%s: laws broken %v, want %s among them: %s", c.name, broken, c.failing, results[0].Message)
+			}
+		}
+	})
+}

@@ -1,0 +1,31 @@
+package system
+
+import (
+	"github.com/idemcheck/idemcheck/impl/contract/store"
+	"github.com/idemcheck/idemcheck/impl/mutant"
+)
+
+// conventionMutant registers a store mutant that declares conventions other
+// than the reference's: each convention has one, so that the checks are
+// shown to bite under it.
+func conventionMutant(name, bug, killedBy string, conv store.Conventions, newStore func(*Consumption)) {
+	consumptionMutant(name, bug, killedBy, func(c *Consumption) {
+		newStore(c)
+		c.Conventions = conv
+	})
+}
+
+func init() {
+	conventionMutant("lease-expires-before-declared-end",
+		"the store declares that a lease holds at its expiry instant, but a claim at exactly that instant takes it over",
+		"linearizability", mutant.InclusiveLease, func(c *Consumption) { c.NewStore = storeOf(mutant.NewLeaseExpiresBeforeDeclaredEnd) })
+	conventionMutant("fail-delete-restarts-tokens",
+		"a failed attempt's record is deleted (its convention) and fencing tokens are numbered per record, so they restart after the delete or a cleanup",
+		"linearizability", mutant.DeleteOnFail, func(c *Consumption) { c.NewStore = storeOf(mutant.NewFailDeleteRestartsTokens) })
+	conventionMutant("stale-release-frees-claim",
+		"a release with a stale token is a silent no-op by convention, but it frees the current holder's claim",
+		"linearizability", mutant.SilentRelease, func(c *Consumption) { c.NewStore = storeOf(mutant.NewStaleReleaseFreesClaim) })
+	conventionMutant("mark-on-claim-never-expires",
+		"the claim marks the key before the handler (its documented design), but the mark never expires: after a crash the event is never processed",
+		"nothing-lost", mutant.MarkOnClaim, func(c *Consumption) { c.NewStore = storeOf(mutant.NewMarkOnClaimNeverExpires) })
+}

@@ -1,0 +1,66 @@
+package linearizability
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/idemcheck/idemcheck/impl/contract/clock"
+	"github.com/idemcheck/idemcheck/impl/contract/store"
+	"github.com/idemcheck/idemcheck/impl/reference/memstore"
+)
+
+// everyConvention lists each convention on its own and all at once.
+var everyConvention = []store.Conventions{
+	{LeaseEnd: store.LeaseEndInclusive},
+	{FailedAttempt: store.FailedAttemptDeleted},
+	{StaleRelease: store.StaleReleaseNoOp},
+	{ClaimMark: store.ClaimMarkOnClaim},
+	{LeaseEnd: store.LeaseEndInclusive, FailedAttempt: store.FailedAttemptDeleted, StaleRelease: store.StaleReleaseNoOp, ClaimMark: store.ClaimMarkOnClaim},
+}
+
+// The reference store keeping each convention is linearizable under the
+// model of that convention, and flagged under the reference model: the
+// declaration is what makes the difference, not a lenient model.
+func TestConventionsFollowTheDeclaration(t *testing.T) {
+	for _, conv := range everyConvention {
+		t.Run(conventionName(conv), func(t *testing.T) {
+			newStore := func(c clock.Source) store.Store {
+				s, err := memstore.NewWithConventions(c, conv)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return s
+			}
+			cfg := testConfig(2)
+			cfg.Conventions = conv
+			h := record(t, newStore, cfg)
+			if r := Check(h, time.Minute); r.Verdict != Linearizable {
+				t.Fatalf("declared %+v: %s\n%s", conv, r, strings.Join(r.Explanations, "\n"))
+			}
+			h.Conventions = store.Conventions{}
+			if r := Check(h, time.Minute); r.Verdict != Violation {
+				t.Fatalf("the same history under the reference conventions: %s, want a violation", r)
+			}
+		})
+	}
+}
+
+func TestUnknownConventionIsAnError(t *testing.T) {
+	cfg := testConfig(1)
+	cfg.Conventions = store.Conventions{LeaseEnd: "half-open"}
+	_, err := Record(t.Context(), newReference, cfg)
+	if err == nil || !strings.Contains(err.Error(), "LeaseEnd") || !strings.Contains(err.Error(), "half-open") {
+		t.Fatalf("error %v, want one naming LeaseEnd and the bad value", err)
+	}
+}
+
+func conventionName(c store.Conventions) string {
+	var parts []string
+	for _, p := range []string{string(c.LeaseEnd), string(c.FailedAttempt), string(c.StaleRelease), string(c.ClaimMark)} {
+		if p != "" {
+			parts = append(parts, p)
+		}
+	}
+	return strings.Join(parts, "+")
+}
