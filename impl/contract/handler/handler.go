@@ -1,0 +1,73 @@
+// Package handler is the contract of a team's own consumer: the function a
+// team already runs in production, receiving one delivered message and a
+// database, and answering success, a transient error or a poison error.
+//
+// The harness (package consumertest) plays the at-least-once broker around
+// it. How the answer is applied:
+//
+//   - nil: the delivery is acked;
+//   - an error wrapping ErrPoison (see Poison): the message is sent to the
+//     dead-letter queue at once, with the error text as last_error;
+//   - any other error: transient; the delivery is nacked, redelivered after
+//     the policy's backoff, and dead-lettered once max_attempts is reached.
+//
+// Teams classify their own errors by wrapping: a decode failure or a
+// business-rule rejection is Poison(err); a lock timeout, a serialization
+// failure or a lost connection is returned as is.
+package handler
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/idemcheck/idemcheck/impl/contract/event"
+)
+
+// Message is one delivery of an OrderPaid event, with the broker's metadata.
+type Message struct {
+	// EventID is the event's identity, the key a consumer dedupes on.
+	EventID string
+	// Event holds the OrderPaid fields (user, order, amount, tenant, time).
+	Event event.OrderPaid
+	// Topic and Group name the stream and the consumer group delivering it.
+	Topic string
+	Group string
+	// Tenant and IdempotencyKey are the message headers a producer set; the
+	// key equals EventID unless a producer chose otherwise.
+	Tenant         string
+	IdempotencyKey string
+	// Attempts counts deliveries of this message to this group, this one
+	// included (the first delivery is 1).
+	Attempts int
+	// LastError is the error text of the previous attempt, empty on the first.
+	LastError string
+}
+
+// Func is a team's handler, unchanged from production. db is the harness's
+// database handle (a wrapping driver makes every call a scheduling point).
+type Func func(ctx context.Context, db *sql.DB, m Message) error
+
+// Worker builds the handler one worker runs. A consumer with per-process
+// state (an in-memory LRU, a child process) is given as a Worker: the
+// harness calls it when a worker starts and again when a crashed worker
+// restarts, after closing what the crashed one returned. The Closer may be
+// nil.
+type Worker func(id string) (Func, io.Closer, error)
+
+// ErrPoison marks an error as permanent: the message can never succeed and
+// goes to the dead-letter queue without further attempts.
+var ErrPoison = errors.New("poison message")
+
+// Poison wraps err as a permanent failure.
+func Poison(err error) error {
+	if err == nil {
+		return ErrPoison
+	}
+	return fmt.Errorf("%w: %w", ErrPoison, err)
+}
+
+// IsPoison reports whether err was marked permanent.
+func IsPoison(err error) bool { return errors.Is(err, ErrPoison) }
