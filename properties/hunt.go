@@ -16,6 +16,7 @@ import (
 	"github.com/idemcheck/idemcheck/faults/runner"
 	"github.com/idemcheck/idemcheck/faults/scenario"
 	"github.com/idemcheck/idemcheck/impl/system"
+	"github.com/idemcheck/idemcheck/properties/coverage"
 )
 
 // HuntOptions configure a Hunt.
@@ -38,6 +39,9 @@ type HuntOptions struct {
 	Generator *rapid.Generator[*scenario.Scenario]
 	// NoReduce skips the reduction pass after rapid's shrink.
 	NoReduce bool
+	// Coverage, when set, counts the situations every drawn scenario
+	// reached (package coverage); the reduction pass is not counted.
+	Coverage *coverage.Observer
 }
 
 // hunted reports whether a breach of law of property p counts as a failure.
@@ -174,7 +178,7 @@ func judgeDrawn(t *rapid.T, target system.Target, opts HuntOptions) *failure {
 
 // judgeScenario plays s and returns its first hunted breach, if any.
 func judgeScenario(s *scenario.Scenario, target system.Target, opts HuntOptions) *failure {
-	out, verdicts, err := Judge(s, target, opts.Properties, JudgeOptions{Off: opts.Off, breachesOnly: true})
+	out, verdicts, err := Judge(s, target, opts.Properties, JudgeOptions{Off: opts.Off, Coverage: opts.Coverage, breachesOnly: true})
 	if err != nil {
 		v := Verdict{Property: "runner", Law: "plays", Summary: "the runner could not play the scenario", Details: []string{err.Error()}}
 		return &failure{law: RunnerLaw, verdict: v, scenario: s}

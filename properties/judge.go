@@ -7,6 +7,7 @@ import (
 	"github.com/idemcheck/idemcheck/faults/scenario"
 	"github.com/idemcheck/idemcheck/impl/contract/store"
 	"github.com/idemcheck/idemcheck/impl/system"
+	"github.com/idemcheck/idemcheck/properties/coverage"
 )
 
 // JudgeOptions narrow a judgement.
@@ -14,6 +15,9 @@ type JudgeOptions struct {
 	// Off switches laws off ("property/law" → the reason, recorded in the
 	// verdict). A law switched off is judged by nobody.
 	Off map[string]string
+	// Coverage, when set, watches the run and counts the situations it
+	// reached (package coverage).
+	Coverage *coverage.Observer
 	// breachesOnly skips what only a report reads — a passing verdict's
 	// summary and notes — as hunts do: most of their runs pass, and nobody
 	// reads why.
@@ -45,7 +49,13 @@ func Judge(s *scenario.Scenario, target system.Target, props []Property, opts ..
 			obs = append(obs, monitors[i])
 		}
 	}
+	if o.Coverage != nil {
+		obs = append(obs, o.Coverage)
+	}
 	out, err := runner.Run(s, target, obs...)
+	if o.Coverage != nil {
+		o.Coverage.End(out)
+	}
 	if err != nil {
 		return nil, nil, err
 	}

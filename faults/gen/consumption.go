@@ -20,11 +20,18 @@ import (
 // The world keeps the relations a correct deployment keeps: the lease is no
 // longer than the backoff and the ack timeout (a redelivery finds a crashed
 // holder's lease expired), and retention exceeds the redelivery window.
-func Consumption() *rapid.Generator[*scenario.Scenario] {
+func Consumption() *rapid.Generator[*scenario.Scenario] { return ConsumptionWithout() }
+
+// ConsumptionWithout is Consumption with the faults of the given ops
+// switched off: no step with one of those ops is drawn, nor any shape (see
+// steps) that contains one. It exists to prove that coverage checks bite: a
+// campaign without crashes never reaches a crash at any pipeline point,
+// and its coverage table says so. Produce cannot be switched off.
+func ConsumptionWithout(off ...scenario.Op) *rapid.Generator[*scenario.Scenario] {
 	return rapid.Custom(func(t *rapid.T) *scenario.Scenario {
 		c := &scenario.Consumption{Config: config(t)}
 		c.Events = events(t)
-		c.Steps = steps(t, c)
+		c.Steps = steps(t, c, off)
 		return &scenario.Scenario{Version: scenario.Version, Kind: scenario.KindConsumption, Consumption: c}
 	})
 }
@@ -93,7 +100,34 @@ func events(t *rapid.T) []scenario.Event {
 	return out
 }
 
-func steps(t *rapid.T, c *scenario.Consumption) []scenario.Step {
+// The shapes: composite steps that play a fault pattern random steps
+// almost never line up, drawn as one choice so that shrinking can drop or
+// keep the pattern whole (the reduction pass then trims its steps).
+const (
+	// shapeCrashAt: a worker takes a delivery, advances 0–4 pipeline
+	// steps and crashes: a crash at every pipeline point.
+	shapeCrashAt scenario.Op = "shape:crash-at"
+	// shapeTakeover: a worker claims and runs its handler, its lease and
+	// ack timeout pass, a second worker of its group takes the redelivered
+	// message over, and the slow worker takes its next step — a commit
+	// (with a stale token) or, when its handler failed, a release.
+	shapeTakeover scenario.Op = "shape:takeover"
+	// shapeCleanupReclaim: a takeover whose new holder commits; the stream
+	// is replayed, retention passes and the retention job removes the
+	// record while the replayed copies are pending; the key is claimed
+	// again and the slow worker, holding a token from before the cleanup,
+	// takes its next step.
+	shapeCleanupReclaim scenario.Op = "shape:cleanup-reclaim"
+)
+
+// shapeOps are the ops each shape plays.
+var shapeOps = map[scenario.Op][]scenario.Op{
+	shapeCrashAt:        {scenario.OpDeliver, scenario.OpStep, scenario.OpCrash},
+	shapeTakeover:       {scenario.OpDeliver, scenario.OpStep, scenario.OpAdvance},
+	shapeCleanupReclaim: {scenario.OpDeliver, scenario.OpStep, scenario.OpAdvance, scenario.OpReplay, scenario.OpCleanup},
+}
+
+func steps(t *rapid.T, c *scenario.Consumption, off []scenario.Op) []scenario.Step {
 	cfg := c.Config
 	workerNames := make([]string, len(cfg.Workers))
 	for i, w := range cfg.Workers {
@@ -108,13 +142,33 @@ func steps(t *rapid.T, c *scenario.Consumption) []scenario.Step {
 	worker := rapid.SampledFrom(workerNames)
 	node := rapid.SampledFrom(nodeNames)
 	// Ops are listed from the most to the least useful, since rapid shrinks
-	// a choice towards its first option.
-	ops := []scenario.Op{
+	// a choice towards its first option; the shapes come last.
+	var ops []scenario.Op
+	for _, op := range []scenario.Op{
 		scenario.OpStep, scenario.OpDeliver, scenario.OpProduce, scenario.OpStep, scenario.OpDeliver,
 		scenario.OpAdvance, scenario.OpStep, scenario.OpCrash, scenario.OpDuplicate, scenario.OpCleanup,
 		scenario.OpProduce, scenario.OpSkew, scenario.OpClockStep, scenario.OpReplay, scenario.OpProduceFail,
+		shapeCrashAt, shapeTakeover, shapeCleanupReclaim,
+	} {
+		if !slices.Contains(off, op) && !slices.ContainsFunc(shapeOps[op], func(o scenario.Op) bool { return slices.Contains(off, o) }) {
+			ops = append(ops, op)
+		}
 	}
-	step := rapid.Custom(func(t *rapid.T) scenario.Step {
+	// peer draws a second worker of w's consumer group (w itself if it is
+	// the group's only worker).
+	peer := func(t *rapid.T, w string) string {
+		var group []string
+		for _, x := range cfg.Workers {
+			if x.Name != w && x.Consumer == cfg.Workers[slices.Index(workerNames, w)].Consumer {
+				group = append(group, x.Name)
+			}
+		}
+		if len(group) == 0 {
+			return w
+		}
+		return rapid.SampledFrom(group).Draw(t, "peer")
+	}
+	step := rapid.Custom(func(t *rapid.T) []scenario.Step {
 		st := scenario.Step{Op: rapid.SampledFrom(ops).Draw(t, "op")}
 		switch st.Op {
 		case scenario.OpProduce, scenario.OpProduceFail:
@@ -135,10 +189,28 @@ func steps(t *rapid.T, c *scenario.Consumption) []scenario.Step {
 		case scenario.OpClockStep:
 			st.Node = node.Draw(t, "node")
 			st.Ms = rapid.SampledFrom([]int64{-minute, -10 * minute, minute}).Draw(t, "step_ms")
+		case shapeCrashAt:
+			w := worker.Draw(t, "worker")
+			out := []scenario.Step{{Op: scenario.OpDeliver, Worker: w}}
+			for range rapid.IntRange(0, 4).Draw(t, "steps_before_crash") {
+				out = append(out, scenario.Step{Op: scenario.OpStep, Worker: w})
+			}
+			return append(out, scenario.Step{Op: scenario.OpCrash, Worker: w})
+		case shapeTakeover, shapeCleanupReclaim:
+			slow := worker.Draw(t, "worker")
+			fast := peer(t, slow)
+			out := takeover(cfg, slow, fast)
+			if st.Op == shapeCleanupReclaim {
+				out = append(out, cleanupReclaim(cfg, slow, fast)...)
+			}
+			return append(out, scenario.Step{Op: scenario.OpStep, Worker: slow})
 		}
-		return st
+		return []scenario.Step{st}
 	})
-	out := rapid.SliceOfN(step, 1, 80).Draw(t, "steps")
+	var out []scenario.Step
+	for _, sts := range rapid.SliceOfN(step, 1, 80).Draw(t, "steps") {
+		out = append(out, sts...)
+	}
 	// Every event is produced at least once, at a drawn point of the
 	// schedule; shrinking moves these produces to the front.
 	for i := range c.Events {
@@ -146,4 +218,34 @@ func steps(t *rapid.T, c *scenario.Consumption) []scenario.Step {
 		out = slices.Insert(out, at, scenario.Step{Op: scenario.OpProduce, Event: i})
 	}
 	return out
+}
+
+// takeover: slow claims and runs its handler, its lease and ack timeout
+// pass, fast is handed the redelivered message and claims it.
+func takeover(cfg scenario.Config, slow, fast string) []scenario.Step {
+	return []scenario.Step{
+		{Op: scenario.OpDeliver, Worker: slow},
+		{Op: scenario.OpStep, Worker: slow}, // claim
+		{Op: scenario.OpStep, Worker: slow}, // handle
+		{Op: scenario.OpAdvance, Ms: cfg.AckTimeoutMs},
+		{Op: scenario.OpDeliver, Worker: fast},
+		{Op: scenario.OpStep, Worker: fast}, // claim: the takeover
+	}
+}
+
+// cleanupReclaim: fast handles, commits and acks; the stream is replayed;
+// retention passes and the retention job removes the record while the
+// replayed copies are pending; fast claims the key again.
+func cleanupReclaim(cfg scenario.Config, slow, fast string) []scenario.Step {
+	return []scenario.Step{
+		{Op: scenario.OpStep, Worker: fast}, // handle
+		{Op: scenario.OpStep, Worker: fast}, // commit
+		{Op: scenario.OpStep, Worker: fast}, // ack
+		{Op: scenario.OpReplay},
+		{Op: scenario.OpAdvance, Ms: cfg.RetentionMs},
+		{Op: scenario.OpAdvance, Ms: cfg.MaxBackoffMs},
+		{Op: scenario.OpCleanup, Worker: fast},
+		{Op: scenario.OpDeliver, Worker: fast},
+		{Op: scenario.OpStep, Worker: fast}, // claim: the re-claim
+	}
 }

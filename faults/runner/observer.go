@@ -75,3 +75,21 @@ func (v *View) Held(worker string) (store.Key, uint64) {
 	}
 	return store.Key{}, 0
 }
+
+// Busy returns the key of the delivery worker has in hand, and whether it
+// has one: a claim by another worker on that key is a concurrent claim.
+func (v *View) Busy(worker string) (store.Key, bool) {
+	wk, ok := v.w.byName[worker]
+	if !ok {
+		return store.Key{}, false
+	}
+	d, busy := wk.Delivery()
+	if !busy {
+		return store.Key{}, false
+	}
+	return store.Key{Tenant: d.Message.Tenant, Consumer: wk.Consumer(), ID: d.Message.Key}, true
+}
+
+// Conventions are the store's declared conventions: what a check may accept
+// as a legitimate difference (a stale release that is a silent no-op).
+func (v *View) Conventions() store.Conventions { return v.w.conv }

@@ -1,0 +1,133 @@
+package coverage
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/idemcheck/idemcheck/faults/scenario"
+)
+
+// MinChecks is the size of a campaign from which every situation must have
+// been reached: a campaign (or a Conformance law) of at least this many
+// checks in which a situation of a kind it played was never reached fails.
+const MinChecks = 10_000
+
+// Counts are how often runs reached each situation. The zero value is ready
+// to use; Counts of parallel workers merge with Merge. They encode to JSON
+// as they are, for worker processes to send to their parent.
+type Counts struct {
+	// Runs is the number of runs observed, by scenario kind.
+	Runs map[scenario.Kind]int64 `json:"runs,omitempty"`
+	// Reached is, by situation name, the number of runs that reached it.
+	Reached map[string]int64 `json:"reached,omitempty"`
+}
+
+// AddRun counts one run of kind k that reached the situations of set.
+func (c *Counts) AddRun(k scenario.Kind, set Set) {
+	if c.Runs == nil {
+		c.Runs = map[scenario.Kind]int64{}
+	}
+	c.Runs[k]++
+	for _, name := range set.Names() {
+		if c.Reached == nil {
+			c.Reached = map[string]int64{}
+		}
+		c.Reached[name]++
+	}
+}
+
+// Merge adds o's counts to c.
+func (c *Counts) Merge(o Counts) {
+	for k, n := range o.Runs {
+		if c.Runs == nil {
+			c.Runs = map[scenario.Kind]int64{}
+		}
+		c.Runs[k] += n
+	}
+	for name, n := range o.Reached {
+		if c.Reached == nil {
+			c.Reached = map[string]int64{}
+		}
+		c.Reached[name] += n
+	}
+}
+
+// Total is the number of runs of every kind.
+func (c Counts) Total() int64 {
+	var n int64
+	for _, r := range c.Runs {
+		n += r
+	}
+	return n
+}
+
+// Missing returns the situations never reached, of the kinds that were run
+// at all: a campaign over consumption properties only is not blamed for
+// the projection situations.
+func (c Counts) Missing() []Situation {
+	var out []Situation
+	for _, s := range situations {
+		if c.Runs[s.Kind] > 0 && c.Reached[s.Name] == 0 {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// Judged reports whether c is big enough for Missing to fail a run: at
+// least MinChecks runs.
+func (c Counts) Judged() bool { return c.Total() >= MinChecks }
+
+// Failure is the complaint about c: empty when every situation of a kind
+// that was run has been reached, or when c is too small to be judged.
+func (c Counts) Failure() string {
+	if !c.Judged() {
+		return ""
+	}
+	missing := c.Missing()
+	if len(missing) == 0 {
+		return ""
+	}
+	names := make([]string, len(missing))
+	for i, s := range missing {
+		names[i] = s.Name
+	}
+	return fmt.Sprintf("coverage: %d runs never reached %s: the checks proved nothing about them (tune the generator, or run longer)",
+		c.Total(), strings.Join(names, ", "))
+}
+
+// Row is one situation's line in a coverage table.
+type Row struct {
+	Name string        `json:"name"`
+	Kind scenario.Kind `json:"kind"`
+	Doc  string        `json:"doc"`
+	// Runs is the number of runs of the situation's kind; Reached how many
+	// of them reached it.
+	Runs    int64 `json:"runs"`
+	Reached int64 `json:"reached"`
+	// Missing is true when runs of its kind were made but none reached it.
+	Missing bool `json:"missing"`
+}
+
+// Percent is the share of runs that reached the situation.
+func (r Row) Percent() float64 {
+	if r.Runs == 0 {
+		return 0
+	}
+	return 100 * float64(r.Reached) / float64(r.Runs)
+}
+
+// Rows is the coverage table, in registry order: every situation of a kind
+// that was run.
+func (c Counts) Rows() []Row {
+	var out []Row
+	for _, s := range situations {
+		runs := c.Runs[s.Kind]
+		if runs == 0 {
+			continue
+		}
+		n := c.Reached[s.Name]
+		out = append(out, Row{Name: s.Name, Kind: s.Kind, Doc: s.Doc, Runs: runs, Reached: n, Missing: n == 0})
+	}
+	return out
+}
