@@ -1,14 +1,26 @@
 package properties
 
 import (
+	"flag"
+	"os"
 	"testing"
+	"time"
 
 	"pgregory.net/rapid"
 
 	"github.com/idemcheck/idemcheck/faults/scenario"
 	"github.com/idemcheck/idemcheck/impl/contract/store"
 	"github.com/idemcheck/idemcheck/impl/system"
+	"github.com/idemcheck/idemcheck/properties/coverage"
 )
+
+// DefaultBudget is how long Conformance and CheckProperty check each
+// property when neither Options nor rapid's flags say otherwise, split
+// evenly among its laws. rapid's own default, 100 scenarios, is far too few:
+// a store whose stale release frees another worker's claim needs a takeover
+// whose slow worker then fails, and a budget of seconds draws thousands of
+// scenarios.
+const DefaultBudget = 3 * time.Second
 
 // Options tune Conformance and CheckProperty.
 type Options struct {
@@ -20,6 +32,58 @@ type Options struct {
 	// system.WithStoreConventions does. An unknown convention fails the
 	// test at once.
 	Conventions *store.Conventions
+	// Checks, when positive, checks each law on exactly this many drawn
+	// scenarios instead of for a time: what a test suite of its own wants,
+	// for a fixed cost.
+	Checks int
+	// Budget is how long each property is checked, split among its laws;
+	// zero means DefaultBudget. Checks overrides it.
+	Budget time.Duration
+}
+
+// budget is how many scenarios one law is checked on.
+type budget struct {
+	// single: one rapid.Check at rapid's own count (-rapid.checks,
+	// -rapid.seed, RAPID_CHECKS or -short given: rapid's flags rule).
+	single bool
+	checks int           // a fixed count, when positive
+	until  time.Duration // otherwise, a time per law
+}
+
+// lawBudget is the budget of one of a property's laws under o.
+func lawBudget(o Options, laws int) budget {
+	if o.Checks > 0 {
+		return budget{checks: o.Checks}
+	}
+	if rapidFlagsGiven() || testing.Short() {
+		return budget{single: true}
+	}
+	total := o.Budget
+	if total <= 0 {
+		total = DefaultBudget
+	}
+	return budget{until: total / time.Duration(max(laws, 1))}
+}
+
+// rapidFlagsGiven reports whether the command line or the environment set
+// rapid's check count or seed: the user asked for rapid's behaviour.
+func rapidFlagsGiven() bool {
+	given := false
+	flag.Visit(func(f *flag.Flag) { given = given || f.Name == "rapid.checks" || f.Name == "rapid.seed" })
+	_, env := os.LookupEnv("RAPID_CHECKS")
+	_, seed := os.LookupEnv("RAPID_SEED")
+	return given || env || seed
+}
+
+// spent reports whether n checks started at start have used the budget up.
+func (b budget) spent(n int, start time.Time) bool {
+	switch {
+	case b.single:
+		return false
+	case b.checks > 0:
+		return n >= b.checks
+	}
+	return time.Since(start) >= b.until
 }
 
 // applyOptions returns target as o declares it, or fails t on a bad option.
@@ -57,8 +121,15 @@ func optionsOf(opts []Options) Options {
 // Each law is its own subtest (TestMyStore/consumption/fencing/
 // stale-token-changes-nothing), so every broken law is reported with its
 // own shrunk and reduced counterexample: the numbered trace, the diff of the
-// model against the implementation, and rapid's seed to replay it. Use
-// -rapid.checks to run longer, and -run to pick laws.
+// model against the implementation, and rapid's seed to replay it.
+//
+// Each property is checked for DefaultBudget (3 s), split among its laws;
+// Options.Budget changes the time and Options.Checks sets a fixed number of
+// scenarios per law instead. -rapid.checks N (or -rapid.seed, or -short)
+// hands the count back to rapid: N scenarios per law. A law checked on
+// coverage.MinChecks scenarios or more also fails if its scenarios never
+// reached one of the named situations (package coverage). Use -run to pick
+// laws.
 func Conformance(t *testing.T, target system.Target, opts ...Options) {
 	t.Helper()
 	target = applyOptions(t, target, optionsOf(opts))
@@ -121,15 +192,24 @@ func checkProperty(t *testing.T, target system.Target, p Property, o Options) {
 			if reason, off := o.Off[id]; off {
 				t.Skipf("law %s switched off: %s", id, reason)
 			}
-			checkLaw(t, target, HuntOptions{Kind: p.Kind, Properties: []Property{p}, Laws: []string{id}, Off: o.Off})
+			checkLaw(t, target, HuntOptions{Kind: p.Kind, Properties: []Property{p}, Laws: []string{id}, Off: o.Off}, lawBudget(o, len(p.Laws)))
 		})
 	}
 }
 
+// lawT is what checkLaw needs of a *testing.T.
+type lawT interface {
+	rapid.TB
+	Cleanup(func())
+}
+
 // checkLaw runs rapid over scenarios of opts.Kind, failing on the hunted
-// law. rapid shrinks the failure; the cleanup then reduces the smallest one
-// further and logs its report.
-func checkLaw(t *testing.T, target system.Target, opts HuntOptions) {
+// law, until b is spent: rapid.Check is called round after round (each
+// round draws from a fresh seed), and once the budget is spent the rest of a
+// round passes at once. rapid shrinks a failure; the cleanup then reduces
+// the smallest one further and logs its report. A law checked on
+// coverage.MinChecks scenarios or more must have reached every situation.
+func checkLaw(t lawT, target system.Target, opts HuntOptions, b budget) {
 	t.Helper()
 	var last *failure
 	t.Cleanup(func() {
@@ -144,7 +224,14 @@ func checkLaw(t *testing.T, target system.Target, opts HuntOptions) {
 		t.Logf("the counterexample, shrunk by rapid to size %d and reduced to size %d:\n%s", last.scenario.Size(), out.Scenario.Size(),
 			Report(v, out, ReportOptions{Scenario: testing.Verbose(), Replay: "rerun this test with the -rapid.seed printed above"}))
 	})
-	rapid.Check(t, func(rt *rapid.T) {
+	cov := coverage.NewObserver()
+	opts.Coverage = cov
+	start, n := time.Now(), 0
+	prop := func(rt *rapid.T) {
+		if last == nil && b.spent(n, start) {
+			return // the budget is spent: the rest of rapid's round passes
+		}
+		n++
 		f := judgeDrawn(rt, target, opts)
 		if f == nil {
 			return
@@ -154,12 +241,25 @@ func checkLaw(t *testing.T, target system.Target, opts HuntOptions) {
 		// the shrunk failure is the one it started from; the report is
 		// logged once the shrinking is over.
 		rt.Fatalf("%s: %s", f.law, f.verdict.Summary)
-	})
+	}
+	for {
+		rapid.Check(t, prop)
+		if t.Failed() || b.single || b.spent(n, start) {
+			break
+		}
+	}
+	if t.Failed() {
+		return
+	}
+	t.Logf("%d scenarios checked in %s", n, time.Since(start).Round(time.Millisecond))
+	if f := cov.Counts().Failure(); f != "" {
+		t.Error(f)
+	}
 }
 
 // CheckKind runs rapid over scenarios of kind k against target, failing on
 // the first law of any property of that kind that breaks.
 func CheckKind(t *testing.T, target system.Target, k scenario.Kind) {
 	t.Helper()
-	checkLaw(t, target, HuntOptions{Kind: k, Properties: ForKind(k)})
+	checkLaw(t, target, HuntOptions{Kind: k, Properties: ForKind(k)}, lawBudget(Options{}, 1))
 }

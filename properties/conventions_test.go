@@ -18,7 +18,7 @@ func TestConventionStoresConform(t *testing.T) {
 	for _, conv := range []store.Conventions{mutant.InclusiveLease, mutant.DeleteOnFail, mutant.SilentRelease, mutant.MarkOnClaim, all} {
 		t.Run(string(conv.LeaseEnd)+string(conv.FailedAttempt)+string(conv.StaleRelease)+string(conv.ClaimMark), func(t *testing.T) {
 			target := system.WithStore("memstore", func(c clock.Source) (store.Store, error) { return memstore.NewWithConventions(c, conv) })
-			properties.Conformance(t, target, properties.Options{Conventions: &conv})
+			properties.Conformance(t, target, properties.Options{Conventions: &conv, Checks: 100})
 		})
 	}
 }

@@ -32,5 +32,5 @@ func TestLawSwitchedOffIsRecordedWithItsReason(t *testing.T) {
 	}
 	// Through the per-property entry point: the law's subtest is skipped
 	// with the reason, the other laws still run and pass.
-	properties.CheckProperty(t, m, "hlc-laws", properties.Options{Off: map[string]string{id: reason}})
+	properties.CheckProperty(t, m, "hlc-laws", properties.Options{Off: map[string]string{id: reason}, Checks: 100})
 }

@@ -10,5 +10,5 @@ import (
 // TestReferenceConformance: the reference implementations pass every
 // property. A false alarm here is as bad as a missed bug.
 func TestReferenceConformance(t *testing.T) {
-	properties.Conformance(t, system.Reference())
+	properties.Conformance(t, system.Reference(), properties.Options{Checks: 100})
 }

@@ -20,6 +20,7 @@ import (
 
 	"github.com/idemcheck/idemcheck/faults/runner"
 	"github.com/idemcheck/idemcheck/properties"
+	"github.com/idemcheck/idemcheck/properties/coverage"
 )
 
 // Run is what one fuzzrun run reports.
@@ -47,6 +48,12 @@ type Run struct {
 	Checks int64
 	// Properties are the per-property checks and verdicts.
 	Properties []PropertyRow
+	// Coverage is the table of situations reached (package coverage): how
+	// many runs of each kind reached each named situation.
+	Coverage []coverage.Row
+	// CoverageFailure, when set, says which situations a campaign big
+	// enough to be judged never reached: the run failed on it.
+	CoverageFailure string
 	// Mutants is the mutation benchmark's table (mode "mutants").
 	Mutants []MutantRow
 	// Notes are extra lines shown under the tables (e.g. the goals).

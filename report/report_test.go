@@ -7,8 +7,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/idemcheck/idemcheck/faults/scenario"
 	"github.com/idemcheck/idemcheck/impl/system"
 	"github.com/idemcheck/idemcheck/properties"
+	"github.com/idemcheck/idemcheck/properties/coverage"
 	"github.com/idemcheck/idemcheck/report"
 )
 
@@ -127,5 +129,24 @@ func TestWriteFileIsAtomic(t *testing.T) {
 	data, _ := os.ReadFile(path)
 	if !strings.HasSuffix(strings.TrimSpace(string(data)), "</html>") {
 		t.Fatal("page is incomplete")
+	}
+}
+
+// The coverage table lists every situation of a kind that was run, marks
+// the ones never reached and says why the run failed on them.
+func TestRenderCoverageTable(t *testing.T) {
+	var c coverage.Counts
+	for range 3 {
+		c.AddRun(scenario.KindConsumption, coverage.Set(0).With(coverage.PoisonToDLQ))
+	}
+	html := render(t, &report.Run{Title: "t", Mode: "campaign", Coverage: c.Rows(), CoverageFailure: "coverage: never reached crash-after-claim"})
+	for _, want := range []string{`id="coverage"`, `data-situation="poison-to-dlq" data-missing="false"`,
+		`data-situation="crash-after-claim" data-missing="true"`, "never reached crash-after-claim", "some situations were never reached"} {
+		if !strings.Contains(html, want) {
+			t.Errorf("the page lacks %s", want)
+		}
+	}
+	if strings.Contains(html, `data-situation="hlc-clock-step-back"`) {
+		t.Error("a projection situation is listed though no projection run was made")
 	}
 }

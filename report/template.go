@@ -115,6 +115,17 @@ details summary { cursor:pointer; color:var(--blue); margin:6px 0; }
 {{end}}</tbody></table>
 {{end}}
 
+{{if .Coverage}}
+<h2>Coverage</h2>
+<p class="legend">The situations a run must reach for the checks to mean anything: how many runs of each kind reached each.{{if .CoverageFailure}}<br><span class="wrong">{{.CoverageFailure}}</span>{{end}}</p>
+<table class="grid" id="coverage">
+<thead><tr><th>situation</th><th>kind</th><th>runs reaching it</th><th>of runs</th><th>%</th><th>what counts</th></tr></thead>
+<tbody>
+{{range .Coverage}}<tr data-situation="{{.Name}}" data-missing="{{.Missing}}">
+<td><code>{{.Name}}</code></td><td>{{.Kind}}</td><td class="num {{if .Missing}}wrong{{end}}">{{.Reached}}</td><td class="num">{{.Runs}}</td><td class="num">{{printf "%.2f" .Percent}}</td><td class="doc">{{.Doc}}</td></tr>
+{{end}}</tbody></table>
+{{end}}
+
 {{if .Mutants}}
 <h2>Mutants</h2>
 <table class="grid" id="mutants">

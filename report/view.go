@@ -56,6 +56,8 @@ func newView(r *Run) *view {
 		v.Headline = fmt.Sprintf("every one of %d mutants killed", len(r.Mutants))
 	case violations > 0 || failedCases > 0:
 		v.Headline, v.Bad = fmt.Sprintf("%d violation(s) found", max(violations, failedCases)), true
+	case r.CoverageFailure != "":
+		v.Headline, v.Bad = "no violation found, but some situations were never reached", true
 	default:
 		v.Headline = "no violation found"
 	}

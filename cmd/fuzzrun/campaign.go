@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/idemcheck/idemcheck/corpus"
+	"github.com/idemcheck/idemcheck/properties/coverage"
 	"github.com/idemcheck/idemcheck/report"
 )
 
@@ -26,6 +27,7 @@ type campaign struct {
 	elapsed     time.Duration
 	checks      int64
 	stats       map[string]*report.PropertyRow
+	coverage    coverage.Counts
 	found       []*finding
 	errors      []string
 	interrupted bool
@@ -111,6 +113,9 @@ func (c *campaign) handle(ev event, pool *pool, pr *progress) {
 	switch m.Type {
 	case msgBatch:
 		c.checks += int64(m.Checks)
+		if m.Coverage != nil {
+			c.coverage.Merge(*m.Coverage)
+		}
 		for _, name := range m.Properties {
 			if row := c.stats[name]; row != nil {
 				row.Checks += int64(m.Checks)
@@ -191,7 +196,7 @@ func (c *campaign) finish(stdout, stderr io.Writer) int {
 		f.created = f.file != "" && added[f.file]
 	}
 	code := exitOK
-	if len(c.found) > 0 {
+	if len(c.found) > 0 || c.coverageFailure() != "" {
 		code = exitViolation
 	} else if len(c.errors) > 0 {
 		code = exitInternal
@@ -221,7 +226,8 @@ func (c *campaign) writeHTML() error {
 	}
 	r := &report.Run{Title: "fuzzrun campaign against " + c.o.target.Name, Mode: "campaign", Command: commandLine(c.o.args),
 		Target: c.o.target.Name, Seed: c.o.seed, Workers: c.o.workers, Budget: c.budget(), Elapsed: c.elapsed,
-		Interrupted: c.interrupted, Checks: c.checks, Properties: c.rows()}
+		Interrupted: c.interrupted, Checks: c.checks, Properties: c.rows(),
+		Coverage: c.coverage.Rows(), CoverageFailure: c.coverageFailure()}
 	shown := map[string]bool{}
 	for _, f := range c.sortedFindings() {
 		if shown[f.hash] {

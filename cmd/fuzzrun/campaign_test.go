@@ -12,6 +12,7 @@ import (
 
 	"github.com/idemcheck/idemcheck/corpus"
 	"github.com/idemcheck/idemcheck/properties"
+	"github.com/idemcheck/idemcheck/properties/coverage"
 )
 
 // A campaign against the reference finds nothing, spends its whole check
@@ -27,7 +28,7 @@ func TestCampaignAgainstReference(t *testing.T) {
 	}
 	keys := decode[map[string]any](t, r)
 	for _, k := range []string{"mode", "target", "seed", "workers", "duration", "elapsedMs", "checks", "checksPerSecond",
-		"interrupted", "properties", "violations", "html", "exit"} {
+		"interrupted", "properties", "violations", "coverage", "html", "exit"} {
 		if _, ok := keys[k]; !ok {
 			t.Errorf("JSON report lacks %q", k)
 		}
@@ -38,6 +39,9 @@ func TestCampaignAgainstReference(t *testing.T) {
 	}
 	if len(rep.Properties) != len(properties.All()) {
 		t.Fatalf("%d property rows, want %d", len(rep.Properties), len(properties.All()))
+	}
+	if len(rep.Coverage) != len(coverage.All()) || rep.CoverageFailure != "" {
+		t.Fatalf("%d coverage rows (want %d), failure %q: 600 checks are too few to be judged", len(rep.Coverage), len(coverage.All()), rep.CoverageFailure)
 	}
 	for _, p := range rep.Properties {
 		if p.Status != "pass" || p.Checks == 0 {
@@ -51,7 +55,42 @@ func TestCampaignAgainstReference(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	mustContain(t, "report", string(page), "no violation found", `data-property="single-credit" data-status="pass"`)
+	mustContain(t, "report", string(page), "no violation found", `data-property="single-credit" data-status="pass"`, `id="coverage"`,
+		`data-situation="takeover-then-stale-release"`)
+}
+
+// A campaign of coverage.MinChecks checks that never reaches a situation
+// fails, though nothing was violated: with crashes switched off, every
+// crash situation is missing, the campaign exits 1, and the text, JSON and
+// HTML reports say why.
+func TestCampaignFailsOnSituationNeverReached(t *testing.T) {
+	dir := t.TempDir()
+	html := filepath.Join(dir, "r.html")
+	args := []string{"-duration", "0", "-checks", "10000", "-workers", "2", "-seed", "5", "-property", "single-credit",
+		"-corpus", "", "-html", html, "-without", "crash"}
+	r := fuzzrun(t, append(args, "-json")...)
+	if r.code != exitViolation {
+		t.Fatalf("exit %d, want %d\n%s", r.code, exitViolation, r.stderr)
+	}
+	rep := decode[campaignJSON](t, r)
+	if len(rep.Violations) != 0 || !strings.Contains(rep.CoverageFailure, "crash-after-claim") || rep.Exit != exitViolation {
+		t.Fatalf("violations %d, coverage failure %q, exit %d", len(rep.Violations), rep.CoverageFailure, rep.Exit)
+	}
+	for _, row := range rep.Coverage {
+		if row.Missing != strings.HasPrefix(row.Name, "crash-") {
+			t.Errorf("situation %s: missing=%t after 10000 checks without crashes (reached %d)", row.Name, row.Missing, row.Reached)
+		}
+	}
+	page, err := os.ReadFile(html)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustContain(t, "report", string(page), `data-situation="crash-after-claim" data-missing="true"`, "never reached crash-before-claim")
+	text := fuzzrun(t, args...)
+	if text.code != exitViolation {
+		t.Fatalf("exit %d, want %d", text.code, exitViolation)
+	}
+	mustContain(t, "summary", text.stdout, "crash-after-commit", "<- never reached", "never reached crash-before-claim", "the campaign fails")
 }
 
 // The human summary is a table of the properties.

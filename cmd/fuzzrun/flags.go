@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/idemcheck/idemcheck/faults/scenario"
 	"github.com/idemcheck/idemcheck/impl/system"
 	"github.com/idemcheck/idemcheck/properties"
 )
@@ -36,6 +37,7 @@ type options struct {
 	batch     int
 	html      string
 	every     time.Duration
+	without   []scenario.Op
 
 	// worker mode: this process is worker index of a campaign or a mutation
 	// benchmark started by a parent fuzzrun (hidden flags).
@@ -81,6 +83,7 @@ func parseFlags(args []string) (*options, error) {
 		runs     = fs.String("runs", strconv.Itoa(defaultRuns), "")
 		batch    = fs.String("batch", strconv.Itoa(defaultBatch), "")
 		every    = fs.String("progress-every", "5s", "")
+		without  = fs.String("without", "", "")
 		widx     = fs.Int("worker-index", 0, "")
 		o        = &options{}
 	)
@@ -134,6 +137,9 @@ func parseFlags(args []string) (*options, error) {
 	o.batch = int(n)
 	if o.every, err = time.ParseDuration(*every); err != nil || o.every <= 0 {
 		return nil, usagef("-progress-every: %q is not a positive duration", *every)
+	}
+	if o.without, err = parseWithout(*without); err != nil {
+		return nil, err
 	}
 	if o.patterns, o.props, err = selectProperties(*property); err != nil {
 		return nil, err
@@ -289,6 +295,9 @@ flags:
   -runs N          hunts (seeds) per mutant with -mutants (default 5)
   -batch N         checks per hunt in a campaign (default 200; 10 for sqlite,
                    postgres, redis and exec: targets)
+  -without F,...   switch consumption faults off in the generator (crash, duplicate,
+                   advance, skew, clock-step, cleanup, replay, produce-fail): the
+                   coverage table then shows what the campaign never reached
   -progress-every D  interval of progress lines when stderr is not a terminal (default 5s)
 
 exit status: 0 nothing violated, 1 a violation found (or a mutant survived),

@@ -27,6 +27,7 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"-duration"}, `fuzzrun: -duration: needs a value`},
 		{[]string{"-json=maybe"}, `fuzzrun: -json: "maybe" is not true or false`},
 		{[]string{"extra"}, `fuzzrun: unexpected argument "extra"`},
+		{[]string{"-without", "crashes"}, `fuzzrun: -without: "crashes" is not a fault that can be switched off; the faults are duplicate, crash,`},
 		{[]string{"-duration", "0"}, `fuzzrun: -duration: 0 (no time limit) needs -checks`},
 		{[]string{"-mutants", "-replay", "x.json"}, `fuzzrun: -list, -replay and -mutants are different modes`},
 		{[]string{"-mutants", "-target", "no-dedup"}, `fuzzrun: -target: -mutants hunts every mutant`},

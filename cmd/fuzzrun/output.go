@@ -7,6 +7,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/idemcheck/idemcheck/properties/coverage"
 	"github.com/idemcheck/idemcheck/report"
 )
 
@@ -25,9 +26,13 @@ type campaignJSON struct {
 	Interrupted     bool                 `json:"interrupted"`
 	Properties      []report.PropertyRow `json:"properties"`
 	Violations      []violationJSON      `json:"violations"`
-	Errors          []string             `json:"errors,omitempty"`
-	HTML            string               `json:"html,omitempty"`
-	Exit            int                  `json:"exit"`
+	// Coverage is the table of situations reached; CoverageFailure names
+	// those a campaign of coverage.MinChecks checks or more never reached.
+	Coverage        []coverage.Row `json:"coverage"`
+	CoverageFailure string         `json:"coverageFailure,omitempty"`
+	Errors          []string       `json:"errors,omitempty"`
+	HTML            string         `json:"html,omitempty"`
+	Exit            int            `json:"exit"`
 }
 
 // violationJSON is one counterexample in a -json report.
@@ -67,7 +72,8 @@ func (c *campaign) jsonReport(code int) campaignJSON {
 	r := campaignJSON{Mode: "campaign", Target: c.o.target.Name, Seed: c.o.seed, Workers: c.o.workers, Batch: c.o.batch,
 		Duration: c.o.duration.String(), CheckBudget: c.o.checks, ElapsedMs: c.elapsed.Milliseconds(), Checks: c.checks,
 		ChecksPerSecond: float64(c.checks) / max(c.elapsed.Seconds(), 1e-3), Interrupted: c.interrupted,
-		Properties: c.rows(), Violations: []violationJSON{}, Errors: c.errors, HTML: c.o.html, Exit: code}
+		Properties: c.rows(), Violations: []violationJSON{}, Errors: c.errors, HTML: c.o.html, Exit: code,
+		Coverage: c.coverage.Rows(), CoverageFailure: c.coverageFailure()}
 	for _, f := range c.sortedFindings() {
 		r.Violations = append(r.Violations, f.json())
 	}
@@ -90,6 +96,7 @@ func (c *campaign) printSummary(w io.Writer) {
 	fmt.Fprintf(w, "fuzzrun: campaign against %s%s: %d checks in %.1fs (%.0f checks/s), seed %d, %d worker(s)\n\n",
 		c.o.target.Name, state, c.checks, c.elapsed.Seconds(), float64(c.checks)/max(c.elapsed.Seconds(), 1e-3), c.o.seed, c.o.workers)
 	printProperties(w, c.rows())
+	printCoverage(w, c.coverage.Rows(), c.coverageFailure())
 	var broken []string
 	for _, r := range c.rows() {
 		for _, law := range r.Broken {
@@ -100,7 +107,10 @@ func (c *campaign) printSummary(w io.Writer) {
 		fmt.Fprintf(w, "\nlaws broken, each with its own counterexample below: %s\n", strings.Join(broken, ", "))
 	}
 	found := c.sortedFindings()
-	if len(found) == 0 {
+	switch {
+	case len(found) == 0 && c.coverageFailure() != "":
+		fmt.Fprintf(w, "\nno violation found, but the campaign fails: it never reached some situations (see coverage above).\n")
+	case len(found) == 0:
 		fmt.Fprintf(w, "\nno violation found.\n")
 	}
 	shown := map[string]int{} // scenario hash -> the violation that showed it

@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/idemcheck/idemcheck/properties/coverage"
 )
 
 // rapid reads its seed and check count from process-wide flags, so hunts
@@ -37,6 +39,8 @@ type message struct {
 	Properties []string `json:"properties,omitempty"`
 	Checks     int      `json:"checks,omitempty"`
 	BatchSeed  uint64   `json:"batchSeed,omitempty"`
+	// Coverage (batch) counts the situations the batch's runs reached.
+	Coverage *coverage.Counts `json:"coverage,omitempty"`
 
 	// Violation and kill: the failing property, the seed of the failing
 	// check, the verdict's summary and the shrunk scenario.
@@ -79,6 +83,9 @@ func workerCommand(exe string, o *options, w int, checks int64, left time.Durati
 		"-duration", left.String(), "-property", strings.Join(o.patterns, ",")}
 	if checks > 0 {
 		args = append(args, "-checks", strconv.FormatInt(checks, 10))
+	}
+	if len(o.without) > 0 {
+		args = append(args, "-without", joinOps(o.without))
 	}
 	if o.mutants {
 		args = append(args, "-mutants")

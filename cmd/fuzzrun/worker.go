@@ -12,6 +12,7 @@ import (
 	"github.com/idemcheck/idemcheck/faults/scenario"
 	"github.com/idemcheck/idemcheck/impl/system"
 	"github.com/idemcheck/idemcheck/properties"
+	"github.com/idemcheck/idemcheck/properties/coverage"
 )
 
 // sender writes a worker's messages as JSON lines. If the parent is gone,
@@ -63,6 +64,7 @@ func huntCampaign(ctx context.Context, o *options, s *sender) {
 		hunted[p.Kind] = append(hunted[p.Kind], properties.LawIDs([]properties.Property{p})...)
 	}
 	left := o.checks
+	cov := coverage.NewObserver()
 	for k := 0; ; k++ {
 		if ctx.Err() != nil || (o.duration > 0 && time.Since(start) >= o.duration) || (o.checks > 0 && left <= 0) {
 			return
@@ -82,10 +84,13 @@ func huntCampaign(ctx context.Context, o *options, s *sender) {
 		}
 		kind := live[k%len(live)]
 		seed := huntSeed(o.seed, o.workerIndex, o.workers, k)
-		res := properties.Hunt(o.target, properties.HuntOptions{Kind: kind, Properties: judged[kind], Laws: hunted[kind], Checks: int(n), Seed: seed})
+		res := properties.Hunt(o.target, properties.HuntOptions{Kind: kind, Properties: judged[kind], Laws: hunted[kind], Checks: int(n), Seed: seed,
+			Generator: generator(o, kind), Coverage: cov})
 		done := min(int64(res.Checks), n)
 		left -= done
-		s.send(message{Type: msgBatch, Kind: string(kind), Properties: huntedProperties(hunted[kind]), Checks: int(done), BatchSeed: seed})
+		counts := cov.Counts()
+		cov.Reset()
+		s.send(message{Type: msgBatch, Kind: string(kind), Properties: huntedProperties(hunted[kind]), Checks: int(done), BatchSeed: seed, Coverage: &counts})
 		if !res.Failed {
 			continue
 		}

@@ -28,10 +28,14 @@ func target(name string, open func(func() int64, time.Duration) (*guardhlc.Clock
 // The fixed clock refuses stamps under skew of minutes, as designed, and
 // is never flagged: not by the HLC laws, and not by the projectors that
 // order by its stamps.
+// budget keeps the suite quick: 100 scenarios per law instead of the
+// default time budget (properties.DefaultBudget).
+var budget = properties.Options{Checks: 100}
+
 func TestGuardHLC(t *testing.T) {
 	tg := target("guardhlc", guardhlc.New)
-	properties.CheckProperty(t, tg, "hlc-laws")
-	properties.CheckProperty(t, tg, "skew-safe-final-state")
+	properties.CheckProperty(t, tg, "hlc-laws", budget)
+	properties.CheckProperty(t, tg, "skew-safe-final-state", budget)
 }
 
 // Version 1 refuses a message merely delayed: caught, and the law names it.

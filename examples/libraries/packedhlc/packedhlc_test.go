@@ -22,7 +22,7 @@ func target(name string, open func(func() int64) *packedhlc.Clock) system.Target
 // The packed clock drops the wall's low bits by design: through the packed
 // adapter it is judged with that granularity and never flagged.
 func TestPackedHLC(t *testing.T) {
-	properties.CheckProperty(t, target("packedhlc", packedhlc.New), "hlc-laws")
+	properties.CheckProperty(t, target("packedhlc", packedhlc.New), "hlc-laws", properties.Options{Checks: 100})
 }
 
 // Version 1's counter wraps: a burst of events within one millisecond makes

@@ -30,7 +30,7 @@ func TestContract(t *testing.T) {
 
 func TestInvariants(t *testing.T) {
 	properties.Conformance(t, system.WithStore("ttldedupe", func(c clock.Source) (store.Store, error) { return ttldedupe.New(c), nil }),
-		properties.Options{Conventions: &conventions})
+		properties.Options{Conventions: &conventions, Checks: 100})
 }
 
 func TestLinearizable(t *testing.T) {
