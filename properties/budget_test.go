@@ -81,3 +81,23 @@ func TestLawBudget(t *testing.T) {
 		t.Fatal("a time budget is spent when its time has passed")
 	}
 }
+
+// A hunt counts the coverage of the scenarios it drew, up to and including
+// the failing one, and not what rapid plays while shrinking.
+func TestHuntCountsDrawnScenariosOnly(t *testing.T) {
+	m, _ := system.Lookup("takeover-without-fencing")
+	fencing, _ := ByName("fencing")
+	obs := coverage.NewObserver()
+	res := Hunt(m, HuntOptions{Kind: scenario.KindConsumption, Properties: []Property{fencing}, Checks: 1000, Seed: 3, NoReduce: true, Coverage: obs})
+	if !res.Failed {
+		t.Fatal("takeover-without-fencing survived 1000 checks")
+	}
+	if got := obs.Counts().Total(); got != int64(res.Checks) {
+		t.Fatalf("coverage counted %d runs, the hunt drew %d scenarios", got, res.Checks)
+	}
+	clean := coverage.NewObserver()
+	res = Hunt(system.Reference(), HuntOptions{Kind: scenario.KindConsumption, Properties: []Property{fencing}, Checks: 300, Seed: 3, Coverage: clean})
+	if res.Failed || clean.Counts().Total() != 300 {
+		t.Fatalf("a clean hunt of 300 checks: failed=%t, %d runs counted", res.Failed, clean.Counts().Total())
+	}
+}

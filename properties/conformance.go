@@ -237,6 +237,7 @@ func checkLaw(t lawT, target system.Target, opts HuntOptions, b budget) {
 			return
 		}
 		last = f
+		opts.Coverage = nil // what rapid plays while shrinking was not drawn
 		// The message stays free of times and pointers so rapid can tell
 		// the shrunk failure is the one it started from; the report is
 		// logged once the shrinking is over.

@@ -40,7 +40,8 @@ type HuntOptions struct {
 	// NoReduce skips the reduction pass after rapid's shrink.
 	NoReduce bool
 	// Coverage, when set, counts the situations every drawn scenario
-	// reached (package coverage); the reduction pass is not counted.
+	// reached (package coverage); rapid's shrinking and the reduction
+	// pass are not counted.
 	Coverage *coverage.Observer
 }
 
@@ -126,6 +127,7 @@ func hunt(target system.Target, opts HuntOptions) HuntResult {
 				foundAfter = time.Since(start)
 			}
 			last = f
+			opts.Coverage = nil // what rapid plays while shrinking was not drawn
 			t.Fatalf("%s: %s", f.law, f.verdict.Summary)
 		}
 	})
