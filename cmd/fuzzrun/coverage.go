@@ -10,7 +10,9 @@ import (
 	"pgregory.net/rapid"
 
 	"github.com/idemcheck/idemcheck/faults/gen"
+	"github.com/idemcheck/idemcheck/faults/runner"
 	"github.com/idemcheck/idemcheck/faults/scenario"
+	"github.com/idemcheck/idemcheck/impl/system"
 	"github.com/idemcheck/idemcheck/properties/coverage"
 )
 
@@ -89,4 +91,24 @@ func joinOps(ops []scenario.Op) string {
 		s[i] = string(op)
 	}
 	return strings.Join(s, ",")
+}
+
+// reachedBy plays s against target once more, with a coverage tracker, and
+// names the situations it reached: what a replayed counterexample
+// exercised. A run that fails reaches nothing.
+func reachedBy(s *scenario.Scenario, target system.Target) []string {
+	tr := coverage.NewTracker()
+	out, err := runner.Run(s, target, tr)
+	if err != nil {
+		return []string{}
+	}
+	tr.Finish(out)
+	return append([]string{}, tr.Reached().Names()...)
+}
+
+func situationsText(names []string) string {
+	if len(names) == 0 {
+		return "none"
+	}
+	return strings.Join(names, ", ")
 }

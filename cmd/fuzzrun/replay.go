@@ -24,8 +24,10 @@ type replayJSON struct {
 	Pass     bool                 `json:"pass"`
 	Verdicts []properties.Verdict `json:"verdicts"`
 	Trace    []string             `json:"trace"`
-	HTML     string               `json:"html,omitempty"`
-	Exit     int                  `json:"exit"`
+	// Situations are the coverage situations the scenario reached.
+	Situations []string `json:"situations"`
+	HTML       string   `json:"html,omitempty"`
+	Exit       int      `json:"exit"`
 }
 
 // recordedJSON is what a corpus file says about its scenario.
@@ -85,7 +87,7 @@ func runReplay(o *options, stdout, stderr io.Writer) int {
 	}
 	if o.json {
 		r := replayJSON{Mode: "replay", File: o.replay, Target: o.target.Name, Kind: string(kind), Size: c.Scenario.Size(),
-			Pass: code == exitOK, Verdicts: verdicts, Trace: out.Trace.Lines(), HTML: o.html, Exit: code}
+			Pass: code == exitOK, Verdicts: verdicts, Trace: out.Trace.Lines(), Situations: reachedBy(c.Scenario, o.target), HTML: o.html, Exit: code}
 		if !c.Bare {
 			r.Recorded = &recordedJSON{Property: c.Property, Target: c.Target, CaughtBy: c.CaughtBy}
 		}
@@ -105,6 +107,7 @@ func runReplay(o *options, stdout, stderr io.Writer) int {
 	for _, v := range verdicts {
 		fmt.Fprint(stdout, v.String())
 	}
+	fmt.Fprintf(stdout, "\nsituations reached: %s\n", situationsText(reachedBy(c.Scenario, o.target)))
 	fmt.Fprintf(stdout, "\ntrace:\n%s", out.Trace.String())
 	if o.html != "" {
 		fmt.Fprintf(stdout, "\nreport: %s\n", o.html)

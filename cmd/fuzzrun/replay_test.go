@@ -18,7 +18,8 @@ func TestReplayCorpusFile(t *testing.T) {
 	if ok.code != exitOK {
 		t.Fatalf("reference: exit %d\n%s%s", ok.code, ok.stdout, ok.stderr)
 	}
-	mustContain(t, "replay", ok.stdout, "against reference", "PASS fencing", "trace:", " 1. t=+0ms start:")
+	mustContain(t, "replay", ok.stdout, "against reference", "PASS fencing", "trace:", " 1. t=+0ms start:",
+		"situations reached: takeover-after-lease-expiry, stale-commit-refused")
 
 	html := filepath.Join(t.TempDir(), "r.html")
 	bad := fuzzrun(t, "-replay", file, "-target", "takeover-without-fencing", "-html", html)
@@ -50,6 +51,9 @@ func TestReplayJSON(t *testing.T) {
 	if r.code != exitViolation || rep.Pass || rep.Kind != "projection" || len(rep.Verdicts) != 1 || rep.Verdicts[0].Pass ||
 		rep.Recorded == nil || rep.Recorded.Property != "hlc-laws" || len(rep.Trace) == 0 || rep.Exit != exitViolation {
 		t.Fatalf("exit %d, report %+v", r.code, rep)
+	}
+	if rep.Situations == nil {
+		t.Fatal("the JSON report has no situations list")
 	}
 }
 
