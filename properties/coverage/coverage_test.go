@@ -196,13 +196,35 @@ func TestObserverCountsRunsWithoutEnd(t *testing.T) {
 	}
 }
 
+// An explorer drives a World step by step and forks its tracker with it:
+// what one branch reaches after the fork stays out of the other.
 func TestCloneIsIndependent(t *testing.T) {
+	sc := &scenario.Consumption{Config: world(2), Events: []scenario.Event{evt}}
 	tr := coverage.NewTracker()
-	if _, err := runner.Run(gen.Consumption().Example(1), system.Reference(), tr); err != nil {
+	w, err := runner.NewWorld(sc, system.Reference().Consumption, tr)
+	if err != nil {
 		t.Fatal(err)
 	}
-	c := tr.Clone()
-	if c.Reached() != tr.Reached() || c.Kind() != tr.Kind() {
-		t.Fatal("a clone differs from its original")
+	defer w.Close()
+	for i, st := range []scenario.Step{{Op: scenario.OpProduce}, {Op: scenario.OpDeliver, Worker: "w1"}, {Op: scenario.OpStep, Worker: "w1"}} {
+		if err := w.Apply(i, st); err != nil {
+			t.Fatal(err)
+		}
+	}
+	fork := tr.Clone()
+	if fork.Reached() != tr.Reached() || fork.Kind() != scenario.KindConsumption {
+		t.Fatalf("a clone differs from its original: %v vs %v", fork.Reached().Names(), tr.Reached().Names())
+	}
+	if err := w.Apply(3, scenario.Step{Op: scenario.OpCrash, Worker: "w1"}); err != nil {
+		t.Fatal(err)
+	}
+	if !tr.Reached().Has(coverage.CrashAfterClaim) || fork.Reached().Has(coverage.CrashAfterClaim) {
+		t.Fatalf("after the crash: original %v, fork %v; want the crash in the original only", tr.Reached().Names(), fork.Reached().Names())
+	}
+	var c coverage.Counts
+	c.AddRun(tr.Kind(), tr.Reached())
+	c.AddRun(fork.Kind(), fork.Reached())
+	if c.Reached[coverage.CrashAfterClaim] != 1 || c.Runs[scenario.KindConsumption] != 2 {
+		t.Fatalf("counts of the two branches: %+v", c)
 	}
 }
