@@ -52,8 +52,9 @@ func Configs() []string { return []string{AdvisoryDLQ, NoDLQ, ShortDedupe} }
 // right: longer than any producer retry.
 const DedupeWindow = 2 * time.Minute
 
-// ShortDedupeWindow is the duplicate window of ShortDedupe.
-const ShortDedupeWindow = 40 * time.Millisecond
+// ShortDedupeWindow is the duplicate window of ShortDedupe: the shortest
+// JetStream accepts.
+const ShortDedupeWindow = 100 * time.Millisecond
 
 // Headers the adapter stamps on messages and DLQ entries.
 const (

@@ -42,7 +42,6 @@ type rig struct {
 	t    *testing.T
 	ctx  context.Context
 	live broker.Live
-	n    int
 }
 
 func open(t *testing.T, f broker.LiveFactory, groups ...string) *rig {
