@@ -19,12 +19,12 @@ func factory(t *testing.T, config string) *natsbroker.Factory {
 
 func TestContractAdvisoryDLQ(t *testing.T) {
 	t.Parallel()
-	livetest.Run(t, factory(t, natsbroker.AdvisoryDLQ), livetest.Claims{Bounded: true, DLQ: true, Dedupe: true})
+	livetest.Run(t, factory(t, natsbroker.AdvisoryDLQ), livetest.Claims{Bounded: true, DLQ: true, LastError: true, Counts: true, Dedupe: true})
 }
 
 func TestContractNoDLQ(t *testing.T) {
 	t.Parallel()
-	livetest.Run(t, factory(t, natsbroker.NoDLQ), livetest.Claims{Bounded: true, Dedupe: true})
+	livetest.Run(t, factory(t, natsbroker.NoDLQ), livetest.Claims{Bounded: true, Counts: true, Dedupe: true})
 }
 
 func TestUnknownConfig(t *testing.T) {

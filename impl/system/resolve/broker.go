@@ -1,30 +1,73 @@
 package resolve
 
 import (
+	"context"
+	"errors"
 	"fmt"
+	"os"
 	"strings"
+	"time"
 
 	"github.com/idemcheck/idemcheck/impl/adapter/natsbroker"
+	"github.com/idemcheck/idemcheck/impl/adapter/rabbitbroker"
 	"github.com/idemcheck/idemcheck/impl/contract/broker"
 )
 
+// RabbitMQURLEnv holds the AMQP URL of "rabbitmq".
+const RabbitMQURLEnv = rabbitbroker.URLEnv
+
 // Broker opens the live broker a command line names, "BROKER[:CONFIG]":
 //
-//	nats[:advisory-dlq|no-dlq|short-dedupe]    NATS JetStream embedded in the process
+//	nats[:advisory-dlq|no-dlq|short-dedupe]        NATS JetStream embedded in the process
+//	rabbitmq[:quorum|quorum-off-by-one|classic]    RabbitMQ at $IDEMCHECK_RABBITMQ_URL
 //
-// The factory is ready: an unreachable broker or a configuration it cannot
-// set up is reported here. The caller closes it.
+// The factory is ready: Broker sets up and deletes one run first, so an
+// unreachable broker or a configuration it cannot set up is reported
+// here, once. The caller closes the factory.
 func Broker(spec string) (broker.LiveFactory, error) {
 	name, config, _ := strings.Cut(spec, ":")
+	var (
+		f   broker.LiveFactory
+		err error
+	)
 	switch name {
 	case "nats":
-		f, err := natsbroker.New(config)
-		if err != nil {
-			return nil, fmt.Errorf("broker %s: %w", spec, err)
+		f, err = natsbroker.New(config)
+	case "rabbitmq":
+		url := os.Getenv(RabbitMQURLEnv)
+		if url == "" {
+			return nil, fmt.Errorf("broker %s: %s is unset; set it to an AMQP URL, e.g. amqp://guest:guest@127.0.0.1:5672/", spec, RabbitMQURLEnv)
 		}
-		return f, nil
+		f, err = rabbitbroker.New(url, config)
 	default:
-		return nil, fmt.Errorf("unknown broker %q: want %s", spec, strings.Join(BrokerSpecs(), ", "))
+		return nil, fmt.Errorf("unknown broker %q: want one of %s", spec, strings.Join(BrokerSpecs(), ", "))
+	}
+	if err != nil {
+		return nil, fmt.Errorf("broker %s: %w", spec, err)
+	}
+	if err := probeBroker(f); err != nil {
+		_ = f.Close()
+		return nil, fmt.Errorf("broker %s: %w", spec, err)
+	}
+	return f, nil
+}
+
+// probeBroker sets up one run and deletes it.
+func probeBroker(f broker.LiveFactory) error {
+	ctx, cancel := context.WithTimeout(context.Background(), openTimeout)
+	defer cancel()
+	l, err := f.Open(ctx, broker.LiveSpec{Topic: "probe", Groups: []string{"probe"},
+		Policy: broker.Policy{MaxAttempts: 2, BackoffMs: 1, MaxBackoffMs: 1, AckTimeoutMs: 100}})
+	if err != nil {
+		return fmt.Errorf("set up a run: %w", err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- l.Close() }()
+	select {
+	case err := <-done:
+		return err
+	case <-time.After(openTimeout):
+		return errors.New("deleting a run timed out")
 	}
 }
 
@@ -34,6 +77,9 @@ func BrokerSpecs() []string {
 	var out []string
 	for _, c := range natsbroker.Configs() {
 		out = append(out, "nats:"+c)
+	}
+	for _, c := range rabbitbroker.Configs() {
+		out = append(out, "rabbitmq:"+c)
 	}
 	return out
 }
