@@ -77,6 +77,8 @@ func runContext(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		return runReplay(o, stdout, stderr)
 	case o.mutants:
 		return runMutants(ctx, o, stdout, stderr)
+	case o.broker != "":
+		return runBroker(ctx, o, stdout, stderr)
 	}
 	return runCampaign(ctx, o, stdout, stderr)
 }

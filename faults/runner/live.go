@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/idemcheck/idemcheck/faults/scenario"
@@ -131,7 +132,8 @@ func RunLive(ctx context.Context, sc *scenario.Live, f broker.LiveFactory, parts
 		opts.DrainLimit = 3 * time.Second
 	}
 	policy := broker.Policy{MaxAttempts: sc.MaxAttempts, BackoffMs: sc.BackoffMs, MaxBackoffMs: sc.MaxBackoffMs, AckTimeoutMs: sc.AckTimeoutMs}
-	live, err := f.Open(ctx, broker.LiveSpec{Topic: sc.Topic, Groups: sc.Consumers, Policy: policy})
+	durable := slices.ContainsFunc(sc.Steps, func(st scenario.LiveStep) bool { return st.Op == scenario.LiveRestart })
+	live, err := f.Open(ctx, broker.LiveSpec{Topic: sc.Topic, Groups: sc.Consumers, Policy: policy, Durable: durable})
 	if err != nil {
 		return nil, fmt.Errorf("runner: open %s: %w", f.Name(), err)
 	}
@@ -410,10 +412,47 @@ func (r *liveRun) drain(limit time.Duration) {
 			continue
 		}
 		if r.settled() && time.Since(quietSince) >= grace {
+			// A broker's DLQ routing may lag the last delivery (an advisory
+			// on its way): give it a while before calling the run quiet.
+			if time.Since(quietSince) < grace+dlqWait && r.dlqPending() {
+				continue
+			}
 			r.h.Quiesced = true
 			return
 		}
 	}
+}
+
+// dlqWait bounds how long a quiet run waits for spent messages to reach
+// the DLQ.
+const dlqWait = 500 * time.Millisecond
+
+// dlqPending reports whether a message spent its attempts in a group and
+// is not in the DLQ yet.
+func (r *liveRun) dlqPending() bool {
+	dlq, err := r.live.DLQ(r.ctx)
+	if err != nil {
+		r.fail("read the DLQ", err)
+		return false
+	}
+	in := map[string]bool{}
+	for _, e := range dlq {
+		in[fmt.Sprintf("%s/%d", e.Group, e.Offset)] = true
+	}
+	last := map[string]LiveDeliveryRecord{}
+	n := map[string]int{}
+	for _, d := range r.h.Deliveries {
+		k := fmt.Sprintf("%s/%d", d.Consumer, d.Offset)
+		last[k] = d
+		n[k]++
+	}
+	for k, d := range last {
+		spent := max(n[k], d.Attempts) >= r.sc.MaxAttempts
+		if spent && d.Outcome != LiveAcked && d.Outcome != LiveDeadLetter && !in[k] {
+			return true
+		}
+	}
+	return false
 }
 
 // runaway reports a message delivered far past max_attempts: the broker

@@ -1,7 +1,8 @@
 // Package natsbroker is the live broker over NATS JetStream, embedded in
 // the process (impl/contract/broker.LiveFactory): nothing to install.
 //
-// Each run gets a stream of its own (file storage, so a restart keeps it)
+// Each run gets a stream of its own (file storage when the run restarts the
+// server, so the restart keeps it; memory storage otherwise)
 // and a durable pull consumer per consumer group, with AckWait, MaxDeliver
 // and BackOff from the run's policy. Attempts are the message metadata's
 // NumDelivered; a nack is a Nak with the backoff as its delay. The producer
@@ -141,6 +142,15 @@ func (f *Factory) Close() error {
 	return f.srv.Close()
 }
 
+// stopped is the error of every call once the embedded server has been
+// stopped: the adapter owns the server and need not wait for a timeout.
+func (f *Factory) stopped() error {
+	if f.srv.Running() {
+		return nil
+	}
+	return fmt.Errorf("%w: nats: the embedded server is stopped", broker.ErrBrokerDown)
+}
+
 // down marks the errors that mean the server is gone.
 func down(what string, err error) error {
 	if err == nil {
@@ -162,6 +172,9 @@ func (f *Factory) Open(ctx context.Context, spec broker.LiveSpec) (broker.Live, 
 	if p.MaxAttempts < 1 || p.AckTimeoutMs < 1 {
 		return nil, fmt.Errorf("nats: policy needs maxAttempts >= 1 and ackTimeoutMs >= 1, got %+v", p)
 	}
+	if err := f.stopped(); err != nil {
+		return nil, err
+	}
 	n := f.runs.Add(1)
 	r := &run{f: f, spec: spec, stream: fmt.Sprintf("R%d", n), dlqStream: fmt.Sprintf("R%d_DLQ", n),
 		subject: fmt.Sprintf("%s.r%d", spec.Topic, n), lastNack: map[string]nack{}}
@@ -170,14 +183,20 @@ func (f *Factory) Open(ctx context.Context, spec broker.LiveSpec) (broker.Live, 
 	if f.config == ShortDedupe {
 		window = ShortDedupeWindow
 	}
+	// File storage survives a restart; memory storage is several times
+	// faster to create and delete, for the runs that restart nothing.
+	storage := jetstream.MemoryStorage
+	if spec.Durable {
+		storage = jetstream.FileStorage
+	}
 	ctx, cancel := context.WithTimeout(ctx, requestTimeout)
 	defer cancel()
 	if _, err := f.js.CreateStream(ctx, jetstream.StreamConfig{Name: r.stream, Subjects: []string{r.subject},
-		Storage: jetstream.FileStorage, Duplicates: window}); err != nil {
+		Storage: storage, Duplicates: window}); err != nil {
 		return nil, down("create stream", err)
 	}
 	if _, err := f.js.CreateStream(ctx, jetstream.StreamConfig{Name: r.dlqStream, Subjects: []string{r.dlqSubject},
-		Storage: jetstream.FileStorage, Duplicates: DedupeWindow}); err != nil {
+		Storage: storage, Duplicates: DedupeWindow}); err != nil {
 		_ = r.Close()
 		return nil, down("create DLQ stream", err)
 	}
@@ -245,6 +264,9 @@ func nackKey(group string, seq uint64) string { return group + "/" + strconv.For
 
 // Produce implements broker.Live: the event id is the Nats-Msg-Id.
 func (r *run) Produce(ctx context.Context, tenant, key string, payload []byte) (broker.ProduceResult, error) {
+	if err := r.f.stopped(); err != nil {
+		return broker.ProduceResult{}, err
+	}
 	ctx, cancel := context.WithTimeout(ctx, requestTimeout)
 	defer cancel()
 	m := nats.NewMsg(r.subject)
@@ -346,6 +368,9 @@ func (r *run) fail(err error) {
 // DLQ implements broker.Live: every message of the DLQ stream, decoded
 // from its headers.
 func (r *run) DLQ(ctx context.Context) ([]broker.DLQEntry, error) {
+	if err := r.f.stopped(); err != nil {
+		return nil, err
+	}
 	r.mu.Lock()
 	advErr := r.advErr
 	r.mu.Unlock()
@@ -381,6 +406,9 @@ func (r *run) DLQ(ctx context.Context) ([]broker.DLQEntry, error) {
 func (r *run) Close() error {
 	if r.advisory != nil {
 		_ = r.advisory.Unsubscribe()
+	}
+	if r.f.stopped() != nil {
+		return nil // nothing to delete from: the factory's Close removes the storage
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), requestTimeout)
 	defer cancel()
@@ -425,6 +453,9 @@ type session struct {
 
 // Next implements broker.Session with a one-message fetch.
 func (s *session) Next(ctx context.Context, wait time.Duration) (broker.LiveDelivery, bool, error) {
+	if err := s.r.f.stopped(); err != nil {
+		return broker.LiveDelivery{}, false, err
+	}
 	ctx, cancel := context.WithTimeout(ctx, wait)
 	defer cancel()
 	batch, err := s.cons.Fetch(1, jetstream.FetchContext(ctx))
@@ -508,4 +539,16 @@ func (s *session) DeadLetter(ctx context.Context, d broker.LiveDelivery, reason 
 func (s *session) Close() error {
 	s.nc.Close()
 	return nil
+}
+
+// Fix says in one line how to configure JetStream so that the invariant
+// holds, for a configuration that breaks it ("" if there is nothing to say).
+func Fix(config, invariant string) string {
+	switch {
+	case config == NoDLQ && (invariant == "nothing-lost" || invariant == "dlq-metadata"):
+		return "JetStream has no DLQ: subscribe to $JS.EVENT.ADVISORY.CONSUMER.MAX_DELIVERIES.<stream>.<consumer> and republish the message to dlq.<topic> with its metadata (configuration advisory-dlq)."
+	case config == ShortDedupe && invariant == "producer-gate":
+		return "Make the stream's duplicate window (Duplicates) longer than the producer's retry window: here 100ms against a retry after 150ms; the default is 2 minutes."
+	}
+	return ""
 }

@@ -78,6 +78,13 @@ func (s *Server) Restart() error {
 	return s.start()
 }
 
+// Running reports whether the server is up (it waits out a restart).
+func (s *Server) Running() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.srv != nil
+}
+
 // Stop shuts the server down and keeps its storage, as a broker that dies
 // does; Close afterwards still removes the storage.
 func (s *Server) Stop() {

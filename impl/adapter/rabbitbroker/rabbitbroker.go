@@ -456,3 +456,21 @@ func (s *session) DeadLetter(ctx context.Context, d broker.LiveDelivery, reason 
 func (s *session) Close() error {
 	return s.conn.Close()
 }
+
+// Fix says in one line how to configure RabbitMQ so that the invariant
+// holds, for a configuration that breaks it ("" if there is nothing to say).
+func Fix(config, invariant string) string {
+	switch {
+	case invariant == "producer-gate":
+		return "RabbitMQ drops no repeated publish: gate the producer yourself (an outbox or a keyed produce record, COMMITTED before the retry) and keep the consumer's claim store."
+	case config == Classic && invariant == "bounded-attempts":
+		return "A classic queue has no delivery limit: use a quorum queue with x-delivery-limit = max_attempts-1 and a dead-letter exchange to dlq.<topic>."
+	case config == QuorumOffByOne && invariant == "bounded-attempts":
+		return "x-delivery-limit counts redeliveries, not deliveries: set it to max_attempts-1."
+	case config == QuorumOffByOne && invariant == "dlq-metadata":
+		return "Set x-delivery-limit to max_attempts-1, and dead-letter the last attempt yourself with its error: x-death records only the reason delivery_limit."
+	case invariant == "dlq-metadata":
+		return "x-death records only the reason delivery_limit, not the handler's error: on the last attempt (x-delivery-count = max_attempts-1) publish to dlq.<topic> with the error yourself, then ack."
+	}
+	return ""
+}

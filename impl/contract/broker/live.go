@@ -22,6 +22,9 @@ type LiveSpec struct {
 	// Policy is the retry policy the broker is configured with, as far as
 	// it can be (each adapter says what it maps it to).
 	Policy Policy
+	// Durable asks for storage that survives a broker restart; a run that
+	// restarts nothing may be kept in memory, which is much faster.
+	Durable bool
 }
 
 // LiveFactory opens a live broker per run. Close releases what the factory

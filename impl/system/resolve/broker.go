@@ -71,6 +71,19 @@ func probeBroker(f broker.LiveFactory) error {
 	}
 }
 
+// BrokerFix says in one line how to configure the broker of spec so that
+// the invariant holds ("" if there is nothing to say).
+func BrokerFix(spec, invariant string) string {
+	name, config, _ := strings.Cut(spec, ":")
+	switch name {
+	case "nats":
+		return natsbroker.Fix(cmpOr(config, natsbroker.AdvisoryDLQ), invariant)
+	case "rabbitmq":
+		return rabbitbroker.Fix(cmpOr(config, rabbitbroker.Quorum), invariant)
+	}
+	return ""
+}
+
 // BrokerSpecs lists every broker and configuration Broker accepts, the
 // default of each broker first.
 func BrokerSpecs() []string {

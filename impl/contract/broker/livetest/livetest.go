@@ -51,8 +51,13 @@ type rig struct {
 
 func open(t *testing.T, f broker.LiveFactory, groups ...string) *rig {
 	t.Helper()
+	return openSpec(t, f, broker.LiveSpec{Topic: "orders", Groups: groups, Policy: Policy})
+}
+
+func openSpec(t *testing.T, f broker.LiveFactory, spec broker.LiveSpec) *rig {
+	t.Helper()
 	ctx := t.Context()
-	l, err := f.Open(ctx, broker.LiveSpec{Topic: "orders", Groups: groups, Policy: Policy})
+	l, err := f.Open(ctx, spec)
 	if err != nil {
 		t.Fatalf("open: %v", err)
 	}
@@ -267,7 +272,7 @@ func Run(t *testing.T, f broker.LiveFactory, c Claims) {
 	})
 	if f.Caps().Restart {
 		t.Run("restart-keeps-messages", func(t *testing.T) {
-			r := open(t, f, "ledger")
+			r := openSpec(t, f, broker.LiveSpec{Topic: "orders", Groups: []string{"ledger"}, Policy: Policy, Durable: true})
 			r.produce("e1")
 			rr, ok := r.live.(broker.Restarter)
 			if !ok {
