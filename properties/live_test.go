@@ -37,7 +37,7 @@ func TestJudgeLive(t *testing.T) {
 	}
 	cases := []struct {
 		name, invariant, want string
-		breakIt           func(*runner.LiveHistory)
+		breakIt               func(*runner.LiveHistory)
 	}{
 		{"unbounded redelivery", properties.LiveBoundedAttempts, "3 times", func(h *runner.LiveHistory) {
 			h.Deliveries = []runner.LiveDeliveryRecord{nack(1, "boom"), nack(2, "boom"), h.Deliveries[0]}
