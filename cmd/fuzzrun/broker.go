@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/idemcheck/idemcheck/corpus"
+	"github.com/idemcheck/idemcheck/faults/runner"
 	"github.com/idemcheck/idemcheck/impl/contract/broker"
 	"github.com/idemcheck/idemcheck/impl/system/resolve"
 	"github.com/idemcheck/idemcheck/properties"
@@ -29,8 +30,8 @@ func (o *options) checkBroker(given map[string]bool) error {
 	if o.broker == "" {
 		return nil
 	}
-	if o.list || o.replay != "" || o.mutants {
-		return usagef("-broker: a broker campaign is its own mode; drop -list, -replay and -mutants")
+	if o.list || o.mutants {
+		return usagef("-broker: a broker campaign is its own mode; drop -list and -mutants")
 	}
 	if o.target.Consumption == nil {
 		return usagef("-target: %q takes no part in consumption runs, which a broker campaign needs", o.target.Name)
@@ -59,6 +60,9 @@ func runBroker(ctx context.Context, o *options, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	defer f.Close()
+	if o.replay != "" {
+		return replayBroker(ctx, o, f, stdout, stderr)
+	}
 	runs := math.MaxInt
 	if o.checks > 0 {
 		runs = int(o.checks)
@@ -148,4 +152,48 @@ func printBroker(w io.Writer, r brokerJSON) {
 func listBrokers(w io.Writer) {
 	fmt.Fprintln(w, "\nbrokers (-broker):")
 	fmt.Fprintf(w, "  %s\n", strings.Join(resolve.BrokerSpecs(), "\n  "))
+}
+
+// replayBroker re-runs a corpus/brokers case up to ConfirmRuns times and
+// prints the history of the first run that breaks its invariant (or of
+// the last run). Exit 1 when the invariant broke again, 0 when it did not.
+func replayBroker(ctx context.Context, o *options, f broker.LiveFactory, stdout, stderr io.Writer) int {
+	c, err := corpus.LoadBrokerCase(o.replay)
+	if err != nil {
+		fmt.Fprintf(stderr, "fuzzrun: -replay: %v\n", err)
+		return exitUsage
+	}
+	if c.Broker != f.Name() {
+		fmt.Fprintf(stderr, "fuzzrun: -replay: %s was found against %s; replaying it against %s\n", o.replay, c.Broker, f.Name())
+	}
+	for i := range properties.ConfirmRuns {
+		h, err := runner.RunLive(ctx, c.Scenario, f, o.target.Consumption, runner.LiveOptions{})
+		if err != nil {
+			fmt.Fprintf(stderr, "fuzzrun: -replay: %v\n", err)
+			if errors.Is(err, broker.ErrBrokerDown) {
+				return exitUsage
+			}
+			return exitInternal
+		}
+		broke := ""
+		for _, v := range properties.JudgeLive(h) {
+			if v.Invariant == c.Invariant && !v.Holds {
+				broke = v.Detail
+			}
+		}
+		if broke == "" && i < properties.ConfirmRuns-1 {
+			continue
+		}
+		fmt.Fprintf(stdout, "%s against %s, run %d of at most %d:\n", o.replay, f.Name(), i+1, properties.ConfirmRuns)
+		for _, line := range h.Trace() {
+			fmt.Fprintf(stdout, "  %s\n", line)
+		}
+		if broke == "" {
+			fmt.Fprintf(stdout, "%s held in all %d runs\n", c.Invariant, properties.ConfirmRuns)
+			return exitOK
+		}
+		fmt.Fprintf(stdout, "%s broke again: %s\nfix: %s\n", c.Invariant, broke, c.Fix)
+		return exitViolation
+	}
+	return exitOK
 }

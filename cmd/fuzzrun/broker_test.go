@@ -59,3 +59,22 @@ func TestBrokerCampaignSavesConfirmedFailures(t *testing.T) {
 		t.Fatalf("temporary files left behind: %v", matches)
 	}
 }
+
+// TestBrokerReplay: a corpus/brokers case breaks its invariant again on
+// its own configuration (exit 1, with the trace and the fix) and holds on
+// the fixed one (exit 0).
+func TestBrokerReplay(t *testing.T) {
+	file := filepath.Join("..", "..", corpus.BrokersDir, "nats-no-dlq-nothing-lost.json")
+	r := fuzzrun(t, "-broker", "nats:no-dlq", "-replay", file)
+	if r.code != exitViolation || !strings.Contains(r.stdout, "nothing-lost broke again") || !strings.Contains(r.stdout, "fix: ") {
+		t.Fatalf("on nats:no-dlq: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	r = fuzzrun(t, "-broker", "nats:advisory-dlq", "-replay", file)
+	if r.code != exitOK || !strings.Contains(r.stdout, "DLQ: evt-0002") {
+		t.Fatalf("on nats:advisory-dlq: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	r = fuzzrun(t, "-broker", "nats", "-replay", "no-such-file.json")
+	if r.code != exitUsage {
+		t.Fatalf("a missing file: exit %d, want %d", r.code, exitUsage)
+	}
+}

@@ -94,6 +94,16 @@ func TestREADMEBrokerTable(t *testing.T) {
 				t.Fatal(err)
 			}
 			t.Logf("%s: %d runs, %d deliveries in %s; coverage %v", spec, rep.Runs, rep.Deliveries, rep.Elapsed, rep.Coverage)
+			// A campaign that never reached a fault proves nothing about it.
+			need := []string{"delivery: crash", "delivery: nack", "delivery: stall", "delivery: dead-letter", "redelivery", "producer retry", "DLQ poison"}
+			if row[properties.LiveBoundedAttempts] == "holds" && row[properties.LiveNothingLost] == "holds" {
+				need = append(need, "DLQ by broker")
+			}
+			for _, k := range need {
+				if rep.Coverage[k] == 0 {
+					t.Errorf("the campaign never reached %q: coverage %v", k, rep.Coverage)
+				}
+			}
 			for _, inv := range properties.LiveInvariants() {
 				cell := rep.Cell(inv)
 				measured := "holds"

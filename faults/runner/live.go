@@ -85,6 +85,55 @@ type LiveHistory struct {
 	ElapsedMs int64    `json:"elapsedMs"`
 }
 
+// Trace is the history as numbered lines for a person: what was produced,
+// each delivery and how it ended, the DLQ and the ledger. Times are real
+// and differ from run to run.
+func (h *LiveHistory) Trace() []string {
+	var out []string
+	add := func(format string, args ...any) {
+		out = append(out, fmt.Sprintf("%3d. ", len(out)+1)+fmt.Sprintf(format, args...))
+	}
+	for _, p := range h.Produces {
+		what := "produce"
+		if p.Retry {
+			what = "producer retry"
+		}
+		switch {
+		case p.Duplicate:
+			add("step %d: %s %s: dropped by the broker as a duplicate of offset %d", p.Step, what, p.Key, p.Offset)
+		default:
+			add("step %d: %s %s: enqueued at offset %d", p.Step, what, p.Key, p.Offset)
+		}
+	}
+	for _, d := range h.Deliveries {
+		when := fmt.Sprintf("step %d", d.Step)
+		if d.Step < 0 {
+			when = "drain"
+		}
+		line := fmt.Sprintf("%s, t=%dms: %s gets %s (offset %d, attempt %d): %s", when, d.AtMs, d.Consumer, d.Key, d.Offset, d.Attempts, d.Outcome)
+		if d.Reason != "" {
+			line += " (" + d.Reason + ")"
+		}
+		if d.Committed {
+			line += ", effect committed"
+		}
+		add("%s", line)
+	}
+	for _, e := range h.DLQ {
+		add("DLQ: %s in %s (offset %d), attempts %d, last error %q, poison %v", e.Key, e.Group, e.Offset, e.Attempts, e.LastError, e.Poison)
+	}
+	for _, e := range h.Ledger {
+		add("ledger: %s credited %s", e.Consumer, e.EventID)
+	}
+	for _, n := range h.Notes {
+		add("note: %s", n)
+	}
+	if !h.Quiesced {
+		add("the run did not quiesce within its drain limit")
+	}
+	return out
+}
+
 // LiveOptions bound a live run.
 type LiveOptions struct {
 	// DrainLimit bounds the drain in real time (default 3s).
