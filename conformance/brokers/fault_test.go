@@ -7,6 +7,7 @@ import (
 
 	"github.com/idemcheck/idemcheck/impl/adapter/natsbroker"
 	"github.com/idemcheck/idemcheck/impl/contract/broker"
+	"github.com/idemcheck/idemcheck/impl/system"
 	"github.com/idemcheck/idemcheck/properties"
 )
 
@@ -61,4 +62,28 @@ func TestBrokerStoppingMidCampaign(t *testing.T) {
 		}
 	}
 	t.Logf("stopped after %d runs in %s: %v", rep.Runs, time.Since(start), err)
+}
+
+// TestLiveCampaignCatchesConsumerMutants: over a correct broker, the live
+// judgement still catches a broken consumer: without dedupe, a redelivery
+// the broker really makes commits the effect twice.
+func TestLiveCampaignCatchesConsumerMutants(t *testing.T) {
+	f, err := natsbroker.New(natsbroker.AdvisoryDLQ)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	for _, name := range []string{"no-dedup", "effect-and-mark-separate-commits"} {
+		target, ok := system.Lookup(name)
+		if !ok {
+			t.Fatalf("no mutant %s", name)
+		}
+		rep, err := properties.RunLiveCampaign(t.Context(), properties.LiveCampaign{Factory: f, Parts: target.Consumption, Runs: 24, Seed: 1, Workers: 4})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c := rep.Cell(properties.LiveSingleCredit); c.Status != properties.LiveFails {
+			t.Errorf("%s: single-credit %s over %d runs, want a confirmed failure", name, c.Status, rep.Runs)
+		}
+	}
 }

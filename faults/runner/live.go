@@ -366,7 +366,7 @@ func (r *liveRun) take(g *liveGroup, crashAfter int, stall bool, wait time.Durat
 		}
 		r.sync()
 		rep, err := g.worker.Step(r.ctx)
-		if rep.Action == consumer.ActCommit && err == nil && !rep.Stale {
+		if (rep.Action == consumer.ActCommit || rep.Action == consumer.ActEffect) && err == nil && !rep.Stale {
 			rec.Committed = true
 		}
 		if err != nil && !rep.Stale {
