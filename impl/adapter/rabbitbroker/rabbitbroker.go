@@ -181,15 +181,20 @@ type run struct {
 	read []broker.DLQEntry // DLQ entries read back so far (reading consumes them)
 }
 
+// expiresMs is the queues' x-expires: a run that cannot delete what it
+// made (the broker went away mid-run) leaves nothing behind for long. The
+// exchanges auto-delete with their last queue.
+const expiresMs = int32(60_000)
+
 func (r *run) declare() error {
-	if err := r.ch.ExchangeDeclare(r.exchange, amqp.ExchangeFanout, false, false, false, false, nil); err != nil {
+	if err := r.ch.ExchangeDeclare(r.exchange, amqp.ExchangeFanout, false, true, false, false, nil); err != nil {
 		return down("declare exchange", err)
 	}
-	if _, err := r.ch.QueueDeclare(r.dlq, false, false, false, false, nil); err != nil {
+	if _, err := r.ch.QueueDeclare(r.dlq, false, false, false, false, amqp.Table{"x-expires": expiresMs}); err != nil {
 		return down("declare DLQ", err)
 	}
 	if r.f.config != Classic {
-		if err := r.ch.ExchangeDeclare(r.dlx, amqp.ExchangeFanout, false, false, false, false, nil); err != nil {
+		if err := r.ch.ExchangeDeclare(r.dlx, amqp.ExchangeFanout, false, true, false, false, nil); err != nil {
 			return down("declare dead-letter exchange", err)
 		}
 		if err := r.ch.QueueBind(r.dlq, "", r.dlx, false, nil); err != nil {
@@ -198,7 +203,7 @@ func (r *run) declare() error {
 	}
 	for _, g := range r.spec.Groups {
 		q := r.exchange + "." + g
-		args := amqp.Table{}
+		args := amqp.Table{"x-expires": expiresMs}
 		durable := false
 		if r.f.config != Classic {
 			durable = true // quorum queues are always durable
