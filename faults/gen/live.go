@@ -55,7 +55,7 @@ func Live(o LiveOptions) *rapid.Generator[*scenario.Live] {
 			if rapid.IntRange(0, 3).Draw(t, "retry") == 3 {
 				// A producer retry: at once, or after a gap longer than a
 				// short duplicate window.
-				gap := rapid.SampledFrom([]int64{0, 150}).Draw(t, "retry_gap_ms")
+				gap := rapid.SampledFrom([]int64{0, 250}).Draw(t, "retry_gap_ms")
 				l.Steps = append(l.Steps, scenario.LiveStep{Op: scenario.LiveRetry, Event: i, Ms: gap})
 			}
 		}

@@ -548,7 +548,7 @@ func Fix(config, invariant string) string {
 	case config == NoDLQ && (invariant == "nothing-lost" || invariant == "dlq-metadata"):
 		return "JetStream has no DLQ: subscribe to $JS.EVENT.ADVISORY.CONSUMER.MAX_DELIVERIES.<stream>.<consumer> and republish the message to dlq.<topic> with its metadata (configuration advisory-dlq)."
 	case config == ShortDedupe && invariant == "producer-gate":
-		return "Make the stream's duplicate window (Duplicates) longer than the producer's retry window: here 100ms against a retry after 150ms; the default is 2 minutes."
+		return "Make the stream's duplicate window (Duplicates) longer than the producer's retry window: here 100ms against a retry after 250ms (JetStream forgets ids lazily, by a timer); the default is 2 minutes."
 	}
 	return ""
 }
