@@ -61,6 +61,9 @@ type LiveCell struct {
 	Scenario *scenario.Live `json:"scenario,omitempty"`
 	// Unconfirmed counts failures no re-run reproduced.
 	Unconfirmed int `json:"unconfirmed,omitempty"`
+	// Trace is the first failing run's history, numbered for a person
+	// (runner.LiveHistory.Trace).
+	Trace []string `json:"trace,omitempty"`
 }
 
 // LiveReport is a campaign's result.
@@ -156,11 +159,11 @@ func RunLiveCampaign(ctx context.Context, c LiveCampaign) (*LiveReport, error) {
 					switch {
 					case cell.Status == LiveFails:
 					case confirmed[v.Invariant]:
-						cell.Status, cell.Detail, cell.Seed, cell.Scenario = LiveFails, v.Detail, seed, sc
+						cell.Status, cell.Detail, cell.Seed, cell.Scenario, cell.Trace = LiveFails, v.Detail, seed, sc, h.Trace()
 					default:
 						cell.Unconfirmed++
 						if cell.Status == LiveHolds {
-							cell.Status, cell.Detail, cell.Seed, cell.Scenario = LiveUnconfirmed, v.Detail, seed, sc
+							cell.Status, cell.Detail, cell.Seed, cell.Scenario, cell.Trace = LiveUnconfirmed, v.Detail, seed, sc, h.Trace()
 						}
 					}
 				}

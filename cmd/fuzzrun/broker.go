@@ -112,7 +112,7 @@ func runBroker(ctx context.Context, o *options, stdout, stderr io.Writer) int {
 			return exitInternal
 		}
 	} else {
-		printBroker(stdout, out)
+		printBroker(stdout, out, o.verbose)
 	}
 	if violated {
 		return exitViolation
@@ -127,7 +127,7 @@ func fixOr(s string) string {
 	return s
 }
 
-func printBroker(w io.Writer, r brokerJSON) {
+func printBroker(w io.Writer, r brokerJSON, verbose bool) {
 	fmt.Fprintf(w, "broker %s, target %s: %d scenarios, %d deliveries in %s (%.1f scenarios/s, %.1f deliveries/s)\n",
 		r.Broker, r.Target, r.Runs, r.Deliveries, r.Elapsed.Round(time.Millisecond), r.ScenariosPerSec, r.DeliveriesPerS)
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
@@ -142,6 +142,15 @@ func printBroker(w io.Writer, r brokerJSON) {
 		fmt.Fprintln(tw, line)
 	}
 	tw.Flush()
+	for _, c := range r.Cells {
+		if !verbose || len(c.Trace) == 0 {
+			continue
+		}
+		fmt.Fprintf(w, "\n%s, %s (seed %d), the run that broke it:\n", c.Invariant, c.Status, c.Seed)
+		for _, line := range c.Trace {
+			fmt.Fprintf(w, "  %s\n", line)
+		}
+	}
 	for _, p := range r.Saved {
 		fmt.Fprintf(w, "saved %s\n", p)
 	}

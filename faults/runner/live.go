@@ -97,6 +97,9 @@ func (h *LiveHistory) Trace() []string {
 		what := "produce"
 		if p.Retry {
 			what = "producer retry"
+			if p.Step >= 0 && p.Step < len(h.Scenario.Steps) {
+				what += fmt.Sprintf(" %dms later", h.Scenario.Steps[p.Step].Ms)
+			}
 		}
 		switch {
 		case p.Duplicate:
