@@ -137,7 +137,7 @@ func RunLiveCampaign(ctx context.Context, c LiveCampaign) (*LiveReport, error) {
 					if known {
 						continue
 					}
-					ok, err := confirm(ctx, c, sc, v.Invariant, opts)
+					ok, _, err := confirm(ctx, c, sc, v.Invariant, opts)
 					if err != nil {
 						mu.Lock()
 						firstErr = errors.Join(firstErr, err)
@@ -193,20 +193,20 @@ func cellIndex(invariant string) int {
 }
 
 // confirm re-runs sc up to ConfirmRuns times and reports whether one of
-// the re-runs broke the invariant again.
-func confirm(ctx context.Context, c LiveCampaign, sc *scenario.Live, invariant string, opts runner.LiveOptions) (bool, error) {
+// the re-runs broke the invariant again, and how.
+func confirm(ctx context.Context, c LiveCampaign, sc *scenario.Live, invariant string, opts runner.LiveOptions) (bool, string, error) {
 	for range ConfirmRuns {
 		h, err := runner.RunLive(ctx, sc, c.Factory, c.Parts, opts)
 		if err != nil {
-			return false, err
+			return false, "", err
 		}
 		for _, v := range JudgeLive(h) {
 			if v.Invariant == invariant && !v.Holds {
-				return true, nil
+				return true, v.Detail, nil
 			}
 		}
 	}
-	return false, nil
+	return false, "", nil
 }
 
 // cover counts the situations a history reached.

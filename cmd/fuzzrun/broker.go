@@ -99,8 +99,15 @@ func runBroker(ctx context.Context, o *options, stdout, stderr io.Writer) int {
 		if o.corpusDir == "" {
 			continue
 		}
+		small, detail, err := properties.ShrinkLive(ctx, c, cell.Scenario, cell.Invariant)
+		if err != nil {
+			fmt.Fprintf(stderr, "fuzzrun: shrinking the %s counterexample stopped: %v\n", cell.Invariant, err)
+		}
+		if detail == "" {
+			detail = cell.Detail
+		}
 		path, err := corpus.WriteBrokerCase(o.corpusDir, &corpus.BrokerCase{Broker: rep.Broker, Invariant: cell.Invariant,
-			Detail: cell.Detail, Fix: fixOr(resolve.BrokerFix(rep.Broker, cell.Invariant)), Seed: cell.Seed, Scenario: cell.Scenario})
+			Detail: detail, Fix: fixOr(resolve.BrokerFix(rep.Broker, cell.Invariant)), Seed: cell.Seed, Scenario: small})
 		if err != nil {
 			fmt.Fprintf(stderr, "fuzzrun: %v\n", err)
 			return exitInternal

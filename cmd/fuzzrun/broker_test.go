@@ -36,7 +36,7 @@ func TestBrokerBadInput(t *testing.T) {
 
 // TestBrokerCampaignSavesConfirmedFailures: nats:short-dedupe breaks the
 // producer gate (a retry after the window is enqueued again); the campaign
-// exits 1 and saves the counterexample, atomically, under -corpus.
+// exits 1 and saves the counterexample, shrunk, atomically, under -corpus.
 func TestBrokerCampaignSavesConfirmedFailures(t *testing.T) {
 	dir := t.TempDir()
 	r := fuzzrun(t, "-broker", "nats:short-dedupe", "-checks", "12", "-seed", "1", "-workers", "4", "-corpus", dir, "-json", "-target", "sqlite")
@@ -53,6 +53,10 @@ func TestBrokerCampaignSavesConfirmedFailures(t *testing.T) {
 	}
 	if c.Fix == "" || c.Scenario == nil {
 		t.Fatalf("saved case %+v lacks its fix or scenario", c)
+	}
+	// Shrunk to its core: one event, produced and retried after the window.
+	if len(c.Scenario.Events) != 1 || len(c.Scenario.Steps) != 2 || c.Scenario.Steps[1].Op != "retry-produce" {
+		t.Fatalf("saved scenario not shrunk to produce + retry: %+v", c.Scenario)
 	}
 	matches, _ := filepath.Glob(filepath.Join(dir, ".tmp-*"))
 	if len(matches) > 0 {
