@@ -17,7 +17,7 @@ func TestBrokerBadInput(t *testing.T) {
 		args      []string
 		want      string
 	}{
-		{"unknown broker", "", []string{"-broker", "kafka"}, `unknown broker "kafka"`},
+		{"unknown broker", "", []string{"-broker", "activemq"}, `unknown broker "activemq"`},
 		{"unknown config", "", []string{"-broker", "nats:nope"}, `unknown configuration "nope"`},
 		{"closed port", "amqp://guest:guest@127.0.0.1:1/", []string{"-broker", "rabbitmq"}, "broker unreachable"},
 		{"unset url", "", []string{"-broker", "rabbitmq"}, "IDEMCHECK_RABBITMQ_URL is unset"},

@@ -94,18 +94,18 @@ func (h *LiveHistory) Trace() []string {
 		out = append(out, fmt.Sprintf("%3d. ", len(out)+1)+fmt.Sprintf(format, args...))
 	}
 	for _, p := range h.Produces {
-		what := "produce"
+		what := "produce " + p.Key
 		if p.Retry {
-			what = "producer retry"
+			what = "producer retry of " + p.Key
 			if p.Step >= 0 && p.Step < len(h.Scenario.Steps) {
-				what += fmt.Sprintf(" %dms later", h.Scenario.Steps[p.Step].Ms)
+				what += fmt.Sprintf(", %dms later", h.Scenario.Steps[p.Step].Ms)
 			}
 		}
 		switch {
 		case p.Duplicate:
-			add("step %d: %s %s: dropped by the broker as a duplicate of offset %d", p.Step, what, p.Key, p.Offset)
+			add("step %d: %s: dropped by the broker as a duplicate of offset %d", p.Step, what, p.Offset)
 		default:
-			add("step %d: %s %s: enqueued at offset %d", p.Step, what, p.Key, p.Offset)
+			add("step %d: %s: enqueued at offset %d", p.Step, what, p.Offset)
 		}
 	}
 	for _, d := range h.Deliveries {

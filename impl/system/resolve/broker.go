@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/idemcheck/idemcheck/impl/adapter/kafkabroker"
 	"github.com/idemcheck/idemcheck/impl/adapter/natsbroker"
 	"github.com/idemcheck/idemcheck/impl/adapter/rabbitbroker"
 	"github.com/idemcheck/idemcheck/impl/contract/broker"
@@ -20,6 +21,7 @@ const RabbitMQURLEnv = rabbitbroker.URLEnv
 //
 //	nats[:advisory-dlq|no-dlq|short-dedupe]        NATS JetStream embedded in the process
 //	rabbitmq[:quorum|quorum-off-by-one|classic]    RabbitMQ at $IDEMCHECK_RABBITMQ_URL
+//	kafka[:kfake]                                  Kafka's protocol on franz-go's in-process kfake cluster (a fake, not Kafka)
 //
 // The factory is ready: Broker sets up and deletes one run first, so an
 // unreachable broker or a configuration it cannot set up is reported
@@ -39,6 +41,8 @@ func Broker(spec string) (broker.LiveFactory, error) {
 			return nil, fmt.Errorf("broker %s: %s is unset; set it to an AMQP URL, e.g. amqp://guest:guest@127.0.0.1:5672/", spec, RabbitMQURLEnv)
 		}
 		f, err = rabbitbroker.New(url, config)
+	case "kafka":
+		f, err = kafkabroker.New(config)
 	default:
 		return nil, fmt.Errorf("unknown broker %q: want one of %s", spec, strings.Join(BrokerSpecs(), ", "))
 	}
@@ -80,6 +84,8 @@ func BrokerFix(spec, invariant string) string {
 		return natsbroker.Fix(cmpOr(config, natsbroker.AdvisoryDLQ), invariant)
 	case "rabbitmq":
 		return rabbitbroker.Fix(cmpOr(config, rabbitbroker.Quorum), invariant)
+	case "kafka":
+		return kafkabroker.Fix(cmpOr(config, kafkabroker.KFake), invariant)
 	}
 	return ""
 }
@@ -93,6 +99,9 @@ func BrokerSpecs() []string {
 	}
 	for _, c := range rabbitbroker.Configs() {
 		out = append(out, "rabbitmq:"+c)
+	}
+	for _, c := range kafkabroker.Configs() {
+		out = append(out, "kafka:"+c)
 	}
 	return out
 }

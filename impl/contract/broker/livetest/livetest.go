@@ -174,7 +174,7 @@ func Run(t *testing.T, f broker.LiveFactory, c Claims) {
 			t.Fatal(err)
 		}
 		d2 := r.next(s, "after nack")
-		if d2.Message.Offset != d.Message.Offset || d2.Message.Attempts != 2 {
+		if d2.Message.Offset != d.Message.Offset || (c.Counts && d2.Message.Attempts != 2) {
 			t.Fatalf("after nack: got offset %d attempt %d, want offset %d attempt 2", d2.Message.Offset, d2.Message.Attempts, d.Message.Offset)
 		}
 		r.ack(s, d2)
@@ -190,7 +190,7 @@ func Run(t *testing.T, f broker.LiveFactory, c Claims) {
 		}
 		s2 := r.session("ledger")
 		d2 := r.next(s2, "after crash")
-		if d2.Message.Offset != d.Message.Offset || d2.Message.Attempts != 2 {
+		if d2.Message.Offset != d.Message.Offset || (c.Counts && d2.Message.Attempts != 2) {
 			t.Fatalf("after crash: got offset %d attempt %d, want offset %d attempt 2", d2.Message.Offset, d2.Message.Attempts, d.Message.Offset)
 		}
 		r.ack(s2, d2)
