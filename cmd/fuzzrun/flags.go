@@ -38,6 +38,7 @@ type options struct {
 	html      string
 	every     time.Duration
 	without   []scenario.Op
+	broker    string // -broker: a live broker campaign (broker.go)
 
 	// worker mode: this process is worker index of a campaign or a mutation
 	// benchmark started by a parent fuzzrun (hidden flags).
@@ -95,6 +96,7 @@ func parseFlags(args []string) (*options, error) {
 	fs.BoolVar(&o.list, "list", false, "")
 	fs.BoolVar(&o.mutants, "mutants", false, "")
 	fs.BoolVar(&o.worker, "worker", false, "")
+	fs.StringVar(&o.broker, "broker", "", "")
 	if err := fs.Parse(args); err != nil {
 		return nil, flagError(err)
 	}
@@ -154,7 +156,10 @@ func parseFlags(args []string) (*options, error) {
 		// batches keep progress live and the time budget honest.
 		o.batch = externalBatch
 	}
-	return o, o.checkModes(given)
+	if err := o.checkModes(given); err != nil {
+		return nil, err
+	}
+	return o, o.checkBroker(given)
 }
 
 // checkModes rejects combinations that cannot mean anything.
@@ -287,6 +292,8 @@ flags:
   -workers N       worker processes, one per core (default: the number of CPUs)
   -property P      property names or globs, comma-separated (default *)
   -target T        reference (default) or a mutant's name; see -list
+  -broker B[:C]    a campaign against a real broker instead: nats (embedded) or
+                   rabbitmq, optionally with a configuration; see -list
   -corpus DIR      where violations are saved (default corpus/cases; "" to not save)
   -html FILE       HTML report (default fuzzrun-report.html; "" for none)
   -json            print the report as JSON on stdout instead of the table

@@ -67,5 +67,6 @@ func runList(o *options, stdout io.Writer) int {
 	for _, name := range targetNames() {
 		fmt.Fprintf(stdout, "  %s\n", describeTarget(name))
 	}
+	listBrokers(stdout)
 	return exitOK
 }

@@ -1,0 +1,215 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/idemcheck/idemcheck/corpus"
+	"github.com/idemcheck/idemcheck/faults/runner"
+	"github.com/idemcheck/idemcheck/impl/contract/broker"
+	"github.com/idemcheck/idemcheck/impl/system/resolve"
+	"github.com/idemcheck/idemcheck/properties"
+)
+
+// A -broker campaign draws live scenarios (faults/gen.Live), plays them
+// against a real broker in real time with the -target's store and
+// pipeline, judges each recorded history, and re-runs every failure up to
+// properties.ConfirmRuns times: a failure no re-run reproduces is reported
+// as unconfirmed, never as a violation. Confirmed counterexamples are
+// saved under corpus/brokers, one file per broker, configuration and
+// invariant.
+
+// checkBroker rejects -broker combined with another mode.
+func (o *options) checkBroker(given map[string]bool) error {
+	if o.broker == "" {
+		return nil
+	}
+	if o.list || o.mutants {
+		return usagef("-broker: a broker campaign is its own mode; drop -list and -mutants")
+	}
+	if o.target.Consumption == nil {
+		return usagef("-target: %q takes no part in consumption runs, which a broker campaign needs", o.target.Name)
+	}
+	if !given["corpus"] {
+		o.corpusDir = corpus.BrokersDir
+	}
+	return nil
+}
+
+// brokerJSON is the -broker -json output.
+type brokerJSON struct {
+	*properties.LiveReport
+	Target          string   `json:"target"`
+	Seed            uint64   `json:"seed"`
+	ScenariosPerSec float64  `json:"scenariosPerSec"`
+	DeliveriesPerS  float64  `json:"deliveriesPerSec"`
+	Saved           []string `json:"saved,omitempty"`
+}
+
+// runBroker runs a live broker campaign.
+func runBroker(ctx context.Context, o *options, stdout, stderr io.Writer) int {
+	f, err := resolve.Broker(o.broker)
+	if err != nil {
+		fmt.Fprintf(stderr, "fuzzrun: -broker: %v\n", err)
+		return exitUsage
+	}
+	defer f.Close()
+	if o.replay != "" {
+		return replayBroker(ctx, o, f, stdout, stderr)
+	}
+	runs := math.MaxInt
+	if o.checks > 0 {
+		runs = int(o.checks)
+	}
+	seed := o.seed
+	if !o.seedGiven {
+		seed = uint64(time.Now().UnixNano() % 1_000_000)
+	}
+	fmt.Fprintf(stderr, "fuzzrun: broker %s, target %s, seed %d, %d workers, budget %s\n", f.Name(), o.target.Name, seed, o.workers, o.duration)
+	c := properties.LiveCampaign{Factory: f, Parts: o.target.Consumption, Runs: runs, Seed: int(seed % math.MaxInt32),
+		Workers: o.workers, Budget: o.duration}
+	rep, err := properties.RunLiveCampaign(ctx, c)
+	switch {
+	case errors.Is(err, broker.ErrBrokerDown):
+		fmt.Fprintf(stderr, "fuzzrun: -broker %s: the broker stopped answering mid-campaign after %d runs: %v\n", o.broker, rep.Runs, err)
+		return exitUsage
+	case errors.Is(err, context.Canceled):
+		fmt.Fprintf(stderr, "fuzzrun: interrupted after %d runs\n", rep.Runs)
+	case err != nil:
+		fmt.Fprintf(stderr, "fuzzrun: -broker %s: %v\n", o.broker, err)
+		return exitInternal
+	}
+	out := brokerJSON{LiveReport: rep, Target: o.target.Name, Seed: seed}
+	if s := rep.Elapsed.Seconds(); s > 0 {
+		out.ScenariosPerSec = float64(rep.Runs) / s
+		out.DeliveriesPerS = float64(rep.Deliveries) / s
+	}
+	violated := false
+	for _, cell := range rep.Cells {
+		if cell.Status != properties.LiveFails {
+			continue
+		}
+		violated = true
+		if o.corpusDir == "" {
+			continue
+		}
+		small, detail, err := properties.ShrinkLive(ctx, c, cell.Scenario, cell.Invariant)
+		if err != nil {
+			fmt.Fprintf(stderr, "fuzzrun: shrinking the %s counterexample stopped: %v\n", cell.Invariant, err)
+		}
+		if detail == "" {
+			detail = cell.Detail
+		}
+		path, err := corpus.WriteBrokerCase(o.corpusDir, &corpus.BrokerCase{Broker: rep.Broker, Invariant: cell.Invariant,
+			Detail: detail, Fix: fixOr(resolve.BrokerFix(rep.Broker, cell.Invariant)), Seed: cell.Seed, Scenario: small})
+		if err != nil {
+			fmt.Fprintf(stderr, "fuzzrun: %v\n", err)
+			return exitInternal
+		}
+		out.Saved = append(out.Saved, path)
+	}
+	if o.json {
+		if err := writeJSON(stdout, out); err != nil {
+			return exitInternal
+		}
+	} else {
+		printBroker(stdout, out, o.verbose)
+	}
+	if violated {
+		return exitViolation
+	}
+	return exitOK
+}
+
+func fixOr(s string) string {
+	if s == "" {
+		return "(no configuration of this broker is known to make it hold)"
+	}
+	return s
+}
+
+func printBroker(w io.Writer, r brokerJSON, verbose bool) {
+	fmt.Fprintf(w, "broker %s, target %s: %d scenarios, %d deliveries in %s (%.1f scenarios/s, %.1f deliveries/s)\n",
+		r.Broker, r.Target, r.Runs, r.Deliveries, r.Elapsed.Round(time.Millisecond), r.ScenariosPerSec, r.DeliveriesPerS)
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	for _, c := range r.Cells {
+		line := fmt.Sprintf("  %s\t%s", c.Invariant, c.Status)
+		if c.Detail != "" {
+			line += fmt.Sprintf("\tseed %d: %s", c.Seed, c.Detail)
+		}
+		if c.Unconfirmed > 0 {
+			line += fmt.Sprintf(" (%d unconfirmed)", c.Unconfirmed)
+		}
+		fmt.Fprintln(tw, line)
+	}
+	tw.Flush()
+	for _, c := range r.Cells {
+		if !verbose || len(c.Trace) == 0 {
+			continue
+		}
+		fmt.Fprintf(w, "\n%s, %s (seed %d), the run that broke it:\n", c.Invariant, c.Status, c.Seed)
+		for _, line := range c.Trace {
+			fmt.Fprintf(w, "  %s\n", line)
+		}
+	}
+	for _, p := range r.Saved {
+		fmt.Fprintf(w, "saved %s\n", p)
+	}
+	fmt.Fprintln(w, "reproducible: the drawn schedules (same seed, same scenarios); not reproducible: the broker's timing, so each failure was re-run to confirm it.")
+}
+
+// listBrokers prints the brokers -broker accepts.
+func listBrokers(w io.Writer) {
+	fmt.Fprintln(w, "\nbrokers (-broker):")
+	fmt.Fprintf(w, "  %s\n", strings.Join(resolve.BrokerSpecs(), "\n  "))
+}
+
+// replayBroker re-runs a corpus/brokers case up to ConfirmRuns times and
+// prints the history of the first run that breaks its invariant (or of
+// the last run). Exit 1 when the invariant broke again, 0 when it did not.
+func replayBroker(ctx context.Context, o *options, f broker.LiveFactory, stdout, stderr io.Writer) int {
+	c, err := corpus.LoadBrokerCase(o.replay)
+	if err != nil {
+		fmt.Fprintf(stderr, "fuzzrun: -replay: %v\n", err)
+		return exitUsage
+	}
+	if c.Broker != f.Name() {
+		fmt.Fprintf(stderr, "fuzzrun: -replay: %s was found against %s; replaying it against %s\n", o.replay, c.Broker, f.Name())
+	}
+	for i := range properties.ConfirmRuns {
+		h, err := runner.RunLive(ctx, c.Scenario, f, o.target.Consumption, runner.LiveOptions{})
+		if err != nil {
+			fmt.Fprintf(stderr, "fuzzrun: -replay: %v\n", err)
+			if errors.Is(err, broker.ErrBrokerDown) {
+				return exitUsage
+			}
+			return exitInternal
+		}
+		broke := ""
+		for _, v := range properties.JudgeLive(h) {
+			if v.Invariant == c.Invariant && !v.Holds {
+				broke = v.Detail
+			}
+		}
+		if broke == "" && i < properties.ConfirmRuns-1 {
+			continue
+		}
+		fmt.Fprintf(stdout, "%s against %s, run %d of at most %d:\n", o.replay, f.Name(), i+1, properties.ConfirmRuns)
+		for _, line := range h.Trace() {
+			fmt.Fprintf(stdout, "  %s\n", line)
+		}
+		if broke == "" {
+			fmt.Fprintf(stdout, "%s held in all %d runs\n", c.Invariant, properties.ConfirmRuns)
+			return exitOK
+		}
+		fmt.Fprintf(stdout, "%s broke again: %s\nfix: %s\n", c.Invariant, broke, c.Fix)
+		return exitViolation
+	}
+	return exitOK
+}

@@ -1,0 +1,7 @@
+// Package brokers holds the measurements behind the README's table of real
+// brokers: for every broker and configuration, a short campaign of live
+// scenarios (properties.RunLiveCampaign) judges each invariant, and the
+// tests check the table, and the counterexample of every failing cell
+// under corpus/brokers, against what the campaign measures. It has no code
+// of its own; its tests are the point.
+package brokers

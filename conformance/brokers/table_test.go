@@ -1,0 +1,180 @@
+package brokers_test
+
+import (
+	"bufio"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/idemcheck/idemcheck/corpus"
+	"github.com/idemcheck/idemcheck/faults/runner"
+	"github.com/idemcheck/idemcheck/impl/system/resolve"
+	"github.com/idemcheck/idemcheck/properties"
+)
+
+// tableRuns and tableSeed fix the campaign that measures each row: the
+// same schedules on every run of the test.
+const (
+	tableRuns    = 24
+	tableSeed    = 1
+	tableWorkers = 4
+)
+
+// readmeTable reads the broker table of the README's "## Real brokers"
+// section: broker spec -> invariant -> "holds" or "fails".
+func readmeTable(t *testing.T) map[string]map[string]string {
+	t.Helper()
+	f, err := os.Open(filepath.Join("..", "..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	table := map[string]map[string]string{}
+	var header []string
+	in := false
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		line := sc.Text()
+		if strings.HasPrefix(line, "## ") {
+			in = line == "## Real brokers"
+			continue
+		}
+		if !in || !strings.HasPrefix(line, "|") {
+			header = nil // a table ends at its first line that is not a row
+			continue
+		}
+		cells := strings.Split(strings.Trim(line, "|"), "|")
+		for i := range cells {
+			cells[i] = strings.Trim(strings.TrimSpace(cells[i]), "`*")
+		}
+		switch {
+		case cells[0] == "broker:configuration":
+			header = cells
+		case strings.HasPrefix(cells[0], "-") || header == nil:
+		default:
+			row := map[string]string{}
+			for i, inv := range header[1:] {
+				if i+1 < len(cells) && inv != "" {
+					row[inv] = strings.Fields(cells[i+1] + " ")[0]
+				}
+			}
+			table[cells[0]] = row
+		}
+	}
+	if len(table) == 0 {
+		t.Fatal("README.md has no broker table under \"## Real brokers\"")
+	}
+	return table
+}
+
+// TestREADMEBrokerTable measures every row of the table with a short
+// campaign and checks each cell: a "fails" cell must be a confirmed
+// violation; a "holds" cell must have none (an unconfirmed failure, one no
+// re-run reproduced, is not a violation, and is logged).
+func TestREADMEBrokerTable(t *testing.T) {
+	table := readmeTable(t)
+	for _, spec := range resolve.BrokerSpecs() {
+		row, ok := table[spec]
+		if !ok {
+			t.Errorf("the README's broker table has no row for %s", spec)
+			continue
+		}
+		t.Run(spec, func(t *testing.T) {
+			if strings.HasPrefix(spec, "rabbitmq") && os.Getenv(resolve.RabbitMQURLEnv) == "" {
+				t.Skipf("%s is unset: set it to a RabbitMQ server, e.g. amqp://guest:guest@127.0.0.1:5672/", resolve.RabbitMQURLEnv)
+			}
+			f, err := resolve.Broker(spec)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			rep, err := properties.RunLiveCampaign(t.Context(), properties.LiveCampaign{Factory: f, Runs: tableRuns, Seed: tableSeed, Workers: tableWorkers})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("%s: %d runs, %d deliveries in %s; coverage %v", spec, rep.Runs, rep.Deliveries, rep.Elapsed, rep.Coverage)
+			// A campaign that never reached a fault proves nothing about it.
+			need := []string{"delivery: crash", "delivery: nack", "delivery: stall", "delivery: dead-letter", "redelivery", "producer retry", "DLQ poison"}
+			if row[properties.LiveBoundedAttempts] == "holds" && row[properties.LiveNothingLost] == "holds" {
+				need = append(need, "DLQ by broker")
+			}
+			for _, k := range need {
+				if rep.Coverage[k] == 0 {
+					t.Errorf("the campaign never reached %q: coverage %v", k, rep.Coverage)
+				}
+			}
+			for _, inv := range properties.LiveInvariants() {
+				cell := rep.Cell(inv)
+				measured := "holds"
+				if cell.Status == properties.LiveFails {
+					measured = "fails"
+				}
+				if cell.Unconfirmed > 0 {
+					t.Logf("%s: %d unconfirmed failure(s), first: %s", inv, cell.Unconfirmed, cell.Detail)
+				}
+				if row[inv] != measured {
+					t.Errorf("%s / %s: the README says %q, the campaign measures %q (%s)", spec, inv, row[inv], measured, cell.Detail)
+				}
+			}
+		})
+	}
+}
+
+// TestBrokerCorpus replays the counterexample of every failing cell: it
+// must exist, name its cell and the fix, and break the invariant again
+// within properties.ConfirmRuns runs.
+func TestBrokerCorpus(t *testing.T) {
+	table := readmeTable(t)
+	dir := filepath.Join("..", "..", corpus.BrokersDir)
+	// Every file is a failing cell's: a cell that now holds keeps no
+	// counterexample.
+	files, _ := filepath.Glob(filepath.Join(dir, "*"))
+	for _, file := range files {
+		found := false
+		for spec, row := range table {
+			for inv, status := range row {
+				found = found || (status == "fails" && filepath.Base(file) == corpus.BrokerCaseName(spec, inv))
+			}
+		}
+		if !found {
+			t.Errorf("%s is no failing cell's counterexample", file)
+		}
+	}
+	for spec, row := range table {
+		for inv, status := range row {
+			if status != "fails" {
+				continue
+			}
+			t.Run(spec+"/"+inv, func(t *testing.T) {
+				c, err := corpus.LoadBrokerCase(filepath.Join(dir, corpus.BrokerCaseName(spec, inv)))
+				if err != nil {
+					t.Fatalf("the failing cell has no counterexample: %v", err)
+				}
+				if c.Broker != spec || c.Invariant != inv || c.Fix != resolve.BrokerFix(spec, inv) {
+					t.Fatalf("the counterexample names %s / %s with fix %q, want %s / %s with %q", c.Broker, c.Invariant, c.Fix, spec, inv, resolve.BrokerFix(spec, inv))
+				}
+				if strings.HasPrefix(spec, "rabbitmq") && os.Getenv(resolve.RabbitMQURLEnv) == "" {
+					t.Skipf("%s is unset: set it to a RabbitMQ server to replay", resolve.RabbitMQURLEnv)
+				}
+				f, err := resolve.Broker(spec)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer f.Close()
+				for range properties.ConfirmRuns {
+					h, err := runner.RunLive(t.Context(), c.Scenario, f, nil, runner.LiveOptions{})
+					if err != nil {
+						t.Fatal(err)
+					}
+					for _, v := range properties.JudgeLive(h) {
+						if v.Invariant == inv && !v.Holds {
+							return
+						}
+					}
+				}
+				t.Fatalf("the counterexample did not break %s in %d runs", inv, properties.ConfirmRuns)
+			})
+		}
+	}
+}

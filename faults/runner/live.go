@@ -1,0 +1,648 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/idemcheck/idemcheck/faults/scenario"
+	"github.com/idemcheck/idemcheck/impl/contract/broker"
+	"github.com/idemcheck/idemcheck/impl/contract/clock"
+	"github.com/idemcheck/idemcheck/impl/contract/event"
+	"github.com/idemcheck/idemcheck/impl/contract/store"
+	"github.com/idemcheck/idemcheck/impl/reference/consumer"
+	"github.com/idemcheck/idemcheck/impl/reference/producer"
+	"github.com/idemcheck/idemcheck/impl/system"
+)
+
+// A live run plays a scenario.Live against a real broker in real time and
+// records a LiveHistory, which the properties judge afterwards. The drawn
+// schedule is reproducible; the broker's timing — when a redelivery comes,
+// how deliveries of different messages interleave — is not, which is why a
+// failure is re-run before it is reported (properties.CampaignLive).
+
+// LiveOutcome is how one delivery ended.
+type LiveOutcome string
+
+// The outcomes of a delivery.
+const (
+	LiveAcked      LiveOutcome = "ack"
+	LiveNacked     LiveOutcome = "nack"
+	LiveDeadLetter LiveOutcome = "dead-letter"
+	LiveCrashed    LiveOutcome = "crash"
+	LiveStalled    LiveOutcome = "stall"
+	// LiveDropped: the worker let go of the delivery unsettled (a stale
+	// token after a takeover).
+	LiveDropped LiveOutcome = "dropped"
+	// LiveAckFailed: the ack did not reach the broker.
+	LiveAckFailed LiveOutcome = "ack-failed"
+)
+
+// LiveProduce is one produce the run made.
+type LiveProduce struct {
+	Step      int    `json:"step"`
+	Event     int    `json:"event"`
+	Key       string `json:"key"`
+	Retry     bool   `json:"retry,omitempty"`
+	Offset    int64  `json:"offset"`
+	Duplicate bool   `json:"duplicate,omitempty"`
+}
+
+// LiveDeliveryRecord is one delivery and how it ended.
+type LiveDeliveryRecord struct {
+	// Step is the schedule step, or -1 in the drain.
+	Step     int    `json:"step"`
+	Consumer string `json:"consumer"`
+	Offset   int64  `json:"offset"`
+	Key      string `json:"key"`
+	Tenant   string `json:"tenant"`
+	// Attempts is the broker's own count, as the delivery carried it.
+	Attempts int         `json:"attempts"`
+	Outcome  LiveOutcome `json:"outcome"`
+	Reason   string      `json:"reason,omitempty"`
+	// Committed: the effect and the processed mark committed in it.
+	Committed bool `json:"committed,omitempty"`
+	// AtMs is real time since the start: not reproducible.
+	AtMs int64 `json:"atMs"`
+}
+
+// LiveHistory is everything a live run observed.
+type LiveHistory struct {
+	Broker     string               `json:"broker"`
+	Scenario   *scenario.Live       `json:"scenario"`
+	Produces   []LiveProduce        `json:"produces"`
+	Deliveries []LiveDeliveryRecord `json:"deliveries"`
+	Ledger     []store.Entry        `json:"ledger"`
+	DLQ        []broker.DLQEntry    `json:"dlq"`
+	// Quiesced: every message settled and nothing more came for a grace
+	// period; false when the drain hit its limit.
+	Quiesced bool `json:"quiesced"`
+	// Notes say what the run could not do as scheduled (a restart the
+	// broker does not support, a step that found no delivery).
+	Notes     []string `json:"notes,omitempty"`
+	ElapsedMs int64    `json:"elapsedMs"`
+}
+
+// Trace is the history as numbered lines for a person: what was produced,
+// each delivery and how it ended, the DLQ and the ledger. Times are real
+// and differ from run to run.
+func (h *LiveHistory) Trace() []string {
+	var out []string
+	add := func(format string, args ...any) {
+		out = append(out, fmt.Sprintf("%3d. ", len(out)+1)+fmt.Sprintf(format, args...))
+	}
+	for _, p := range h.Produces {
+		what := "produce " + p.Key
+		if p.Retry {
+			what = "producer retry of " + p.Key
+			if p.Step >= 0 && p.Step < len(h.Scenario.Steps) {
+				what += fmt.Sprintf(", %dms later", h.Scenario.Steps[p.Step].Ms)
+			}
+		}
+		switch {
+		case p.Duplicate:
+			add("step %d: %s: dropped by the broker as a duplicate of offset %d", p.Step, what, p.Offset)
+		default:
+			add("step %d: %s: enqueued at offset %d", p.Step, what, p.Offset)
+		}
+	}
+	for _, d := range h.Deliveries {
+		when := fmt.Sprintf("step %d", d.Step)
+		if d.Step < 0 {
+			when = "drain"
+		}
+		line := fmt.Sprintf("%s, t=%dms: %s gets %s (offset %d, attempt %d): %s", when, d.AtMs, d.Consumer, d.Key, d.Offset, d.Attempts, d.Outcome)
+		if d.Reason != "" {
+			line += " (" + d.Reason + ")"
+		}
+		if d.Committed {
+			line += ", effect committed"
+		}
+		add("%s", line)
+	}
+	for _, e := range h.DLQ {
+		add("DLQ: %s in %s (offset %d), attempts %d, last error %q, poison %v", e.Key, e.Group, e.Offset, e.Attempts, e.LastError, e.Poison)
+	}
+	for _, e := range h.Ledger {
+		add("ledger: %s credited %s", e.Consumer, e.EventID)
+	}
+	for _, n := range h.Notes {
+		add("note: %s", n)
+	}
+	if !h.Quiesced {
+		add("the run did not quiesce within its drain limit")
+	}
+	return out
+}
+
+// LiveOptions bound a live run.
+type LiveOptions struct {
+	// DrainLimit bounds the drain in real time (default 3s).
+	DrainLimit time.Duration
+}
+
+type liveGroup struct {
+	name    string
+	session broker.Session
+	worker  *consumer.Worker
+}
+
+type liveRun struct {
+	ctx     context.Context
+	sc      *scenario.Live
+	live    broker.Live
+	caps    broker.LiveCaps
+	policy  broker.Policy
+	truth   *clock.Virtual
+	start   time.Time
+	st      store.Store
+	groups  map[string]*liveGroup
+	order   []*liveGroup
+	runs    map[string]int
+	events  map[string]int
+	h       *LiveHistory
+	step    int
+	pending map[int64]broker.LiveDelivery // delivery id -> live delivery
+	nextID  int64
+	cur     *LiveDeliveryRecord
+	stall   bool
+	err     error // a broker-down error: the run stops
+}
+
+// RunLive plays sc against a broker from f, with the consumer parts (the
+// store and the pipeline) of target; nil target parts mean the reference.
+func RunLive(ctx context.Context, sc *scenario.Live, f broker.LiveFactory, parts *system.Consumption, opts LiveOptions) (*LiveHistory, error) {
+	if err := sc.Validate(); err != nil {
+		return nil, fmt.Errorf("runner: live scenario: %w", err)
+	}
+	if parts == nil {
+		parts = system.Reference().Consumption
+	}
+	if opts.DrainLimit <= 0 {
+		opts.DrainLimit = 3 * time.Second
+	}
+	policy := broker.Policy{MaxAttempts: sc.MaxAttempts, BackoffMs: sc.BackoffMs, MaxBackoffMs: sc.MaxBackoffMs, AckTimeoutMs: sc.AckTimeoutMs}
+	durable := slices.ContainsFunc(sc.Steps, func(st scenario.LiveStep) bool { return st.Op == scenario.LiveRestart })
+	live, err := f.Open(ctx, broker.LiveSpec{Topic: sc.Topic, Groups: sc.Consumers, Policy: policy, Durable: durable})
+	if err != nil {
+		return nil, fmt.Errorf("runner: open %s: %w", f.Name(), err)
+	}
+	defer live.Close()
+	truth := clock.NewVirtual(StartMs)
+	st, err := parts.NewStore(truth)
+	if err != nil {
+		return nil, fmt.Errorf("runner: open store: %w", err)
+	}
+	defer func() {
+		if c, ok := st.(store.Closer); ok {
+			_ = c.Close()
+		}
+	}()
+	st = parts.Conventions.Canonical(st)
+	r := &liveRun{ctx: ctx, sc: sc, live: live, caps: f.Caps(), policy: policy, truth: truth, start: time.Now(), st: st,
+		groups: map[string]*liveGroup{}, runs: map[string]int{}, events: map[string]int{}, pending: map[int64]broker.LiveDelivery{},
+		h: &LiveHistory{Broker: f.Name(), Scenario: sc}}
+	for i, e := range sc.Events {
+		r.events[e.ID] = i
+	}
+	// The lease is no longer than the backoff and the ack timeout, as a
+	// correct deployment keeps it: a redelivery after a crash finds the
+	// crashed holder's lease expired.
+	lease := min(sc.BackoffMs, sc.AckTimeoutMs)
+	prod := &producer.Producer{Gate: producer.NewGate(), Broker: liveBridge{r}}
+	for _, g := range sc.Consumers {
+		s, err := live.Session(ctx, g)
+		if err != nil {
+			return nil, fmt.Errorf("runner: session %s: %w", g, err)
+		}
+		node := clock.NewNode("n-"+g, truth, 0)
+		deps := consumer.Deps{Store: st, Broker: liveBridge{r}, Producer: prod, Node: node, Handler: r.handler}
+		lg := &liveGroup{name: g, session: s,
+			worker: consumer.NewWorker(consumer.Config{Name: "w-" + g, Consumer: g, LeaseMs: lease}, deps, parts.Pipeline())}
+		r.groups[g] = lg
+		r.order = append(r.order, lg)
+	}
+	defer func() {
+		for _, g := range r.order {
+			_ = g.session.Close()
+		}
+	}()
+	for i, stp := range sc.Steps {
+		r.step = i
+		r.apply(stp)
+		if r.err != nil {
+			return nil, r.err
+		}
+	}
+	r.step = -1
+	r.drain(opts.DrainLimit)
+	if r.err != nil {
+		return nil, r.err
+	}
+	if r.h.DLQ, err = live.DLQ(ctx); err != nil {
+		return nil, fmt.Errorf("runner: read the DLQ: %w", err)
+	}
+	if r.h.Ledger, err = st.Ledger(ctx); err != nil {
+		return nil, fmt.Errorf("runner: read the ledger: %w", err)
+	}
+	r.h.ElapsedMs = time.Since(r.start).Milliseconds()
+	return r.h, nil
+}
+
+func (r *liveRun) now() int64 { return time.Since(r.start).Milliseconds() }
+
+// sync moves the store's clock to real elapsed time.
+func (r *liveRun) sync() {
+	if d := StartMs + r.now() - r.truth.NowMs(); d > 0 {
+		r.truth.Advance(d)
+	}
+}
+
+func (r *liveRun) notef(format string, args ...any) {
+	r.h.Notes = append(r.h.Notes, fmt.Sprintf("step %d: ", r.step)+fmt.Sprintf(format, args...))
+}
+
+// fail keeps the first broker-down error; others become notes.
+func (r *liveRun) fail(what string, err error) {
+	if err == nil {
+		return
+	}
+	if errors.Is(err, broker.ErrBrokerDown) || errors.Is(err, context.Canceled) {
+		if r.err == nil {
+			r.err = fmt.Errorf("runner: %s: %w", what, err)
+		}
+		return
+	}
+	r.notef("%s: %v", what, err)
+}
+
+// stepWait is how long a schedule step waits for a delivery: long enough
+// for a redelivery after an ack timeout and the longest backoff.
+func (r *liveRun) stepWait() time.Duration {
+	return time.Duration(2*(r.sc.AckTimeoutMs+r.sc.MaxBackoffMs)+20) * time.Millisecond
+}
+
+func (r *liveRun) apply(st scenario.LiveStep) {
+	switch st.Op {
+	case scenario.LiveProduce:
+		r.produce(st.Event, false)
+	case scenario.LiveRetry:
+		time.Sleep(time.Duration(st.Ms) * time.Millisecond)
+		r.produce(st.Event, true)
+	case scenario.LiveConsume:
+		for range st.N {
+			if !r.take(r.groups[st.Consumer], -1, false, r.stepWait()) || r.err != nil {
+				break
+			}
+		}
+	case scenario.LiveCrash:
+		r.take(r.groups[st.Consumer], st.N, false, r.stepWait())
+	case scenario.LiveStall:
+		r.take(r.groups[st.Consumer], -1, true, r.stepWait())
+	case scenario.LiveNack:
+		r.nackNext(r.groups[st.Consumer])
+	case scenario.LiveRestart:
+		rs, ok := r.live.(broker.Restarter)
+		if !ok || !r.caps.Restart {
+			r.notef("restart: %s cannot restart; skipped", r.h.Broker)
+			return
+		}
+		r.fail("restart", rs.Restart(r.ctx))
+	}
+}
+
+func (r *liveRun) produce(i int, retry bool) {
+	ev := r.sc.Events[i]
+	payload := event.OrderPaid{EventID: ev.ID, OccurredAtMs: StartMs + r.now(), Tenant: ev.Tenant, OrderID: ev.OrderID, UserID: ev.UserID, AmountCents: ev.AmountCents}.Encode()
+	res, err := r.live.Produce(r.ctx, ev.Tenant, ev.ID, payload)
+	if err != nil {
+		r.fail("produce "+ev.ID, err)
+		return
+	}
+	r.h.Produces = append(r.h.Produces, LiveProduce{Step: r.step, Event: i, Key: ev.ID, Retry: retry, Offset: res.Offset, Duplicate: res.Duplicate})
+}
+
+func (r *liveRun) next(g *liveGroup, wait time.Duration) (broker.LiveDelivery, bool) {
+	d, ok, err := g.session.Next(r.ctx, wait)
+	if err != nil {
+		r.fail("next "+g.name, err)
+		return broker.LiveDelivery{}, false
+	}
+	return d, ok
+}
+
+func (r *liveRun) record(g *liveGroup, d broker.LiveDelivery) *LiveDeliveryRecord {
+	m := d.Message
+	r.h.Deliveries = append(r.h.Deliveries, LiveDeliveryRecord{Step: r.step, Consumer: g.name, Offset: m.Offset, Key: m.Key,
+		Tenant: m.Tenant, Attempts: m.Attempts, AtMs: r.now()})
+	return &r.h.Deliveries[len(r.h.Deliveries)-1]
+}
+
+// take gets g's next delivery and runs it through the worker: all the way
+// (crashAfter < 0), or crashAfter pipeline steps and then a crash; a stall
+// runs it to the ack and drops the ack. It reports whether a delivery came.
+func (r *liveRun) take(g *liveGroup, crashAfter int, stall bool, wait time.Duration) bool {
+	d, ok := r.next(g, wait)
+	if !ok {
+		if r.err == nil && r.step >= 0 {
+			r.notef("%s: no delivery came within %s", g.name, wait)
+		}
+		return false
+	}
+	rec := r.record(g, d)
+	r.nextID++
+	id := r.nextID
+	r.pending[id] = d
+	defer delete(r.pending, id)
+	r.cur, r.stall = rec, stall
+	defer func() { r.cur, r.stall = nil, false }()
+	if err := g.worker.Receive(broker.Delivery{ID: id, Message: d.Message}); err != nil {
+		r.fail("receive", err)
+		return true
+	}
+	for steps := 0; !g.worker.Idle(); steps++ {
+		if crashAfter >= 0 && steps == crashAfter {
+			r.crash(g)
+			return true
+		}
+		r.sync()
+		rep, err := g.worker.Step(r.ctx)
+		if (rep.Action == consumer.ActCommit || rep.Action == consumer.ActEffect) && err == nil && !rep.Stale {
+			rec.Committed = true
+		}
+		if err != nil && !rep.Stale {
+			r.notef("%s %s: %v", g.name, rep.Action, err)
+		}
+		if r.err != nil {
+			return true
+		}
+	}
+	if crashAfter >= 0 {
+		r.notef("%s: the delivery settled before the crash point", g.name)
+	}
+	if rec.Outcome == "" {
+		rec.Outcome = LiveDropped
+	}
+	return true
+}
+
+// crash closes g's connection without an ack and reconnects.
+func (r *liveRun) crash(g *liveGroup) {
+	r.cur.Outcome = LiveCrashed
+	g.worker.Crash(r.ctx)
+	_ = g.session.Close()
+	s, err := r.live.Session(r.ctx, g.name)
+	if err != nil {
+		r.fail("reconnect "+g.name, err)
+		return
+	}
+	g.session = s
+}
+
+func (r *liveRun) nackNext(g *liveGroup) {
+	d, ok := r.next(g, r.stepWait())
+	if !ok {
+		if r.err == nil {
+			r.notef("%s: no delivery came to nack", g.name)
+		}
+		return
+	}
+	rec := r.record(g, d)
+	rec.Outcome, rec.Reason = LiveNacked, "fault: nack"
+	r.fail("nack", g.session.Nack(r.ctx, d, r.backoff(d), rec.Reason))
+}
+
+func (r *liveRun) backoff(d broker.LiveDelivery) time.Duration {
+	return time.Duration(r.policy.Backoff(max(d.Message.Attempts, 1))) * time.Millisecond
+}
+
+// handler is the application code, failing as the event's fate says.
+func (r *liveRun) handler(tx store.Tx, consumerName string, ev event.OrderPaid) consumer.Result {
+	res := consumer.Credit(tx, consumerName, ev)
+	i, ok := r.events[ev.EventID]
+	if !ok {
+		return res
+	}
+	spec := r.sc.Events[i]
+	k := consumerName + "/" + ev.EventID
+	r.runs[k]++
+	switch {
+	case spec.Fate == scenario.FatePoison:
+		return consumer.Result{Kind: consumer.Poison, Reason: "poison: amount rejected"}
+	case spec.Fate == scenario.FateTransient && r.runs[k] <= spec.Transient:
+		return consumer.Result{Kind: consumer.Transient, Reason: "transient: downstream timeout"}
+	}
+	return res
+}
+
+// drain runs every group's worker until every produced message is settled
+// in every group and nothing more comes for a grace period, or the limit.
+func (r *liveRun) drain(limit time.Duration) {
+	deadline := time.Now().Add(limit)
+	grace := time.Duration(r.sc.AckTimeoutMs+r.sc.MaxBackoffMs+20) * time.Millisecond
+	// A stalled or crashed delivery comes back after its ack timeout plus
+	// the backoff; allow for it before calling the run quiet.
+	quietSince := time.Now()
+	for time.Now().Before(deadline) && r.err == nil {
+		got := false
+		for _, g := range r.order {
+			if r.take(g, -1, false, 5*time.Millisecond) {
+				got = true
+			}
+			if r.err != nil {
+				return
+			}
+		}
+		if got {
+			quietSince = time.Now()
+			if r.runaway() {
+				r.notef("drain stopped: a message was delivered more than max_attempts+3 times")
+				return
+			}
+			continue
+		}
+		if r.settled() && time.Since(quietSince) >= grace {
+			// A broker's DLQ routing may lag the last delivery (an advisory
+			// on its way): give it a while before calling the run quiet.
+			if time.Since(quietSince) < grace+dlqWait && r.dlqPending() {
+				continue
+			}
+			r.h.Quiesced = true
+			return
+		}
+	}
+}
+
+// dlqWait bounds how long a quiet run waits for spent messages to reach
+// the DLQ.
+const dlqWait = 500 * time.Millisecond
+
+// dlqPending reports whether a message spent its attempts in a group and
+// is not in the DLQ yet.
+func (r *liveRun) dlqPending() bool {
+	dlq, err := r.live.DLQ(r.ctx)
+	if err != nil {
+		r.fail("read the DLQ", err)
+		return false
+	}
+	in := map[string]bool{}
+	for _, e := range dlq {
+		in[fmt.Sprintf("%s/%d", e.Group, e.Offset)] = true
+	}
+	last := map[string]LiveDeliveryRecord{}
+	n := map[string]int{}
+	for _, d := range r.h.Deliveries {
+		k := fmt.Sprintf("%s/%d", d.Consumer, d.Offset)
+		last[k] = d
+		n[k]++
+	}
+	for k, d := range last {
+		spent := max(n[k], d.Attempts) >= r.sc.MaxAttempts
+		if spent && d.Outcome != LiveAcked && d.Outcome != LiveDeadLetter && !in[k] {
+			return true
+		}
+	}
+	return false
+}
+
+// runaway reports a message delivered far past max_attempts: the broker
+// does not bound redelivery, and draining further shows nothing new.
+func (r *liveRun) runaway() bool {
+	n := map[string]int{}
+	for _, d := range r.h.Deliveries {
+		k := fmt.Sprintf("%s/%d", d.Consumer, d.Offset)
+		n[k]++
+		if n[k] > r.sc.MaxAttempts+3 {
+			return true
+		}
+	}
+	return false
+}
+
+// settled reports whether every message produced has, in every group,
+// been acked or dead-lettered by its consumer, or spent its attempts.
+func (r *liveRun) settled() bool {
+	type k struct {
+		g   string
+		off int64
+	}
+	last := map[k]LiveDeliveryRecord{}
+	count := map[k]int{}
+	for _, d := range r.h.Deliveries {
+		last[k{d.Consumer, d.Offset}] = d
+		count[k{d.Consumer, d.Offset}]++
+	}
+	for _, p := range r.h.Produces {
+		if p.Duplicate {
+			continue
+		}
+		for _, g := range r.sc.Consumers {
+			d, ok := last[k{g, p.Offset}]
+			switch {
+			case !ok:
+				return false
+			case d.Outcome == LiveAcked || d.Outcome == LiveDeadLetter:
+			case max(count[k{g, p.Offset}], d.Attempts) >= r.sc.MaxAttempts:
+			default:
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// liveBridge is the broker the reference worker sees: its ack, nack and
+// dead-letter go to the live session of the delivery in hand.
+type liveBridge struct{ r *liveRun }
+
+var _ broker.Broker = liveBridge{}
+
+func (b liveBridge) session(d broker.Delivery) (*liveGroup, broker.LiveDelivery, bool) {
+	ld, ok := b.r.pending[d.ID]
+	if !ok {
+		return nil, broker.LiveDelivery{}, false
+	}
+	return b.r.groups[d.Message.Group], ld, true
+}
+
+// Policy implements broker.Broker.
+func (b liveBridge) Policy() broker.Policy { return b.r.policy }
+
+// Ack implements broker.Broker; a stall drops it.
+func (b liveBridge) Ack(d broker.Delivery) {
+	g, ld, ok := b.session(d)
+	if !ok {
+		return
+	}
+	if b.r.stall {
+		b.r.cur.Outcome = LiveStalled
+		if !b.r.caps.AckTimeout {
+			// The broker has no ack timeout of its own: a consumer-side
+			// watchdog ends the stalled delivery by reconnecting.
+			time.Sleep(time.Duration(b.r.sc.AckTimeoutMs) * time.Millisecond)
+			b.r.crash(g)
+			b.r.cur.Outcome = LiveStalled
+		}
+		return
+	}
+	if err := g.session.Ack(b.r.ctx, ld); err != nil {
+		if b.r.cur.Outcome == "" {
+			b.r.cur.Outcome, b.r.cur.Reason = LiveAckFailed, err.Error()
+		}
+		b.r.fail("ack", err)
+		return
+	}
+	if b.r.cur.Outcome == "" {
+		b.r.cur.Outcome = LiveAcked
+	}
+}
+
+// Nack implements broker.Broker with the policy's backoff as the delay.
+func (b liveBridge) Nack(d broker.Delivery, reason string) {
+	g, ld, ok := b.session(d)
+	if !ok {
+		return
+	}
+	b.r.cur.Outcome, b.r.cur.Reason = LiveNacked, reason
+	b.r.fail("nack", g.session.Nack(b.r.ctx, ld, b.r.backoff(ld), reason))
+}
+
+// DeadLetter implements broker.Broker: the consumer's own DLQ publish.
+func (b liveBridge) DeadLetter(d broker.Delivery, reason string) {
+	g, ld, ok := b.session(d)
+	if !ok {
+		return
+	}
+	b.r.cur.Outcome, b.r.cur.Reason = LiveDeadLetter, reason
+	b.r.fail("dead-letter", g.session.DeadLetter(b.r.ctx, ld, reason))
+}
+
+// The rest of broker.Broker is the runner's to drive, not the worker's.
+
+// Enqueue implements broker.Broker; a worker never calls it.
+func (liveBridge) Enqueue(string, string, string, []byte, broker.Origin) int64 { return -1 }
+
+// Duplicate implements broker.Broker; a worker never calls it.
+func (liveBridge) Duplicate(string, int64, int) ([]int64, error) {
+	return nil, errors.New("live runs do not duplicate through the worker")
+}
+
+// Replay implements broker.Broker; a worker never calls it.
+func (liveBridge) Replay(string) []int64 { return nil }
+
+// Deliver implements broker.Broker; a worker never calls it.
+func (liveBridge) Deliver(string, int) (broker.Delivery, bool) { return broker.Delivery{}, false }
+
+// Tick implements broker.Broker; the live broker keeps its own time.
+func (liveBridge) Tick() {}
+
+// Quiet implements broker.Broker; a worker never calls it.
+func (liveBridge) Quiet() (bool, int64) { return true, 0 }
+
+// DLQ implements broker.Broker; a worker never calls it.
+func (liveBridge) DLQ() []broker.DLQEntry { return nil }
+
+// Messages implements broker.Broker; a worker never calls it.
+func (liveBridge) Messages() []broker.MessageState { return nil }

@@ -1,0 +1,43 @@
+package rabbitbroker_test
+
+import (
+	"os"
+	"testing"
+
+	"github.com/idemcheck/idemcheck/impl/adapter/rabbitbroker"
+	"github.com/idemcheck/idemcheck/impl/contract/broker/livetest"
+)
+
+func factory(t *testing.T, config string) *rabbitbroker.Factory {
+	t.Helper()
+	url := os.Getenv(rabbitbroker.URLEnv)
+	if url == "" {
+		t.Skipf("%s is unset: set it to a RabbitMQ server, e.g. amqp://guest:guest@127.0.0.1:5672/", rabbitbroker.URLEnv)
+	}
+	f, err := rabbitbroker.New(url, config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = f.Close() })
+	return f
+}
+
+func TestContractQuorum(t *testing.T) {
+	t.Parallel()
+	livetest.Run(t, factory(t, rabbitbroker.Quorum), livetest.Claims{Bounded: true, DLQ: true, Counts: true})
+}
+
+func TestContractClassic(t *testing.T) {
+	t.Parallel()
+	livetest.Run(t, factory(t, rabbitbroker.Classic), livetest.Claims{})
+}
+
+func TestUnknownConfigAndClosedPort(t *testing.T) {
+	if _, err := rabbitbroker.New("amqp://guest:guest@127.0.0.1:5672/", "nope"); err == nil {
+		t.Fatal("an unknown configuration opened")
+	}
+	_, err := rabbitbroker.New("amqp://guest:guest@127.0.0.1:1/", "")
+	if !livetest.IsDown(err) {
+		t.Fatalf("a closed port: got %v, want a broker-down error", err)
+	}
+}
