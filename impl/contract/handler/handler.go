@@ -71,3 +71,26 @@ func Poison(err error) error {
 
 // IsPoison reports whether err was marked permanent.
 func IsPoison(err error) bool { return errors.Is(err, ErrPoison) }
+
+// pointKey is the context key under which the harness installs its
+// scheduling hook.
+type pointKey struct{}
+
+// WithPoint returns a context whose Point calls go to fn. The harness uses it
+// to make a handler's non-database calls (Redis, HTTP, a cache) scheduling
+// and crash points, as its wrapping database driver does for SQL.
+func WithPoint(ctx context.Context, fn func(what string)) context.Context {
+	return context.WithValue(ctx, pointKey{}, fn)
+}
+
+// Point marks a call to an outside system that the harness should treat as a
+// scheduling point: another worker may run first, time may advance, or the
+// worker may crash here (Point then never returns). what names the call for
+// the trace, for example "redis SET order-1 NX". Outside the harness, or when
+// ctx carries no hook, Point does nothing, so production code may call it
+// unconditionally.
+func Point(ctx context.Context, what string) {
+	if fn, ok := ctx.Value(pointKey{}).(func(string)); ok && fn != nil {
+		fn(what)
+	}
+}
