@@ -258,6 +258,27 @@ func (b *Broker) Messages() []MessageState {
 	return out
 }
 
+// EachMessage calls f with every message of every group, by group then
+// offset, with its status and its timers: the time it becomes eligible
+// (pending), the time it was last delivered (in flight), and the id of its
+// last delivery. It allocates nothing: a model checker fingerprints the
+// broker's whole state through it.
+func (b *Broker) EachMessage(f func(m *Message, status Status, eligibleAtMs, deliveredAtMs, lastDelivery int64)) {
+	for _, g := range b.groups {
+		for _, e := range b.queues[g] {
+			f(&e.msg, e.status, e.eligibleAtMs, e.deliveredAt, e.lastDelivery)
+		}
+	}
+}
+
+// EachDLQ calls f with every dead-letter entry, in arrival order, without
+// copying them.
+func (b *Broker) EachDLQ(f func(d *DLQEntry)) {
+	for i := range b.dlq {
+		f(&b.dlq[i])
+	}
+}
+
 // Quiet reports whether no message is pending or in flight; otherwise it
 // returns the earliest time at which something becomes deliverable (an
 // eligible time or an ack timeout).
