@@ -54,6 +54,9 @@ type Options struct {
 	// NoSymmetry, NoPOR and NoDedup switch the reductions off: symmetry,
 	// partial order, and the visited set itself (a tree search).
 	NoSymmetry, NoPOR, NoDedup bool
+	// NoClone rebuilds every state by replaying its schedule, even for a
+	// target whose worlds can be copied (runner.World.Clone).
+	NoClone bool
 	// Progress, if set, is called after every batch of the frontier.
 	Progress func(Progress)
 }
@@ -324,10 +327,15 @@ func (e *engine) run(ctx context.Context) error {
 }
 
 // expand executes every menu step from the parents lo..hi-1 of depth d-1,
-// on every core, and returns the transitions in a fixed order.
+// on every core, and returns the transitions in a fixed order. Each parent
+// is rebuilt once by replaying its schedule; each step is then taken on a
+// copy of it (runner.World.Clone), or, for a target that cannot be copied,
+// on a world that replays the schedule again.
 func (e *engine) expand(d int, lo, hi int32) []*cand {
 	var cands []*cand
+	first := make([]int, 0, hi-lo+1)
 	for p := lo; p < hi; p++ {
+		first = append(first, len(cands))
 		skip := e.levels[d-1][p].skip
 		for s := range e.menu {
 			if !e.opts.NoPOR && skip&(1<<s) != 0 {
@@ -337,9 +345,10 @@ func (e *engine) expand(d int, lo, hi int32) []*cand {
 			cands = append(cands, &cand{parent: p, step: int16(s)})
 		}
 	}
+	first = append(first, len(cands))
 	var next atomic.Int64
 	var wg sync.WaitGroup
-	for range min(e.parallel(), len(cands)) {
+	for range min(e.parallel(), int(hi-lo)) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -347,17 +356,67 @@ func (e *engine) expand(d int, lo, hi int32) []*cand {
 			defer e.pool.Put(x)
 			for {
 				i := int(next.Add(1)) - 1
-				if i >= len(cands) {
+				if i >= int(hi-lo) {
 					return
 				}
-				c := cands[i]
-				x.buf = e.path(d-1, c.parent, x.buf)
-				e.execute(x, c, x.buf, int(c.step))
+				x.buf = e.path(d-1, lo+int32(i), x.buf)
+				e.expandParent(x, x.buf, cands[first[i]:first[i+1]])
 			}
 		}()
 	}
 	wg.Wait()
 	return cands
+}
+
+// expandParent takes each of cs's steps from the state prefix reaches.
+func (e *engine) expandParent(x *executor, prefix []scenario.Step, cs []*cand) {
+	if len(cs) == 0 {
+		return
+	}
+	parent := &cand{}
+	e.execute(x, parent, prefix, -1)
+	if parent.err != nil {
+		for _, c := range cs {
+			c.err = parent.err
+		}
+		return
+	}
+	defer parent.world.Close()
+	for _, c := range cs {
+		if !e.fork(x, parent, c) {
+			e.execute(x, c, prefix, int(c.step))
+		}
+	}
+}
+
+// fork takes c's step on a copy of the parent's world and monitors; it
+// reports false when the world or a monitor cannot be copied.
+func (e *engine) fork(x *executor, parent, c *cand) bool {
+	if e.opts.NoClone {
+		return false
+	}
+	c.mons = make([]properties.Monitor, len(parent.mons))
+	obs := make([]runner.Observer, 0, len(parent.mons))
+	for i, m := range parent.mons {
+		if m == nil {
+			continue
+		}
+		cm, ok := properties.CloneMonitor(m)
+		if !ok {
+			return false
+		}
+		c.mons[i] = cm
+		obs = append(obs, cm)
+	}
+	w, ok := parent.world.Clone(obs...)
+	if !ok {
+		return false
+	}
+	c.world = w
+	c.steps = make([]scenario.Step, 0, len(parent.steps)+1)
+	c.steps = append(c.steps, parent.steps...)
+	e.take(x, c, int(c.step))
+	return true
 }
 
 // executor is one goroutine's reusable scratch.
@@ -389,11 +448,18 @@ func (e *engine) execute(x *executor, c *cand, prefix []scenario.Step, s int) {
 	for i, st := range prefix {
 		_ = w.Apply(i, st)
 	}
+	e.take(x, c, s)
+}
+
+// take plays menu step s (-1: none) on c's world, then judges the monitors
+// and fingerprints the state reached.
+func (e *engine) take(x *executor, c *cand, s int) {
+	w := c.world
 	ev := -1
 	if s >= 0 {
 		st := e.menu[s]
 		ev = e.busyEvent(w, st)
-		_ = w.Apply(len(prefix), st)
+		_ = w.Apply(len(c.steps), st)
 		c.steps = append(c.steps, st)
 	}
 	for i, m := range c.mons {

@@ -193,3 +193,33 @@ func TestInterruptedReportsDepthDone(t *testing.T) {
 		t.Fatalf("interrupted %v at depth %d, want depth 4 (the batch that saw the cancel ends it)", r.Interrupted, r.Depth)
 	}
 }
+
+// Forking copies of a world (the reference) and replaying every schedule
+// (any target) explore the same states and find the same counterexamples.
+func TestCloneAgreesWithReplay(t *testing.T) {
+	for _, name := range []string{"reference", "no-dedup", "mark-before-effect"} {
+		target, ok := system.Lookup(name)
+		if !ok {
+			t.Fatalf("%s is not registered", name)
+		}
+		var rs [2]*Result
+		for i, noClone := range []bool{false, true} {
+			r, err := Explore(context.Background(), target, Options{World: tiny, Depth: 5, NoClone: noClone})
+			if err != nil {
+				t.Fatal(err)
+			}
+			rs[i] = r
+		}
+		a, b := rs[0], rs[1]
+		if a.States != b.States || a.Transitions != b.Transitions || (a.Counterexample == nil) != (b.Counterexample == nil) {
+			t.Fatalf("%s: forking %d states %d transitions, replaying %d states %d transitions", name, a.States, a.Transitions, b.States, b.Transitions)
+		}
+		if a.Counterexample != nil {
+			ja, _ := scenario.Marshal(a.Counterexample.Scenario)
+			jb, _ := scenario.Marshal(b.Counterexample.Scenario)
+			if string(ja) != string(jb) {
+				t.Fatalf("%s: different counterexamples:\n%s\n%s", name, ja, jb)
+			}
+		}
+	}
+}

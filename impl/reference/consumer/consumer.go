@@ -14,6 +14,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 
 	"github.com/idemcheck/idemcheck/impl/contract/broker"
 	"github.com/idemcheck/idemcheck/impl/contract/clock"
@@ -245,6 +247,36 @@ func foldTrail(h uint64, rep Report) uint64 {
 		h = (h ^ 0xfe) * prime
 	}
 	return h
+}
+
+// Clone returns a copy of the worker over other parts (deps), for a search
+// that forks a run: its delivery, claim, stage, trail, process memory and
+// metrics. cloneTx copies an open unit of work onto the new store; Clone
+// reports false when it cannot.
+func (w *Worker) Clone(deps Deps, cloneTx func(store.Tx) (store.Tx, bool)) (*Worker, bool) {
+	c := *w
+	c.deps = deps
+	if deps.Handler == nil {
+		c.deps.Handler = Credit
+	}
+	if deps.Decode == nil {
+		c.deps.Decode = event.DecodeOrderPaid
+	}
+	c.metrics = w.metrics.clone()
+	if w.delivery != nil {
+		d := *w.delivery
+		c.delivery = &d
+	}
+	if w.tx != nil {
+		tx, ok := cloneTx(w.tx)
+		if !ok {
+			return nil, false
+		}
+		c.tx = tx
+	}
+	c.staged = slices.Clone(w.staged)
+	c.memory = maps.Clone(w.memory)
+	return &c, true
 }
 
 // Trail identifies how far the worker is through its delivery: the actions

@@ -12,6 +12,7 @@ package membroker
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 
 	"github.com/idemcheck/idemcheck/impl/contract/broker"
@@ -254,6 +255,22 @@ func (b *Broker) Messages() []MessageState {
 		for _, e := range b.queues[g] {
 			out = append(out, MessageState{Message: e.msg, Status: e.status})
 		}
+	}
+	return out
+}
+
+// Clone returns an independent copy of the broker over the clock c, for a
+// search that forks a run.
+func (b *Broker) Clone(c clock.Source) *Broker {
+	out := &Broker{clock: c, policy: b.policy, groups: b.groups, queues: make(map[string][]*entry, len(b.queues)),
+		nextOffset: maps.Clone(b.nextOffset), nextID: b.nextID, dlq: slices.Clone(b.dlq)}
+	for g, q := range b.queues {
+		cp := make([]*entry, len(q), len(q)+2)
+		for i, e := range q {
+			ce := *e
+			cp[i] = &ce
+		}
+		out.queues[g] = cp
 	}
 	return out
 }
