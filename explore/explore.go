@@ -545,6 +545,10 @@ func (e *engine) finals(cs []*cand, d int) bool {
 					c.world.Finish()
 					out := &runner.Outcome{Scenario: e.scenario(c.steps), Target: e.target.Name, Trace: c.world.Trace(), Consumption: c.world.Result()}
 					for j, p := range e.props {
+						// The monitors watched the drain and the replay too.
+						if m := c.mons[j]; m != nil && e.breaks(p, m.Breaches()) {
+							c.broken = true
+						}
 						if p.Final != nil && e.breaks(p, p.Final(out, c.mons[j])) {
 							c.broken = true
 						}
