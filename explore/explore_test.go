@@ -226,3 +226,24 @@ func TestCloneAgreesWithReplay(t *testing.T) {
 		}
 	}
 }
+
+// fakeT records what Check reports.
+type fakeT struct {
+	testing.TB
+	failed bool
+	msg    string
+}
+
+func (f *fakeT) Helper()                   {}
+func (f *fakeT) Logf(string, ...any)       {}
+func (f *fakeT) Errorf(s string, a ...any) { f.failed, f.msg = true, s }
+func (f *fakeT) Fatalf(s string, a ...any) { f.failed, f.msg = true, s }
+
+func TestCheckEntryPoint(t *testing.T) {
+	Check(t, system.Reference(), Options{World: tiny, Depth: 4})
+	m, _ := system.Lookup("no-dedup")
+	ft := &fakeT{}
+	if Check(ft, m, Options{World: tiny, Depth: 3}); !ft.failed {
+		t.Fatal("Check passed no-dedup")
+	}
+}
