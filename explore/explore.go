@@ -238,6 +238,9 @@ type cand struct {
 	broken bool // a law broke on the way
 	isNew  bool
 	err    error // the target could not be opened
+	// selfLoop marks a step that leaves its parent's state as it is (a
+	// step of an idle worker, a delivery to a busy one): not executed.
+	selfLoop bool
 }
 
 // batch is the number of parents expanded between two merges.
@@ -284,6 +287,9 @@ func (e *engine) run(ctx context.Context) error {
 			e.res.Transitions += int64(len(cands))
 			var fresh []*cand
 			for _, c := range cands {
+				if c.selfLoop {
+					continue
+				}
 				if c.broken {
 					fresh = append(fresh, c) // judged whatever the state
 					continue
@@ -383,10 +389,29 @@ func (e *engine) expandParent(x *executor, prefix []scenario.Step, cs []*cand) {
 	}
 	defer parent.world.Close()
 	for _, c := range cs {
+		if !e.opts.NoDedup && e.noop(parent.world, e.menu[c.step]) {
+			// The step leaves the state as it is: a self-loop, known.
+			c.selfLoop = true
+			continue
+		}
 		if !e.fork(x, parent, c) {
 			e.execute(x, c, prefix, int(c.step))
 		}
 	}
+}
+
+// noop reports whether st leaves w's state as it is and records nothing:
+// a pipeline step of an idle worker, or a delivery to a busy one.
+func (e *engine) noop(w *runner.World, st scenario.Step) bool {
+	switch st.Op {
+	case scenario.OpStep:
+		_, busy := w.View().Busy(st.Worker)
+		return !busy
+	case scenario.OpDeliver:
+		_, busy := w.View().Busy(st.Worker)
+		return busy
+	}
+	return false
 }
 
 // fork takes c's step on a copy of the parent's world and monitors; it
