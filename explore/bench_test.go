@@ -3,6 +3,7 @@ package explore
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/idemcheck/idemcheck/faults/runner"
 	"github.com/idemcheck/idemcheck/faults/scenario"
@@ -45,5 +46,53 @@ func BenchmarkFingerprint(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		fp.Sum(w)
+	}
+}
+
+// BenchmarkVerifyOneEventTwoWorkers verifies the reference, 1 event x 2
+// workers x the full menu, to depth 12, on every core (-cpu sets them).
+func BenchmarkVerifyOneEventTwoWorkers(b *testing.B) {
+	for b.Loop() {
+		r, err := Explore(context.Background(), system.Reference(), Options{World: tiny, Depth: 12})
+		if err != nil || r.Counterexample != nil || r.Depth != 12 {
+			b.Fatal(err, r.Counterexample)
+		}
+		b.ReportMetric(float64(r.States), "states")
+		b.ReportMetric(r.StatesPerSecond(), "states/s")
+		b.ReportMetric(r.BytesPerState, "bytes/state")
+	}
+}
+
+// BenchmarkMutantsFound explores every consumption mutant (1 event x 2
+// workers, the full menu; an event that succeeds, else one that always
+// fails) until the first counterexample: the slowest mutant's seconds and
+// the deepest counterexample are reported.
+func BenchmarkMutantsFound(b *testing.B) {
+	for b.Loop() {
+		var slowest time.Duration
+		deepest := 0
+		for _, m := range system.Mutants() {
+			if m.Consumption == nil || concurrencyOnly[m.Name] {
+				continue
+			}
+			start := time.Now()
+			found := false
+			for _, evs := range mutantWorlds {
+				r, err := Explore(context.Background(), m, Options{World: World{Events: evs, Groups: 1, WorkersPerGroup: 2}, Depth: 12})
+				if err != nil {
+					b.Fatal(err)
+				}
+				if r.Counterexample != nil {
+					found, deepest = true, max(deepest, r.Counterexample.Depth)
+					break
+				}
+			}
+			if !found {
+				b.Fatalf("%s survived depth 12", m.Name)
+			}
+			slowest = max(slowest, time.Since(start))
+		}
+		b.ReportMetric(slowest.Seconds(), "slowest-s")
+		b.ReportMetric(float64(deepest), "deepest")
 	}
 }

@@ -12,20 +12,20 @@ import (
 type World struct {
 	// Events are the events' fates, one per event: "ok", "transient:N"
 	// (the first N handler runs fail) or "poison".
-	Events []string
+	Events []string `json:"events"`
 	// Groups is the number of consumer groups.
-	Groups int
+	Groups int `json:"groups"`
 	// WorkersPerGroup is the number of workers in each group.
-	WorkersPerGroup int
+	WorkersPerGroup int `json:"workersPerGroup"`
 	// Nodes is the number of nodes; workers are spread over them in turn.
-	Nodes int
+	Nodes int `json:"nodes"`
 	// Retry policy, lease and retention (zero: the defaults below).
-	MaxAttempts  int
-	BackoffMs    int64
-	MaxBackoffMs int64
-	AckTimeoutMs int64
-	LeaseMs      int64
-	RetentionMs  int64
+	MaxAttempts  int   `json:"maxAttempts,omitempty"`
+	BackoffMs    int64 `json:"backoffMs,omitempty"`
+	MaxBackoffMs int64 `json:"maxBackoffMs,omitempty"`
+	AckTimeoutMs int64 `json:"ackTimeoutMs,omitempty"`
+	LeaseMs      int64 `json:"leaseMs,omitempty"`
+	RetentionMs  int64 `json:"retentionMs,omitempty"`
 }
 
 // The world's defaults: a short retry policy, so that a message reaches
