@@ -33,6 +33,7 @@ import (
 	"github.com/idemcheck/idemcheck/faults/scenario"
 	"github.com/idemcheck/idemcheck/impl/system"
 	"github.com/idemcheck/idemcheck/properties"
+	"github.com/idemcheck/idemcheck/properties/coverage"
 )
 
 // Options bound and shape an exploration.
@@ -59,6 +60,10 @@ type Options struct {
 	NoClone bool
 	// Progress, if set, is called after every batch of the frontier.
 	Progress func(Progress)
+	// Coverage counts, for every distinct state, the named situations its
+	// schedule and its drain reached (package coverage), into
+	// Result.Coverage.
+	Coverage bool
 }
 
 // Progress is the state of a running exploration.
@@ -106,6 +111,9 @@ type Result struct {
 	Interrupted bool `json:"interrupted,omitempty"`
 	// Counterexample is the first violation found (nil: none).
 	Counterexample *Counterexample `json:"counterexample,omitempty"`
+	// Coverage counts the situations reached, a run per distinct state
+	// judged (Options.Coverage).
+	Coverage coverage.Counts `json:"coverage"`
 }
 
 // StatesPerSecond is the rate of distinct states.
@@ -238,6 +246,9 @@ type cand struct {
 	broken bool // a law broke on the way
 	isNew  bool
 	err    error // the target could not be opened
+	trk     *coverage.Tracker
+	reached coverage.Set
+	judged  bool
 	// selfLoop marks a step that leaves its parent's state as it is (a
 	// step of an idle worker, a delivery to a busy one): not executed.
 	selfLoop bool
@@ -433,6 +444,10 @@ func (e *engine) fork(x *executor, parent, c *cand) bool {
 		c.mons[i] = cm
 		obs = append(obs, cm)
 	}
+	if parent.trk != nil {
+		c.trk = parent.trk.Clone()
+		obs = append(obs, c.trk)
+	}
 	w, ok := parent.world.Clone(obs...)
 	if !ok {
 		return false
@@ -461,6 +476,10 @@ func (e *engine) execute(x *executor, c *cand, prefix []scenario.Step, s int) {
 			c.mons[i] = p.Monitor()
 			obs = append(obs, c.mons[i])
 		}
+	}
+	if e.opts.Coverage {
+		c.trk = coverage.NewTracker()
+		obs = append(obs, c.trk)
 	}
 	w, err := runner.NewWorld(e.base, e.target.Consumption, obs...)
 	if err != nil {
@@ -578,13 +597,22 @@ func (e *engine) finals(cs []*cand, d int) bool {
 							c.broken = true
 						}
 					}
+					if c.trk != nil {
+						c.trk.Finish(out)
+						c.reached, c.judged = c.trk.Reached(), true
+					}
 				}
 				c.world.Close()
-				c.world, c.mons = nil, nil
+				c.world, c.mons, c.trk = nil, nil, nil
 			}
 		}()
 	}
 	wg.Wait()
+	for _, c := range cs {
+		if c.judged {
+			e.res.Coverage.AddRun(scenario.KindConsumption, c.reached)
+		}
+	}
 	for _, c := range cs {
 		if c.broken {
 			e.res.Counterexample = e.counterexample(c.steps, d)

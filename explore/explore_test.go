@@ -8,6 +8,7 @@ import (
 	"github.com/idemcheck/idemcheck/faults/runner"
 	"github.com/idemcheck/idemcheck/faults/scenario"
 	"github.com/idemcheck/idemcheck/impl/system"
+	"github.com/idemcheck/idemcheck/properties/coverage"
 )
 
 var tiny = World{Events: []string{"ok"}, Groups: 1, WorkersPerGroup: 2}
@@ -245,5 +246,21 @@ func TestCheckEntryPoint(t *testing.T) {
 	ft := &fakeT{}
 	if Check(ft, m, Options{World: tiny, Depth: 3}); !ft.failed {
 		t.Fatal("Check passed no-dedup")
+	}
+}
+
+// Exploration counts the coverage situations, one run per distinct state.
+func TestExplorationCountsCoverage(t *testing.T) {
+	r, err := Explore(context.Background(), system.Reference(), Options{World: World{Events: []string{"transient:1"}, Groups: 1, WorkersPerGroup: 2}, Depth: 5, Coverage: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := r.Coverage.Total(); got != r.States {
+		t.Fatalf("coverage counted %d runs for %d states", got, r.States)
+	}
+	for _, name := range []string{coverage.CrashAfterClaim, coverage.RedeliveryAfterNack, coverage.Duplicate2To10, coverage.MaxAttemptsReached, coverage.ConcurrentClaims} {
+		if r.Coverage.Reached[name] == 0 {
+			t.Errorf("no state reached %s: %v", name, r.Coverage.Reached)
+		}
 	}
 }

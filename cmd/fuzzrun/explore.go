@@ -92,7 +92,7 @@ func (o *options) parseExplore(given map[string]bool, f exploreFlags) error {
 		return usagef("-target: %s has no consumption parts to explore", o.target.Name)
 	}
 	o.exploreOp = explore.Options{World: w, Menu: menu, Depth: depth, Properties: o.props, Parallel: o.workers,
-		NoSymmetry: f.noSymmetry, NoPOR: f.noPOR}
+		NoSymmetry: f.noSymmetry, NoPOR: f.noPOR, Coverage: true}
 	return nil
 }
 
@@ -196,6 +196,9 @@ func printExplore(w io.Writer, o *options, op explore.Options, res *explore.Resu
 	}
 	fmt.Fprintf(w, "distinct states %d, transitions %d (%d skipped by partial order), %.0f states/s, %.0f bytes/state, %s\n",
 		res.States, res.Transitions, res.Skipped, res.StatesPerSecond(), res.BytesPerState, res.Elapsed.Round(time.Millisecond))
+	printCoverage(w, res.Coverage.Rows(), "(a run is a distinct state: its schedule, then its drain and replay; a situation never reached\n"+
+		"is one this world and step menu cannot reach within the depth, and does not fail an exploration)")
+	fmt.Fprintln(w)
 	switch {
 	case res.Counterexample != nil:
 		cx := res.Counterexample
