@@ -236,16 +236,16 @@ func (e *engine) path(d int, i int32, buf []scenario.Step) []scenario.Step {
 
 // cand is one transition executed: from a parent, by a menu step.
 type cand struct {
-	parent int32
-	step   int16
-	fp     uint64
-	skip   uint64
-	world  *runner.World
-	mons   []properties.Monitor
-	steps  []scenario.Step
-	broken bool // a law broke on the way
-	isNew  bool
-	err    error // the target could not be opened
+	parent  int32
+	step    int16
+	fp      uint64
+	skip    uint64
+	world   *runner.World
+	mons    []properties.Monitor
+	steps   []scenario.Step
+	broken  bool // a law broke on the way
+	isNew   bool
+	err     error // the target could not be opened
 	trk     *coverage.Tracker
 	reached coverage.Set
 	judged  bool
