@@ -92,7 +92,7 @@ type Result struct {
 	// Depth steps was played and judged.
 	Depth int `json:"depth"`
 	// States is the number of distinct states reached (the initial one
-	// included).
+	// included), those of a depth cut short by the context too.
 	States int64 `json:"states"`
 	// Transitions is the number of steps executed, each from a distinct
 	// state.
@@ -279,7 +279,10 @@ func (e *engine) run(ctx context.Context) error {
 		lvl := Level{Depth: d}
 		for lo := 0; lo < len(from); lo += batch {
 			if ctx.Err() != nil {
+				// The states of the depth cut short were reached too; the
+				// depth itself is not complete.
 				e.res.Interrupted = true
+				e.res.States += int64(len(next))
 				return nil
 			}
 			hi := min(lo+batch, len(from))
