@@ -40,7 +40,7 @@ func (w *World) Clone(obs ...Observer) (*World, bool) {
 		ctx: w.ctx, sc: w.sc, conv: w.conv, truth: truth, nodes: make(map[string]*clock.Node, len(w.nodes)),
 		store: cst, broker: cbr, producer: &producer.Producer{Gate: gate.Clone(), Broker: cbr},
 		byName: make(map[string]*consumer.Worker, len(w.byName)), nodeOf: w.nodeOf, runs: maps.Clone(w.runs), events: w.events,
-		decoded: maps.Clone(w.decoded), phase: w.phase, step: w.step, obs: obs,
+		decoded: w.decoded, phase: w.phase, step: w.step, obs: obs,
 	}
 	for name, n := range w.nodes {
 		c.nodes[name] = n.CloneOn(truth)
@@ -56,11 +56,11 @@ func (w *World) Clone(obs ...Observer) (*World, bool) {
 		c.byName[cw.Name()] = cw
 	}
 	res := *w.res
-	res.Actions = slices.Grow(slices.Clone(w.res.Actions), 8)
+	res.Actions = slices.Grow(slices.Clone(w.res.Actions), 2)
 	res.Errors = slices.Clone(w.res.Errors)
 	res.Metrics = maps.Clone(w.res.Metrics)
 	c.res = &res
-	c.trace = &Trace{entries: slices.Grow(slices.Clone(w.trace.entries), 8), cons: c.res}
+	c.trace = &Trace{entries: slices.Grow(slices.Clone(w.trace.entries), 2), cons: c.res}
 	c.view = View{w: c}
 	return c, true
 }
