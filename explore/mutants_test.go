@@ -24,6 +24,23 @@ var concurrencyOnly = map[string]bool{
 // mutantDepth bounds the exploration of each mutant.
 const mutantDepth = 8
 
+// findMutant explores m in each of mutantWorlds, one depth more at a time,
+// and returns the first counterexample: a shortest one over the worlds.
+func findMutant(tb testing.TB, m system.Target, maxDepth int) *Counterexample {
+	for d := 1; d <= maxDepth; d++ {
+		for _, evs := range mutantWorlds {
+			r, err := Explore(context.Background(), m, Options{World: World{Events: evs, Groups: 1, WorkersPerGroup: 2}, Depth: d})
+			if err != nil {
+				tb.Fatal(err)
+			}
+			if r.Counterexample != nil {
+				return r.Counterexample
+			}
+		}
+	}
+	return nil
+}
+
 // Exploration finds every consumption mutant (but the concurrency mutants,
 // which are the linearizability check's) at a small depth, and the counterexample fails again when replayed as an
 // ordinary scenario, and the reference passes it.
@@ -33,16 +50,7 @@ func TestExplorationFindsEveryConsumptionMutant(t *testing.T) {
 			continue
 		}
 		t.Run(m.Name, func(t *testing.T) {
-			var cx *Counterexample
-			for _, evs := range mutantWorlds {
-				r, err := Explore(context.Background(), m, Options{World: World{Events: evs, Groups: 1, WorkersPerGroup: 2}, Depth: mutantDepth})
-				if err != nil {
-					t.Fatal(err)
-				}
-				if cx = r.Counterexample; cx != nil {
-					break
-				}
-			}
+			cx := findMutant(t, m, mutantDepth)
 			if cx == nil {
 				t.Fatalf("%s survived every schedule up to depth %d", m.Name, mutantDepth)
 			}
