@@ -291,7 +291,9 @@ flags:
                    same scenarios (default: random, printed; 20261121 with -mutants)
   -workers N       worker processes, one per core (default: the number of CPUs)
   -property P      property names or globs, comma-separated (default *)
-  -target T        reference (default) or a mutant's name; see -list
+  -target T        reference (default), a mutant's name, or a system under test:
+                   sqlite, postgres, redis, exec:CMD (a store), exec-hlc:CMD (an
+                   HLC), exec-projector:CMD (a projector); see -list
   -broker B[:C]    a campaign against a real broker instead: nats (embedded) or
                    rabbitmq, optionally with a configuration; see -list
   -corpus DIR      where violations are saved (default corpus/cases; "" to not save)

@@ -31,6 +31,8 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"-duration", "0"}, `fuzzrun: -duration: 0 (no time limit) needs -checks`},
 		{[]string{"-mutants", "-replay", "x.json"}, `fuzzrun: -list, -replay and -mutants are different modes`},
 		{[]string{"-mutants", "-target", "no-dedup"}, `fuzzrun: -target: -mutants hunts every mutant`},
+		{[]string{"-target", "exec-hlc:"}, `fuzzrun: -target: "exec-hlc:" cannot be used: target exec-hlc:: procparts: empty command`},
+		{[]string{"-target", "exec-projector:/nonexistent/projector"}, `fuzzrun: -target: "exec-projector:/nonexistent/projector" cannot be used: target exec-projector:/nonexistent/projector: procparts: projector implementation "/nonexistent/projector" failed on request 1 (hello): could not start`},
 		{[]string{"-replay", "no/such/file.json"}, `fuzzrun: -replay: open no/such/file.json`},
 		{[]string{"-target", "hlc-no-merge", "-property", "single-credit", "-corpus", "", "-html", ""}, `fuzzrun: -target: "hlc-no-merge" plays no scenario the selected properties judge`},
 	}
