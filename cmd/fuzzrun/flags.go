@@ -7,6 +7,7 @@ import (
 	"io"
 	"path"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -38,7 +39,9 @@ type options struct {
 	html      string
 	every     time.Duration
 	without   []scenario.Op
-	broker    string // -broker: a live broker campaign (broker.go)
+	// off switches laws off, "property/law" -> the reason (-off LAW=REASON).
+	off    map[string]string
+	broker string // -broker: a live broker campaign (broker.go)
 
 	// worker mode: this process is worker index of a campaign or a mutation
 	// benchmark started by a parent fuzzrun (hidden flags).
@@ -86,8 +89,10 @@ func parseFlags(args []string) (*options, error) {
 		every    = fs.String("progress-every", "5s", "")
 		without  = fs.String("without", "", "")
 		widx     = fs.Int("worker-index", 0, "")
+		offs     []string
 		o        = &options{}
 	)
+	fs.Func("off", "", func(v string) error { offs = append(offs, v); return nil })
 	fs.StringVar(&o.corpusDir, "corpus", defaultCorpus, "")
 	fs.StringVar(&o.html, "html", defaultHTML, "")
 	fs.StringVar(&o.replay, "replay", "", "")
@@ -146,6 +151,9 @@ func parseFlags(args []string) (*options, error) {
 	if o.patterns, o.props, err = selectProperties(*property); err != nil {
 		return nil, err
 	}
+	if o.off, err = parseOff(offs); err != nil {
+		return nil, err
+	}
 	if o.target, err = lookupTarget(*target); err != nil {
 		return nil, err
 	}
@@ -173,6 +181,9 @@ func (o *options) checkModes(given map[string]bool) error {
 	if modes > 1 {
 		return usagef("-list, -replay and -mutants are different modes; give one of them")
 	}
+	if len(o.off) > 0 && (o.mutants || o.replay != "" || o.list || o.broker != "") {
+		return usagef("-off: laws are switched off in a campaign only, not with -mutants, -replay, -list or -broker")
+	}
 	if o.mutants && given["target"] {
 		return usagef("-target: -mutants hunts every mutant; narrow it with -property instead")
 	}
@@ -186,6 +197,33 @@ func (o *options) checkModes(given map[string]bool) error {
 		return usagef("-duration: 0 (no time limit) needs -checks, or the campaign would never end")
 	}
 	return nil
+}
+
+// parseOff reads the -off values: each LAW=REASON, LAW a law of some
+// property ("property/law", as -list names them) and REASON not empty.
+func parseOff(values []string) (map[string]string, error) {
+	if len(values) == 0 {
+		return nil, nil
+	}
+	laws := properties.LawIDs(properties.All())
+	off := map[string]string{}
+	for _, v := range values {
+		law, reason, ok := strings.Cut(v, "=")
+		law, reason = strings.TrimSpace(law), strings.TrimSpace(reason)
+		switch {
+		case !ok:
+			return nil, usagef("-off: %q is not LAW=REASON (e.g. -off 'hlc-laws/physical-bound=stamps are coarsened by design')", v)
+		case !slices.Contains(laws, law):
+			return nil, usagef("-off: %q is not a law; laws are named property/law, as -list shows them (e.g. hlc-laws/physical-bound)", law)
+		case reason == "":
+			return nil, usagef("-off: %s has no reason; say why the law does not apply (-off %s=REASON)", law, law)
+		}
+		if _, dup := off[law]; dup {
+			return nil, usagef("-off: %s is switched off twice", law)
+		}
+		off[law] = reason
+	}
+	return off, nil
 }
 
 // parseCount parses a whole number of at least least; empty means 0.
@@ -304,6 +342,9 @@ flags:
   -runs N          hunts (seeds) per mutant with -mutants (default 5)
   -batch N         checks per hunt in a campaign (default 200; 10 for sqlite,
                    postgres, redis and exec: targets)
+  -off LAW=REASON  switch a law off (e.g. hlc-laws/physical-bound=coarse stamps by
+                   design): it is not judged, and every report records the reason;
+                   repeat for more laws
   -without F,...   switch consumption faults off in the generator (crash, duplicate,
                    advance, skew, clock-step, cleanup, replay, produce-fail): the
                    coverage table then shows what the campaign never reached
