@@ -35,9 +35,17 @@ func fakeOptions(mode string) procparts.Options {
 	return procparts.Options{Command: []string{os.Args[0]}, Env: env, Timeout: timeout}
 }
 
+// patient is the timeout of the tests that play whole scenarios: a burst
+// of 65,536 stamps under the race detector takes seconds.
+const patient = time.Minute
+
 func openHLCs(t *testing.T, mode string) *procparts.HLCs {
 	t.Helper()
-	hs, err := procparts.OpenHLCs(context.Background(), fakeOptions(mode))
+	opts := fakeOptions(mode)
+	if !strings.HasPrefix(mode, "hang") {
+		opts.Timeout = patient
+	}
+	hs, err := procparts.OpenHLCs(context.Background(), opts)
 	if err != nil {
 		t.Fatalf("open fake %s: %v", mode, err)
 	}
@@ -47,7 +55,9 @@ func openHLCs(t *testing.T, mode string) *procparts.HLCs {
 
 func openProjectors(t *testing.T, mode string) *procparts.Projectors {
 	t.Helper()
-	ps, err := procparts.OpenProjectors(context.Background(), fakeOptions(mode))
+	opts := fakeOptions(mode)
+	opts.Timeout = patient
+	ps, err := procparts.OpenProjectors(context.Background(), opts)
 	if err != nil {
 		t.Fatalf("open fake %s: %v", mode, err)
 	}
@@ -256,10 +266,10 @@ func TestSameAsInProcess(t *testing.T) {
 func TestChecksBiteThroughTheProcess(t *testing.T) {
 	opts := properties.HuntOptions{Kind: scenario.KindProjection, Properties: properties.ForKind(scenario.KindProjection), Checks: 30, Seed: 1}
 	if res := properties.Hunt(system.WithHLC("proc-ok", openHLCs(t, "ok").Open), opts); res.Failed {
-		t.Errorf("the reference clock through the process failed %s: %s", res.Law, res.Message)
+		t.Errorf("the reference clock through the process failed %s: %s %v", res.Law, res.Message, res.Verdict.Details)
 	}
 	if res := properties.Hunt(system.WithProjector("proc-ok", openProjectors(t, "ok").New), opts); res.Failed {
-		t.Errorf("the reference projector through the process failed %s: %s", res.Law, res.Message)
+		t.Errorf("the reference projector through the process failed %s: %s %v", res.Law, res.Message, res.Verdict.Details)
 	}
 	opts.NoReduce = true
 	opts.Checks = 300
