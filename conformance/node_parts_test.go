@@ -95,18 +95,25 @@ func TestNodeProjectorBugIsCaught(t *testing.T) {
 	t.Logf("%s caught by %s after %d checks", spec, res.Law, res.Checks)
 }
 
-// TestNodePartsWrongProtocol: a store adapter given as an HLC, and an HLC
-// given as a projector, are clear errors when the target is resolved.
+// TestNodePartsWrongProtocol: a store adapter given as an HLC, an HLC given
+// as a projector, and an HLC given a negative max offset are clear errors
+// when the target is resolved, naming the request and, for the bad option,
+// saying what is wrong with it.
 func TestNodePartsWrongProtocol(t *testing.T) {
+	state := filepath.Join(t.TempDir(), "state.json")
 	for _, spec := range []string{
-		"exec-hlc:" + nodeExample(t, "node-inbox/inbox.js"),
+		"exec-hlc:env IDEMCHECK_STATE_FILE=" + state + " " + nodeExample(t, "node-inbox/inbox.js"),
 		"exec-projector:" + nodeExample(t, "node-hlc/hlc.js"),
 	} {
 		_, err := resolve.Resolve(spec)
-		if err == nil || !strings.Contains(err.Error(), "request 1 (hello)") {
+		if err == nil || !strings.Contains(err.Error(), "request 1 (hello)") || !strings.Contains(err.Error(), "does not speak version 1 of the") {
 			t.Errorf("%s resolved: %v, want an error naming the hello request", spec, err)
 			continue
 		}
 		t.Logf("%s: %v", spec, err)
+	}
+	spec := "exec-hlc:env HLC_MAX_OFFSET_MS=-5 " + nodeExample(t, "node-hlc/hlc.js")
+	if _, err := resolve.Resolve(spec); err == nil || !strings.Contains(err.Error(), "HLC_MAX_OFFSET_MS=-5: want a whole number of milliseconds, 0 or more") {
+		t.Errorf("%s: %v, want the example's own message about the bad option", spec, err)
 	}
 }
