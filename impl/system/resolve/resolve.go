@@ -49,7 +49,7 @@ const openTimeout = 30 * time.Second
 //	sqlite-file                        the same over a fresh temporary database file per run
 //	postgres                           over PostgreSQL at $IDEMCHECK_POSTGRES_DSN, a fresh schema per run
 //	redis                              over Redis at $IDEMCHECK_REDIS_ADDR (default 127.0.0.1:6379), a fresh key prefix per run
-//	exec:COMMAND                       over a process adapter (impl/procstore), a fresh state file per run
+//	exec:COMMAND                       over a process adapter (impl/adapter/procstore), a fresh state file per run
 //	exec-hlc:COMMAND                   the reference projection over an HLC in a process (impl/adapter/procparts)
 //	exec-projector:COMMAND             the reference projection with a projector in a process (impl/adapter/procparts)
 //
@@ -132,7 +132,7 @@ func ExternalTargets() []ExternalTarget {
 		{"sqlite-file", "the reference consumer over SQLite, a fresh temporary database file per run"},
 		{"postgres", "the reference consumer over PostgreSQL at $" + PostgresDSNEnv + ", a fresh schema per run"},
 		{"redis", "the reference consumer over Redis (set-if-absent, then effect) at $" + RedisAddrEnv + ", a fresh key prefix per run"},
-		{"exec:COMMAND", "the reference consumer over a process adapter speaking impl/procstore/PROTOCOL.md"},
+		{"exec:COMMAND", "the reference consumer over a process adapter speaking impl/adapter/procstore/PROTOCOL.md"},
 		{"exec-hlc:COMMAND", "the reference projection over an HLC in a process speaking impl/adapter/procparts/PROTOCOL.md"},
 		{"exec-projector:COMMAND", "the reference projection with a projector in a process speaking impl/adapter/procparts/PROTOCOL.md"},
 	}
