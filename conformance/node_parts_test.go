@@ -117,3 +117,24 @@ func TestNodePartsWrongProtocol(t *testing.T) {
 		t.Errorf("%s: %v, want the example's own message about the bad option", spec, err)
 	}
 }
+
+// TestNodeHLCEveryBrokenLawReported: a clock that breaks several laws has
+// each reported with a counterexample of its own, shrunk through the
+// process, not just the first one found.
+func TestNodeHLCEveryBrokenLawReported(t *testing.T) {
+	spec := "exec-hlc:env HLC_BUG=drop-counter " + nodeExample(t, "node-hlc/hlc.js")
+	hlcLaws, _ := properties.ByName("hlc-laws")
+	results := properties.HuntEach(openTarget(t, spec), properties.HuntOptions{Kind: scenario.KindProjection,
+		Properties: []properties.Property{hlcLaws}, Checks: scaled(40), Seed: seed})
+	laws := map[string]bool{}
+	for _, r := range results {
+		if r.Scenario == nil || laws[r.Law] {
+			t.Fatalf("%s: no counterexample of its own (%s)", r.Law, r.Message)
+		}
+		laws[r.Law] = true
+		t.Logf("%s after %d checks, counterexample of size %d", r.Law, r.Checks, r.Scenario.Size())
+	}
+	if !laws["hlc-laws/monotonic"] || len(laws) < 2 {
+		t.Fatalf("laws reported %v, want monotonic and at least one more", laws)
+	}
+}
