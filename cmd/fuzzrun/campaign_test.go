@@ -223,7 +223,7 @@ func TestCampaignLawOffWithReason(t *testing.T) {
 		t.Fatalf("JSON properties %+v, want dlq-metadata off with its reason", rep.Properties)
 	}
 	// The same campaign with the law on catches the mutant.
-	if r := fuzzrun(t, args[:len(args)-2]...); r.code != exitViolation {
+	if r := fuzzrun(t, append(args[:len(args)-2:len(args)-2], "-html", "")...); r.code != exitViolation {
 		t.Fatalf("with the law on: exit %d, want %d", r.code, exitViolation)
 	}
 }
