@@ -116,3 +116,18 @@ func TestShareAndSeeds(t *testing.T) {
 		t.Fatalf("huntSeed(8, 1, 4, 3) = %d, want 14415425345905102346: hunt seeds must follow the base seed", got)
 	}
 }
+
+// A replay command names a process target as one shell argument.
+func TestShellQuote(t *testing.T) {
+	for in, want := range map[string]string{
+		"no-dedup":              "no-dedup",
+		"corpus/cases/x-1.json": "corpus/cases/x-1.json",
+		"exec-hlc:node hlc.js":  "'exec-hlc:node hlc.js'",
+		"exec:sh -c 'it''s'":    `'exec:sh -c '\''it'\'''\''s'\'''`,
+		"":                      "''",
+	} {
+		if got := shellQuote(in); got != want {
+			t.Errorf("shellQuote(%q) = %s, want %s", in, got, want)
+		}
+	}
+}
