@@ -134,4 +134,6 @@ rl.on('line', (line) => {
   if (line.trim() === '') return;
   process.stdout.write(JSON.stringify(handle(line)) + '\n');
 });
-rl.on('close', () => process.exit(0));
+// When stdin closes, let the process end once stdout is flushed
+// (process.exit here could cut a long answer short).
+rl.on('close', () => { process.exitCode = 0; });
