@@ -1,12 +1,15 @@
 package conformance_test
 
 import (
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/idemcheck/idemcheck/faults/runner"
 	"github.com/idemcheck/idemcheck/faults/scenario"
 	"github.com/idemcheck/idemcheck/impl/system/resolve"
 	"github.com/idemcheck/idemcheck/properties"
@@ -136,5 +139,44 @@ func TestNodeHLCEveryBrokenLawReported(t *testing.T) {
 	}
 	if !laws["hlc-laws/monotonic"] || len(laws) < 2 {
 		t.Fatalf("laws reported %v, want monotonic and at least one more", laws)
+	}
+}
+
+// TestNodePartsDeterministic: the same projection scenario gives the same
+// trace and result through the Node HLC and projector, run after run in the
+// one process each serves.
+func TestNodePartsDeterministic(t *testing.T) {
+	for _, spec := range []string{
+		"exec-hlc:" + nodeExample(t, "node-hlc/hlc.js"),
+		"exec-projector:" + nodeExample(t, "node-projector/projector.js"),
+	} {
+		target := openTarget(t, spec)
+		same := properties.Property{Name: "same-trace", Kind: scenario.KindProjection,
+			Doc:  "the same scenario gives the same trace and result",
+			Laws: []properties.Law{{Name: "same-trace", Doc: "two runs of one scenario give the same trace and result"}},
+			Pass: func(*runner.Outcome, properties.Monitor) string { return "two runs gave the same trace" },
+			Final: func(out *runner.Outcome, _ properties.Monitor) []properties.Breach {
+				again, err := runner.Run(out.Scenario, target)
+				if err != nil {
+					return []properties.Breach{{Law: "same-trace", Summary: "the second run failed", Details: []string{err.Error()}}}
+				}
+				// The readings (a burst makes 65,536 of them) compared one by
+				// one; the rest, small, as JSON.
+				a, b := *out.Projection, *again.Projection
+				sameReadings := slices.EqualFunc(a.Readings, b.Readings, func(x, y runner.HLCReading) bool { return x == y })
+				a.Readings, b.Readings = nil, nil
+				ja, _ := json.Marshal(a)
+				jb, _ := json.Marshal(b)
+				if out.Trace.String() != again.Trace.String() || !sameReadings || string(ja) != string(jb) {
+					return []properties.Breach{{Law: "same-trace", Summary: "two runs of one scenario differ",
+						Details: []string{"second run's trace:\n" + again.Trace.String()}}}
+				}
+				return nil
+			}}
+		res := properties.Hunt(target, properties.HuntOptions{Kind: scenario.KindProjection,
+			Properties: []properties.Property{same}, Checks: scaled(10), Seed: seed})
+		if res.Failed {
+			t.Fatalf("%s is not deterministic: %s\n%s", spec, res.Message, properties.Report(res.Verdict, res.Outcome, properties.ReportOptions{Scenario: true}))
+		}
 	}
 }
