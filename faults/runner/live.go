@@ -81,8 +81,21 @@ type LiveHistory struct {
 	Quiesced bool `json:"quiesced"`
 	// Notes say what the run could not do as scheduled (a restart the
 	// broker does not support, a step that found no delivery).
-	Notes     []string `json:"notes,omitempty"`
-	ElapsedMs int64    `json:"elapsedMs"`
+	Notes []string `json:"notes,omitempty"`
+	// Late says why the run missed its timing, or is "": the process was
+	// starved for longer than the ack timeout, or held a delivery past the
+	// ack timeout of a broker that enforces one, so the broker's timers ran
+	// ahead of the consumer's steps (a loaded machine). What a late run
+	// observed is not the scenario's timing; a campaign re-runs it and
+	// never counts its failures as violations.
+	Late string `json:"late,omitempty"`
+	// LagMs is the longest the run waited past what it asked for (a
+	// receive that returned late, a sleep that overslept), and HeldMs the
+	// longest it held a delivery before settling it (a stall's deliberate
+	// wait aside). Not reproducible; they show how loaded the machine was.
+	LagMs     int64 `json:"lagMs"`
+	HeldMs    int64 `json:"heldMs"`
+	ElapsedMs int64 `json:"elapsedMs"`
 }
 
 // Trace is the history as numbered lines for a person: what was produced,
@@ -134,6 +147,9 @@ func (h *LiveHistory) Trace() []string {
 	if !h.Quiesced {
 		add("the run did not quiesce within its drain limit")
 	}
+	if h.Late != "" {
+		add("late: %s", h.Late)
+	}
 	return out
 }
 
@@ -168,7 +184,8 @@ type liveRun struct {
 	nextID  int64
 	cur     *LiveDeliveryRecord
 	stall   bool
-	err     error // a broker-down error: the run stops
+	slept   time.Duration // a stall's deliberate wait in the delivery in hand
+	err     error         // a broker-down error: the run stops
 }
 
 // RunLive plays sc against a broker from f, with the consumer parts (the
@@ -253,6 +270,45 @@ func RunLive(ctx context.Context, sc *scenario.Live, f broker.LiveFactory, parts
 
 func (r *liveRun) now() int64 { return time.Since(r.start).Milliseconds() }
 
+// lateSlack is how far past the ack timeout the process may be starved,
+// or hold a delivery, before the run counts as late: the broker's timer and
+// the consumer's step then no longer come in the scenario's order.
+func (r *liveRun) lateSlack() time.Duration {
+	return time.Duration(r.sc.AckTimeoutMs) * time.Millisecond
+}
+
+// lag records that a wait asked for asked returned after took.
+func (r *liveRun) lag(asked, took time.Duration) {
+	over := (took - asked).Milliseconds()
+	if over > r.h.LagMs {
+		r.h.LagMs = over
+	}
+	if took-asked > r.lateSlack() && r.h.Late == "" {
+		r.h.Late = fmt.Sprintf("step %d: a wait of %s took %s: the process was starved past the %dms ack timeout",
+			r.step, asked, took.Round(time.Millisecond), r.sc.AckTimeoutMs)
+	}
+}
+
+// held records that a delivery was held for took before it was settled
+// (or the consumer crashed); past the ack timeout of a broker that has
+// one, the broker may already have redelivered it or routed it to the DLQ.
+func (r *liveRun) held(key string, took time.Duration) {
+	if ms := took.Milliseconds(); ms > r.h.HeldMs {
+		r.h.HeldMs = ms
+	}
+	if r.caps.AckTimeout && took > r.lateSlack() && r.h.Late == "" {
+		r.h.Late = fmt.Sprintf("step %d: a delivery of %s was held %s, past the %dms ack timeout",
+			r.step, key, took.Round(time.Millisecond), r.sc.AckTimeoutMs)
+	}
+}
+
+// sleep sleeps d and records how late it woke.
+func (r *liveRun) sleep(d time.Duration) {
+	t0 := time.Now()
+	time.Sleep(d)
+	r.lag(d, time.Since(t0))
+}
+
 // sync moves the store's clock to real elapsed time.
 func (r *liveRun) sync() {
 	if d := StartMs + r.now() - r.truth.NowMs(); d > 0 {
@@ -289,7 +345,7 @@ func (r *liveRun) apply(st scenario.LiveStep) {
 	case scenario.LiveProduce:
 		r.produce(st.Event, false)
 	case scenario.LiveRetry:
-		time.Sleep(time.Duration(st.Ms) * time.Millisecond)
+		r.sleep(time.Duration(st.Ms) * time.Millisecond)
 		r.produce(st.Event, true)
 	case scenario.LiveConsume:
 		for range st.N {
@@ -325,7 +381,11 @@ func (r *liveRun) produce(i int, retry bool) {
 }
 
 func (r *liveRun) next(g *liveGroup, wait time.Duration) (broker.LiveDelivery, bool) {
+	t0 := time.Now()
 	d, ok, err := g.session.Next(r.ctx, wait)
+	if took := time.Since(t0); took > wait {
+		r.lag(wait, took)
+	}
 	if err != nil {
 		r.fail("next "+g.name, err)
 		return broker.LiveDelivery{}, false
@@ -352,6 +412,9 @@ func (r *liveRun) take(g *liveGroup, crashAfter int, stall bool, wait time.Durat
 		return false
 	}
 	rec := r.record(g, d)
+	t0 := time.Now()
+	r.slept = 0
+	defer func() { r.held(d.Message.Key, time.Since(t0)-r.slept) }()
 	r.nextID++
 	id := r.nextID
 	r.pending[id] = d
@@ -581,7 +644,9 @@ func (b liveBridge) Ack(d broker.Delivery) {
 		if !b.r.caps.AckTimeout {
 			// The broker has no ack timeout of its own: a consumer-side
 			// watchdog ends the stalled delivery by reconnecting.
-			time.Sleep(time.Duration(b.r.sc.AckTimeoutMs) * time.Millisecond)
+			t0 := time.Now()
+			b.r.sleep(time.Duration(b.r.sc.AckTimeoutMs) * time.Millisecond)
+			b.r.slept += time.Since(t0)
 			b.r.crash(g)
 			b.r.cur.Outcome = LiveStalled
 		}

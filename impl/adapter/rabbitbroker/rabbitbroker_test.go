@@ -22,12 +22,12 @@ func factory(t *testing.T, config string) *rabbitbroker.Factory {
 	return f
 }
 
-func TestContractQuorum(t *testing.T) {
+func TestLiveContractQuorum(t *testing.T) {
 	t.Parallel()
 	livetest.Run(t, factory(t, rabbitbroker.Quorum), livetest.Claims{Bounded: true, DLQ: true, Counts: true})
 }
 
-func TestContractClassic(t *testing.T) {
+func TestLiveContractClassic(t *testing.T) {
 	t.Parallel()
 	livetest.Run(t, factory(t, rabbitbroker.Classic), livetest.Claims{})
 }
