@@ -92,7 +92,7 @@ func TestREADMEBrokerTable(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			t.Logf("%s: %d runs, %d deliveries in %s; coverage %v", spec, rep.Runs, rep.Deliveries, rep.Elapsed, rep.Coverage)
+			t.Logf("%s: %d runs, %d deliveries in %s (%d late runs, longest lag %dms); coverage %v", spec, rep.Runs, rep.Deliveries, rep.Elapsed, rep.LateRuns, rep.MaxLagMs, rep.Coverage)
 			// A campaign that never reached a fault proves nothing about it.
 			need := []string{"delivery: crash", "delivery: nack", "delivery: stall", "delivery: dead-letter", "redelivery", "producer retry", "DLQ poison"}
 			if row[properties.LiveBoundedAttempts] == "holds" && row[properties.LiveNothingLost] == "holds" {
@@ -103,6 +103,7 @@ func TestREADMEBrokerTable(t *testing.T) {
 					t.Errorf("the campaign never reached %q: coverage %v", k, rep.Coverage)
 				}
 			}
+			var loaded []string
 			for _, inv := range properties.LiveInvariants() {
 				cell := rep.Cell(inv)
 				measured := "holds"
@@ -112,9 +113,20 @@ func TestREADMEBrokerTable(t *testing.T) {
 				if cell.Unconfirmed > 0 {
 					t.Logf("%s: %d unconfirmed failure(s), first: %s", inv, cell.Unconfirmed, cell.Detail)
 				}
-				if row[inv] != measured {
+				switch {
+				case row[inv] == measured:
+				case cell.Status == properties.LiveUnconfirmed && rep.LateRuns > 0:
+					// The failure came, but no re-run kept its timing: the
+					// machine is too loaded to confirm it here (it is never
+					// reported as a violation, and TestBrokerCorpus replays
+					// the counterexample).
+					loaded = append(loaded, inv)
+				default:
 					t.Errorf("%s / %s: the README says %q, the campaign measures %q (%s)", spec, inv, row[inv], measured, cell.Detail)
 				}
+			}
+			if len(loaded) > 0 && !t.Failed() {
+				t.Skipf("%s: %v failed only in runs that missed their timing (%d late runs): unconfirmed on this loaded machine", spec, loaded, rep.LateRuns)
 			}
 		})
 	}

@@ -521,7 +521,7 @@ func (r *liveRun) drain(limit time.Duration) {
 		if got {
 			quietSince = time.Now()
 			if r.runaway() {
-				r.notef("drain stopped: a message was delivered more than max_attempts+3 times")
+				r.notef("drain stopped: a message kept coming back past every failure the schedule can cause")
 				return
 			}
 			continue
@@ -545,6 +545,9 @@ const dlqWait = 500 * time.Millisecond
 // dlqPending reports whether a message spent its attempts in a group and
 // is not in the DLQ yet.
 func (r *liveRun) dlqPending() bool {
+	if !r.caps.DeliveryLimit {
+		return false // only the consumer dead-letters, and it has
+	}
 	dlq, err := r.live.DLQ(r.ctx)
 	if err != nil {
 		r.fail("read the DLQ", err)
@@ -571,13 +574,20 @@ func (r *liveRun) dlqPending() bool {
 }
 
 // runaway reports a message delivered far past max_attempts: the broker
-// does not bound redelivery, and draining further shows nothing new.
+// does not bound redelivery, and draining further shows nothing new. On a
+// broker with no delivery limit, far means past every failure the
+// schedule can cause: then the message is not stuck, the consumer can
+// settle it, and the run waits for that.
 func (r *liveRun) runaway() bool {
+	limit := r.sc.MaxAttempts + 3
+	if !r.caps.DeliveryLimit {
+		limit = r.sc.MaxAttempts*len(r.sc.Consumers) + len(r.sc.Steps) + 3
+	}
 	n := map[string]int{}
 	for _, d := range r.h.Deliveries {
 		k := fmt.Sprintf("%s/%d", d.Consumer, d.Offset)
 		n[k]++
-		if n[k] > r.sc.MaxAttempts+3 {
+		if n[k] > limit {
 			return true
 		}
 	}
@@ -585,7 +595,9 @@ func (r *liveRun) runaway() bool {
 }
 
 // settled reports whether every message produced has, in every group,
-// been acked or dead-lettered by its consumer, or spent its attempts.
+// been acked or dead-lettered by its consumer, or spent its attempts on a
+// broker with a delivery limit (one without it delivers the message
+// again, however late).
 func (r *liveRun) settled() bool {
 	type k struct {
 		g   string
@@ -607,7 +619,7 @@ func (r *liveRun) settled() bool {
 			case !ok:
 				return false
 			case d.Outcome == LiveAcked || d.Outcome == LiveDeadLetter:
-			case max(count[k{g, p.Offset}], d.Attempts) >= r.sc.MaxAttempts:
+			case r.caps.DeliveryLimit && max(count[k{g, p.Offset}], d.Attempts) >= r.sc.MaxAttempts:
 			default:
 				return false
 			}

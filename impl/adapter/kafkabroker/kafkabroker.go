@@ -86,7 +86,7 @@ func New(config string) (*Factory, error) {
 func (f *Factory) Name() string { return "kafka:" + KFake }
 
 // Caps implements broker.LiveFactory: no per-message ack timeout (a
-// group's poll interval is minutes), no restart.
+// group's poll interval is minutes), no restart, no delivery limit.
 func (f *Factory) Caps() broker.LiveCaps { return broker.LiveCaps{} }
 
 // Close implements broker.LiveFactory.

@@ -127,8 +127,9 @@ func redact(url string) string {
 // Name implements broker.LiveFactory.
 func (f *Factory) Name() string { return "rabbitmq:" + f.config }
 
-// Caps implements broker.LiveFactory: no short ack timeout, no restart.
-func (f *Factory) Caps() broker.LiveCaps { return broker.LiveCaps{} }
+// Caps implements broker.LiveFactory: no short ack timeout, no restart;
+// a delivery limit on quorum queues only.
+func (f *Factory) Caps() broker.LiveCaps { return broker.LiveCaps{DeliveryLimit: f.config != Classic} }
 
 // Close implements broker.LiveFactory.
 func (f *Factory) Close() error { return f.conn.Close() }
