@@ -131,7 +131,9 @@ func connect(url, name string) (*nats.Conn, error) {
 func (f *Factory) Name() string { return "nats:" + f.config }
 
 // Caps implements broker.LiveFactory.
-func (f *Factory) Caps() broker.LiveCaps { return broker.LiveCaps{AckTimeout: true, Restart: true, DeliveryLimit: true} }
+func (f *Factory) Caps() broker.LiveCaps {
+	return broker.LiveCaps{AckTimeout: true, Restart: true, DeliveryLimit: true}
+}
 
 // Server is the embedded server (to stop it, as a broker that dies).
 func (f *Factory) Server() *Server { return f.srv }
