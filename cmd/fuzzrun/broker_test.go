@@ -1,6 +1,7 @@
 package main
 
 import (
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -22,6 +23,14 @@ func TestBrokerBadInput(t *testing.T) {
 		{"closed port", "amqp://guest:guest@127.0.0.1:1/", []string{"-broker", "rabbitmq"}, "broker unreachable"},
 		{"unset url", "", []string{"-broker", "rabbitmq"}, "IDEMCHECK_RABBITMQ_URL is unset"},
 		{"with -mutants", "", []string{"-broker", "nats", "-mutants"}, "its own mode"},
+	}
+	if url := os.Getenv("IDEMCHECK_RABBITMQ_URL"); url != "" {
+		// A server that answers but refuses the vhost: not "unreachable".
+		cases = append(cases, struct {
+			name, env string
+			args      []string
+			want      string
+		}{"refused vhost", strings.TrimSuffix(url, "/") + "/idemcheck-no-such-vhost", []string{"-broker", "rabbitmq"}, "refused the connection"})
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
