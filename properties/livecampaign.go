@@ -128,7 +128,12 @@ func RunLiveCampaign(ctx context.Context, c LiveCampaign) (*LiveReport, error) {
 				next++
 				mu.Unlock()
 				sc := g.Example(seed)
-				h, verdicts, err := runOnTime(ctx, c, sc, opts)
+				open := func(invariant string) bool {
+					mu.Lock()
+					defer mu.Unlock()
+					return rep.Cell(invariant).Status != LiveFails
+				}
+				h, verdicts, err := runOnTime(ctx, c, sc, opts, open)
 				if err != nil {
 					mu.Lock()
 					firstErr = errors.Join(firstErr, err)
@@ -220,17 +225,18 @@ func playLive(ctx context.Context, c LiveCampaign, sc *scenario.Live, opts runne
 // (runner.LiveHistory.Late) is played, looking for one that did not.
 const LateRetries = 3
 
-// runOnTime plays sc and judges it. A late run that broke an invariant is
-// played again, up to LateRetries times, until one is on time: what a late
-// run observed is not the scenario's timing. It returns the last run.
-func runOnTime(ctx context.Context, c LiveCampaign, sc *scenario.Live, opts runner.LiveOptions) (*runner.LiveHistory, []LiveVerdict, error) {
+// runOnTime plays sc and judges it. A late run that broke an invariant
+// still open (not yet a confirmed failure) is played again, up to
+// LateRetries times, until one is on time: what a late run observed is not
+// the scenario's timing. It returns the last run.
+func runOnTime(ctx context.Context, c LiveCampaign, sc *scenario.Live, opts runner.LiveOptions, open func(invariant string) bool) (*runner.LiveHistory, []LiveVerdict, error) {
 	for i := 0; ; i++ {
 		h, err := playLive(ctx, c, sc, opts)
 		if err != nil {
 			return nil, nil, err
 		}
 		verdicts := JudgeLive(h)
-		if h.Late == "" || i == LateRetries || !slices.ContainsFunc(verdicts, func(v LiveVerdict) bool { return !v.Holds }) {
+		if h.Late == "" || i == LateRetries || !slices.ContainsFunc(verdicts, func(v LiveVerdict) bool { return !v.Holds && open(v.Invariant) }) {
 			return h, verdicts, nil
 		}
 	}

@@ -125,9 +125,9 @@ func (r *rig) ack(s broker.Session, d broker.LiveDelivery) {
 	}
 }
 
-func (r *rig) dlq(want int) []broker.DLQEntry {
+func (r *rig) dlq(want int, within time.Duration) []broker.DLQEntry {
 	r.t.Helper()
-	deadline := time.Now().Add(wait)
+	deadline := time.Now().Add(within)
 	for {
 		got, err := r.live.DLQ(r.ctx)
 		if err != nil {
@@ -224,7 +224,12 @@ func Run(t *testing.T, f broker.LiveFactory, c Claims) {
 		if c.Bounded {
 			r.none(s, "after max_attempts")
 		}
-		dlq := r.dlq(1)
+		// A configuration without a DLQ gets the quiet period to prove it.
+		within := wait
+		if !c.DLQ {
+			within = quiet()
+		}
+		dlq := r.dlq(1, within)
 		if !c.DLQ {
 			if len(dlq) != 0 {
 				t.Fatalf("this configuration claims no DLQ, yet it holds %+v", dlq)
@@ -254,7 +259,7 @@ func Run(t *testing.T, f broker.LiveFactory, c Claims) {
 			t.Fatal(err)
 		}
 		r.ack(s, d)
-		dlq := r.dlq(1)
+		dlq := r.dlq(1, wait)
 		if len(dlq) != 1 || !dlq[0].Poison || dlq[0].LastError != "poison: bad amount" || dlq[0].Key != "e1" || dlq[0].Attempts != 1 {
 			t.Fatalf("DLQ %+v, want one poison entry for e1 after 1 attempt", dlq)
 		}
