@@ -271,15 +271,17 @@ func confirm(ctx context.Context, c LiveCampaign, sc *scenario.Live, invariant s
 
 // cover counts the situations a history reached.
 func cover(m map[string]int, h *runner.LiveHistory) {
-	seen := map[groupOffset]bool{}
+	prev := map[groupOffset]runner.LiveOutcome{}
 	for _, d := range h.Deliveries {
 		m["delivery: "+string(d.Outcome)]++
 		// Observed, not the broker's count: some brokers keep none.
 		k := groupOffset{d.Consumer, d.Offset}
-		if seen[k] {
+		if before, seen := prev[k]; seen {
 			m["redelivery"]++
+			// The broker really brought the message back after the fault.
+			m["redelivery after "+string(before)]++
 		}
-		seen[k] = true
+		prev[k] = d.Outcome
 	}
 	for _, p := range h.Produces {
 		if p.Retry {
