@@ -224,15 +224,14 @@ func (r *run) dlqEnd(ctx context.Context) (int64, error) {
 	if err != nil {
 		return 0, down("DLQ end offset", err)
 	}
-	for _, rt := range resp.Topics {
-		for _, rp := range rt.Partitions {
-			if rp.ErrorCode != 0 {
-				return 0, fmt.Errorf("kafka: DLQ end offset: error code %d", rp.ErrorCode)
-			}
-			return rp.Offset, nil
-		}
+	if len(resp.Topics) != 1 || len(resp.Topics[0].Partitions) != 1 {
+		return 0, errors.New("kafka: DLQ end offset: the answer names no single partition")
 	}
-	return 0, errors.New("kafka: DLQ end offset: no partition in the answer")
+	rp := resp.Topics[0].Partitions[0]
+	if rp.ErrorCode != 0 {
+		return 0, fmt.Errorf("kafka: DLQ end offset: error code %d", rp.ErrorCode)
+	}
+	return rp.Offset, nil
 }
 
 // Close implements broker.Live: the run's topics go.
