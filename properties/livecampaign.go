@@ -39,6 +39,9 @@ type LiveCampaign struct {
 	Factory broker.LiveFactory
 	// Parts are the consumer's store and pipeline (nil: the reference).
 	Parts *system.Consumption
+	// App, when set, makes the application that processes each run's
+	// deliveries instead (a team's consumer), fresh for every run.
+	App func() (runner.LiveApp, error)
 	// Runs is the number of scenarios; Seed the first's seed (scenario i is
 	// drawn with seed Seed+i, so the schedules are reproducible).
 	Runs int
@@ -214,6 +217,13 @@ func cellIndex(invariant string) int {
 
 // playLive plays sc once, counting it in c.LateRuns when it is late.
 func playLive(ctx context.Context, c LiveCampaign, sc *scenario.Live, opts runner.LiveOptions) (*runner.LiveHistory, error) {
+	if c.App != nil {
+		app, err := c.App()
+		if err != nil {
+			return nil, err
+		}
+		opts.App = app
+	}
 	h, err := runner.RunLive(ctx, sc, c.Factory, c.Parts, opts)
 	if err == nil && h.Late != "" && c.lateRuns != nil {
 		c.lateRuns.Add(1)
@@ -300,15 +310,16 @@ func cover(m map[string]int, h *runner.LiveHistory) {
 	m["DLQ poison"] += len(h.DLQ) - dlqByBroker(h.DLQ)
 }
 
-// ReplayLive plays a saved live counterexample up to ConfirmRuns times on
-// time (late runs are played again, up to LateRetries of them, and never
-// count) and returns the first run that broke invariant, with what broke,
-// or the last run played and "" when none did.
-func ReplayLive(ctx context.Context, f broker.LiveFactory, parts *system.Consumption, sc *scenario.Live, invariant string) (*runner.LiveHistory, string, error) {
+// ReplayLive plays a saved live counterexample against c's broker and
+// consumer up to ConfirmRuns times on time (late runs are played again, up
+// to LateRetries of them, and never count) and returns the first run that
+// broke invariant, with what broke, or the last run played and "" when
+// none did.
+func ReplayLive(ctx context.Context, c LiveCampaign, sc *scenario.Live, invariant string) (*runner.LiveHistory, string, error) {
 	var last *runner.LiveHistory
 	late := 0
 	for done := 0; done < ConfirmRuns; {
-		h, err := runner.RunLive(ctx, sc, f, parts, runner.LiveOptions{})
+		h, err := playLive(ctx, c, sc, runner.LiveOptions{DrainLimit: c.DrainLimit})
 		if err != nil {
 			return nil, "", err
 		}

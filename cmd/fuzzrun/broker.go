@@ -184,7 +184,7 @@ func replayBroker(ctx context.Context, o *options, f broker.LiveFactory, stdout,
 	if c.Broker != f.Name() {
 		fmt.Fprintf(stderr, "fuzzrun: -replay: %s was found against %s; replaying it against %s\n", o.replay, c.Broker, f.Name())
 	}
-	h, broke, err := properties.ReplayLive(ctx, f, o.target.Consumption, c.Scenario, c.Invariant)
+	h, broke, err := properties.ReplayLive(ctx, properties.LiveCampaign{Factory: f, Parts: o.target.Consumption}, c.Scenario, c.Invariant)
 	if err != nil {
 		fmt.Fprintf(stderr, "fuzzrun: -replay: %v\n", err)
 		if errors.Is(err, broker.ErrBrokerDown) {

@@ -179,7 +179,7 @@ func TestBrokerCorpus(t *testing.T) {
 					t.Fatal(err)
 				}
 				defer f.Close()
-				h, broke, err := properties.ReplayLive(t.Context(), f, nil, c.Scenario, inv)
+				h, broke, err := properties.ReplayLive(t.Context(), properties.LiveCampaign{Factory: f}, c.Scenario, inv)
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -157,12 +157,16 @@ func (h *LiveHistory) Trace() []string {
 type LiveOptions struct {
 	// DrainLimit bounds the drain in real time (default 3s).
 	DrainLimit time.Duration
+	// App, when set, processes the deliveries instead of the reference
+	// consumer (RunLive's parts are then unused); RunLive closes it.
+	App LiveApp
 }
 
 type liveGroup struct {
 	name    string
 	session broker.Session
 	worker  *consumer.Worker
+	app     LiveAppGroup // instead of worker, with LiveOptions.App
 }
 
 type liveRun struct {
@@ -186,11 +190,15 @@ type liveRun struct {
 	stall   bool
 	slept   time.Duration // a stall's deliberate wait in the delivery in hand
 	err     error         // a broker-down error: the run stops
+	app     LiveApp
 }
 
 // RunLive plays sc against a broker from f, with the consumer parts (the
 // store and the pipeline) of target; nil target parts mean the reference.
 func RunLive(ctx context.Context, sc *scenario.Live, f broker.LiveFactory, parts *system.Consumption, opts LiveOptions) (*LiveHistory, error) {
+	if opts.App != nil {
+		defer opts.App.Close()
+	}
 	if err := sc.Validate(); err != nil {
 		return nil, fmt.Errorf("runner: live scenario: %w", err)
 	}
@@ -229,10 +237,27 @@ func RunLive(ctx context.Context, sc *scenario.Live, f broker.LiveFactory, parts
 	// crashed holder's lease expired.
 	lease := min(sc.BackoffMs, sc.AckTimeoutMs)
 	prod := &producer.Producer{Gate: producer.NewGate(), Broker: liveBridge{r}}
+	r.app = opts.App
+	defer func() {
+		for _, g := range r.order {
+			_ = g.session.Close()
+		}
+	}()
 	for _, g := range sc.Consumers {
 		s, err := live.Session(ctx, g)
 		if err != nil {
 			return nil, fmt.Errorf("runner: session %s: %w", g, err)
+		}
+		if r.app != nil {
+			ag, err := r.app.Group(ctx, g)
+			if err != nil {
+				_ = s.Close()
+				return nil, fmt.Errorf("runner: consumer of %s: %w", g, err)
+			}
+			lg := &liveGroup{name: g, session: s, app: ag}
+			r.groups[g] = lg
+			r.order = append(r.order, lg)
+			continue
 		}
 		node := clock.NewNode("n-"+g, truth, 0)
 		deps := consumer.Deps{Store: st, Broker: liveBridge{r}, Producer: prod, Node: node, Handler: r.handler}
@@ -241,11 +266,6 @@ func RunLive(ctx context.Context, sc *scenario.Live, f broker.LiveFactory, parts
 		r.groups[g] = lg
 		r.order = append(r.order, lg)
 	}
-	defer func() {
-		for _, g := range r.order {
-			_ = g.session.Close()
-		}
-	}()
 	for i, stp := range sc.Steps {
 		r.step = i
 		r.apply(stp)
@@ -261,7 +281,11 @@ func RunLive(ctx context.Context, sc *scenario.Live, f broker.LiveFactory, parts
 	if r.h.DLQ, err = live.DLQ(ctx); err != nil {
 		return nil, fmt.Errorf("runner: read the DLQ: %w", err)
 	}
-	if r.h.Ledger, err = st.Ledger(ctx); err != nil {
+	if r.app != nil {
+		if r.h.Ledger, err = r.appLedger(); err != nil {
+			return nil, err
+		}
+	} else if r.h.Ledger, err = st.Ledger(ctx); err != nil {
 		return nil, fmt.Errorf("runner: read the ledger: %w", err)
 	}
 	r.h.ElapsedMs = time.Since(r.start).Milliseconds()
@@ -371,6 +395,11 @@ func (r *liveRun) apply(st scenario.LiveStep) {
 
 func (r *liveRun) produce(i int, retry bool) {
 	ev := r.sc.Events[i]
+	if r.app != nil && ev.Fate == scenario.FatePoison {
+		// A team's handler is not told to fail: a poison event is one it
+		// must reject, an amount of at most zero.
+		ev.AmountCents = -ev.AmountCents
+	}
 	payload := event.OrderPaid{EventID: ev.ID, OccurredAtMs: StartMs + r.now(), Tenant: ev.Tenant, OrderID: ev.OrderID, UserID: ev.UserID, AmountCents: ev.AmountCents}.Encode()
 	res, err := r.live.Produce(r.ctx, ev.Tenant, ev.ID, payload)
 	if err != nil {
@@ -404,6 +433,9 @@ func (r *liveRun) record(g *liveGroup, d broker.LiveDelivery) *LiveDeliveryRecor
 // (crashAfter < 0), or crashAfter pipeline steps and then a crash; a stall
 // runs it to the ack and drops the ack. It reports whether a delivery came.
 func (r *liveRun) take(g *liveGroup, crashAfter int, stall bool, wait time.Duration) bool {
+	if g.app != nil {
+		return r.appTake(g, crashAfter, stall, wait)
+	}
 	d, ok := r.next(g, wait)
 	if !ok {
 		if r.err == nil && r.step >= 0 {
