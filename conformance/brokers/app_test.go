@@ -46,7 +46,9 @@ func (g *memAppGroup) Handle(_ context.Context, m broker.Message) runner.LiveApp
 
 func (g *memAppGroup) Crash() error { return nil }
 
-func (g *memAppGroup) Credited(context.Context) ([]string, error) { return slices.Clone(g.credited), nil }
+func (g *memAppGroup) Credited(context.Context) ([]string, error) {
+	return slices.Clone(g.credited), nil
+}
 
 // TestLiveAppOverNATS: an application given as a runner.LiveApp (as a
 // team's consumer is) runs against a real broker. One that dedupes keeps
