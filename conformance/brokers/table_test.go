@@ -148,6 +148,9 @@ func TestBrokerCorpus(t *testing.T) {
 	// counterexample.
 	files, _ := filepath.Glob(filepath.Join(dir, "*"))
 	for _, file := range files {
+		if st, err := os.Stat(file); err == nil && st.IsDir() {
+			continue // consumers/: cases found with a team's consumer
+		}
 		found := false
 		for spec, row := range table {
 			for inv, status := range row {
