@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/idemcheck/idemcheck/explore"
 	"github.com/idemcheck/idemcheck/faults/scenario"
 	"github.com/idemcheck/idemcheck/impl/system"
 	"github.com/idemcheck/idemcheck/properties"
@@ -40,8 +41,10 @@ type options struct {
 	every     time.Duration
 	without   []scenario.Op
 	// off switches laws off, "property/law" -> the reason (-off LAW=REASON).
-	off    map[string]string
-	broker string // -broker: a live broker campaign (broker.go)
+	off       map[string]string
+	broker    string // -broker: a live broker campaign (broker.go)
+	explore   bool   // -explore: the model checker (explore.go)
+	exploreOp explore.Options
 
 	// worker mode: this process is worker index of a campaign or a mutation
 	// benchmark started by a parent fuzzrun (hidden flags).
@@ -90,6 +93,14 @@ func parseFlags(args []string) (*options, error) {
 		without  = fs.String("without", "", "")
 		widx     = fs.Int("worker-index", 0, "")
 		offs     []string
+		depth    = fs.String("depth", "", "")
+		events   = fs.String("events", "ok", "")
+		groups   = fs.String("groups", "1", "")
+		gworkers = fs.String("group-workers", "2", "")
+		nodes    = fs.String("nodes", "1", "")
+		steps    = fs.String("steps", "full", "")
+		noSym    = fs.Bool("no-symmetry", false, "")
+		noPOR    = fs.Bool("no-por", false, "")
 		o        = &options{}
 	)
 	fs.Func("off", "", func(v string) error { offs = append(offs, v); return nil })
@@ -102,6 +113,7 @@ func parseFlags(args []string) (*options, error) {
 	fs.BoolVar(&o.mutants, "mutants", false, "")
 	fs.BoolVar(&o.worker, "worker", false, "")
 	fs.StringVar(&o.broker, "broker", "", "")
+	fs.BoolVar(&o.explore, "explore", false, "")
 	if err := fs.Parse(args); err != nil {
 		return nil, flagError(err)
 	}
@@ -167,22 +179,25 @@ func parseFlags(args []string) (*options, error) {
 	if err := o.checkModes(given); err != nil {
 		return nil, err
 	}
+	if err := o.parseExplore(given, exploreFlags{*depth, *events, *groups, *gworkers, *nodes, *steps, *noSym, *noPOR}); err != nil {
+		return nil, err
+	}
 	return o, o.checkBroker(given)
 }
 
 // checkModes rejects combinations that cannot mean anything.
 func (o *options) checkModes(given map[string]bool) error {
 	modes := 0
-	for _, m := range []bool{o.list, o.replay != "", o.mutants} {
+	for _, m := range []bool{o.list, o.replay != "", o.mutants, o.explore} {
 		if m {
 			modes++
 		}
 	}
 	if modes > 1 {
-		return usagef("-list, -replay and -mutants are different modes; give one of them")
+		return usagef("-list, -replay, -mutants and -explore are different modes; give one of them")
 	}
-	if len(o.off) > 0 && (o.mutants || o.replay != "" || o.list || o.broker != "") {
-		return usagef("-off: laws are switched off in a campaign only, not with -mutants, -replay, -list or -broker")
+	if len(o.off) > 0 && (o.mutants || o.replay != "" || o.list || o.broker != "" || o.explore) {
+		return usagef("-off: laws are switched off in a campaign only, not with -mutants, -replay, -list, -broker or -explore")
 	}
 	if o.mutants && given["target"] {
 		return usagef("-target: -mutants hunts every mutant; narrow it with -property instead")
@@ -193,7 +208,7 @@ func (o *options) checkModes(given map[string]bool) error {
 	if o.mutants && o.checks == 0 {
 		o.checks = defaultMutantChecks
 	}
-	if !o.list && o.replay == "" && !o.mutants && !o.worker && o.duration == 0 && o.checks == 0 {
+	if !o.list && o.replay == "" && !o.mutants && !o.explore && !o.worker && o.duration == 0 && o.checks == 0 {
 		return usagef("-duration: 0 (no time limit) needs -checks, or the campaign would never end")
 	}
 	return nil
@@ -320,6 +335,8 @@ usage:
   fuzzrun -mutants [flags]        the mutation benchmark: hunt every mutant
   fuzzrun -replay FILE [flags]    replay a corpus file or a bare scenario
   fuzzrun -list                   list the properties and the targets
+  fuzzrun -explore -depth N       the model checker: every schedule of a small world
+                                  up to N steps, breadth first (shortest counterexample)
 
 flags:
   -duration D      time budget of the campaign (default 30s; 0: no limit, needs -checks)
@@ -349,6 +366,20 @@ flags:
                    advance, skew, clock-step, cleanup, replay, produce-fail): the
                    coverage table then shows what the campaign never reached
   -progress-every D  interval of progress lines when stderr is not a terminal (default 5s)
+
+explore flags (with -explore; -target, -property, -corpus, -json and -workers apply):
+  -depth N         the longest schedule explored (required, at least 1)
+  -events F,...    the events, one fate each: ok, transient:N, poison; or a count
+                   of ok events (default ok: one event)
+  -groups N        consumer groups (default 1)
+  -group-workers N workers per group (default 2)
+  -nodes N         nodes, workers spread over them in turn (default 1)
+  -steps S,...     the step menu: full (default), core, or kinds among produce,
+                   produce-fail, duplicate[:N], deliver[:PICKS], step, crash,
+                   advance[:MS], skew[:MS], clock-step[:MS], cleanup, replay
+  -no-symmetry     do not fold interchangeable workers and events together
+  -no-por          no partial-order reduction
+  -workers N       goroutines expanding the frontier (default: the number of CPUs)
 
 exit status: 0 nothing violated, 1 a violation found (or a mutant survived),
 2 usage error, 3 the harness itself failed.
