@@ -226,7 +226,7 @@ func newRun(ctx context.Context, be backend.Backend, c Consumer, s *Scenario) (*
 		return nil, err
 	}
 	clk := clock.NewVirtual(startMs)
-	r := &run{c: c, s: s, db: db, clock: clk, b: membroker.New(clk, s.Policy, []string{Group}),
+	r := &run{c: c, s: s, db: db, clock: clk, b: membroker.New(clk, s.Policy.broker(), []string{Group}),
 		trace: &Trace{}, events: make(chan wevent), timer: time.NewTimer(hangAfter)}
 	return r, nil
 }

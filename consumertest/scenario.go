@@ -23,11 +23,23 @@ const ScenarioVersion = 1
 // until it is quiet, judges it, then replays the whole stream, drains again
 // and judges again.
 type Scenario struct {
-	Version int           `json:"version"`
-	Workers int           `json:"workers"`
-	Policy  broker.Policy `json:"policy"`
-	Events  []Event       `json:"events"`
-	Steps   []Step        `json:"steps"`
+	Version int     `json:"version"`
+	Workers int     `json:"workers"`
+	Policy  Policy  `json:"policy"`
+	Events  []Event `json:"events"`
+	Steps   []Step  `json:"steps"`
+}
+
+// Policy is the broker's retry policy (see broker.Policy).
+type Policy struct {
+	MaxAttempts  int   `json:"maxAttempts"`
+	BackoffMs    int64 `json:"backoffMs"`
+	MaxBackoffMs int64 `json:"maxBackoffMs"`
+	AckTimeoutMs int64 `json:"ackTimeoutMs"`
+}
+
+func (p Policy) broker() broker.Policy {
+	return broker.Policy{MaxAttempts: p.MaxAttempts, BackoffMs: p.BackoffMs, MaxBackoffMs: p.MaxBackoffMs, AckTimeoutMs: p.AckTimeoutMs}
 }
 
 // Event is one OrderPaid event the producer publishes at the start.
@@ -172,7 +184,7 @@ func (s *Scenario) clone() *Scenario {
 
 // DefaultPolicy is the broker's retry policy unless a scenario says
 // otherwise.
-var DefaultPolicy = broker.Policy{MaxAttempts: 4, BackoffMs: 100, MaxBackoffMs: 800, AckTimeoutMs: 5000}
+var DefaultPolicy = Policy{MaxAttempts: 4, BackoffMs: 100, MaxBackoffMs: 800, AckTimeoutMs: 5000}
 
 // Generator draws scenarios: one to four events (one in eight poison), one
 // to three workers and up to maxSteps steps, mostly runs.
