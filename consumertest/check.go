@@ -84,7 +84,7 @@ func Check(t *testing.T, c Consumer, opts ...Option) {
 		}
 		t.Log(res.Report())
 		if res.Failed {
-			t.Fatalf("%s: %s", res.Law, res.Breaches[0].Summary)
+			t.Fatalf("%s: %s", res.Law, res.Summary())
 		}
 		return
 	}
@@ -124,6 +124,17 @@ type Result struct {
 	CorpusFile string
 	// Replay is the command that replays it.
 	Replay string
+}
+
+// Summary is the one line of the breach of the result's law ("" when
+// nothing failed).
+func (r Result) Summary() string {
+	for _, b := range r.Breaches {
+		if b.Law == r.Law {
+			return b.Summary
+		}
+	}
+	return ""
 }
 
 // Hunt searches for a scenario in which c breaks a law, shrinks it with
@@ -243,7 +254,7 @@ func hunt(c Consumer, cfg config, name string) (Result, error) {
 	}
 	res.Elapsed = time.Since(start)
 	if cfg.corpusDir != "" {
-		path, err := SaveScenario(cfg.corpusDir, c.displayName(), res.Law, res.Scenario, res.Outcome, res.Seed)
+		path, err := SaveScenario(cfg.corpusDir, c.displayName(), res.Law, res.Summary(), res.Scenario, res.Outcome, res.Seed)
 		if err != nil {
 			return res, fmt.Errorf("consumertest: save the counterexample: %w", err)
 		}
