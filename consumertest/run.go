@@ -123,6 +123,7 @@ type worker struct {
 	resume chan decision
 	// crashing is set while a crashed worker's goroutine unwinds.
 	crashing atomic.Bool
+	jobs     chan job
 	d        broker.Delivery
 	ev       event.OrderPaid
 	hadFault bool
@@ -139,9 +140,14 @@ type run struct {
 	trace   *Trace
 	events  chan wevent
 	active  atomic.Pointer[worker]
-	timer   *time.Timer
-	actions int
-	cursor  int
+	// progress counts the events received; the watchdog closes hung
+	// when it stops moving for hangAfter while the scheduler waits.
+	progress atomic.Int64
+	waiting  atomic.Bool
+	hung     chan struct{}
+	stopDog  chan struct{}
+	actions  int
+	cursor   int
 	// offsets maps each produced event to its offset.
 	offsets []int64
 
@@ -227,7 +233,8 @@ func newRun(ctx context.Context, be backend.Backend, c Consumer, s *Scenario) (*
 	}
 	clk := clock.NewVirtual(startMs)
 	r := &run{c: c, s: s, db: db, clock: clk, b: membroker.New(clk, s.Policy.broker(), []string{Group}),
-		trace: &Trace{}, events: make(chan wevent), timer: time.NewTimer(hangAfter)}
+		trace: &Trace{}, events: make(chan wevent), hung: make(chan struct{}), stopDog: make(chan struct{})}
+	go r.watchdog()
 	return r, nil
 }
 
@@ -295,6 +302,8 @@ func (r *run) start(w *worker) error {
 	w.conn = sqlhook.NewConnector(r.db.Open, hook{w}, r.db.IsBusy)
 	w.db = sql.OpenDB(w.conn)
 	w.resume = make(chan decision)
+	w.jobs = make(chan job)
+	go w.loop(w.jobs)
 	w.crashing.Store(false)
 	w.state = idle
 	return nil
@@ -302,6 +311,7 @@ func (r *run) start(w *worker) error {
 
 // stop kills w's connections and closes its handler.
 func (r *run) stop(w *worker) {
+	close(w.jobs)
 	w.conn.Kill()
 	w.db.Close()
 	if w.closer != nil {
@@ -331,14 +341,40 @@ func (r *run) now() int64 { return r.clock.NowMs() - startMs }
 
 // wait waits for the event of the worker that runs.
 func (r *run) wait(w *worker) (wevent, bool) {
-	r.timer.Reset(hangAfter)
+	r.waiting.Store(true)
+	defer r.waiting.Store(false)
 	select {
 	case ev := <-r.events:
-		r.timer.Stop()
+		r.progress.Add(1)
 		return ev, true
-	case <-r.timer.C:
+	case <-r.hung:
 		r.fail("handler-hangs", fmt.Sprintf("%s ran for %s without reaching a database call, a handler.Point or its return (after %s): it blocks outside the harness's control", w.name, hangAfter, w.at))
 		return wevent{}, false
+	}
+}
+
+// watchdog closes r.hung when the scheduler has waited for the same
+// worker for hangAfter without an event: a handler blocked outside the
+// harness's control. One timer per run, not one per wait.
+func (r *run) watchdog() {
+	tick := time.NewTicker(hangAfter / 4)
+	defer tick.Stop()
+	last, stale := r.progress.Load(), 0
+	for {
+		select {
+		case <-r.stopDog:
+			return
+		case <-tick.C:
+		}
+		now := r.progress.Load()
+		if now != last || !r.waiting.Load() {
+			last, stale = now, 0
+			continue
+		}
+		if stale++; stale >= 4 {
+			close(r.hung)
+			return
+		}
 	}
 }
 
@@ -424,7 +460,7 @@ func (r *run) deliver(w *worker, pick int) bool {
 		}
 	})
 	r.active.Store(w)
-	go w.handle(ctx, m)
+	w.jobs <- job{ctx: ctx, m: m}
 	r.await(w)
 	return true
 }
@@ -441,6 +477,21 @@ func quoteShort(s string) string {
 		s = s[:57] + "..."
 	}
 	return fmt.Sprintf("%q", s)
+}
+
+// job is one delivery for a worker's goroutine.
+type job struct {
+	ctx context.Context
+	m   handler.Message
+}
+
+// loop is a worker incarnation's goroutine: it handles one delivery after
+// another, so that its stack, grown by the database driver, is grown
+// once. A crash ends it (runtime.Goexit); the restarted worker has its own.
+func (w *worker) loop(jobs chan job) {
+	for j := range jobs {
+		w.handle(j.ctx, j.m)
+	}
 }
 
 // handle runs the handler on w's goroutine, then parks to settle.
@@ -632,19 +683,23 @@ func (r *run) drain() {
 			r.fail("quiesces", fmt.Sprintf("the system did not quiesce within %d calls: a handler loops", maxActions))
 			return
 		}
-		r.b.Tick()
 		acted := false
-		eligible := len(r.b.Eligible(Group)) > 0
+		eligible := -1 // unknown: asked of the broker only when an idle worker needs it
 		for k := 1; k <= n && !acted; k++ {
 			i := (r.cursor + k) % n
 			w := r.workers[i]
-			switch {
-			case w.state == parked:
+			switch w.state {
+			case parked:
 				r.act(w, proceed)
 				acted = true
-			case w.state == idle && eligible:
-				r.deliver(w, 0)
-				acted = true
+			case idle:
+				if eligible < 0 {
+					eligible = len(r.b.Eligible(Group)) // ticks the ack timeouts first
+				}
+				if eligible > 0 {
+					r.deliver(w, 0)
+					acted = true
+				}
 			}
 			if acted {
 				r.cursor = i
@@ -690,4 +745,5 @@ func (r *run) close() {
 		r.stop(w)
 	}
 	r.db.Close()
+	close(r.stopDog)
 }
