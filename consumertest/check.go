@@ -22,16 +22,17 @@ import (
 type Option func(*config)
 
 type config struct {
-	checks    int
-	seed      uint64
-	maxSteps  int
-	corpusDir string
-	noReduce  bool
-	backend   backend.Backend
+	checks     int
+	seed       uint64
+	maxSteps   int
+	corpusDir  string
+	noReduce   bool
+	shrinkTime time.Duration
+	backend    backend.Backend
 }
 
 func newConfig(opts []Option) config {
-	c := config{maxSteps: 16, backend: backend.SQLite{}}
+	c := config{maxSteps: 16, shrinkTime: 2 * time.Second, backend: backend.SQLite{}}
 	for _, o := range opts {
 		o(&c)
 	}
@@ -52,6 +53,10 @@ func MaxSteps(n int) Option { return func(c *config) { c.maxSteps = max(n, 0) } 
 // CorpusDir is where a counterexample is saved. Check saves into
 // testdata/consumertest by default; Hunt saves only when this is given.
 func CorpusDir(dir string) Option { return func(c *config) { c.corpusDir = dir } }
+
+// ShrinkTime bounds rapid's shrinking of a counterexample (default 2s);
+// the reduction pass that follows takes over from where it stopped.
+func ShrinkTime(d time.Duration) Option { return func(c *config) { c.shrinkTime = d } }
 
 // NoReduce skips the reduction pass that follows rapid's shrinking.
 func NoReduce() Option { return func(c *config) { c.noReduce = true } }
@@ -199,7 +204,7 @@ func hunt(c Consumer, cfg config, name string) (Result, error) {
 	func() {
 		rapidMu.Lock()
 		defer rapidMu.Unlock()
-		settings := map[string]string{"rapid.nofailfile": "true"}
+		settings := map[string]string{"rapid.nofailfile": "true", "rapid.shrinktime": cfg.shrinkTime.String()}
 		if cfg.checks > 0 {
 			settings["rapid.checks"] = strconv.Itoa(cfg.checks)
 		}
