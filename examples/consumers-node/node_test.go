@@ -47,6 +47,23 @@ func worker(t testing.TB, file string) handler.Worker {
 	return consumerproc.Worker([]string{node(t), file}, consumerproc.Options{})
 }
 
+// openBenchDB opens a fresh database with the insert-first schema.
+// It lives in memory, on one connection: what is measured is the
+// protocol, not the disk.
+func openBenchDB(b *testing.B) *sql.DB {
+	b.Helper()
+	db, err := sql.Open("sqlite", ":memory:")
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { db.Close() })
+	db.SetMaxOpenConns(1)
+	if _, err := db.Exec(schema); err != nil {
+		b.Fatal(err)
+	}
+	return db
+}
+
 func openDB(t *testing.T, schema string) *sql.DB {
 	t.Helper()
 	db, err := sql.Open("sqlite", filepath.Join(t.TempDir(), "db.sqlite"))
