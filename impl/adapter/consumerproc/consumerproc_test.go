@@ -73,7 +73,7 @@ func msg(id, user string, amount int64) handler.Message {
 
 func ledger(t *testing.T, db *sql.DB) string {
 	t.Helper()
-	rows, err := db.Query(`SELECT event_id, amount_cents FROM ledger ORDER BY rowid`)
+	rows, err := db.Query(`SELECT event_id, amount_cents FROM ledger ORDER BY event_id`)
 	if err != nil {
 		t.Fatal(err)
 	}

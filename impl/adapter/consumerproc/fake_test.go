@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"strings"
 	"time"
 )
 
@@ -12,6 +13,24 @@ import (
 // variable set plays a (mis)behaving consumer process instead of running
 // the tests.
 const fakeEnv = "CONSUMERPROC_FAKE"
+
+// dollarEnv makes the fake write PostgreSQL's placeholders ($1, $2, ...).
+const dollarEnv = "CONSUMERPROC_DOLLAR"
+
+// dollars numbers the ? placeholders of q.
+func dollars(q string) string {
+	var b strings.Builder
+	n := 0
+	for _, r := range q {
+		if r == '?' {
+			n++
+			fmt.Fprintf(&b, "$%d", n)
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
 
 // fake plays the consumer named by mode on stdin/stdout and returns the exit
 // status.
@@ -80,6 +99,9 @@ func fake(mode string) int {
 		_ = json.Unmarshal(d.Message, &msg)
 		call := func(req map[string]any) line {
 			req["delivery"] = d.Delivery
+			if q, ok := req["sql"].(string); ok && os.Getenv(dollarEnv) != "" {
+				req["sql"] = dollars(q)
+			}
 			send(req)
 			r, ok := recv()
 			if !ok {
@@ -154,7 +176,7 @@ func fake(mode string) int {
 			}
 			call(map[string]any{"type": "exec", "sql": "INSERT INTO ledger (event_id, user_id, amount_cents) VALUES (?, ?, ?)",
 				"args": []any{msg.EventID, msg.Event.UserID, msg.Event.AmountCents}})
-			q := call(map[string]any{"type": "query", "sql": "SELECT event_id, amount_cents, NULL, 1.5 FROM ledger WHERE event_id = ?",
+			q := call(map[string]any{"type": "query", "sql": "SELECT event_id, amount_cents, NULL, CAST(1.5 AS REAL) FROM ledger WHERE event_id = ?",
 				"args": []any{msg.EventID}})
 			if len(q.Rows) != 1 || q.Rows[0][0] != msg.EventID || q.Rows[0][1] != float64(msg.Event.AmountCents) || q.Rows[0][2] != nil || q.Rows[0][3] != 1.5 {
 				fmt.Fprintf(os.Stderr, "query answered %v\n", q.Rows)
