@@ -177,6 +177,20 @@ func TestCloseKillsAndRestartStartsFresh(t *testing.T) {
 	}
 }
 
+// mustPanic delivers m and returns the *Error the Func panicked with.
+func mustPanic(t *testing.T, f handler.Func, db *sql.DB, m handler.Message) (err error) {
+	t.Helper()
+	defer func() {
+		p := recover()
+		pe, ok := p.(*consumerproc.Error)
+		if !ok {
+			t.Fatalf("the delivery answered %v and panicked with %v (%T), want a panic with a *consumerproc.Error", err, p, p)
+		}
+		err = pe
+	}()
+	return f(context.Background(), db, m)
+}
+
 // wantError checks that err is an *Error whose message names the command,
 // the request and what happened, and that it came within the timeout.
 func wantError(t *testing.T, err error, elapsed time.Duration, says ...string) {
@@ -244,17 +258,18 @@ func TestFailingMidDelivery(t *testing.T) {
 	} {
 		t.Run(c.mode, func(t *testing.T) {
 			db := openDB(t)
-			f := start(t, fakeWorker(c.mode))
+			w := fakeWorker(c.mode)
+			f := start(t, w)
 			begin := time.Now()
-			err := f(context.Background(), db, msg("e1", "u1", 5))
+			err := mustPanic(t, f, db, msg("e1", "u1", 5))
 			wantError(t, err, time.Since(begin), c.says...)
-			if handler.IsPoison(err) {
-				t.Error("a failure of the process must not read as poison")
-			}
 			begin = time.Now()
-			again := f(context.Background(), db, msg("e2", "u1", 5))
-			if again == nil || again.Error() != err.Error() || time.Since(begin) > 100*time.Millisecond {
+			again := mustPanic(t, f, db, msg("e2", "u1", 5))
+			if again.Error() != err.Error() || time.Since(begin) > 100*time.Millisecond {
 				t.Errorf("delivery after the failure: %v after %v, want the same error at once", again, time.Since(begin))
+			}
+			if _, _, again := w("w2"); again == nil || again.Error() != err.Error() {
+				t.Errorf("the Worker after the failure: %v, want the same error", again)
 			}
 			if got := ledger(t, db); got != c.ledger {
 				t.Errorf("ledger %q, want %q", got, c.ledger)

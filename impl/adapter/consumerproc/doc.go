@@ -20,6 +20,9 @@
 // Options.Timeout says otherwise), and a process that hangs, dies, answers
 // garbage or speaks another protocol version is killed and reported as an
 // *Error naming the command, the worker, the delivery and the request that
-// went unanswered, with the tail of its stderr. The worker is unusable
-// afterwards: every later delivery fails at once with the same error.
+// went unanswered, with the tail of its stderr. Such a failure is not an
+// outcome of the team's handler: the Func panics with the *Error (the
+// harness reports the run as one that could not be judged) and every later
+// call of the Worker returns the same error at once, which stops the
+// campaign.
 package consumerproc

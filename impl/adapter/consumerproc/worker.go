@@ -70,24 +70,53 @@ func (e *Error) Error() string {
 		e.Command, e.Worker, e.Request, e.Reason)
 }
 
-// Worker returns a handler.Worker that runs command as the team's consumer:
-// each call starts one process for one worker and checks the protocol
-// version it speaks; the Closer kills it. command[0] is looked up in PATH.
+// Worker returns a handler.Worker that runs command as the team's consumer,
+// one process per worker; the Closer kills it. command[0] is looked up in
+// PATH.
+//
+// The first call starts its process at once and checks the protocol
+// version it speaks, so that a command that cannot start is an error of
+// the Worker call; later calls start theirs at their first delivery, which
+// spares a start for a worker that never gets one.
+//
+// A failure of a process (it hung, died, answered garbage) is not an
+// outcome of the team's handler and must not be taken for one (nacked,
+// redelivered, and the run judged as if nothing happened): the Func panics
+// with the *Error, which the harness reports as a run that could not be
+// judged, and every later call of the Worker returns the same error, which
+// stops the campaign.
 func Worker(command []string, opts Options) handler.Worker {
 	if opts.Timeout <= 0 {
 		opts.Timeout = DefaultTimeout
 	}
 	argv := append([]string(nil), command...)
+	sh := &shared{}
 	return func(id string) (handler.Func, io.Closer, error) {
-		w := &worker{argv: argv, command: strings.Join(argv, " "), id: id, opts: opts}
+		w := &worker{argv: argv, command: strings.Join(argv, " "), id: id, opts: opts, sh: sh}
 		if len(argv) == 0 {
 			return nil, nil, &Error{Command: w.command, Worker: id, Request: "start", Reason: "no command"}
 		}
-		if err := w.start(); err != nil {
-			return nil, nil, err
+		sh.mu.Lock()
+		failed, first := sh.failed, !sh.started
+		sh.started = true
+		sh.mu.Unlock()
+		if failed != nil {
+			return nil, nil, failed
+		}
+		if first {
+			if err := w.start(); err != nil {
+				return nil, nil, err
+			}
 		}
 		return w.handle, w, nil
 	}
+}
+
+// shared is what the workers of one Worker know together.
+type shared struct {
+	mu      sync.Mutex
+	started bool  // a first process was started (and checked)
+	failed  error // the first failure of a process, for good
 }
 
 // worker is one process serving one worker of the harness.
@@ -96,12 +125,13 @@ type worker struct {
 	command string
 	id      string
 	opts    Options
-
-	p        *lineproc.Proc
-	killOnce sync.Once
+	sh      *shared
 
 	mu       sync.Mutex // guards what follows; never held across a call
-	broken   error      // set for good by a failure of the process or Close
+	p        *lineproc.Proc
+	killed   bool
+	isClosed bool  // Close was called
+	broken   error // set for good by a failure of the process or Close
 	delivery int64
 }
 
@@ -111,9 +141,16 @@ func (w *worker) start() error {
 	const what = "hello (the handshake, protocol version 1)"
 	p, err := lineproc.Start(w.argv, w.opts.Dir, env)
 	if err != nil {
-		return &Error{Command: w.command, Worker: w.id, Request: what, Reason: "could not start: " + err.Error()}
+		return w.fail(0, what, fmt.Errorf("could not start: %w", err))
 	}
+	w.mu.Lock()
 	w.p = p
+	if w.killed { // closed meanwhile
+		w.mu.Unlock()
+		p.Kill()
+		return w.broken
+	}
+	w.mu.Unlock()
 	line := marshal(map[string]any{"type": TypeHello, "protocol": Version, "worker": w.id})
 	ans, err := w.roundTrip(context.Background(), line, 0, what)
 	if err != nil {
@@ -125,12 +162,16 @@ func (w *worker) start() error {
 	return nil
 }
 
+// reasonClosed is the Reason of the error a closed worker answers.
+const reasonClosed = "the worker was closed"
+
 // Close implements io.Closer: it kills the process (a crash of the worker,
 // or the end of the run). Safe to call while a delivery is in flight.
 func (w *worker) Close() error {
 	w.mu.Lock()
+	w.isClosed = true
 	if w.broken == nil {
-		w.broken = &Error{Command: w.command, Worker: w.id, Request: "a delivery after Close", Reason: "the worker was closed"}
+		w.broken = &Error{Command: w.command, Worker: w.id, Request: "a delivery after Close", Reason: reasonClosed}
 	}
 	w.mu.Unlock()
 	w.kill()
@@ -138,11 +179,13 @@ func (w *worker) Close() error {
 }
 
 func (w *worker) kill() {
-	w.killOnce.Do(func() {
-		if w.p != nil {
-			w.p.Kill()
-		}
-	})
+	w.mu.Lock()
+	p, done := w.p, w.killed
+	w.killed = true
+	w.mu.Unlock()
+	if p != nil && !done {
+		p.Kill()
+	}
 }
 
 // fail kills the process and makes the worker unusable with an *Error.
@@ -153,6 +196,11 @@ func (w *worker) fail(delivery int64, what string, reason error) error {
 		w.broken = e
 	}
 	w.mu.Unlock()
+	w.sh.mu.Lock()
+	if w.sh.failed == nil {
+		w.sh.failed = e
+	}
+	w.sh.mu.Unlock()
 	w.kill()
 	return e
 }
@@ -160,7 +208,13 @@ func (w *worker) fail(delivery int64, what string, reason error) error {
 // withStderr adds the tail of the process's stderr to err: a process that
 // hangs or prints garbage often says why there.
 func (w *worker) withStderr(err error) error {
-	if e := w.p.Stderr(); e != "" {
+	w.mu.Lock()
+	p := w.p
+	w.mu.Unlock()
+	if p == nil {
+		return err
+	}
+	if e := p.Stderr(); e != "" {
 		return fmt.Errorf("%w; its stderr ends with: %s", err, e)
 	}
 	return err
@@ -168,7 +222,10 @@ func (w *worker) withStderr(err error) error {
 
 // roundTrip sends one line and reads the process's next line.
 func (w *worker) roundTrip(ctx context.Context, line []byte, delivery int64, what string) ([]byte, error) {
-	ans, err := w.p.RoundTrip(ctx, line, w.opts.Timeout)
+	w.mu.Lock()
+	p := w.p
+	w.mu.Unlock()
+	ans, err := p.RoundTrip(ctx, line, w.opts.Timeout)
 	if err == nil {
 		return ans, nil
 	}
@@ -185,8 +242,26 @@ func (w *worker) roundTrip(ctx context.Context, line []byte, delivery int64, wha
 	return nil, w.fail(delivery, what, err)
 }
 
-// handle is the handler.Func: one delivery, carried out by the process.
-func (w *worker) handle(ctx context.Context, db *sql.DB, m handler.Message) (err error) {
+// handle is the handler.Func: one delivery, carried out by the process. A
+// failure of the process panics with its *Error (see Worker).
+func (w *worker) handle(ctx context.Context, db *sql.DB, m handler.Message) error {
+	err := w.deliver(ctx, db, m)
+	var pe *Error
+	if errors.As(err, &pe) && !w.closed() {
+		panic(pe)
+	}
+	return err
+}
+
+// closed reports whether Close was called.
+func (w *worker) closed() bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.isClosed
+}
+
+// deliver carries out one delivery; a failure of the process is an *Error.
+func (w *worker) deliver(ctx context.Context, db *sql.DB, m handler.Message) (err error) {
 	w.mu.Lock()
 	if w.broken != nil {
 		err := w.broken
@@ -194,8 +269,13 @@ func (w *worker) handle(ctx context.Context, db *sql.DB, m handler.Message) (err
 		return err
 	}
 	w.delivery++
-	d := w.delivery
+	d, started := w.delivery, w.p != nil
 	w.mu.Unlock()
+	if !started {
+		if err := w.start(); err != nil {
+			return err
+		}
+	}
 
 	var tx *sql.Tx
 	defer func() {
