@@ -9,7 +9,9 @@
 //
 // Each Redis call is preceded by handler.Point, which does nothing in
 // production and makes the call a scheduling and crash point under the
-// harness, as every SQL statement already is.
+// harness, as every SQL statement already is. The point names the key
+// without its prefix, so that the trace of a scenario is the same whatever
+// prefix a run chose.
 package redissetnx
 
 import (
@@ -42,8 +44,9 @@ type Consumer struct {
 
 // Handle is the consumer's handler.Func.
 func (c *Consumer) Handle(ctx context.Context, db *sql.DB, m handler.Message) error {
-	key := c.Prefix + m.Group + ":" + m.EventID
-	handler.Point(ctx, "redis SET "+key+" NX")
+	name := m.Group + ":" + m.EventID
+	key := c.Prefix + name
+	handler.Point(ctx, "redis SET "+name+" NX")
 	won, err := c.Redis.SetNX(ctx, key, m.Attempts, c.TTL).Result()
 	if err != nil {
 		return fmt.Errorf("redis SET NX %s: %w", key, err)
@@ -55,7 +58,7 @@ func (c *Consumer) Handle(ctx context.Context, db *sql.DB, m handler.Message) er
 		m.EventID, m.Event.UserID, m.Event.AmountCents)
 	if err != nil {
 		// Let a redelivery try again.
-		handler.Point(ctx, "redis DEL "+key)
+		handler.Point(ctx, "redis DEL "+name)
 		if derr := c.Redis.Del(context.WithoutCancel(ctx), key).Err(); derr != nil {
 			return fmt.Errorf("credit %s: %w (and redis DEL %s: %v)", m.EventID, err, key, derr)
 		}
