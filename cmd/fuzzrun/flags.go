@@ -39,6 +39,7 @@ type options struct {
 	every     time.Duration
 	without   []scenario.Op
 	broker    string // -broker: a live broker campaign (broker.go)
+	consumer  string // -consumer: a team's consumer (consumer.go)
 
 	// worker mode: this process is worker index of a campaign or a mutation
 	// benchmark started by a parent fuzzrun (hidden flags).
@@ -97,6 +98,7 @@ func parseFlags(args []string) (*options, error) {
 	fs.BoolVar(&o.mutants, "mutants", false, "")
 	fs.BoolVar(&o.worker, "worker", false, "")
 	fs.StringVar(&o.broker, "broker", "", "")
+	fs.StringVar(&o.consumer, "consumer", "", "")
 	if err := fs.Parse(args); err != nil {
 		return nil, flagError(err)
 	}
@@ -157,6 +159,9 @@ func parseFlags(args []string) (*options, error) {
 		o.batch = externalBatch
 	}
 	if err := o.checkModes(given); err != nil {
+		return nil, err
+	}
+	if err := o.checkConsumer(given); err != nil {
 		return nil, err
 	}
 	return o, o.checkBroker(given)
@@ -281,7 +286,10 @@ usage:
   fuzzrun [flags]                 a campaign (default: 30s, every property, the reference)
   fuzzrun -mutants [flags]        the mutation benchmark: hunt every mutant
   fuzzrun -replay FILE [flags]    replay a corpus file or a bare scenario
-  fuzzrun -list                   list the properties and the targets
+  fuzzrun -list                   list the properties, the targets and the consumers
+  fuzzrun -consumer NAME [flags]  a campaign against a team's consumer (an example
+                                  consumer by name, or SCHEME:ARG); with -replay FILE,
+                                  replay one consumer-level case against it
 
 flags:
   -duration D      time budget of the campaign (default 30s; 0: no limit, needs -checks)
@@ -294,7 +302,9 @@ flags:
   -target T        reference (default) or a mutant's name; see -list
   -broker B[:C]    a campaign against a real broker instead: nats (embedded) or
                    rabbitmq, optionally with a configuration; see -list
-  -corpus DIR      where violations are saved (default corpus/cases; "" to not save)
+  -consumer C      a consumer campaign instead (see -list); saves into corpus/consumers
+  -corpus DIR      where violations are saved (default corpus/cases, corpus/consumers
+                   with -consumer; "" to not save)
   -html FILE       HTML report (default fuzzrun-report.html; "" for none)
   -json            print the report as JSON on stdout instead of the table
   -v               also print each counterexample's scenario as JSON (the corpus
