@@ -7,6 +7,11 @@
 
 const { serve } = require('./idemcheck');
 
+// No unique constraint on processed_events: nothing stops a second mark.
+const schema = `
+  CREATE TABLE processed_events (consumer_group TEXT NOT NULL, event_id TEXT NOT NULL);
+  CREATE TABLE ledger (event_id TEXT NOT NULL, user_id TEXT NOT NULL, amount_cents INTEGER NOT NULL);`;
+
 serve(async (msg, db) => {
   const seen = await db.query(
     'SELECT 1 FROM processed_events WHERE consumer_group = ? AND event_id = ?', msg.group, msg.eventId,
@@ -24,4 +29,4 @@ serve(async (msg, db) => {
     await db.rollback().catch(() => {});
     throw err;
   }
-});
+}, { schema, effects: 'SELECT event_id, amount_cents FROM ledger' });

@@ -7,6 +7,10 @@
 
 const { serve } = require('./idemcheck');
 
+const schema = `
+  CREATE TABLE processed_events (consumer_group TEXT NOT NULL, event_id TEXT NOT NULL, PRIMARY KEY (consumer_group, event_id));
+  CREATE TABLE ledger (event_id TEXT NOT NULL, user_id TEXT NOT NULL, amount_cents INTEGER NOT NULL);`;
+
 serve(async (msg, db) => {
   const seen = await db.query(
     'SELECT 1 FROM processed_events WHERE consumer_group = ? AND event_id = ?', msg.group, msg.eventId,
@@ -17,4 +21,4 @@ serve(async (msg, db) => {
     msg.eventId, msg.event.userId, msg.event.amountCents,
   );
   await db.exec('INSERT INTO processed_events (consumer_group, event_id) VALUES (?, ?)', msg.group, msg.eventId);
-});
+}, { schema, effects: 'SELECT event_id, amount_cents FROM ledger' });

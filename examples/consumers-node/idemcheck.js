@@ -10,6 +10,10 @@
 //     await db.commit();
 //   });
 //
+// serve's second argument declares, for the harness, the schema to create
+// in each scenario's fresh database and the query that reads the effects
+// (see the protocol's hello); production ignores it.
+//
 // Returning acks the delivery; throwing nacks it (a transient error, the
 // broker redelivers it) unless the error is a Poison, which sends it to the
 // dead-letter queue. Every db call is one request to the harness, which runs
@@ -35,7 +39,7 @@ class Poison extends Error {}
 
 const isUniqueViolation = (err) => err instanceof DbError && err.code === 'unique_violation';
 
-function serve(handle) {
+function serve(handle, declaration = {}) {
   const queue = [];
   const waiters = [];
   const rl = readline.createInterface({ input: process.stdin });
@@ -51,7 +55,7 @@ function serve(handle) {
   (async () => {
     const hello = await next();
     if (hello.type !== 'hello') throw new Error(`expected hello, got ${hello.type}`);
-    send({ type: 'hello', protocol: PROTOCOL });
+    send({ type: 'hello', protocol: PROTOCOL, ...declaration });
     for (;;) {
       const d = await next();
       if (d.type !== 'deliver') throw new Error(`expected deliver, got ${d.type}`);

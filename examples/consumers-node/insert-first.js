@@ -9,6 +9,10 @@
 
 const { serve, isUniqueViolation } = require('./idemcheck');
 
+const schema = `
+  CREATE TABLE processed_events (consumer_group TEXT NOT NULL, event_id TEXT NOT NULL, PRIMARY KEY (consumer_group, event_id));
+  CREATE TABLE ledger (event_id TEXT NOT NULL, user_id TEXT NOT NULL, amount_cents INTEGER NOT NULL);`;
+
 serve(async (msg, db) => {
   await db.begin();
   try {
@@ -30,4 +34,4 @@ serve(async (msg, db) => {
     await db.rollback().catch(() => {});
     throw err;
   }
-});
+}, { schema, effects: 'SELECT event_id, amount_cents FROM ledger' });

@@ -6,6 +6,8 @@
 
 const { serve } = require('./idemcheck');
 
+const schema = 'CREATE TABLE ledger (event_id TEXT NOT NULL, user_id TEXT NOT NULL, amount_cents INTEGER NOT NULL)';
+
 const capacity = 10000;
 const recent = new Map(); // event key -> true, oldest first
 
@@ -18,4 +20,4 @@ serve(async (msg, db) => {
   );
   recent.set(key, true);
   if (recent.size > capacity) recent.delete(recent.keys().next().value);
-});
+}, { schema, effects: 'SELECT event_id, amount_cents FROM ledger' });

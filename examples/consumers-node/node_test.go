@@ -17,17 +17,8 @@ import (
 	"github.com/idemcheck/idemcheck/impl/contract/handler"
 )
 
-// The teams' schemas: check-then-act's processed table has no unique
-// constraint, which is half of its bug.
-const (
-	schema = `
-CREATE TABLE processed_events (consumer_group TEXT NOT NULL, event_id TEXT NOT NULL, PRIMARY KEY (consumer_group, event_id));
-CREATE TABLE ledger (event_id TEXT NOT NULL, user_id TEXT NOT NULL, amount_cents INTEGER NOT NULL);`
-	schemaNoUnique = `
-CREATE TABLE processed_events (consumer_group TEXT NOT NULL, event_id TEXT NOT NULL);
-CREATE TABLE ledger (event_id TEXT NOT NULL, user_id TEXT NOT NULL, amount_cents INTEGER NOT NULL);`
-	effects = `SELECT event_id, amount_cents FROM ledger`
-)
+// Each consumer declares its schema and effects query in its hello
+// (serve's second argument); the tests read them with Declare.
 
 // node returns the path of node, or skips (fails under NODE_REQUIRED=1).
 func node(t testing.TB) string {
@@ -47,6 +38,19 @@ func worker(t testing.TB, file string) handler.Worker {
 	return consumerproc.Worker([]string{node(t), file}, consumerproc.Options{})
 }
 
+// declared is what the consumer in file declares in its hello.
+func declared(t testing.TB, file string) consumerproc.Declaration {
+	t.Helper()
+	d, err := consumerproc.Declare([]string{node(t), file}, consumerproc.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Schema == "" || d.Effects == "" {
+		t.Fatalf("%s declares schema %q and effects %q; want both", file, d.Schema, d.Effects)
+	}
+	return d
+}
+
 // openBenchDB opens a fresh database with the insert-first schema.
 // It lives in memory, on one connection: what is measured is the
 // protocol, not the disk.
@@ -58,7 +62,7 @@ func openBenchDB(b *testing.B) *sql.DB {
 	}
 	b.Cleanup(func() { db.Close() })
 	db.SetMaxOpenConns(1)
-	if _, err := db.Exec(schema); err != nil {
+	if _, err := db.Exec(declared(b, "insert-first.js").Schema); err != nil {
 		b.Fatal(err)
 	}
 	return db
@@ -94,7 +98,7 @@ func message(id string, amount int64) handler.Message {
 	}
 }
 
-func credits(t *testing.T, db *sql.DB) string {
+func credits(t *testing.T, db *sql.DB, effects string) string {
 	t.Helper()
 	rows, err := db.Query(effects + ` ORDER BY rowid`)
 	if err != nil {
@@ -120,15 +124,16 @@ func credits(t *testing.T, db *sql.DB) string {
 func TestSequentialDeliveries(t *testing.T) {
 	ctx := context.Background()
 	for _, c := range []struct {
-		file, schema, want string
+		file, want string
 	}{
-		{"insert-first.js", schema, "e1=500 e2=700"},
-		{"effect-then-mark.js", schema, "e1=500 e2=700"},
-		{"check-then-act.js", schemaNoUnique, "e1=500 e2=700"},
-		{"lru.js", schema, "e1=500 e2=700 e1=500"},
+		{"insert-first.js", "e1=500 e2=700"},
+		{"effect-then-mark.js", "e1=500 e2=700"},
+		{"check-then-act.js", "e1=500 e2=700"},
+		{"lru.js", "e1=500 e2=700 e1=500"},
 	} {
 		t.Run(c.file, func(t *testing.T) {
-			db := openDB(t, c.schema)
+			d := declared(t, c.file)
+			db := openDB(t, d.Schema)
 			w := worker(t, c.file)
 			f, crash := start(t, w, "w1")
 			for _, m := range []handler.Message{message("e1", 500), message("e2", 700), message("e1", 500)} {
@@ -141,7 +146,7 @@ func TestSequentialDeliveries(t *testing.T) {
 			if err := f(ctx, db, message("e1", 500)); err != nil {
 				t.Fatalf("redeliver after a restart: %v", err)
 			}
-			if got := credits(t, db); got != c.want {
+			if got := credits(t, db, d.Effects); got != c.want {
 				t.Errorf("ledger %q, want %q", got, c.want)
 			}
 		})

@@ -50,7 +50,7 @@ func fakeWorker(mode string) handler.Worker {
 	// A race-instrumented binary sleeps a second at exit unless told not
 	// to, which would read as a hang.
 	env := []string{fakeEnv + "=" + mode, "GORACE=atexit_sleep_ms=0"}
-	return consumerproc.Worker([]string{os.Args[0]}, consumerproc.Options{Env: env, Timeout: timeout})
+	return consumerproc.Worker([]string{os.Args[0]}, consumerproc.Options{Env: env, Timeout: timeout, StartTimeout: timeout})
 }
 
 // start runs the Worker for worker w1 and registers its Closer.
@@ -222,9 +222,9 @@ func TestFailingAtStart(t *testing.T) {
 		{"exit", fakeWorker("exit3"), []string{"hello", "died", "exited with status 3", "cannot connect: boom"}},
 		{"version", fakeWorker("version2"), []string{"hello", "speaks protocol version 2; this harness speaks version 1"}},
 		{"no-version", fakeWorker("no-version"), []string{"without a protocol version"}},
-		{"no-such-command", consumerproc.Worker([]string{"/nonexistent/consumer"}, consumerproc.Options{Timeout: timeout}), []string{"could not start"}},
-		{"shell-garbage", consumerproc.Worker([]string{"sh", "-c", "echo garbage; sleep 100"}, consumerproc.Options{Timeout: timeout}), []string{"garbage"}},
-		{"shell-sleep", consumerproc.Worker([]string{"sh", "-c", "sleep 100"}, consumerproc.Options{Timeout: timeout}), []string{"hung"}},
+		{"no-such-command", consumerproc.Worker([]string{"/nonexistent/consumer"}, consumerproc.Options{Timeout: timeout, StartTimeout: timeout}), []string{"could not start"}},
+		{"shell-garbage", consumerproc.Worker([]string{"sh", "-c", "echo garbage; sleep 100"}, consumerproc.Options{Timeout: timeout, StartTimeout: timeout}), []string{"garbage"}},
+		{"shell-sleep", consumerproc.Worker([]string{"sh", "-c", "sleep 100"}, consumerproc.Options{Timeout: timeout, StartTimeout: timeout}), []string{"hung"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			begin := time.Now()

@@ -100,6 +100,11 @@ type request struct {
 	What     string            `json:"what"`
 	Outcome  string            `json:"outcome"`
 	Error    string            `json:"error"`
+	// The declarations a hello may carry (see Declaration).
+	Schema    string `json:"schema"`
+	Effects   string `json:"effects"`
+	Aggregate bool   `json:"aggregate"`
+	Dedupe    string `json:"dedupe"`
 }
 
 // marshal encodes a line (json escapes any newline inside).

@@ -20,6 +20,11 @@ import (
 // Options.Timeout is set.
 const DefaultTimeout = 5 * time.Second
 
+// DefaultStartTimeout bounds the wait for a new process's hello unless
+// Options.StartTimeout is set: starting a runtime on a loaded machine can
+// take seconds.
+const DefaultStartTimeout = 30 * time.Second
+
 // WorkerEnv names the environment variable that tells the process which
 // worker it serves.
 const WorkerEnv = "IDEMCHECK_WORKER"
@@ -34,6 +39,19 @@ type Options struct {
 	// DefaultTimeout. The time the harness spends running a statement (or
 	// holding the worker at a scheduling point) does not count.
 	Timeout time.Duration
+	// StartTimeout bounds the wait for the hello of a new process; zero
+	// means DefaultStartTimeout.
+	StartTimeout time.Duration
+}
+
+func (o Options) withDefaults() Options {
+	if o.Timeout <= 0 {
+		o.Timeout = DefaultTimeout
+	}
+	if o.StartTimeout <= 0 {
+		o.StartTimeout = DefaultStartTimeout
+	}
+	return o
 }
 
 // ParseCommand splits a command line on white space: "node consumer.js" is
@@ -72,12 +90,10 @@ func (e *Error) Error() string {
 
 // Worker returns a handler.Worker that runs command as the team's consumer,
 // one process per worker; the Closer kills it. command[0] is looked up in
-// PATH.
-//
-// The first call starts its process at once and checks the protocol
-// version it speaks, so that a command that cannot start is an error of
-// the Worker call; later calls start theirs at their first delivery, which
-// spares a start for a worker that never gets one.
+// PATH. Each call starts its process and checks the protocol version it
+// speaks, so that a command that cannot start is an error of the Worker
+// call, and the start (slow on a loaded machine) is not counted as the
+// handler's time.
 //
 // A failure of a process (it hung, died, answered garbage) is not an
 // outcome of the team's handler and must not be taken for one (nacked,
@@ -86,9 +102,7 @@ func (e *Error) Error() string {
 // judged, and every later call of the Worker returns the same error, which
 // stops the campaign.
 func Worker(command []string, opts Options) handler.Worker {
-	if opts.Timeout <= 0 {
-		opts.Timeout = DefaultTimeout
-	}
+	opts = opts.withDefaults()
 	argv := append([]string(nil), command...)
 	sh := &shared{}
 	return func(id string) (handler.Func, io.Closer, error) {
@@ -97,16 +111,13 @@ func Worker(command []string, opts Options) handler.Worker {
 			return nil, nil, &Error{Command: w.command, Worker: id, Request: "start", Reason: "no command"}
 		}
 		sh.mu.Lock()
-		failed, first := sh.failed, !sh.started
-		sh.started = true
+		failed := sh.failed
 		sh.mu.Unlock()
 		if failed != nil {
 			return nil, nil, failed
 		}
-		if first {
-			if err := w.start(); err != nil {
-				return nil, nil, err
-			}
+		if err := w.start(); err != nil {
+			return nil, nil, err
 		}
 		return w.handle, w, nil
 	}
@@ -114,9 +125,8 @@ func Worker(command []string, opts Options) handler.Worker {
 
 // shared is what the workers of one Worker know together.
 type shared struct {
-	mu      sync.Mutex
-	started bool  // a first process was started (and checked)
-	failed  error // the first failure of a process, for good
+	mu     sync.Mutex
+	failed error // the first failure of a process, for good
 }
 
 // worker is one process serving one worker of the harness.
@@ -130,9 +140,43 @@ type worker struct {
 	mu       sync.Mutex // guards what follows; never held across a call
 	p        *lineproc.Proc
 	killed   bool
-	isClosed bool  // Close was called
-	broken   error // set for good by a failure of the process or Close
+	isClosed bool    // Close was called
+	hello    request // the process's hello
+	broken   error   // set for good by a failure of the process or Close
 	delivery int64
+}
+
+// Declaration is what a process may declare about itself in its hello, so
+// that a command line alone puts it under the harness (fuzzrun -consumer
+// exec:COMMAND). A Go test gives the same in its consumertest.Consumer.
+type Declaration struct {
+	// Schema is SQL run on the fresh database of every scenario.
+	Schema string
+	// Effects reads what the consumer did: one row per applied event (the
+	// event id first), or, when Aggregate, rows of (user id, total cents).
+	Effects   string
+	Aggregate bool
+	// Dedupe, optional, reads the consumer's dedupe records (the event id
+	// first), for the atomicity check.
+	Dedupe string
+}
+
+// Declare starts command once, performs the handshake, and returns what
+// the process declared in its hello; the process is killed after. A
+// process that cannot start, hangs, dies or speaks another version is an
+// *Error, as in Worker.
+func Declare(command []string, opts Options) (Declaration, error) {
+	opts = opts.withDefaults()
+	w := &worker{argv: command, command: strings.Join(command, " "), id: "declare", opts: opts, sh: &shared{}}
+	if len(command) == 0 {
+		return Declaration{}, &Error{Command: w.command, Worker: w.id, Request: "start", Reason: "no command"}
+	}
+	defer w.Close()
+	if err := w.start(); err != nil {
+		return Declaration{}, err
+	}
+	h := w.hello
+	return Declaration{Schema: h.Schema, Effects: h.Effects, Aggregate: h.Aggregate, Dedupe: h.Dedupe}, nil
 }
 
 // start launches the process and performs the handshake.
@@ -152,13 +196,15 @@ func (w *worker) start() error {
 	}
 	w.mu.Unlock()
 	line := marshal(map[string]any{"type": TypeHello, "protocol": Version, "worker": w.id})
-	ans, err := w.roundTrip(context.Background(), line, 0, what)
+	ans, err := w.roundTripWithin(context.Background(), line, 0, what, w.opts.StartTimeout)
 	if err != nil {
 		return err
 	}
-	if _, err := parse(ans, 0); err != nil {
+	h, err := parse(ans, 0)
+	if err != nil {
 		return w.fail(0, what, w.withStderr(err))
 	}
+	w.hello = h
 	return nil
 }
 
@@ -222,10 +268,14 @@ func (w *worker) withStderr(err error) error {
 
 // roundTrip sends one line and reads the process's next line.
 func (w *worker) roundTrip(ctx context.Context, line []byte, delivery int64, what string) ([]byte, error) {
+	return w.roundTripWithin(ctx, line, delivery, what, w.opts.Timeout)
+}
+
+func (w *worker) roundTripWithin(ctx context.Context, line []byte, delivery int64, what string, timeout time.Duration) ([]byte, error) {
 	w.mu.Lock()
 	p := w.p
 	w.mu.Unlock()
-	ans, err := p.RoundTrip(ctx, line, w.opts.Timeout)
+	ans, err := p.RoundTrip(ctx, line, timeout)
 	if err == nil {
 		return ans, nil
 	}
@@ -269,13 +319,8 @@ func (w *worker) deliver(ctx context.Context, db *sql.DB, m handler.Message) (er
 		return err
 	}
 	w.delivery++
-	d, started := w.delivery, w.p != nil
+	d := w.delivery
 	w.mu.Unlock()
-	if !started {
-		if err := w.start(); err != nil {
-			return err
-		}
-	}
 
 	var tx *sql.Tx
 	defer func() {
