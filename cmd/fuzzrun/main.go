@@ -73,6 +73,8 @@ func runContext(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		return runWorker(ctx, o, stdout)
 	case o.list:
 		return runList(o, stdout)
+	case o.consumer != "":
+		return runConsumer(ctx, o, stdout, stderr)
 	case o.broker != "":
 		return runBroker(ctx, o, stdout, stderr)
 	case o.replay != "":
