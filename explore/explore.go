@@ -311,7 +311,15 @@ func (e *engine) run(ctx context.Context) error {
 				if e.opts.NoDedup {
 					c.isNew = true
 				} else if j, ok := nextIdx[c.fp]; ok {
-					next[j].skip &= c.skip
+					// Reached again at its depth: skip only what every edge
+					// into it may skip. Under symmetry the other edge may
+					// reach a permutation of the state, whose skip set
+					// names other workers: then skip nothing.
+					if e.fpOpts.SymmetricWorkers || e.fpOpts.SymmetricEvents {
+						next[j].skip = 0
+					} else {
+						next[j].skip &= c.skip
+					}
 				} else if e.visited.add(c.fp) {
 					c.isNew = true
 					nextIdx[c.fp] = int32(len(next))
@@ -324,6 +332,8 @@ func (e *engine) run(ctx context.Context) error {
 				}
 			}
 			if e.finals(fresh, d) {
+				lvl.States = len(next)
+				e.res.States += int64(len(next))
 				e.res.Levels = append(e.res.Levels, lvl)
 				return nil
 			}
