@@ -276,3 +276,24 @@ func TestInCheckTheHandlersClockIsTheScenarios(t *testing.T) {
 		t.Fatalf("the handler's clock is not the scenario's:\n%s", runs[0])
 	}
 }
+
+func TestAWorkerThatFailsToStartIsReported(t *testing.T) {
+	starts := 0
+	c := adrConsumer()
+	c.Handler = nil
+	c.Worker = func(string) (handler.Func, io.Closer, error) {
+		if starts++; starts > 1 {
+			return nil, nil, errors.New("no connection to the cache")
+		}
+		return adr, nil, nil
+	}
+	s := &Scenario{Version: 1, Workers: 1, Policy: DefaultPolicy, Events: one.Events, Steps: []Step{{Op: OpCrash, Worker: 1}}}
+	res := lawOf(t, c, s)
+	if !res.Failed || res.Law != LawRuns || !strings.Contains(strings.Join(res.Breaches[0].Details, " "), "no connection to the cache") {
+		t.Fatalf("a failed restart was not reported:\n%s", res.Report())
+	}
+	starts = 1
+	if _, err := Replay(c, one); err == nil || !strings.Contains(err.Error(), "failed to start") {
+		t.Fatalf("a failed first start: %v", err)
+	}
+}

@@ -316,7 +316,11 @@ func (r *run) start(w *worker) error {
 
 // stop kills w's connections and closes its handler.
 func (r *run) stop(w *worker) {
+	if w.jobs == nil {
+		return // its start failed, or it is stopped already
+	}
 	close(w.jobs)
+	w.jobs = nil
 	w.conn.Kill()
 	w.db.Close()
 	if w.closer != nil {
