@@ -183,7 +183,7 @@ func runConsumer(ctx context.Context, o *options, stdout, stderr io.Writer) int 
 			rep.Failed, rep.Law, rep.Summary, rep.Size = true, res.Law, res.Summary(), res.Scenario.Size()
 			rep.CorpusFile = res.CorpusFile
 			if res.CorpusFile != "" {
-				rep.Replay = fmt.Sprintf("go run ./cmd/fuzzrun -consumer %s -replay %s", o.consumer, res.CorpusFile)
+				rep.Replay = fmt.Sprintf("go run ./cmd/fuzzrun -consumer %s -replay %s", shellQuote(o.consumer), shellQuote(res.CorpusFile))
 			}
 			rep.Trace = res.Outcome.Trace.Lines()
 			res.Replay = rep.Replay

@@ -118,7 +118,7 @@ func TestShareAndSeeds(t *testing.T) {
 }
 
 // A replay command names a process target as one shell argument.
-func TestShellQuote(t *testing.T) {
+func TestShellQuoteProcessTargets(t *testing.T) {
 	for in, want := range map[string]string{
 		"no-dedup":              "no-dedup",
 		"corpus/cases/x-1.json": "corpus/cases/x-1.json",
