@@ -297,3 +297,36 @@ func TestAWorkerThatFailsToStartIsReported(t *testing.T) {
 		t.Fatalf("a failed first start: %v", err)
 	}
 }
+
+// leaky starts a goroutine it never waits for, which blocks for good.
+func leaky(ctx context.Context, db *sql.DB, m handler.Message) error {
+	block := make(chan struct{})
+	go func() { <-block }()
+	return adr(ctx, db, m)
+}
+
+func TestGoroutinesLeftRunningAreReported(t *testing.T) {
+	c := adrConsumer()
+	c.Handler = leaky
+	// Outside a bubble the check looks only past a slack of goroutines:
+	// six events, each delivered twice, leave twelve.
+	six := &Scenario{Version: 1, Workers: 2, Policy: DefaultPolicy}
+	for i := range 6 {
+		six.Events = append(six.Events, Event{ID: fmt.Sprintf("e%d", i+1), User: "u1", Amount: 100})
+	}
+	for _, bubble := range []bool{false, true} {
+		cfg := newConfig(nil)
+		s := six
+		if bubble {
+			cfg.t, s = t, one
+		}
+		res, err := replay(c, s, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !res.Failed || res.Law != LawRuns || res.Breaches[0].Summary != "handler-goroutines" ||
+			!strings.Contains(strings.Join(res.Breaches[0].Details, "\n"), "leaky.func1") {
+			t.Fatalf("bubble %v: a goroutine left running was not reported:\n%s", bubble, res.Report())
+		}
+	}
+}

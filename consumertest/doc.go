@@ -83,8 +83,12 @@
 // event applied exactly once or dead-lettered), replay leaves the effects
 // unchanged, bounded attempts with dead-letter metadata, atomicity of the
 // effect and the mark (when Dedupe is set), and "runs": the handler does
-// not panic, leave a transaction open, leave goroutines calling the
-// database, hang outside it, or loop forever.
+// not panic, leave a transaction open, hang outside the database, loop
+// forever, or leave goroutines running. Goroutines a handler starts carry
+// the run's pprof label; those still alive when the scenario ends are
+// reported with their stack (under Check exactly, the bubble having
+// settled; under Hunt and Replay once the process has grown by more than a
+// few goroutines, since others may still be on their way out).
 //
 // # Classifying errors
 //
