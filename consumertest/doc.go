@@ -72,9 +72,10 @@
 // clock; the same scenario sees the same times. What stays outside: SQLite's
 // CURRENT_TIMESTAMP (the database reads the machine's clock), and, under
 // Hunt, Replay and cmd/fuzzrun (no *testing.T, so no bubble), the handler's
-// time.Now too. A handler blocked on something outside the bubble (a
-// channel made outside it, real I/O) keeps the bubble's clock still and is
-// not reported as hung there.
+// time.Now too. A handler blocked for good on something outside the bubble
+// (a channel made outside it, real I/O) keeps the bubble's clock still:
+// under Check it is not reported as hung, and the test waits until go
+// test's -timeout ends it; Hunt and Replay report it after 10 s.
 //
 // # Verdicts
 //
