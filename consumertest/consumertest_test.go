@@ -395,3 +395,28 @@ func TestTheGeneratorReachesEverySituation(t *testing.T) {
 	}
 	t.Logf("coverage: %v", res.Coverage)
 }
+
+func TestCheckReplaysTheFileTheEnvironmentNames(t *testing.T) {
+	path, err := SaveScenario(t.TempDir(), "adr", LawSingleCredit, "a saved case", busy, nil, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, err := LoadScenario(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a, b := mustJSON(t, back), mustJSON(t, busy); a != b {
+		t.Fatalf("saved and loaded scenarios differ:\n%s\n%s", a, b)
+	}
+	t.Setenv(ReplayEnv, path)
+	Check(t, adrConsumer()) // the ADR consumer passes it
+}
+
+func mustJSON(t *testing.T, s *Scenario) string {
+	t.Helper()
+	b, err := s.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
