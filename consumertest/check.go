@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"pgregory.net/rapid"
@@ -22,16 +23,19 @@ import (
 type Option func(*config)
 
 type config struct {
-	checks    int
-	seed      uint64
-	maxSteps  int
-	corpusDir string
-	noReduce  bool
-	backend   backend.Backend
+	checks     int
+	seed       uint64
+	maxSteps   int
+	corpusDir  string
+	noReduce   bool
+	shrinkTime time.Duration
+	backend    backend.Backend
+	// t, set by Check, plays every scenario in a testing/synctest bubble.
+	t *testing.T
 }
 
 func newConfig(opts []Option) config {
-	c := config{maxSteps: 16, backend: backend.SQLite{}}
+	c := config{maxSteps: 16, shrinkTime: 2 * time.Second, backend: backend.SQLite{}}
 	for _, o := range opts {
 		o(&c)
 	}
@@ -53,6 +57,10 @@ func MaxSteps(n int) Option { return func(c *config) { c.maxSteps = max(n, 0) } 
 // testdata/consumertest by default; Hunt saves only when this is given.
 func CorpusDir(dir string) Option { return func(c *config) { c.corpusDir = dir } }
 
+// ShrinkTime bounds rapid's shrinking of a counterexample (default 2s);
+// the reduction pass that follows takes over from where it stopped.
+func ShrinkTime(d time.Duration) Option { return func(c *config) { c.shrinkTime = d } }
+
 // NoReduce skips the reduction pass that follows rapid's shrinking.
 func NoReduce() Option { return func(c *config) { c.noReduce = true } }
 
@@ -70,6 +78,7 @@ const ReplayEnv = "IDEMCHECK_REPLAY"
 func Check(t *testing.T, c Consumer, opts ...Option) {
 	t.Helper()
 	cfg := newConfig(opts)
+	cfg.t = t
 	if cfg.corpusDir == "" {
 		cfg.corpusDir = filepath.Join("testdata", "consumertest")
 	}
@@ -154,7 +163,16 @@ func replay(c Consumer, s *Scenario, cfg config) (Result, error) {
 		return Result{}, err
 	}
 	start := time.Now()
-	out, err := play(context.Background(), cfg.backend, c, s)
+	var out *Outcome
+	var err error
+	if cfg.t != nil {
+		// In a bubble, the handler's clock is the scenario's.
+		synctest.Test(cfg.t, func(*testing.T) {
+			out, err = play(context.Background(), cfg.backend, c, s, true)
+		})
+	} else {
+		out, err = play(context.Background(), cfg.backend, c, s, false)
+	}
 	if err != nil {
 		return Result{}, err
 	}
@@ -199,7 +217,7 @@ func hunt(c Consumer, cfg config, name string) (Result, error) {
 	func() {
 		rapidMu.Lock()
 		defer rapidMu.Unlock()
-		settings := map[string]string{"rapid.nofailfile": "true"}
+		settings := map[string]string{"rapid.nofailfile": "true", "rapid.shrinktime": cfg.shrinkTime.String()}
 		if cfg.checks > 0 {
 			settings["rapid.checks"] = strconv.Itoa(cfg.checks)
 		}

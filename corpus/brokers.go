@@ -21,7 +21,10 @@ const BrokersDir = "corpus/brokers"
 // times (properties.ConfirmRuns) rather than expecting the same trace.
 type BrokerCase struct {
 	// Broker is "broker:config", as fuzzrun -broker names it.
-	Broker    string `json:"broker"`
+	Broker string `json:"broker"`
+	// Consumer names the team's consumer the case was found with
+	// (fuzzrun -consumer), or is empty for the reference consumer.
+	Consumer  string `json:"consumer,omitempty"`
 	Invariant string `json:"invariant"`
 	// Detail is what broke, as the judge said it.
 	Detail string `json:"detail"`
@@ -35,6 +38,20 @@ type BrokerCase struct {
 // (broker, configuration, invariant).
 func BrokerCaseName(brokerSpec, invariant string) string {
 	return strings.NewReplacer(":", "-", "/", "-").Replace(brokerSpec) + "-" + invariant + ".json"
+}
+
+// BrokerConsumersDir is where the counterexamples found with a team's
+// consumer over a real broker live (fuzzrun -broker -consumer): apart from
+// the broker table's cells.
+const BrokerConsumersDir = "corpus/brokers/consumers"
+
+// caseName is c's file name: its cell's, with the consumer's name when a
+// team's consumer found it.
+func (c *BrokerCase) caseName() string {
+	if c.Consumer == "" {
+		return BrokerCaseName(c.Broker, c.Invariant)
+	}
+	return BrokerCaseName(c.Broker+"-"+c.Consumer, c.Invariant)
 }
 
 // WriteBrokerCase saves c in dir under BrokerCaseName, atomically (a
@@ -55,7 +72,7 @@ func WriteBrokerCase(dir string, c *BrokerCase) (string, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", fmt.Errorf("corpus: %w", err)
 	}
-	name := BrokerCaseName(c.Broker, c.Invariant)
+	name := c.caseName()
 	tmp, err := writeTemp(dir, name, data)
 	if err != nil {
 		return "", err

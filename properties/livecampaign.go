@@ -3,7 +3,9 @@ package properties
 import (
 	"context"
 	"errors"
+	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/idemcheck/idemcheck/faults/gen"
@@ -37,6 +39,9 @@ type LiveCampaign struct {
 	Factory broker.LiveFactory
 	// Parts are the consumer's store and pipeline (nil: the reference).
 	Parts *system.Consumption
+	// App, when set, makes the application that processes each run's
+	// deliveries instead (a team's consumer), fresh for every run.
+	App func() (runner.LiveApp, error)
 	// Runs is the number of scenarios; Seed the first's seed (scenario i is
 	// drawn with seed Seed+i, so the schedules are reproducible).
 	Runs int
@@ -49,6 +54,8 @@ type LiveCampaign struct {
 	DrainLimit time.Duration
 	// Progress, if set, is called after every run.
 	Progress func(done int)
+
+	lateRuns *atomic.Int64 // counts the late runs played, re-runs included
 }
 
 // LiveCell is one invariant's result.
@@ -75,6 +82,11 @@ type LiveReport struct {
 	Cells      []LiveCell    `json:"cells"`
 	// Coverage counts the situations the runs reached.
 	Coverage map[string]int `json:"coverage"`
+	// LateRuns counts the runs, re-runs included, that missed their timing
+	// (runner.LiveHistory.Late): played again, never judged violations.
+	LateRuns int `json:"lateRuns,omitempty"`
+	// MaxLagMs is the longest any run waited past what it asked for.
+	MaxLagMs int64 `json:"maxLagMs"`
 }
 
 // Cell returns the result of the named invariant.
@@ -106,6 +118,7 @@ func RunLiveCampaign(ctx context.Context, c LiveCampaign) (*LiveReport, error) {
 		wg       sync.WaitGroup
 	)
 	opts := runner.LiveOptions{DrainLimit: c.DrainLimit}
+	c.lateRuns = new(atomic.Int64)
 	for range workers {
 		wg.Go(func() {
 			for {
@@ -118,17 +131,21 @@ func RunLiveCampaign(ctx context.Context, c LiveCampaign) (*LiveReport, error) {
 				next++
 				mu.Unlock()
 				sc := g.Example(seed)
-				h, err := runner.RunLive(ctx, sc, c.Factory, c.Parts, opts)
+				open := func(invariant string) bool {
+					mu.Lock()
+					defer mu.Unlock()
+					return rep.Cell(invariant).Status != LiveFails
+				}
+				h, verdicts, err := runOnTime(ctx, c, sc, opts, open)
 				if err != nil {
 					mu.Lock()
 					firstErr = errors.Join(firstErr, err)
 					mu.Unlock()
 					return
 				}
-				verdicts := JudgeLive(h)
 				confirmed := map[string]bool{}
 				for _, v := range verdicts {
-					if v.Holds {
+					if v.Holds || h.Late != "" {
 						continue
 					}
 					mu.Lock()
@@ -149,6 +166,7 @@ func RunLiveCampaign(ctx context.Context, c LiveCampaign) (*LiveReport, error) {
 				mu.Lock()
 				rep.Runs++
 				rep.Deliveries += len(h.Deliveries)
+				rep.MaxLagMs = max(rep.MaxLagMs, h.LagMs)
 				cover(rep.Coverage, h)
 				for _, v := range verdicts {
 					if v.Holds {
@@ -163,7 +181,11 @@ func RunLiveCampaign(ctx context.Context, c LiveCampaign) (*LiveReport, error) {
 					default:
 						cell.Unconfirmed++
 						if cell.Status == LiveHolds {
-							cell.Status, cell.Detail, cell.Seed, cell.Scenario, cell.Trace = LiveUnconfirmed, v.Detail, seed, sc, h.Trace()
+							detail := v.Detail
+							if h.Late != "" {
+								detail += " (the run was late: " + h.Late + ")"
+							}
+							cell.Status, cell.Detail, cell.Seed, cell.Scenario, cell.Trace = LiveUnconfirmed, detail, seed, sc, h.Trace()
 						}
 					}
 				}
@@ -177,6 +199,7 @@ func RunLiveCampaign(ctx context.Context, c LiveCampaign) (*LiveReport, error) {
 	}
 	wg.Wait()
 	rep.Elapsed = time.Since(start)
+	rep.LateRuns = int(c.lateRuns.Load())
 	if firstErr != nil {
 		return rep, firstErr
 	}
@@ -192,14 +215,61 @@ func cellIndex(invariant string) int {
 	return 0
 }
 
+// playLive plays sc once, counting it in c.LateRuns when it is late.
+func playLive(ctx context.Context, c LiveCampaign, sc *scenario.Live, opts runner.LiveOptions) (*runner.LiveHistory, error) {
+	if c.App != nil {
+		app, err := c.App()
+		if err != nil {
+			return nil, err
+		}
+		opts.App = app
+	}
+	h, err := runner.RunLive(ctx, sc, c.Factory, c.Parts, opts)
+	if err == nil && h.Late != "" && c.lateRuns != nil {
+		c.lateRuns.Add(1)
+	}
+	return h, err
+}
+
+// LateRetries is how many more times a run that missed its timing
+// (runner.LiveHistory.Late) is played, looking for one that did not.
+const LateRetries = 3
+
+// runOnTime plays sc and judges it. A late run that broke an invariant
+// still open (not yet a confirmed failure) is played again, up to
+// LateRetries times, until one is on time: what a late run observed is not
+// the scenario's timing. It returns the last run.
+func runOnTime(ctx context.Context, c LiveCampaign, sc *scenario.Live, opts runner.LiveOptions, open func(invariant string) bool) (*runner.LiveHistory, []LiveVerdict, error) {
+	for i := 0; ; i++ {
+		h, err := playLive(ctx, c, sc, opts)
+		if err != nil {
+			return nil, nil, err
+		}
+		verdicts := JudgeLive(h)
+		if h.Late == "" || i == LateRetries || !slices.ContainsFunc(verdicts, func(v LiveVerdict) bool { return !v.Holds && open(v.Invariant) }) {
+			return h, verdicts, nil
+		}
+	}
+}
+
 // confirm re-runs sc up to ConfirmRuns times and reports whether one of
-// the re-runs broke the invariant again, and how.
+// the re-runs broke the invariant again, and how. Only a re-run on time
+// can confirm; a late one is played again (up to LateRetries times in
+// all), and does not count as one of the ConfirmRuns.
 func confirm(ctx context.Context, c LiveCampaign, sc *scenario.Live, invariant string, opts runner.LiveOptions) (bool, string, error) {
-	for range ConfirmRuns {
-		h, err := runner.RunLive(ctx, sc, c.Factory, c.Parts, opts)
+	late := 0
+	for done := 0; done < ConfirmRuns; {
+		h, err := playLive(ctx, c, sc, opts)
 		if err != nil {
 			return false, "", err
 		}
+		if h.Late != "" {
+			if late++; late > LateRetries {
+				return false, "", nil
+			}
+			continue
+		}
+		done++
 		for _, v := range JudgeLive(h) {
 			if v.Invariant == invariant && !v.Holds {
 				return true, v.Detail, nil
@@ -211,15 +281,17 @@ func confirm(ctx context.Context, c LiveCampaign, sc *scenario.Live, invariant s
 
 // cover counts the situations a history reached.
 func cover(m map[string]int, h *runner.LiveHistory) {
-	seen := map[groupOffset]bool{}
+	prev := map[groupOffset]runner.LiveOutcome{}
 	for _, d := range h.Deliveries {
 		m["delivery: "+string(d.Outcome)]++
 		// Observed, not the broker's count: some brokers keep none.
 		k := groupOffset{d.Consumer, d.Offset}
-		if seen[k] {
+		if before, seen := prev[k]; seen {
 			m["redelivery"]++
+			// The broker really brought the message back after the fault.
+			m["redelivery after "+string(before)]++
 		}
-		seen[k] = true
+		prev[k] = d.Outcome
 	}
 	for _, p := range h.Produces {
 		if p.Retry {
@@ -236,4 +308,34 @@ func cover(m map[string]int, h *runner.LiveHistory) {
 	}
 	m["DLQ by broker"] += dlqByBroker(h.DLQ)
 	m["DLQ poison"] += len(h.DLQ) - dlqByBroker(h.DLQ)
+}
+
+// ReplayLive plays a saved live counterexample against c's broker and
+// consumer up to ConfirmRuns times on time (late runs are played again, up
+// to LateRetries of them, and never count) and returns the first run that
+// broke invariant, with what broke, or the last run played and "" when
+// none did.
+func ReplayLive(ctx context.Context, c LiveCampaign, sc *scenario.Live, invariant string) (*runner.LiveHistory, string, error) {
+	var last *runner.LiveHistory
+	late := 0
+	for done := 0; done < ConfirmRuns; {
+		h, err := playLive(ctx, c, sc, runner.LiveOptions{DrainLimit: c.DrainLimit})
+		if err != nil {
+			return nil, "", err
+		}
+		last = h
+		if h.Late != "" {
+			if late++; late > LateRetries {
+				break
+			}
+			continue
+		}
+		done++
+		for _, v := range JudgeLive(h) {
+			if v.Invariant == invariant && !v.Holds {
+				return h, v.Detail, nil
+			}
+		}
+	}
+	return last, "", nil
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -23,6 +24,14 @@ func TestBrokerBadInput(t *testing.T) {
 		{"unset url", "", []string{"-broker", "rabbitmq"}, "IDEMCHECK_RABBITMQ_URL is unset"},
 		{"with -mutants", "", []string{"-broker", "nats", "-mutants"}, "its own mode"},
 	}
+	if url := os.Getenv("IDEMCHECK_RABBITMQ_URL"); url != "" {
+		// A server that answers but refuses the vhost: not "unreachable".
+		cases = append(cases, struct {
+			name, env string
+			args      []string
+			want      string
+		}{"refused vhost", strings.TrimSuffix(url, "/") + "/idemcheck-no-such-vhost", []string{"-broker", "rabbitmq"}, "refused the connection"})
+	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			t.Setenv("IDEMCHECK_RABBITMQ_URL", c.env)
@@ -40,10 +49,13 @@ func TestBrokerBadInput(t *testing.T) {
 func TestBrokerCampaignSavesConfirmedFailures(t *testing.T) {
 	dir := t.TempDir()
 	r := fuzzrun(t, "-broker", "nats:short-dedupe", "-checks", "12", "-seed", "1", "-workers", "4", "-corpus", dir, "-json", "-target", "sqlite")
-	if r.code != exitViolation {
+	if r.code != exitViolation && r.code != exitOK {
 		t.Fatalf("exit %d, want %d\nstderr: %s", r.code, exitViolation, r.stderr)
 	}
 	rep := decode[brokerJSON](t, r)
+	if r.code == exitOK && rep.Cell(properties.LiveProducerGate).Status == properties.LiveUnconfirmed && rep.LateRuns > 0 {
+		t.Skipf("the failure came only in runs that missed their timing (%d late runs): unconfirmed on this loaded machine", rep.LateRuns)
+	}
 	if rep.Cell(properties.LiveProducerGate).Status != properties.LiveFails || rep.Target != "sqlite" {
 		t.Fatalf("report %+v: want producer-gate to fail, target sqlite", rep.Cells)
 	}
@@ -70,6 +82,9 @@ func TestBrokerCampaignSavesConfirmedFailures(t *testing.T) {
 func TestBrokerReplay(t *testing.T) {
 	file := filepath.Join("..", "..", corpus.BrokersDir, "nats-no-dlq-nothing-lost.json")
 	r := fuzzrun(t, "-broker", "nats:no-dlq", "-replay", file)
+	if strings.Contains(r.stdout, "no run kept its timing") {
+		t.Skipf("no replay kept its timing on this loaded machine:\n%s", r.stdout)
+	}
 	if r.code != exitViolation || !strings.Contains(r.stdout, "nothing-lost broke again") || !strings.Contains(r.stdout, "fix: ") {
 		t.Fatalf("on nats:no-dlq: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}

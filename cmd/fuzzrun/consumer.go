@@ -101,7 +101,7 @@ func (o *options) checkConsumer(given map[string]bool) error {
 	if o.consumer == "" {
 		return nil
 	}
-	for _, f := range []string{"mutants", "broker", "target", "property", "without", "html"} {
+	for _, f := range []string{"mutants", "broker", "target", "property", "without", "html", "explore", "off"} {
 		if given[f] {
 			return usagef("-%s: a -consumer run takes no -%s (it judges the consumer by the consumertest laws)", f, f)
 		}

@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	"github.com/idemcheck/idemcheck/corpus"
-	"github.com/idemcheck/idemcheck/faults/runner"
 	"github.com/idemcheck/idemcheck/impl/system/resolve"
 	"github.com/idemcheck/idemcheck/properties"
 )
@@ -93,17 +92,24 @@ func TestREADMEBrokerTable(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			t.Logf("%s: %d runs, %d deliveries in %s; coverage %v", spec, rep.Runs, rep.Deliveries, rep.Elapsed, rep.Coverage)
+			t.Logf("%s: %d runs, %d deliveries in %s (%d late runs, longest lag %dms); coverage %v", spec, rep.Runs, rep.Deliveries, rep.Elapsed, rep.LateRuns, rep.MaxLagMs, rep.Coverage)
 			// A campaign that never reached a fault proves nothing about it.
-			need := []string{"delivery: crash", "delivery: nack", "delivery: stall", "delivery: dead-letter", "redelivery", "producer retry", "DLQ poison"}
+			need := []string{"delivery: crash", "delivery: nack", "delivery: stall", "delivery: dead-letter", "redelivery", "producer retry", "DLQ poison",
+				// The broker really redelivered after each fault: a crash (the
+				// connection closed without an ack), a nack, an ack timeout.
+				"redelivery after crash", "redelivery after nack", "redelivery after stall"}
 			if row[properties.LiveBoundedAttempts] == "holds" && row[properties.LiveNothingLost] == "holds" {
 				need = append(need, "DLQ by broker")
+			}
+			if row[properties.LiveProducerGate] == "holds" {
+				need = append(need, "producer retry deduped")
 			}
 			for _, k := range need {
 				if rep.Coverage[k] == 0 {
 					t.Errorf("the campaign never reached %q: coverage %v", k, rep.Coverage)
 				}
 			}
+			var loaded []string
 			for _, inv := range properties.LiveInvariants() {
 				cell := rep.Cell(inv)
 				measured := "holds"
@@ -113,9 +119,20 @@ func TestREADMEBrokerTable(t *testing.T) {
 				if cell.Unconfirmed > 0 {
 					t.Logf("%s: %d unconfirmed failure(s), first: %s", inv, cell.Unconfirmed, cell.Detail)
 				}
-				if row[inv] != measured {
+				switch {
+				case row[inv] == measured:
+				case cell.Status == properties.LiveUnconfirmed && rep.LateRuns > 0:
+					// The failure came, but no re-run kept its timing: the
+					// machine is too loaded to confirm it here (it is never
+					// reported as a violation, and TestBrokerCorpus replays
+					// the counterexample).
+					loaded = append(loaded, inv)
+				default:
 					t.Errorf("%s / %s: the README says %q, the campaign measures %q (%s)", spec, inv, row[inv], measured, cell.Detail)
 				}
+			}
+			if len(loaded) > 0 && !t.Failed() {
+				t.Skipf("%s: %v failed only in runs that missed their timing (%d late runs): unconfirmed on this loaded machine", spec, loaded, rep.LateRuns)
 			}
 		})
 	}
@@ -131,6 +148,9 @@ func TestBrokerCorpus(t *testing.T) {
 	// counterexample.
 	files, _ := filepath.Glob(filepath.Join(dir, "*"))
 	for _, file := range files {
+		if st, err := os.Stat(file); err == nil && st.IsDir() {
+			continue // consumers/: cases found with a team's consumer
+		}
 		found := false
 		for spec, row := range table {
 			for inv, status := range row {
@@ -162,16 +182,15 @@ func TestBrokerCorpus(t *testing.T) {
 					t.Fatal(err)
 				}
 				defer f.Close()
-				for range properties.ConfirmRuns {
-					h, err := runner.RunLive(t.Context(), c.Scenario, f, nil, runner.LiveOptions{})
-					if err != nil {
-						t.Fatal(err)
-					}
-					for _, v := range properties.JudgeLive(h) {
-						if v.Invariant == inv && !v.Holds {
-							return
-						}
-					}
+				h, broke, err := properties.ReplayLive(t.Context(), properties.LiveCampaign{Factory: f}, c.Scenario, inv)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if broke != "" {
+					return
+				}
+				if h.Late != "" {
+					t.Skipf("no replay kept its timing on this loaded machine: %s", h.Late)
 				}
 				t.Fatalf("the counterexample did not break %s in %d runs", inv, properties.ConfirmRuns)
 			})

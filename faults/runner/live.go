@@ -81,8 +81,21 @@ type LiveHistory struct {
 	Quiesced bool `json:"quiesced"`
 	// Notes say what the run could not do as scheduled (a restart the
 	// broker does not support, a step that found no delivery).
-	Notes     []string `json:"notes,omitempty"`
-	ElapsedMs int64    `json:"elapsedMs"`
+	Notes []string `json:"notes,omitempty"`
+	// Late says why the run missed its timing, or is "": the process was
+	// starved for longer than the ack timeout, or held a delivery past the
+	// ack timeout of a broker that enforces one, so the broker's timers ran
+	// ahead of the consumer's steps (a loaded machine). What a late run
+	// observed is not the scenario's timing; a campaign re-runs it and
+	// never counts its failures as violations.
+	Late string `json:"late,omitempty"`
+	// LagMs is the longest the run waited past what it asked for (a
+	// receive that returned late, a sleep that overslept), and HeldMs the
+	// longest it held a delivery before settling it (a stall's deliberate
+	// wait aside). Not reproducible; they show how loaded the machine was.
+	LagMs     int64 `json:"lagMs"`
+	HeldMs    int64 `json:"heldMs"`
+	ElapsedMs int64 `json:"elapsedMs"`
 }
 
 // Trace is the history as numbered lines for a person: what was produced,
@@ -134,6 +147,9 @@ func (h *LiveHistory) Trace() []string {
 	if !h.Quiesced {
 		add("the run did not quiesce within its drain limit")
 	}
+	if h.Late != "" {
+		add("late: %s", h.Late)
+	}
 	return out
 }
 
@@ -141,12 +157,16 @@ func (h *LiveHistory) Trace() []string {
 type LiveOptions struct {
 	// DrainLimit bounds the drain in real time (default 3s).
 	DrainLimit time.Duration
+	// App, when set, processes the deliveries instead of the reference
+	// consumer (RunLive's parts are then unused); RunLive closes it.
+	App LiveApp
 }
 
 type liveGroup struct {
 	name    string
 	session broker.Session
 	worker  *consumer.Worker
+	app     LiveAppGroup // instead of worker, with LiveOptions.App
 }
 
 type liveRun struct {
@@ -168,12 +188,17 @@ type liveRun struct {
 	nextID  int64
 	cur     *LiveDeliveryRecord
 	stall   bool
-	err     error // a broker-down error: the run stops
+	slept   time.Duration // a stall's deliberate wait in the delivery in hand
+	err     error         // a broker-down error: the run stops
+	app     LiveApp
 }
 
 // RunLive plays sc against a broker from f, with the consumer parts (the
 // store and the pipeline) of target; nil target parts mean the reference.
 func RunLive(ctx context.Context, sc *scenario.Live, f broker.LiveFactory, parts *system.Consumption, opts LiveOptions) (*LiveHistory, error) {
+	if opts.App != nil {
+		defer opts.App.Close()
+	}
 	if err := sc.Validate(); err != nil {
 		return nil, fmt.Errorf("runner: live scenario: %w", err)
 	}
@@ -212,10 +237,27 @@ func RunLive(ctx context.Context, sc *scenario.Live, f broker.LiveFactory, parts
 	// crashed holder's lease expired.
 	lease := min(sc.BackoffMs, sc.AckTimeoutMs)
 	prod := &producer.Producer{Gate: producer.NewGate(), Broker: liveBridge{r}}
+	r.app = opts.App
+	defer func() {
+		for _, g := range r.order {
+			_ = g.session.Close()
+		}
+	}()
 	for _, g := range sc.Consumers {
 		s, err := live.Session(ctx, g)
 		if err != nil {
 			return nil, fmt.Errorf("runner: session %s: %w", g, err)
+		}
+		if r.app != nil {
+			ag, err := r.app.Group(ctx, g)
+			if err != nil {
+				_ = s.Close()
+				return nil, fmt.Errorf("runner: consumer of %s: %w", g, err)
+			}
+			lg := &liveGroup{name: g, session: s, app: ag}
+			r.groups[g] = lg
+			r.order = append(r.order, lg)
+			continue
 		}
 		node := clock.NewNode("n-"+g, truth, 0)
 		deps := consumer.Deps{Store: st, Broker: liveBridge{r}, Producer: prod, Node: node, Handler: r.handler}
@@ -224,11 +266,6 @@ func RunLive(ctx context.Context, sc *scenario.Live, f broker.LiveFactory, parts
 		r.groups[g] = lg
 		r.order = append(r.order, lg)
 	}
-	defer func() {
-		for _, g := range r.order {
-			_ = g.session.Close()
-		}
-	}()
 	for i, stp := range sc.Steps {
 		r.step = i
 		r.apply(stp)
@@ -244,7 +281,11 @@ func RunLive(ctx context.Context, sc *scenario.Live, f broker.LiveFactory, parts
 	if r.h.DLQ, err = live.DLQ(ctx); err != nil {
 		return nil, fmt.Errorf("runner: read the DLQ: %w", err)
 	}
-	if r.h.Ledger, err = st.Ledger(ctx); err != nil {
+	if r.app != nil {
+		if r.h.Ledger, err = r.appLedger(); err != nil {
+			return nil, err
+		}
+	} else if r.h.Ledger, err = st.Ledger(ctx); err != nil {
 		return nil, fmt.Errorf("runner: read the ledger: %w", err)
 	}
 	r.h.ElapsedMs = time.Since(r.start).Milliseconds()
@@ -252,6 +293,45 @@ func RunLive(ctx context.Context, sc *scenario.Live, f broker.LiveFactory, parts
 }
 
 func (r *liveRun) now() int64 { return time.Since(r.start).Milliseconds() }
+
+// lateSlack is how far past the ack timeout the process may be starved,
+// or hold a delivery, before the run counts as late: the broker's timer and
+// the consumer's step then no longer come in the scenario's order.
+func (r *liveRun) lateSlack() time.Duration {
+	return time.Duration(r.sc.AckTimeoutMs) * time.Millisecond
+}
+
+// lag records that a wait asked for asked returned after took.
+func (r *liveRun) lag(asked, took time.Duration) {
+	over := (took - asked).Milliseconds()
+	if over > r.h.LagMs {
+		r.h.LagMs = over
+	}
+	if took-asked > r.lateSlack() && r.h.Late == "" {
+		r.h.Late = fmt.Sprintf("step %d: a wait of %s took %s: the process was starved past the %dms ack timeout",
+			r.step, asked, took.Round(time.Millisecond), r.sc.AckTimeoutMs)
+	}
+}
+
+// held records that a delivery was held for took before it was settled
+// (or the consumer crashed); past the ack timeout of a broker that has
+// one, the broker may already have redelivered it or routed it to the DLQ.
+func (r *liveRun) held(key string, took time.Duration) {
+	if ms := took.Milliseconds(); ms > r.h.HeldMs {
+		r.h.HeldMs = ms
+	}
+	if r.caps.AckTimeout && took > r.lateSlack() && r.h.Late == "" {
+		r.h.Late = fmt.Sprintf("step %d: a delivery of %s was held %s, past the %dms ack timeout",
+			r.step, key, took.Round(time.Millisecond), r.sc.AckTimeoutMs)
+	}
+}
+
+// sleep sleeps d and records how late it woke.
+func (r *liveRun) sleep(d time.Duration) {
+	t0 := time.Now()
+	time.Sleep(d)
+	r.lag(d, time.Since(t0))
+}
 
 // sync moves the store's clock to real elapsed time.
 func (r *liveRun) sync() {
@@ -289,7 +369,7 @@ func (r *liveRun) apply(st scenario.LiveStep) {
 	case scenario.LiveProduce:
 		r.produce(st.Event, false)
 	case scenario.LiveRetry:
-		time.Sleep(time.Duration(st.Ms) * time.Millisecond)
+		r.sleep(time.Duration(st.Ms) * time.Millisecond)
 		r.produce(st.Event, true)
 	case scenario.LiveConsume:
 		for range st.N {
@@ -315,6 +395,11 @@ func (r *liveRun) apply(st scenario.LiveStep) {
 
 func (r *liveRun) produce(i int, retry bool) {
 	ev := r.sc.Events[i]
+	if r.app != nil && ev.Fate == scenario.FatePoison {
+		// A team's handler is not told to fail: a poison event is one it
+		// must reject, an amount of at most zero.
+		ev.AmountCents = -ev.AmountCents
+	}
 	payload := event.OrderPaid{EventID: ev.ID, OccurredAtMs: StartMs + r.now(), Tenant: ev.Tenant, OrderID: ev.OrderID, UserID: ev.UserID, AmountCents: ev.AmountCents}.Encode()
 	res, err := r.live.Produce(r.ctx, ev.Tenant, ev.ID, payload)
 	if err != nil {
@@ -325,7 +410,11 @@ func (r *liveRun) produce(i int, retry bool) {
 }
 
 func (r *liveRun) next(g *liveGroup, wait time.Duration) (broker.LiveDelivery, bool) {
+	t0 := time.Now()
 	d, ok, err := g.session.Next(r.ctx, wait)
+	if took := time.Since(t0); took > wait {
+		r.lag(wait, took)
+	}
 	if err != nil {
 		r.fail("next "+g.name, err)
 		return broker.LiveDelivery{}, false
@@ -344,6 +433,9 @@ func (r *liveRun) record(g *liveGroup, d broker.LiveDelivery) *LiveDeliveryRecor
 // (crashAfter < 0), or crashAfter pipeline steps and then a crash; a stall
 // runs it to the ack and drops the ack. It reports whether a delivery came.
 func (r *liveRun) take(g *liveGroup, crashAfter int, stall bool, wait time.Duration) bool {
+	if g.app != nil {
+		return r.appTake(g, crashAfter, stall, wait)
+	}
 	d, ok := r.next(g, wait)
 	if !ok {
 		if r.err == nil && r.step >= 0 {
@@ -352,6 +444,9 @@ func (r *liveRun) take(g *liveGroup, crashAfter int, stall bool, wait time.Durat
 		return false
 	}
 	rec := r.record(g, d)
+	t0 := time.Now()
+	r.slept = 0
+	defer func() { r.held(d.Message.Key, time.Since(t0)-r.slept) }()
 	r.nextID++
 	id := r.nextID
 	r.pending[id] = d
@@ -458,7 +553,7 @@ func (r *liveRun) drain(limit time.Duration) {
 		if got {
 			quietSince = time.Now()
 			if r.runaway() {
-				r.notef("drain stopped: a message was delivered more than max_attempts+3 times")
+				r.notef("drain stopped: a message kept coming back past every failure the schedule can cause")
 				return
 			}
 			continue
@@ -482,6 +577,9 @@ const dlqWait = 500 * time.Millisecond
 // dlqPending reports whether a message spent its attempts in a group and
 // is not in the DLQ yet.
 func (r *liveRun) dlqPending() bool {
+	if !r.caps.DeliveryLimit {
+		return false // only the consumer dead-letters, and it has
+	}
 	dlq, err := r.live.DLQ(r.ctx)
 	if err != nil {
 		r.fail("read the DLQ", err)
@@ -508,13 +606,20 @@ func (r *liveRun) dlqPending() bool {
 }
 
 // runaway reports a message delivered far past max_attempts: the broker
-// does not bound redelivery, and draining further shows nothing new.
+// does not bound redelivery, and draining further shows nothing new. On a
+// broker with no delivery limit, far means past every failure the
+// schedule can cause: then the message is not stuck, the consumer can
+// settle it, and the run waits for that.
 func (r *liveRun) runaway() bool {
+	limit := r.sc.MaxAttempts + 3
+	if !r.caps.DeliveryLimit {
+		limit = r.sc.MaxAttempts*len(r.sc.Consumers) + len(r.sc.Steps) + 3
+	}
 	n := map[string]int{}
 	for _, d := range r.h.Deliveries {
 		k := fmt.Sprintf("%s/%d", d.Consumer, d.Offset)
 		n[k]++
-		if n[k] > r.sc.MaxAttempts+3 {
+		if n[k] > limit {
 			return true
 		}
 	}
@@ -522,7 +627,9 @@ func (r *liveRun) runaway() bool {
 }
 
 // settled reports whether every message produced has, in every group,
-// been acked or dead-lettered by its consumer, or spent its attempts.
+// been acked or dead-lettered by its consumer, or spent its attempts on a
+// broker with a delivery limit (one without it delivers the message
+// again, however late).
 func (r *liveRun) settled() bool {
 	type k struct {
 		g   string
@@ -544,7 +651,7 @@ func (r *liveRun) settled() bool {
 			case !ok:
 				return false
 			case d.Outcome == LiveAcked || d.Outcome == LiveDeadLetter:
-			case max(count[k{g, p.Offset}], d.Attempts) >= r.sc.MaxAttempts:
+			case r.caps.DeliveryLimit && max(count[k{g, p.Offset}], d.Attempts) >= r.sc.MaxAttempts:
 			default:
 				return false
 			}
@@ -581,7 +688,9 @@ func (b liveBridge) Ack(d broker.Delivery) {
 		if !b.r.caps.AckTimeout {
 			// The broker has no ack timeout of its own: a consumer-side
 			// watchdog ends the stalled delivery by reconnecting.
-			time.Sleep(time.Duration(b.r.sc.AckTimeoutMs) * time.Millisecond)
+			t0 := time.Now()
+			b.r.sleep(time.Duration(b.r.sc.AckTimeoutMs) * time.Millisecond)
+			b.r.slept += time.Since(t0)
 			b.r.crash(g)
 			b.r.cur.Outcome = LiveStalled
 		}

@@ -86,7 +86,7 @@ func New(config string) (*Factory, error) {
 func (f *Factory) Name() string { return "kafka:" + KFake }
 
 // Caps implements broker.LiveFactory: no per-message ack timeout (a
-// group's poll interval is minutes), no restart.
+// group's poll interval is minutes), no restart, no delivery limit.
 func (f *Factory) Caps() broker.LiveCaps { return broker.LiveCaps{} }
 
 // Close implements broker.LiveFactory.
@@ -139,6 +139,7 @@ type run struct {
 	mu         sync.Mutex
 	reader     *kgo.Client
 	read       []broker.DLQEntry
+	dlqNext    int64 // the DLQ offset after the last record read
 }
 
 func (r *run) produce(ctx context.Context, rec *kgo.Record) (*kgo.Record, error) {
@@ -172,12 +173,20 @@ func header(rec *kgo.Record, key string) string {
 	return ""
 }
 
-// DLQ implements broker.Live: it reads dlq.<topic> to its end and returns
-// every entry read so far.
+// DLQ implements broker.Live: it reads dlq.<topic> up to its end (the
+// partition's high watermark, asked first, so that a slow fetch is waited
+// for and not taken for an empty topic) and returns every entry read so
+// far.
 func (r *run) DLQ(ctx context.Context) ([]broker.DLQEntry, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if r.reader == nil {
+	ctx, cancel := context.WithTimeout(ctx, requestTimeout)
+	defer cancel()
+	end, err := r.dlqEnd(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if r.reader == nil && end > r.dlqNext {
 		cl, err := kgo.NewClient(kgo.SeedBrokers(r.f.cluster.ListenAddrs()...), kgo.ConsumeTopics(r.dlq),
 			kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.FetchMaxWait(10*time.Millisecond))
 		if err != nil {
@@ -185,17 +194,13 @@ func (r *run) DLQ(ctx context.Context) ([]broker.DLQEntry, error) {
 		}
 		r.reader = cl
 	}
-	for {
-		pctx, cancel := context.WithTimeout(ctx, 20*time.Millisecond)
-		fs := r.reader.PollFetches(pctx)
-		cancel()
-		if err := fs.Err0(); err != nil && !errors.Is(err, context.DeadlineExceeded) {
+	for r.dlqNext < end {
+		fs := r.reader.PollFetches(ctx)
+		if err := fs.Err0(); err != nil {
 			return nil, down("read DLQ", err)
 		}
-		if fs.NumRecords() == 0 {
-			break
-		}
 		fs.EachRecord(func(rec *kgo.Record) {
+			r.dlqNext = max(r.dlqNext, rec.Offset+1)
 			off, _ := strconv.ParseInt(header(rec, hOffset), 10, 64)
 			att, _ := strconv.Atoi(header(rec, hAttempts))
 			r.read = append(r.read, broker.DLQEntry{Topic: header(rec, hTopic), Offset: off, Group: header(rec, hGroup),
@@ -203,6 +208,30 @@ func (r *run) DLQ(ctx context.Context) ([]broker.DLQEntry, error) {
 		})
 	}
 	return append([]broker.DLQEntry(nil), r.read...), nil
+}
+
+// dlqEnd asks for the DLQ partition's high watermark: the offset the next
+// record will get.
+func (r *run) dlqEnd(ctx context.Context) (int64, error) {
+	req := kmsg.NewPtrListOffsetsRequest()
+	t := kmsg.NewListOffsetsRequestTopic()
+	t.Topic = r.dlq
+	p := kmsg.NewListOffsetsRequestTopicPartition()
+	p.Partition, p.Timestamp = 0, -1 // -1: the latest offset
+	t.Partitions = append(t.Partitions, p)
+	req.Topics = append(req.Topics, t)
+	resp, err := req.RequestWith(ctx, r.f.client)
+	if err != nil {
+		return 0, down("DLQ end offset", err)
+	}
+	if len(resp.Topics) != 1 || len(resp.Topics[0].Partitions) != 1 {
+		return 0, errors.New("kafka: DLQ end offset: the answer names no single partition")
+	}
+	rp := resp.Topics[0].Partitions[0]
+	if rp.ErrorCode != 0 {
+		return 0, fmt.Errorf("kafka: DLQ end offset: error code %d", rp.ErrorCode)
+	}
+	return rp.Offset, nil
 }
 
 // Close implements broker.Live: the run's topics go.

@@ -10,7 +10,7 @@ import (
 // TestContractKFake: Kafka's protocol on kfake redelivers after a nack
 // (a rewind) and after a crash (no commit), but counts no attempts and
 // bounds nothing, keeps no DLQ and drops no repeated produce.
-func TestContractKFake(t *testing.T) {
+func TestLiveContractKFake(t *testing.T) {
 	f, err := kafkabroker.New("")
 	if err != nil {
 		t.Fatal(err)

@@ -131,7 +131,9 @@ func connect(url, name string) (*nats.Conn, error) {
 func (f *Factory) Name() string { return "nats:" + f.config }
 
 // Caps implements broker.LiveFactory.
-func (f *Factory) Caps() broker.LiveCaps { return broker.LiveCaps{AckTimeout: true, Restart: true} }
+func (f *Factory) Caps() broker.LiveCaps {
+	return broker.LiveCaps{AckTimeout: true, Restart: true, DeliveryLimit: true}
+}
 
 // Server is the embedded server (to stop it, as a broker that dies).
 func (f *Factory) Server() *Server { return f.srv }
@@ -451,14 +453,20 @@ type session struct {
 	cons  jetstream.Consumer
 }
 
-// Next implements broker.Session with a one-message fetch.
+// Next implements broker.Session with a one-message fetch that the server
+// expires after wait. The client waits for the server's answer (the
+// message, or the request's expiry) rather than giving up on its own
+// clock: a client that gave up first, on a starved process, would drop a
+// message the server had just delivered, and the server would count that
+// delivery and redeliver only after the ack timeout.
 func (s *session) Next(ctx context.Context, wait time.Duration) (broker.LiveDelivery, bool, error) {
 	if err := s.r.f.stopped(); err != nil {
 		return broker.LiveDelivery{}, false, err
 	}
-	ctx, cancel := context.WithTimeout(ctx, wait)
-	defer cancel()
-	batch, err := s.cons.Fetch(1, jetstream.FetchContext(ctx))
+	if err := ctx.Err(); err != nil {
+		return broker.LiveDelivery{}, false, err
+	}
+	batch, err := s.cons.Fetch(1, jetstream.FetchMaxWait(max(wait, time.Millisecond)))
 	if err != nil {
 		return broker.LiveDelivery{}, false, down("fetch", err)
 	}

@@ -17,12 +17,12 @@ func factory(t *testing.T, config string) *natsbroker.Factory {
 	return f
 }
 
-func TestContractAdvisoryDLQ(t *testing.T) {
+func TestLiveContractAdvisoryDLQ(t *testing.T) {
 	t.Parallel()
 	livetest.Run(t, factory(t, natsbroker.AdvisoryDLQ), livetest.Claims{Bounded: true, DLQ: true, LastError: true, Counts: true, Dedupe: true})
 }
 
-func TestContractNoDLQ(t *testing.T) {
+func TestLiveContractNoDLQ(t *testing.T) {
 	t.Parallel()
 	livetest.Run(t, factory(t, natsbroker.NoDLQ), livetest.Claims{Bounded: true, Counts: true, Dedupe: true})
 }

@@ -109,6 +109,11 @@ func New(url, config string) (*Factory, error) {
 
 func dial(url string) (*amqp.Connection, error) {
 	conn, err := amqp.DialConfig(url, amqp.Config{Dial: amqp.DefaultDial(requestTimeout), Heartbeat: 10 * time.Second})
+	var ae *amqp.Error
+	if errors.As(err, &ae) && (ae.Code == amqp.AccessRefused || ae.Code == amqp.NotAllowed) {
+		// The server answered: it is up, but this URL cannot be used.
+		return nil, fmt.Errorf("rabbitmq %s refused the connection (check the user, password and vhost): %w", redact(url), err)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("%w: rabbitmq %s: %w", broker.ErrBrokerDown, redact(url), err)
 	}
@@ -127,8 +132,9 @@ func redact(url string) string {
 // Name implements broker.LiveFactory.
 func (f *Factory) Name() string { return "rabbitmq:" + f.config }
 
-// Caps implements broker.LiveFactory: no short ack timeout, no restart.
-func (f *Factory) Caps() broker.LiveCaps { return broker.LiveCaps{} }
+// Caps implements broker.LiveFactory: no short ack timeout, no restart;
+// a delivery limit on quorum queues only.
+func (f *Factory) Caps() broker.LiveCaps { return broker.LiveCaps{DeliveryLimit: f.config != Classic} }
 
 // Close implements broker.LiveFactory.
 func (f *Factory) Close() error { return f.conn.Close() }

@@ -50,6 +50,11 @@ type LiveCaps struct {
 	AckTimeout bool
 	// Restart: the broker can be stopped and started over its storage.
 	Restart bool
+	// DeliveryLimit: the broker stops delivering a message after a limit
+	// of deliveries (the policy's max_attempts, when configured right).
+	// Without one, a message the consumer has not settled keeps coming
+	// back, so the runner waits for it rather than calling it spent.
+	DeliveryLimit bool
 }
 
 // Live is a real broker set up for one run.

@@ -125,9 +125,9 @@ func (r *rig) ack(s broker.Session, d broker.LiveDelivery) {
 	}
 }
 
-func (r *rig) dlq(want int) []broker.DLQEntry {
+func (r *rig) dlq(want int, within time.Duration) []broker.DLQEntry {
 	r.t.Helper()
-	deadline := time.Now().Add(wait)
+	deadline := time.Now().Add(within)
 	for {
 		got, err := r.live.DLQ(r.ctx)
 		if err != nil {
@@ -224,7 +224,12 @@ func Run(t *testing.T, f broker.LiveFactory, c Claims) {
 		if c.Bounded {
 			r.none(s, "after max_attempts")
 		}
-		dlq := r.dlq(1)
+		// A configuration without a DLQ gets the quiet period to prove it.
+		within := wait
+		if !c.DLQ {
+			within = quiet()
+		}
+		dlq := r.dlq(1, within)
 		if !c.DLQ {
 			if len(dlq) != 0 {
 				t.Fatalf("this configuration claims no DLQ, yet it holds %+v", dlq)
@@ -254,7 +259,7 @@ func Run(t *testing.T, f broker.LiveFactory, c Claims) {
 			t.Fatal(err)
 		}
 		r.ack(s, d)
-		dlq := r.dlq(1)
+		dlq := r.dlq(1, wait)
 		if len(dlq) != 1 || !dlq[0].Poison || dlq[0].LastError != "poison: bad amount" || dlq[0].Key != "e1" || dlq[0].Attempts != 1 {
 			t.Fatalf("DLQ %+v, want one poison entry for e1 after 1 attempt", dlq)
 		}
@@ -274,6 +279,20 @@ func Run(t *testing.T, f broker.LiveFactory, c Claims) {
 		t.Run("restart-keeps-messages", func(t *testing.T) {
 			r := openSpec(t, f, broker.LiveSpec{Topic: "orders", Groups: []string{"ledger"}, Policy: Policy, Durable: true})
 			r.produce("e1")
+			first := r.produce("e2")
+			r.produce("e3")
+			// e1 is acked before the restart, e2 is in flight (delivered,
+			// never acked) and e3 never delivered.
+			s := r.session("ledger")
+			d1 := r.next(s, "e1 before restart")
+			if d1.Message.Key != "e1" {
+				t.Fatalf("first delivery %q, want e1", d1.Message.Key)
+			}
+			r.ack(s, d1)
+			d2 := r.next(s, "e2 before restart")
+			if d2.Message.Key != "e2" {
+				t.Fatalf("second delivery %q, want e2", d2.Message.Key)
+			}
 			rr, ok := r.live.(broker.Restarter)
 			if !ok {
 				t.Fatal("caps claim restart, but the live broker is no broker.Restarter")
@@ -281,12 +300,28 @@ func Run(t *testing.T, f broker.LiveFactory, c Claims) {
 			if err := rr.Restart(r.ctx); err != nil {
 				t.Fatalf("restart: %v", err)
 			}
-			s := r.session("ledger")
-			d := r.next(s, "after restart")
-			if d.Message.Key != "e1" {
-				t.Fatalf("after restart got %q, want e1", d.Message.Key)
+			_ = s.Close()
+			// The storage kept the producer's dedupe state too.
+			if again := r.produce("e2"); c.Dedupe && (!again.Duplicate || again.Offset != first.Offset) {
+				t.Fatalf("a repeat of e2 after the restart: %+v, want a duplicate of offset %d", again, first.Offset)
 			}
-			r.ack(s, d)
+			s2 := r.session("ledger")
+			got := map[string]broker.LiveDelivery{}
+			for len(got) < 2 {
+				d := r.next(s2, "after restart")
+				if d.Message.Key == "e1" {
+					t.Fatalf("e1, acked before the restart, was delivered again after it")
+				}
+				got[d.Message.Key] = d
+				r.ack(s2, d)
+			}
+			if _, ok := got["e3"]; !ok {
+				t.Fatalf("after restart got %v, want e2 and e3", got)
+			}
+			if d := got["e2"]; c.Counts && d.Message.Attempts != 2 {
+				t.Fatalf("e2, in flight at the restart, came back with attempts %d, want 2", d.Message.Attempts)
+			}
+			r.none(s2, "after the restart's messages were acked")
 		})
 	}
 }
