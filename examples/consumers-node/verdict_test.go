@@ -128,3 +128,10 @@ func TestHunt(t *testing.T) {
 		})
 	}
 }
+
+// TestCheck: the one-call form of a team's Go test, consumertest.Check,
+// plays each scenario in a testing/synctest bubble; the processes run
+// outside it, and the correct consumer passes.
+func TestCheck(t *testing.T) {
+	consumertest.Check(t, consumer(t, "insert-first.js"), consumertest.Checks(3), consumertest.Seed(1))
+}
