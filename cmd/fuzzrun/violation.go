@@ -87,15 +87,6 @@ func (f *finding) replayCommand() string {
 	return fmt.Sprintf("go run ./cmd/fuzzrun -replay %s -target %s", shellQuote(f.file), shellQuote(f.target.Name))
 }
 
-// shellQuote quotes s for a POSIX shell when it needs it: a target such as
-// "exec-hlc:node hlc.js" is one argument.
-func shellQuote(s string) string {
-	if s != "" && !strings.ContainsAny(s, " \t\n\"'\\$`!*?[]{}()<>|&;#~") {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
-}
-
 // line is the one-line notice printed when the finding arrives.
 func (f *finding) line() string {
 	if f.scenario == nil {
