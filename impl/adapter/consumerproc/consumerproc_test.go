@@ -287,3 +287,18 @@ func TestParseCommand(t *testing.T) {
 		t.Error("an empty command parsed")
 	}
 }
+
+// TestDeclare: Declare reads what the hello declares and kills the process.
+func TestDeclare(t *testing.T) {
+	env := []string{fakeEnv + "=aggregate", "GORACE=atexit_sleep_ms=0"}
+	d, err := consumerproc.Declare([]string{os.Args[0]}, consumerproc.Options{Env: env, Timeout: timeout})
+	want := consumerproc.Declaration{Schema: "CREATE TABLE t (x)", Effects: "SELECT x FROM t", Aggregate: true, Dedupe: "SELECT 1"}
+	if err != nil || d != want {
+		t.Errorf("Declare = %+v, %v; want %+v", d, err, want)
+	}
+	env = []string{fakeEnv + "=version2", "GORACE=atexit_sleep_ms=0"}
+	if _, err := consumerproc.Declare([]string{os.Args[0]}, consumerproc.Options{Env: env, Timeout: timeout, StartTimeout: timeout}); err == nil ||
+		!strings.Contains(err.Error(), "speaks protocol version 2") {
+		t.Errorf("Declare of a process of another version: %v", err)
+	}
+}
