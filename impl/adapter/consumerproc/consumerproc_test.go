@@ -268,8 +268,8 @@ func TestFailingMidDelivery(t *testing.T) {
 			if again.Error() != err.Error() || time.Since(begin) > 100*time.Millisecond {
 				t.Errorf("delivery after the failure: %v after %v, want the same error at once", again, time.Since(begin))
 			}
-			if _, _, again := w("w2"); again == nil || again.Error() != err.Error() {
-				t.Errorf("the Worker after the failure: %v, want the same error", again)
+			if _, _, again := w("w2"); !errors.Is(again, err) || !strings.Contains(again.Error(), "not starting") {
+				t.Errorf("the Worker after the failure: %v, want an error wrapping the failure", again)
 			}
 			if got := ledger(t, db); got != c.ledger {
 				t.Errorf("ledger %q, want %q", got, c.ledger)

@@ -99,8 +99,8 @@ func (e *Error) Error() string {
 // outcome of the team's handler and must not be taken for one (nacked,
 // redelivered, and the run judged as if nothing happened): the Func panics
 // with the *Error, which the harness reports as a run that could not be
-// judged, and every later call of the Worker returns the same error, which
-// stops the campaign.
+// judged, and every later call of the Worker returns an error wrapping it,
+// which stops the campaign.
 func Worker(command []string, opts Options) handler.Worker {
 	opts = opts.withDefaults()
 	argv := append([]string(nil), command...)
@@ -114,7 +114,7 @@ func Worker(command []string, opts Options) handler.Worker {
 		failed := sh.failed
 		sh.mu.Unlock()
 		if failed != nil {
-			return nil, nil, failed
+			return nil, nil, fmt.Errorf("consumerproc: not starting %q again after an earlier process failed: %w", w.command, failed)
 		}
 		if err := w.start(); err != nil {
 			return nil, nil, err
