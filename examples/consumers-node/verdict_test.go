@@ -135,3 +135,28 @@ func TestHunt(t *testing.T) {
 func TestCheck(t *testing.T) {
 	consumertest.Check(t, consumer(t, "insert-first.js"), consumertest.Checks(3), consumertest.Seed(1))
 }
+
+// TestSameScenarioSameTrace: a process consumer replays byte for byte: the
+// same scenario gives the same trace, statement by statement.
+func TestSameScenarioSameTrace(t *testing.T) {
+	c := consumer(t, "effect-then-mark.js")
+	files, _ := filepath.Glob(filepath.Join(corpusDir, "effect-then-mark-*.json"))
+	if len(files) == 0 {
+		t.Fatal("no saved counterexample of effect-then-mark.js")
+	}
+	s, err := consumertest.LoadScenario(files[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	var traces [2]string
+	for i := range traces {
+		res, err := consumertest.Replay(c, s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		traces[i] = strings.Join(res.Outcome.Trace.Lines(), "\n")
+	}
+	if traces[0] != traces[1] {
+		t.Errorf("two plays of one scenario differ:\n%s\n---\n%s", traces[0], traces[1])
+	}
+}
