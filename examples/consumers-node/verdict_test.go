@@ -28,6 +28,7 @@ var broken = []struct{ file, law string }{
 	{"effect-then-mark.js", consumertest.LawSingleCredit},
 	{"check-then-act.js", consumertest.LawSingleCredit},
 	{"lru.js", consumertest.LawSingleCredit},
+	{"mark-first.js", consumertest.LawNothingLost},
 }
 
 // corpusDir holds the shrunk counterexamples of the broken consumers.
