@@ -133,6 +133,9 @@ type Result struct {
 	CorpusFile string
 	// Replay is the command that replays it.
 	Replay string
+	// Coverage counts, for each of Situations, the drawn scenarios that
+	// reached it (rapid's shrinking is not counted).
+	Coverage map[string]int
 }
 
 // Summary is the one line of the breach of the result's law ("" when
@@ -222,7 +225,8 @@ func hunt(c Consumer, cfg config, name string) (Result, error) {
 		return Result{}, err
 	}
 	start := time.Now()
-	res := Result{Consumer: c.displayName()}
+	res := Result{Consumer: c.displayName(), Coverage: map[string]int{}}
+	counting := true
 	var last *Result
 	var badInput error
 	var rapidMsg string
@@ -247,7 +251,13 @@ func hunt(c Consumer, cfg config, name string) (Result, error) {
 				badInput = err
 				t.Fatalf("bad input: %v", err)
 			}
+			if counting {
+				for k := range r.Outcome.Situations {
+					res.Coverage[k]++
+				}
+			}
 			if r.Failed {
+				counting = false // what rapid plays from now on is shrinking
 				if res.FoundAfter == 0 {
 					res.FoundAfter = time.Since(start)
 				}

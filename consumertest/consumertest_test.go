@@ -380,3 +380,43 @@ func TestEveryLawCanFail(t *testing.T) {
 		}
 	}
 }
+
+// TestTheGeneratorReachesEverySituation: a campaign over the ADR consumer
+// reaches every named situation, or its passes would prove little.
+func TestTheGeneratorReachesEverySituation(t *testing.T) {
+	res, err := Hunt(adrConsumer(), Checks(400), Seed(7))
+	if err != nil || res.Failed {
+		t.Fatalf("%v\n%s", err, res.Report())
+	}
+	for _, s := range Situations {
+		if res.Coverage[s] == 0 {
+			t.Errorf("never reached in 400 scenarios: %s", s)
+		}
+	}
+	t.Logf("coverage: %v", res.Coverage)
+}
+
+func TestCheckReplaysTheFileTheEnvironmentNames(t *testing.T) {
+	path, err := SaveScenario(t.TempDir(), "adr", LawSingleCredit, "a saved case", busy, nil, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, err := LoadScenario(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a, b := mustJSON(t, back), mustJSON(t, busy); a != b {
+		t.Fatalf("saved and loaded scenarios differ:\n%s\n%s", a, b)
+	}
+	t.Setenv(ReplayEnv, path)
+	Check(t, adrConsumer()) // the ADR consumer passes it
+}
+
+func mustJSON(t *testing.T, s *Scenario) string {
+	t.Helper()
+	b, err := s.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}

@@ -86,6 +86,18 @@ func (p point) String() string {
 	return p.call.String()
 }
 
+// kind names the point for coverage: the call's op, "ack" for a
+// settling worker, "call" for a handler.Point.
+func (p point) kind() string {
+	switch {
+	case p.settle:
+		return "ack or nack"
+	case p.what != "":
+		return "handler.Point"
+	}
+	return string(p.call.Op)
+}
+
 func (p point) injectable() bool {
 	if p.settle || p.what != "" {
 		return false
@@ -166,6 +178,9 @@ type run struct {
 	loops  sync.WaitGroup
 	closed bool
 	baseG  int
+
+	// situations counts what the run reached (see Situations).
+	situations map[string]int
 
 	// failure is a breach of law "runs": the run could not go on.
 	failure *Breach
@@ -407,6 +422,14 @@ func (r *run) advance(d int64) {
 	}
 }
 
+// reach counts a situation of the coverage table.
+func (r *run) reach(situation string) {
+	if r.situations == nil {
+		r.situations = map[string]int{}
+	}
+	r.situations[situation]++
+}
+
 // fail stops the run with a breach of law "runs".
 func (r *run) fail(what, detail string) {
 	if r.failure == nil {
@@ -447,6 +470,7 @@ func (r *run) handle(w *worker, ev wevent) {
 	case evBlocked:
 		w.state, w.at = blocked, ev.p
 		r.trace.addf("%s waits for a lock at %s", w.name, ev.p)
+		r.reach("lock wait")
 	case evDone:
 		w.state, w.at = idle, point{}
 	case evPanic:
@@ -480,6 +504,15 @@ func (r *run) deliver(w *worker, pick int) bool {
 	m := handler.Message{EventID: ev.EventID, Event: ev, Topic: d.Message.Topic, Group: d.Message.Group,
 		Tenant: d.Message.Tenant, IdempotencyKey: d.Message.Key, Attempts: d.Message.Attempts, LastError: d.Message.LastError}
 	r.trace.addf("t=%dms %s receives %s (offset %d, %s, attempt %d%s)", r.now(), w.name, ev.EventID, d.Message.Offset, d.Message.Origin, d.Message.Attempts, lastErrNote(d.Message.LastError))
+	switch {
+	case d.Message.LastError == "ack_timeout":
+		r.reach("redelivery after an ack timeout")
+	case d.Message.Attempts > 1:
+		r.reach("redelivery after a nack")
+	}
+	if d.Message.Origin == broker.Duplicated {
+		r.reach("duplicate delivered")
+	}
 	ctx := handler.WithPoint(context.Background(), func(what string) {
 		if w.crashing.Load() {
 			return
@@ -582,6 +615,7 @@ func (r *run) act(w *worker, d decision) {
 	if d == fail {
 		w.hadFault = true
 		r.trace.addf("%s %s -> injected failure", w.name, p)
+		r.reach("injected failure")
 	} else {
 		r.trace.addf("%s %s", w.name, p)
 	}
@@ -598,8 +632,10 @@ func (r *run) settle(w *worker, p point) {
 		r.b.DeadLetter(w.d, p.result.Error())
 		r.b.Ack(w.d)
 		r.trace.addf("%s dead-letters %s as poison: %s", w.name, w.ev.EventID, quoteShort(p.result.Error()))
+		r.reach("dead-letter: poison")
 	default:
 		r.b.Nack(w.d, p.result.Error())
+		r.reach("nack")
 		r.trace.addf("%s nacks %s: %s", w.name, w.ev.EventID, quoteShort(p.result.Error()))
 	}
 }
@@ -627,6 +663,7 @@ func (r *run) retry(w *worker) {
 	}
 	if ev.w == w && ev.kind == evBlocked && !r.othersCanMove(w) {
 		r.trace.addf("%s gives up waiting at %s: %s", w.name, call, quoteShort(ev.p.busy.Error()))
+		r.reach("lock wait given up")
 		w.resume <- giveUp
 		r.await(w)
 		return
@@ -646,7 +683,9 @@ func (r *run) retry(w *worker) {
 func (r *run) crash(w *worker) {
 	if w.state == idle {
 		r.trace.addf("%s crashes while idle and restarts", w.name)
+		r.reach("crash while idle")
 	} else {
+		r.reach("crash at " + w.at.kind())
 		r.trace.addf("%s crashes at %s (handling %s): connections closed, delivery not acked; it restarts", w.name, w.at, w.ev.EventID)
 		w.crashing.Store(true)
 		w.conn.Kill()
