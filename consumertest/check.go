@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"pgregory.net/rapid"
@@ -29,6 +30,8 @@ type config struct {
 	noReduce   bool
 	shrinkTime time.Duration
 	backend    backend.Backend
+	// t, set by Check, plays every scenario in a testing/synctest bubble.
+	t *testing.T
 }
 
 func newConfig(opts []Option) config {
@@ -75,6 +78,7 @@ const ReplayEnv = "IDEMCHECK_REPLAY"
 func Check(t *testing.T, c Consumer, opts ...Option) {
 	t.Helper()
 	cfg := newConfig(opts)
+	cfg.t = t
 	if cfg.corpusDir == "" {
 		cfg.corpusDir = filepath.Join("testdata", "consumertest")
 	}
@@ -129,6 +133,9 @@ type Result struct {
 	CorpusFile string
 	// Replay is the command that replays it.
 	Replay string
+	// Coverage counts, for each of Situations, the drawn scenarios that
+	// reached it (rapid's shrinking is not counted).
+	Coverage map[string]int
 }
 
 // Summary is the one line of the breach of the result's law ("" when
@@ -159,7 +166,27 @@ func replay(c Consumer, s *Scenario, cfg config) (Result, error) {
 		return Result{}, err
 	}
 	start := time.Now()
-	out, err := play(context.Background(), cfg.backend, c, s)
+	var out *Outcome
+	var err error
+	if cfg.t != nil {
+		// In a bubble, the handler's clock is the scenario's.
+		func() {
+			defer func() {
+				// Goroutines the handler left blocked make the bubble
+				// panic as it ends; the run has reported them already.
+				if p := recover(); p != nil {
+					if out == nil || out.Failure == nil || out.Failure.Summary != "handler-goroutines" {
+						panic(p)
+					}
+				}
+			}()
+			synctest.Test(cfg.t, func(*testing.T) {
+				out, err = play(context.Background(), cfg.backend, c, s, true)
+			})
+		}()
+	} else {
+		out, err = play(context.Background(), cfg.backend, c, s, false)
+	}
 	if err != nil {
 		return Result{}, err
 	}
@@ -198,9 +225,11 @@ func hunt(c Consumer, cfg config, name string) (Result, error) {
 		return Result{}, err
 	}
 	start := time.Now()
-	res := Result{Consumer: c.displayName()}
+	res := Result{Consumer: c.displayName(), Coverage: map[string]int{}}
+	counting := true
 	var last *Result
 	var badInput error
+	var rapidMsg string
 	func() {
 		rapidMu.Lock()
 		defer rapidMu.Unlock()
@@ -222,7 +251,13 @@ func hunt(c Consumer, cfg config, name string) (Result, error) {
 				badInput = err
 				t.Fatalf("bad input: %v", err)
 			}
+			if counting {
+				for k := range r.Outcome.Situations {
+					res.Coverage[k]++
+				}
+			}
 			if r.Failed {
+				counting = false // what rapid plays from now on is shrinking
 				if res.FoundAfter == 0 {
 					res.FoundAfter = time.Since(start)
 				}
@@ -232,6 +267,7 @@ func hunt(c Consumer, cfg config, name string) (Result, error) {
 		})
 		res.Failed = rec.failed
 		msg := rec.message()
+		rapidMsg = msg
 		res.Checks = max(cfg.checks, 1)
 		if m := failedAfter.FindStringSubmatch(msg); m != nil {
 			n, _ := strconv.Atoi(m[1])
@@ -244,8 +280,10 @@ func hunt(c Consumer, cfg config, name string) (Result, error) {
 	if badInput != nil {
 		return Result{}, badInput
 	}
-	if !res.Failed || last == nil {
-		res.Failed = false
+	if res.Failed && last == nil {
+		return Result{}, fmt.Errorf("consumertest: the harness failed on consumer %q: %s", c.displayName(), rapidMsg)
+	}
+	if !res.Failed {
 		res.Elapsed = time.Since(start)
 		return res, nil
 	}

@@ -65,11 +65,17 @@
 //
 // The broker's clock is virtual: deliveries, ack timeouts, backoffs and the
 // events' occurredAt move only with the scenario's time (Advance steps, and
-// the drain moving to the broker's next deadline). The handler's own
-// time.Now, its timers, and SQLite's CURRENT_TIMESTAMP read the machine's
-// clock: the harness does not control them, so a handler whose decisions
-// depend on them (a TTL on its dedupe records, say) is not reproducible
-// here. Read time from the message (m.Event.OccurredAtMs) instead.
+// the drain moving to the broker's next deadline). Under Check, every
+// scenario plays in its own testing/synctest bubble: the handler's
+// time.Now starts at 2000-01-01T00:00:00Z, the scenario's time zero, and
+// moves exactly as the scenario's time does, and its timers fire on that
+// clock; the same scenario sees the same times. What stays outside: SQLite's
+// CURRENT_TIMESTAMP (the database reads the machine's clock), and, under
+// Hunt, Replay and cmd/fuzzrun (no *testing.T, so no bubble), the handler's
+// time.Now too. A handler blocked for good on something outside the bubble
+// (a channel made outside it, real I/O) keeps the bubble's clock still:
+// under Check it is not reported as hung, and the test waits until go
+// test's -timeout ends it; Hunt and Replay report it after 10 s.
 //
 // # Verdicts
 //
@@ -78,8 +84,12 @@
 // event applied exactly once or dead-lettered), replay leaves the effects
 // unchanged, bounded attempts with dead-letter metadata, atomicity of the
 // effect and the mark (when Dedupe is set), and "runs": the handler does
-// not panic, leave a transaction open, leave goroutines calling the
-// database, hang outside it, or loop forever.
+// not panic, leave a transaction open, hang outside the database, loop
+// forever, or leave goroutines running. Goroutines a handler starts carry
+// the run's pprof label; those still alive when the scenario ends are
+// reported with their stack (under Check exactly, the bubble having
+// settled; under Hunt and Replay once the process has grown by more than a
+// few goroutines, since others may still be on their way out).
 //
 // # Classifying errors
 //

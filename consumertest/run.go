@@ -8,9 +8,12 @@ import (
 	"io"
 	"runtime"
 	"runtime/debug"
+	"runtime/pprof"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"testing/synctest"
 	"time"
 
 	"github.com/idemcheck/idemcheck/consumertest/internal/backend"
@@ -28,8 +31,10 @@ const (
 	Group = "consumer"
 )
 
-// startMs is the scenario's time zero (2026-01-01T00:00:00Z).
-const startMs = 1767225600000
+// startMs is the scenario's time zero, 2000-01-01T00:00:00Z: the time a
+// testing/synctest bubble starts at, so that inside Check the handler's
+// time.Now and the events' occurredAt agree.
+const startMs = 946684800000
 
 // maxActions bounds a drain: a consumer that has not quiesced after this
 // many calls is looping.
@@ -79,6 +84,18 @@ func (p point) String() string {
 		return p.what
 	}
 	return p.call.String()
+}
+
+// kind names the point for coverage: the call's op, "ack" for a
+// settling worker, "call" for a handler.Point.
+func (p point) kind() string {
+	switch {
+	case p.settle:
+		return "ack or nack"
+	case p.what != "":
+		return "handler.Point"
+	}
+	return string(p.call.Op)
 }
 
 func (p point) injectable() bool {
@@ -154,6 +171,17 @@ type run struct {
 	mu    sync.Mutex
 	stray string
 
+	// bubble is set when the run plays in a testing/synctest bubble.
+	bubble bool
+	// id labels the run's goroutines; loops counts its workers' goroutines.
+	id     string
+	loops  sync.WaitGroup
+	closed bool
+	baseG  int
+
+	// situations counts what the run reached (see Situations).
+	situations map[string]int
+
 	// failure is a breach of law "runs": the run could not go on.
 	failure *Breach
 }
@@ -222,7 +250,7 @@ func (w *worker) park(ev wevent) decision {
 }
 
 // newRun prepares a fresh database and the broker for s.
-func newRun(ctx context.Context, be backend.Backend, c Consumer, s *Scenario) (*run, error) {
+func newRun(ctx context.Context, be backend.Backend, c Consumer, s *Scenario, bubble bool) (*run, error) {
 	db, err := be.Fresh(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("%w: open a fresh %s database: %w", ErrBadInput, be.Name(), err)
@@ -233,7 +261,8 @@ func newRun(ctx context.Context, be backend.Backend, c Consumer, s *Scenario) (*
 	}
 	clk := clock.NewVirtual(startMs)
 	r := &run{c: c, s: s, db: db, clock: clk, b: membroker.New(clk, s.Policy.broker(), []string{Group}),
-		trace: &Trace{}, events: make(chan wevent), hung: make(chan struct{}), stopDog: make(chan struct{})}
+		trace: &Trace{}, events: make(chan wevent), hung: make(chan struct{}), stopDog: make(chan struct{}), bubble: bubble,
+		id: fmt.Sprintf("r%d", runSeq.Add(1)), baseG: runtime.NumGoroutine()}
 	go r.watchdog()
 	return r, nil
 }
@@ -303,6 +332,7 @@ func (r *run) start(w *worker) error {
 	w.db = sql.OpenDB(w.conn)
 	w.resume = make(chan decision)
 	w.jobs = make(chan job)
+	r.loops.Add(1)
 	go w.loop(w.jobs)
 	w.crashing.Store(false)
 	w.state = idle
@@ -382,6 +412,24 @@ func (r *run) watchdog() {
 	}
 }
 
+// advance moves the scenario's time by d ms; in a testing/synctest bubble
+// the handler's time.Now moves with it (every other goroutine of the
+// bubble is parked, so the sleep ends at once).
+func (r *run) advance(d int64) {
+	r.clock.Advance(d)
+	if r.bubble {
+		time.Sleep(time.Duration(d) * time.Millisecond)
+	}
+}
+
+// reach counts a situation of the coverage table.
+func (r *run) reach(situation string) {
+	if r.situations == nil {
+		r.situations = map[string]int{}
+	}
+	r.situations[situation]++
+}
+
 // fail stops the run with a breach of law "runs".
 func (r *run) fail(what, detail string) {
 	if r.failure == nil {
@@ -422,6 +470,7 @@ func (r *run) handle(w *worker, ev wevent) {
 	case evBlocked:
 		w.state, w.at = blocked, ev.p
 		r.trace.addf("%s waits for a lock at %s", w.name, ev.p)
+		r.reach("lock wait")
 	case evDone:
 		w.state, w.at = idle, point{}
 	case evPanic:
@@ -455,6 +504,15 @@ func (r *run) deliver(w *worker, pick int) bool {
 	m := handler.Message{EventID: ev.EventID, Event: ev, Topic: d.Message.Topic, Group: d.Message.Group,
 		Tenant: d.Message.Tenant, IdempotencyKey: d.Message.Key, Attempts: d.Message.Attempts, LastError: d.Message.LastError}
 	r.trace.addf("t=%dms %s receives %s (offset %d, %s, attempt %d%s)", r.now(), w.name, ev.EventID, d.Message.Offset, d.Message.Origin, d.Message.Attempts, lastErrNote(d.Message.LastError))
+	switch {
+	case d.Message.LastError == "ack_timeout":
+		r.reach("redelivery after an ack timeout")
+	case d.Message.Attempts > 1:
+		r.reach("redelivery after a nack")
+	}
+	if d.Message.Origin == broker.Duplicated {
+		r.reach("duplicate delivered")
+	}
 	ctx := handler.WithPoint(context.Background(), func(what string) {
 		if w.crashing.Load() {
 			return
@@ -493,6 +551,10 @@ type job struct {
 // another, so that its stack, grown by the database driver, is grown
 // once. A crash ends it (runtime.Goexit); the restarted worker has its own.
 func (w *worker) loop(jobs chan job) {
+	defer w.r.loops.Done()
+	// Goroutines the handler starts inherit this label: those still
+	// alive once the scenario is over are found by it (see leaked).
+	pprof.SetGoroutineLabels(pprof.WithLabels(context.Background(), pprof.Labels(runLabel, w.r.id)))
 	for j := range jobs {
 		w.handle(j.ctx, j.m)
 	}
@@ -553,6 +615,7 @@ func (r *run) act(w *worker, d decision) {
 	if d == fail {
 		w.hadFault = true
 		r.trace.addf("%s %s -> injected failure", w.name, p)
+		r.reach("injected failure")
 	} else {
 		r.trace.addf("%s %s", w.name, p)
 	}
@@ -569,8 +632,10 @@ func (r *run) settle(w *worker, p point) {
 		r.b.DeadLetter(w.d, p.result.Error())
 		r.b.Ack(w.d)
 		r.trace.addf("%s dead-letters %s as poison: %s", w.name, w.ev.EventID, quoteShort(p.result.Error()))
+		r.reach("dead-letter: poison")
 	default:
 		r.b.Nack(w.d, p.result.Error())
+		r.reach("nack")
 		r.trace.addf("%s nacks %s: %s", w.name, w.ev.EventID, quoteShort(p.result.Error()))
 	}
 }
@@ -598,6 +663,7 @@ func (r *run) retry(w *worker) {
 	}
 	if ev.w == w && ev.kind == evBlocked && !r.othersCanMove(w) {
 		r.trace.addf("%s gives up waiting at %s: %s", w.name, call, quoteShort(ev.p.busy.Error()))
+		r.reach("lock wait given up")
 		w.resume <- giveUp
 		r.await(w)
 		return
@@ -617,7 +683,9 @@ func (r *run) retry(w *worker) {
 func (r *run) crash(w *worker) {
 	if w.state == idle {
 		r.trace.addf("%s crashes while idle and restarts", w.name)
+		r.reach("crash while idle")
 	} else {
+		r.reach("crash at " + w.at.kind())
 		r.trace.addf("%s crashes at %s (handling %s): connections closed, delivery not acked; it restarts", w.name, w.at, w.ev.EventID)
 		w.crashing.Store(true)
 		w.conn.Kill()
@@ -660,7 +728,7 @@ func (r *run) step(st Step) {
 	case OpCrash:
 		r.crash(r.workers[st.Worker-1])
 	case OpAdvance:
-		r.clock.Advance(st.Ms)
+		r.advance(st.Ms)
 		r.b.Tick()
 		r.trace.addf("time moves %dms to t=%dms", st.Ms, r.now())
 	case OpDuplicate:
@@ -727,14 +795,19 @@ func (r *run) drain() {
 			return
 		}
 		d := max(next-r.clock.NowMs(), 1)
-		r.clock.Advance(d)
+		r.advance(d)
 		r.b.Tick()
 		r.trace.addf("time moves %dms to t=%dms", d, r.now())
 	}
 }
 
-// close stops every worker and drops the database.
+// close stops every worker and drops the database, then looks for
+// goroutines the handler left running.
 func (r *run) close() {
+	if r.closed {
+		return
+	}
+	r.closed = true
 	for _, w := range r.workers {
 		if w.state != idle {
 			w.crashing.Store(true)
@@ -750,4 +823,85 @@ func (r *run) close() {
 	}
 	r.db.Close()
 	close(r.stopDog)
+	done := make(chan struct{})
+	go func() { r.loops.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(time.Second):
+		return // a worker is hung: already reported
+	}
+	if r.bubble {
+		synctest.Wait() // every goroutine left is now blocked for good, or gone
+	}
+	// The cheap test first: in a bubble every goroutine left is settled,
+	// so any growth is worth a look; outside one, goroutines of the
+	// harness and of database/sql may still be on their way out.
+	slack := 0
+	if !r.bubble {
+		slack = leakSlack
+	}
+	if runtime.NumGoroutine() <= r.baseG+slack {
+		return
+	}
+	n, stack := leaked(r.id)
+	for try := 0; n > 0 && !r.bubble && try < 3; try++ {
+		// Outside a bubble, a goroutine on its way out may not be gone yet.
+		time.Sleep(time.Millisecond)
+		n, stack = leaked(r.id)
+	}
+	if n > 0 && r.failure == nil {
+		r.fail("handler-goroutines", fmt.Sprintf("%d goroutine(s) the handler started are still running after the scenario ended (started by the handler and never waited for):\n%s", n, stack))
+	}
+}
+
+// sqlWatcher reports whether a goroutine is database/sql's own watcher of
+// a context (it ends with its transaction or rows), not the handler's.
+func sqlWatcher(entry string) bool {
+	for _, line := range strings.Split(entry, "\n") {
+		if strings.HasPrefix(line, "#\t0x") {
+			fields := strings.Fields(line)
+			return len(fields) >= 3 && strings.HasPrefix(fields[2], "database/sql.")
+		}
+	}
+	return false
+}
+
+// leakSlack is how many more goroutines than at its start a run outside a
+// bubble may end with before the goroutine profile is read.
+const leakSlack = 8
+
+// runLabel is the pprof label that marks the goroutines of one run.
+const runLabel = "idemcheck-run"
+
+var runSeq atomic.Int64
+
+// leaked counts the goroutines still labelled with run id, and returns
+// the stack of the first. The goroutine profile is read only when the
+// process has more goroutines than the harness's own.
+func leaked(id string) (int, string) {
+	var b strings.Builder
+	if err := pprof.Lookup("goroutine").WriteTo(&b, 1); err != nil {
+		return 0, ""
+	}
+	want := fmt.Sprintf("%q:%q", runLabel, id)
+	n, first := 0, ""
+	for _, entry := range strings.Split(b.String(), "\n\n") {
+		if !strings.Contains(entry, want) || sqlWatcher(entry) {
+			continue
+		}
+		count := 1
+		for _, line := range strings.Split(entry, "\n") {
+			if c, _, ok := strings.Cut(line, " @ "); ok {
+				if k, err := strconv.Atoi(c); err == nil {
+					count = k
+				}
+				break
+			}
+		}
+		n += count
+		if first == "" {
+			first = trimStack([]byte(entry))
+		}
+	}
+	return n, first
 }
