@@ -24,7 +24,7 @@ const Format = "idemcheck-corpus"
 // Version is the version of the corpus file format this package writes. It
 // reads this version and every earlier one (see FORMAT.md, "Versions"). The
 // scenario inside carries its own version (scenario.Version).
-const Version = 2
+const Version = 3
 
 // Case is one corpus file: a scenario and what is known about it.
 type Case struct {
@@ -52,7 +52,13 @@ type Case struct {
 	// Trace is the human trace of the scenario against Target, a line per entry.
 	Trace []string `json:"trace,omitempty"`
 	// Scenario is the shrunk scenario, in its own versioned encoding.
-	Scenario *scenario.Scenario `json:"scenario"`
+	// A consumer-level case (version 3) has Consumer instead.
+	Scenario *scenario.Scenario `json:"scenario,omitempty"`
+	// Consumer is the shrunk consumer-level scenario of a team's consumer
+	// (package consumertest, which decodes and validates it), kept raw:
+	// Property is then ConsumerProperty, Law a consumertest law and
+	// Target the consumer's name. Version 3.
+	Consumer json.RawMessage `json:"consumer,omitempty"`
 
 	// Path is the file the case was loaded from or written to; not encoded.
 	Path string `json:"-"`
@@ -60,6 +66,12 @@ type Case struct {
 	// (see LoadAny); only Scenario and Path are then set.
 	Bare bool `json:"-"`
 }
+
+// ConsumerProperty is the Property of every consumer-level case.
+const ConsumerProperty = "consumer"
+
+// IsConsumer reports whether c is a consumer-level case.
+func (c *Case) IsConsumer() bool { return c.Consumer != nil }
 
 // LawID is the law the case breaks as "property/law", or the property alone
 // for a version 1 case that did not record its law.
@@ -74,8 +86,8 @@ func (c *Case) LawID() string {
 // deterministic: maps are written with sorted keys, so the same case always
 // gives the same bytes.
 func Encode(c *Case) ([]byte, error) {
-	if c.Scenario == nil {
-		return nil, fmt.Errorf("corpus: case has no scenario")
+	if (c.Scenario == nil) == (c.Consumer == nil) {
+		return nil, fmt.Errorf("corpus: a case holds a scenario or a consumer scenario, one of them")
 	}
 	out := *c
 	out.Format, out.Version = Format, Version

@@ -31,6 +31,7 @@ type wire struct {
 	Seed     uint64            `json:"seed"`
 	Trace    []string          `json:"trace"`
 	Scenario json.RawMessage   `json:"scenario"`
+	Consumer json.RawMessage   `json:"consumer"`
 }
 
 // Load reads and validates one corpus file. Every error names the file and
@@ -137,6 +138,9 @@ func parse(data []byte) (*Case, error) {
 	}
 	c := &Case{Format: w.Format, Version: w.Version, Property: w.Property, Law: w.Law, Target: w.Target, Summary: w.Summary,
 		CaughtBy: w.CaughtBy, Seed: w.Seed, Trace: w.Trace}
+	if w.Consumer != nil {
+		return parseConsumer(c, w)
+	}
 	if w.Scenario == nil {
 		return nil, fmt.Errorf("scenario: missing")
 	}
@@ -245,4 +249,30 @@ func position(data []byte, offset int64) (line, col int) {
 	line = bytes.Count(before, []byte("\n")) + 1
 	col = int(offset) - bytes.LastIndexByte(before, '\n')
 	return line, col
+}
+
+// parseConsumer checks a consumer-level case (version 3). Its scenario is
+// kept raw: package consumertest decodes and validates it when it replays
+// the case against the consumer named by Target.
+func parseConsumer(c *Case, w wire) (*Case, error) {
+	switch {
+	case c.Version < 3:
+		return nil, fmt.Errorf("consumer: consumer-level cases are version 3; this file says %d", c.Version)
+	case w.Scenario != nil:
+		return nil, fmt.Errorf("scenario: a consumer-level case holds its scenario under \"consumer\" only")
+	case c.Property != ConsumerProperty:
+		return nil, fmt.Errorf("property: got %q, a consumer-level case says %q", c.Property, ConsumerProperty)
+	case c.Law == "":
+		return nil, fmt.Errorf("law: missing or empty (version %d files name the law broken)", c.Version)
+	case c.Target == "":
+		return nil, fmt.Errorf("target: missing or empty")
+	case len(c.CaughtBy) > 0:
+		return nil, fmt.Errorf("caughtBy: a consumer-level case names no mutant")
+	}
+	var obj map[string]any
+	if err := json.Unmarshal(w.Consumer, &obj); err != nil || obj == nil {
+		return nil, fmt.Errorf("consumer: want an object")
+	}
+	c.Consumer = w.Consumer
+	return c, nil
 }

@@ -101,7 +101,7 @@ func TestLoadRejectsMalformed(t *testing.T) {
 			`bad.json: seed: -1 is not a non-negative integer`},
 		{"not a corpus file", []byte(`{"hello": 1}`), `bad.json: format: missing`},
 		{"other format", edited(t, func(m map[string]any) { m["format"] = "other" }), `bad.json: format: got string "other", want "idemcheck-corpus"`},
-		{"future version", edited(t, func(m map[string]any) { m["version"] = 3 }), `bad.json: version: got number 3, this loader reads corpus format versions 1 to 2`},
+		{"future version", edited(t, func(m map[string]any) { m["version"] = 4 }), `bad.json: version: got number 4, this loader reads corpus format versions 1 to 3`},
 		{"missing law", edited(t, func(m map[string]any) { delete(m, "law") }), `bad.json: law: missing or empty`},
 		{"law of another property", edited(t, func(m map[string]any) { m["law"] = "monotonic" }), `bad.json: law: "monotonic" is not a law of single-credit`},
 		{"law in a version 1 file", edited(t, func(m map[string]any) { m["version"] = 1 }), `bad.json: law: a version 1 file has no law`},

@@ -1,6 +1,8 @@
 package corpus
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -26,7 +28,7 @@ func Write(dir string, c *Case) (path string, created bool, err error) {
 	if err != nil {
 		return "", false, err
 	}
-	name, err := Name(c.Property, c.Scenario)
+	name, err := caseName(c)
 	if err != nil {
 		return "", false, err
 	}
@@ -117,4 +119,14 @@ func syncDir(dir string) {
 	}
 	_ = d.Sync()
 	_ = d.Close()
+}
+
+// caseName is Name for a scenario case, and <target>-<law>-<hash>.json for
+// a consumer-level case, hashed over its scenario's bytes.
+func caseName(c *Case) (string, error) {
+	if c.Consumer == nil {
+		return Name(c.Property, c.Scenario)
+	}
+	sum := sha256.Sum256(c.Consumer)
+	return safeName(c.Target) + "-" + safeName(c.Law) + "-" + hex.EncodeToString(sum[:])[:12] + ".json", nil
 }

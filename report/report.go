@@ -78,6 +78,16 @@ type PropertyRow struct {
 	// Broken lists the laws broken, each reported with its own
 	// counterexample.
 	Broken []string `json:"broken,omitempty"`
+	// Off lists the laws switched off, which nobody judged, each with the
+	// reason the user gave.
+	Off []OffLaw `json:"off,omitempty"`
+}
+
+// OffLaw is a law switched off and why.
+type OffLaw struct {
+	// Law is the law's name within its property.
+	Law    string `json:"law"`
+	Reason string `json:"reason"`
 }
 
 // MutantRow is one mutant's line in the mutation benchmark.

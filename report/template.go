@@ -111,7 +111,7 @@ details summary { cursor:pointer; color:var(--blue); margin:6px 0; }
 <tbody>
 {{range .Properties}}<tr data-property="{{.Name}}" data-status="{{.Status}}">
 <td class="num">{{.Invariant}}</td><td><code>{{.Name}}</code></td><td>{{.Kind}}</td><td class="num">{{.Checks}}</td><td class="num">{{.Violations}}</td>
-<td class="status {{.Status}}">{{.Status}}{{range .Broken}}<br><code class="law">{{.}}</code>{{end}}</td><td class="doc">{{.Doc}}</td></tr>
+<td class="status {{.Status}}">{{.Status}}{{range .Broken}}<br><code class="law">{{.}}</code>{{end}}{{range .Off}}<br><span class="off">switched off: <code class="law">{{.Law}}</code> — {{.Reason}}</span>{{end}}</td><td class="doc">{{.Doc}}</td></tr>
 {{end}}</tbody></table>
 {{end}}
 

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/idemcheck/idemcheck/corpus"
+	"github.com/idemcheck/idemcheck/properties"
 	"github.com/idemcheck/idemcheck/properties/coverage"
 	"github.com/idemcheck/idemcheck/report"
 )
@@ -47,9 +48,17 @@ func runCampaign(ctx context.Context, o *options, stdout, stderr io.Writer) int 
 	playable := 0
 	for _, p := range o.props {
 		row := &report.PropertyRow{Name: p.Name, Invariant: p.Invariant, Kind: string(p.Kind), Doc: p.Doc, Status: "pass"}
-		if !corpus.HasKind(o.target, p.Kind) {
+		for _, l := range p.Laws {
+			if reason, off := o.off[properties.ID(p.Name, l.Name)]; off {
+				row.Off = append(row.Off, report.OffLaw{Law: l.Name, Reason: reason})
+			}
+		}
+		switch {
+		case !corpus.HasKind(o.target, p.Kind):
 			row.Status = "n/a"
-		} else {
+		case len(row.Off) == len(p.Laws):
+			row.Status = "off"
+		default:
 			playable++
 		}
 		c.stats[p.Name] = row

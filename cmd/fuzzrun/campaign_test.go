@@ -198,3 +198,32 @@ func TestCampaignCancelWritesReport(t *testing.T) {
 	mustContain(t, "report", string(page), "interrupted")
 	mustContain(t, "stderr", r.stderr, "interrupted; stopping the workers")
 }
+
+// A law switched off with -off is judged by nobody: the mutant that breaks
+// only that law passes, and the text, JSON and HTML reports record the law
+// and the reason.
+func TestCampaignLawOffWithReason(t *testing.T) {
+	dir := t.TempDir()
+	const reason = "our DLQ keeps its metadata elsewhere (ADR-9)"
+	args := []string{"-target", "dlq-entry-without-context", "-property", "bounded-attempts", "-duration", "0", "-checks", "300",
+		"-workers", "1", "-seed", "1", "-corpus", "", "-off", "bounded-attempts/dlq-metadata=" + reason}
+	html := filepath.Join(dir, "r.html")
+	r := fuzzrun(t, append(args, "-html", html)...)
+	if r.code != exitOK {
+		t.Fatalf("exit %d, want %d with the law off\n%s\n%s", r.code, exitOK, r.stdout, r.stderr)
+	}
+	mustContain(t, "summary", r.stdout, "laws switched off (not judged):", "bounded-attempts/dlq-metadata: "+reason, "no violation found.")
+	page, err := os.ReadFile(html)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustContain(t, "HTML report", string(page), "switched off: <code class=\"law\">dlq-metadata</code>", "ADR-9")
+	rep := decode[campaignJSON](t, fuzzrun(t, append(args, "-html", "", "-json")...))
+	if len(rep.Properties) != 1 || len(rep.Properties[0].Off) != 1 || rep.Properties[0].Off[0].Law != "dlq-metadata" || rep.Properties[0].Off[0].Reason != reason {
+		t.Fatalf("JSON properties %+v, want dlq-metadata off with its reason", rep.Properties)
+	}
+	// The same campaign with the law on catches the mutant.
+	if r := fuzzrun(t, append(args[:len(args)-2:len(args)-2], "-html", "")...); r.code != exitViolation {
+		t.Fatalf("with the law on: exit %d, want %d", r.code, exitViolation)
+	}
+}

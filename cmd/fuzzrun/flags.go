@@ -7,10 +7,12 @@ import (
 	"io"
 	"path"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/idemcheck/idemcheck/explore"
 	"github.com/idemcheck/idemcheck/faults/scenario"
 	"github.com/idemcheck/idemcheck/impl/system"
 	"github.com/idemcheck/idemcheck/properties"
@@ -38,7 +40,12 @@ type options struct {
 	html      string
 	every     time.Duration
 	without   []scenario.Op
+	// off switches laws off, "property/law" -> the reason (-off LAW=REASON).
+	off       map[string]string
 	broker    string // -broker: a live broker campaign (broker.go)
+	explore   bool   // -explore: the model checker (explore.go)
+	exploreOp explore.Options
+	consumer  string // -consumer: a team's consumer (consumer.go)
 
 	// worker mode: this process is worker index of a campaign or a mutation
 	// benchmark started by a parent fuzzrun (hidden flags).
@@ -86,8 +93,18 @@ func parseFlags(args []string) (*options, error) {
 		every    = fs.String("progress-every", "5s", "")
 		without  = fs.String("without", "", "")
 		widx     = fs.Int("worker-index", 0, "")
+		offs     []string
+		depth    = fs.String("depth", "", "")
+		events   = fs.String("events", "ok", "")
+		groups   = fs.String("groups", "1", "")
+		gworkers = fs.String("group-workers", "2", "")
+		nodes    = fs.String("nodes", "1", "")
+		steps    = fs.String("steps", "full", "")
+		noSym    = fs.Bool("no-symmetry", false, "")
+		noPOR    = fs.Bool("no-por", false, "")
 		o        = &options{}
 	)
+	fs.Func("off", "", func(v string) error { offs = append(offs, v); return nil })
 	fs.StringVar(&o.corpusDir, "corpus", defaultCorpus, "")
 	fs.StringVar(&o.html, "html", defaultHTML, "")
 	fs.StringVar(&o.replay, "replay", "", "")
@@ -97,6 +114,8 @@ func parseFlags(args []string) (*options, error) {
 	fs.BoolVar(&o.mutants, "mutants", false, "")
 	fs.BoolVar(&o.worker, "worker", false, "")
 	fs.StringVar(&o.broker, "broker", "", "")
+	fs.BoolVar(&o.explore, "explore", false, "")
+	fs.StringVar(&o.consumer, "consumer", "", "")
 	if err := fs.Parse(args); err != nil {
 		return nil, flagError(err)
 	}
@@ -146,6 +165,9 @@ func parseFlags(args []string) (*options, error) {
 	if o.patterns, o.props, err = selectProperties(*property); err != nil {
 		return nil, err
 	}
+	if o.off, err = parseOff(offs); err != nil {
+		return nil, err
+	}
 	if o.target, err = lookupTarget(*target); err != nil {
 		return nil, err
 	}
@@ -159,19 +181,28 @@ func parseFlags(args []string) (*options, error) {
 	if err := o.checkModes(given); err != nil {
 		return nil, err
 	}
+	if err := o.parseExplore(given, exploreFlags{*depth, *events, *groups, *gworkers, *nodes, *steps, *noSym, *noPOR}); err != nil {
+		return nil, err
+	}
+	if err := o.checkConsumer(given); err != nil {
+		return nil, err
+	}
 	return o, o.checkBroker(given)
 }
 
 // checkModes rejects combinations that cannot mean anything.
 func (o *options) checkModes(given map[string]bool) error {
 	modes := 0
-	for _, m := range []bool{o.list, o.replay != "", o.mutants} {
+	for _, m := range []bool{o.list, o.replay != "", o.mutants, o.explore} {
 		if m {
 			modes++
 		}
 	}
 	if modes > 1 {
-		return usagef("-list, -replay and -mutants are different modes; give one of them")
+		return usagef("-list, -replay, -mutants and -explore are different modes; give one of them")
+	}
+	if len(o.off) > 0 && (o.mutants || o.replay != "" || o.list || o.broker != "" || o.explore) {
+		return usagef("-off: laws are switched off in a campaign only, not with -mutants, -replay, -list, -broker or -explore")
 	}
 	if o.mutants && given["target"] {
 		return usagef("-target: -mutants hunts every mutant; narrow it with -property instead")
@@ -182,10 +213,37 @@ func (o *options) checkModes(given map[string]bool) error {
 	if o.mutants && o.checks == 0 {
 		o.checks = defaultMutantChecks
 	}
-	if !o.list && o.replay == "" && !o.mutants && !o.worker && o.duration == 0 && o.checks == 0 {
+	if !o.list && o.replay == "" && !o.mutants && !o.explore && !o.worker && o.duration == 0 && o.checks == 0 {
 		return usagef("-duration: 0 (no time limit) needs -checks, or the campaign would never end")
 	}
 	return nil
+}
+
+// parseOff reads the -off values: each LAW=REASON, LAW a law of some
+// property ("property/law", as -list names them) and REASON not empty.
+func parseOff(values []string) (map[string]string, error) {
+	if len(values) == 0 {
+		return nil, nil
+	}
+	laws := properties.LawIDs(properties.All())
+	off := map[string]string{}
+	for _, v := range values {
+		law, reason, ok := strings.Cut(v, "=")
+		law, reason = strings.TrimSpace(law), strings.TrimSpace(reason)
+		switch {
+		case !ok:
+			return nil, usagef("-off: %q is not LAW=REASON (e.g. -off 'hlc-laws/physical-bound=stamps are coarsened by design')", v)
+		case !slices.Contains(laws, law):
+			return nil, usagef("-off: %q is not a law; laws are named property/law, as -list shows them (e.g. hlc-laws/physical-bound)", law)
+		case reason == "":
+			return nil, usagef("-off: %s has no reason; say why the law does not apply (-off %s=REASON)", law, law)
+		}
+		if _, dup := off[law]; dup {
+			return nil, usagef("-off: %s is switched off twice", law)
+		}
+		off[law] = reason
+	}
+	return off, nil
 }
 
 // parseCount parses a whole number of at least least; empty means 0.
@@ -281,7 +339,12 @@ usage:
   fuzzrun [flags]                 a campaign (default: 30s, every property, the reference)
   fuzzrun -mutants [flags]        the mutation benchmark: hunt every mutant
   fuzzrun -replay FILE [flags]    replay a corpus file or a bare scenario
-  fuzzrun -list                   list the properties and the targets
+  fuzzrun -list                   list the properties, the targets and the consumers
+  fuzzrun -consumer NAME [flags]  a campaign against a team's consumer (an example
+                                  consumer by name, or SCHEME:ARG); with -replay FILE,
+                                  replay one consumer-level case against it
+  fuzzrun -explore -depth N       the model checker: every schedule of a small world
+                                  up to N steps, breadth first (shortest counterexample)
 
 flags:
   -duration D      time budget of the campaign (default 30s; 0: no limit, needs -checks)
@@ -291,10 +354,14 @@ flags:
                    same scenarios (default: random, printed; 20261121 with -mutants)
   -workers N       worker processes, one per core (default: the number of CPUs)
   -property P      property names or globs, comma-separated (default *)
-  -target T        reference (default) or a mutant's name; see -list
+  -target T        reference (default), a mutant's name, or a system under test:
+                   sqlite, postgres, redis, exec:CMD (a store), exec-hlc:CMD (an
+                   HLC), exec-projector:CMD (a projector); see -list
   -broker B[:C]    a campaign against a real broker instead: nats (embedded) or
                    rabbitmq, optionally with a configuration; see -list
-  -corpus DIR      where violations are saved (default corpus/cases; "" to not save)
+  -consumer C      a consumer campaign instead (see -list); saves into corpus/consumers
+  -corpus DIR      where violations are saved (default corpus/cases, corpus/consumers
+                   with -consumer; "" to not save)
   -html FILE       HTML report (default fuzzrun-report.html; "" for none)
   -json            print the report as JSON on stdout instead of the table
   -v               also print each counterexample's scenario as JSON (the corpus
@@ -302,10 +369,27 @@ flags:
   -runs N          hunts (seeds) per mutant with -mutants (default 5)
   -batch N         checks per hunt in a campaign (default 200; 10 for sqlite,
                    postgres, redis and exec: targets)
+  -off LAW=REASON  switch a law off (e.g. hlc-laws/physical-bound=coarse stamps by
+                   design): it is not judged, and every report records the reason;
+                   repeat for more laws
   -without F,...   switch consumption faults off in the generator (crash, duplicate,
                    advance, skew, clock-step, cleanup, replay, produce-fail): the
                    coverage table then shows what the campaign never reached
   -progress-every D  interval of progress lines when stderr is not a terminal (default 5s)
+
+explore flags (with -explore; -target, -property, -corpus, -json and -workers apply):
+  -depth N         the longest schedule explored (required, at least 1)
+  -events F,...    the events, one fate each: ok, transient:N, poison; or a count
+                   of ok events (default ok: one event)
+  -groups N        consumer groups (default 1)
+  -group-workers N workers per group (default 2)
+  -nodes N         nodes, workers spread over them in turn (default 1)
+  -steps S,...     the step menu: full (default), core, or kinds among produce,
+                   produce-fail, duplicate[:N], deliver[:PICKS], step, crash,
+                   advance[:MS], skew[:MS], clock-step[:MS], cleanup, replay
+  -no-symmetry     do not fold interchangeable workers and events together
+  -no-por          no partial-order reduction
+  -workers N       goroutines expanding the frontier (default: the number of CPUs)
 
 exit status: 0 nothing violated, 1 a violation found (or a mutant survived),
 2 usage error, 3 the harness itself failed.

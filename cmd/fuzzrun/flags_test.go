@@ -31,6 +31,14 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"-duration", "0"}, `fuzzrun: -duration: 0 (no time limit) needs -checks`},
 		{[]string{"-mutants", "-replay", "x.json"}, `fuzzrun: -list, -replay and -mutants are different modes`},
 		{[]string{"-mutants", "-target", "no-dedup"}, `fuzzrun: -target: -mutants hunts every mutant`},
+		{[]string{"-target", "exec-hlc:"}, `fuzzrun: -target: "exec-hlc:" cannot be used: target exec-hlc:: procparts: empty command`},
+		{[]string{"-target", "exec-projector:/nonexistent/projector"}, `fuzzrun: -target: "exec-projector:/nonexistent/projector" cannot be used: target exec-projector:/nonexistent/projector: procparts: projector implementation "/nonexistent/projector" failed on request 1 (hello): could not start`},
+		{[]string{"-off", "hlc-laws/physical-bound"}, `fuzzrun: -off: "hlc-laws/physical-bound" is not LAW=REASON`},
+		{[]string{"-off", "hlc-laws/no-such-law=why"}, `fuzzrun: -off: "hlc-laws/no-such-law" is not a law; laws are named property/law`},
+		{[]string{"-off", "physical-bound=why"}, `fuzzrun: -off: "physical-bound" is not a law`},
+		{[]string{"-off", "hlc-laws/physical-bound= "}, `fuzzrun: -off: hlc-laws/physical-bound has no reason`},
+		{[]string{"-off", "hlc-laws/monotonic=a", "-off", "hlc-laws/monotonic=b"}, `fuzzrun: -off: hlc-laws/monotonic is switched off twice`},
+		{[]string{"-mutants", "-off", "hlc-laws/monotonic=a"}, `fuzzrun: -off: laws are switched off in a campaign only`},
 		{[]string{"-replay", "no/such/file.json"}, `fuzzrun: -replay: open no/such/file.json`},
 		{[]string{"-target", "hlc-no-merge", "-property", "single-credit", "-corpus", "", "-html", ""}, `fuzzrun: -target: "hlc-no-merge" plays no scenario the selected properties judge`},
 	}
@@ -106,5 +114,20 @@ func TestShareAndSeeds(t *testing.T) {
 	}
 	if got := huntSeed(8, 1, 4, 3); got != 14415425345905102346 {
 		t.Fatalf("huntSeed(8, 1, 4, 3) = %d, want 14415425345905102346: hunt seeds must follow the base seed", got)
+	}
+}
+
+// A replay command names a process target as one shell argument.
+func TestShellQuoteProcessTargets(t *testing.T) {
+	for in, want := range map[string]string{
+		"no-dedup":              "no-dedup",
+		"corpus/cases/x-1.json": "corpus/cases/x-1.json",
+		"exec-hlc:node hlc.js":  "'exec-hlc:node hlc.js'",
+		"exec:sh -c 'it''s'":    `'exec:sh -c '\''it'\'''\''s'\'''`,
+		"":                      "''",
+	} {
+		if got := shellQuote(in); got != want {
+			t.Errorf("shellQuote(%q) = %s, want %s", in, got, want)
+		}
 	}
 }

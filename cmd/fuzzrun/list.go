@@ -68,5 +68,6 @@ func runList(o *options, stdout io.Writer) int {
 		fmt.Fprintf(stdout, "  %s\n", describeTarget(name))
 	}
 	listBrokers(stdout)
+	listConsumers(stdout)
 	return exitOK
 }

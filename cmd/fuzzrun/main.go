@@ -73,12 +73,16 @@ func runContext(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		return runWorker(ctx, o, stdout)
 	case o.list:
 		return runList(o, stdout)
+	case o.consumer != "":
+		return runConsumer(ctx, o, stdout, stderr)
 	case o.broker != "":
 		return runBroker(ctx, o, stdout, stderr)
 	case o.replay != "":
 		return runReplay(o, stdout, stderr)
 	case o.mutants:
 		return runMutants(ctx, o, stdout, stderr)
+	case o.explore:
+		return runExplore(ctx, o, stdout, stderr)
 	}
 	return runCampaign(ctx, o, stdout, stderr)
 }

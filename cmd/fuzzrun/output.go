@@ -96,6 +96,7 @@ func (c *campaign) printSummary(w io.Writer) {
 	fmt.Fprintf(w, "fuzzrun: campaign against %s%s: %d checks in %.1fs (%.0f checks/s), seed %d, %d worker(s)\n\n",
 		c.o.target.Name, state, c.checks, c.elapsed.Seconds(), float64(c.checks)/max(c.elapsed.Seconds(), 1e-3), c.o.seed, c.o.workers)
 	printProperties(w, c.rows())
+	printOff(w, c.rows())
 	printCoverage(w, c.coverage.Rows(), c.coverageFailure())
 	var broken []string
 	for _, r := range c.rows() {
@@ -125,6 +126,20 @@ func (c *campaign) printSummary(w io.Writer) {
 	}
 	if c.o.html != "" {
 		fmt.Fprintf(w, "\nreport: %s\n", c.o.html)
+	}
+}
+
+// printOff lists the laws switched off, with their reasons.
+func printOff(w io.Writer, rows []report.PropertyRow) {
+	first := true
+	for _, r := range rows {
+		for _, o := range r.Off {
+			if first {
+				fmt.Fprintf(w, "\nlaws switched off (not judged):\n")
+				first = false
+			}
+			fmt.Fprintf(w, "  %s/%s: %s\n", r.Name, o.Law, o.Reason)
+		}
 	}
 }
 

@@ -2,9 +2,11 @@ package main
 
 import (
 	"encoding/json"
+	"maps"
 	"os"
 	"os/exec"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -86,6 +88,9 @@ func workerCommand(exe string, o *options, w int, checks int64, left time.Durati
 	}
 	if len(o.without) > 0 {
 		args = append(args, "-without", joinOps(o.without))
+	}
+	for _, law := range slices.Sorted(maps.Keys(o.off)) {
+		args = append(args, "-off", law+"="+o.off[law])
 	}
 	if o.mutants {
 		args = append(args, "-mutants")

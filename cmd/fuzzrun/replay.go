@@ -47,6 +47,10 @@ func runReplay(o *options, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "fuzzrun: -replay: %v\n", err)
 		return exitUsage
 	}
+	if c.IsConsumer() {
+		fmt.Fprintf(stderr, "fuzzrun: -replay: %s is a consumer-level case (of %s): replay it with -consumer NAME\n", o.replay, c.Target)
+		return exitUsage
+	}
 	kind := c.Scenario.Kind
 	if !corpus.HasKind(o.target, kind) {
 		fmt.Fprintf(stderr, "fuzzrun: -target: %q cannot play %s scenarios\n", o.target.Name, kind)

@@ -19,10 +19,13 @@ func builtinNames() []string {
 }
 
 // isExternal reports whether name is a store under test that Resolve opens
-// (sqlite, sqlite-file, postgres, redis, exec:COMMAND).
+// (sqlite, sqlite-file, postgres, redis, exec:COMMAND) or an HLC or
+// projector in a process (exec-hlc:COMMAND, exec-projector:COMMAND).
 func isExternal(name string) bool {
-	if strings.HasPrefix(name, "exec:") {
-		return true
+	for _, prefix := range []string{"exec:", "exec-hlc:", "exec-projector:"} {
+		if strings.HasPrefix(name, prefix) {
+			return true
+		}
 	}
 	for _, e := range resolve.ExternalTargets() {
 		if e.Spec == name {

@@ -61,7 +61,11 @@ func huntCampaign(ctx context.Context, o *options, s *sender) {
 			kinds = append(kinds, p.Kind)
 		}
 		judged[p.Kind] = append(judged[p.Kind], p)
-		hunted[p.Kind] = append(hunted[p.Kind], properties.LawIDs([]properties.Property{p})...)
+		for _, law := range properties.LawIDs([]properties.Property{p}) {
+			if _, off := o.off[law]; !off {
+				hunted[p.Kind] = append(hunted[p.Kind], law)
+			}
+		}
 	}
 	left := o.checks
 	cov := coverage.NewObserver()
@@ -84,7 +88,7 @@ func huntCampaign(ctx context.Context, o *options, s *sender) {
 		}
 		kind := live[k%len(live)]
 		seed := huntSeed(o.seed, o.workerIndex, o.workers, k)
-		res := properties.Hunt(o.target, properties.HuntOptions{Kind: kind, Properties: judged[kind], Laws: hunted[kind], Checks: int(n), Seed: seed,
+		res := properties.Hunt(o.target, properties.HuntOptions{Kind: kind, Properties: judged[kind], Laws: hunted[kind], Off: o.off, Checks: int(n), Seed: seed,
 			Generator: generator(o, kind), Coverage: cov})
 		done := min(int64(res.Checks), n)
 		left -= done

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sync"
 
 	"github.com/idemcheck/idemcheck/faults/scenario"
 	"github.com/idemcheck/idemcheck/impl/contract/broker"
@@ -42,7 +43,7 @@ type World struct {
 	nodeOf   map[string]string // worker -> node
 	runs     map[string]int    // handler runs by consumer/event id
 	events   map[string]int    // event id -> index
-	decoded  map[string]event.OrderPaid
+	decoded  *decodeCache
 	phase    Phase
 	step     int
 	res      *ConsumptionResult
@@ -95,7 +96,7 @@ func NewWorld(sc *scenario.Consumption, parts *system.Consumption, obs ...Observ
 		ctx: context.Background(), sc: sc, truth: truth, nodes: map[string]*clock.Node{},
 		store: st, broker: br, producer: &producer.Producer{Gate: parts.NewGate(), Broker: br},
 		byName: map[string]*consumer.Worker{}, nodeOf: map[string]string{}, runs: map[string]int{}, events: map[string]int{},
-		decoded: map[string]event.OrderPaid{},
+		decoded: &decodeCache{m: map[string]event.OrderPaid{}},
 		phase:   PhaseSchedule, obs: obs, conv: parts.Conventions,
 		res: &ConsumptionResult{Config: cfg, Events: sc.Events, StartMs: StartMs, Metrics: map[string]consumer.Metrics{}},
 	}
@@ -156,14 +157,31 @@ func (w *World) handler(tx store.Tx, consumerName string, ev event.OrderPaid) co
 	return res
 }
 
-// decode is event.DecodeOrderPaid, remembered per payload for the run.
+// decode is event.DecodeOrderPaid, remembered per payload for the run and
+// the copies made of it (Clone): decoding is a pure function of the bytes.
 func (w *World) decode(b []byte) (event.OrderPaid, error) {
-	if ev, ok := w.decoded[string(b)]; ok {
+	return w.decoded.decode(b)
+}
+
+// decodeCache remembers decoded payloads; the copies of a world share it,
+// from any goroutine.
+type decodeCache struct {
+	mu sync.Mutex
+	m  map[string]event.OrderPaid
+}
+
+func (c *decodeCache) decode(b []byte) (event.OrderPaid, error) {
+	c.mu.Lock()
+	ev, ok := c.m[string(b)]
+	c.mu.Unlock()
+	if ok {
 		return ev, nil
 	}
 	ev, err := event.DecodeOrderPaid(b)
 	if err == nil {
-		w.decoded[string(b)] = ev
+		c.mu.Lock()
+		c.m[string(b)] = ev
+		c.mu.Unlock()
 	}
 	return ev, err
 }

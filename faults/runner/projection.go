@@ -2,6 +2,7 @@ package runner
 
 import (
 	"fmt"
+	"io"
 	"strings"
 
 	"github.com/idemcheck/idemcheck/faults/scenario"
@@ -151,6 +152,10 @@ type projWorld struct {
 	latest map[string]string        // each order's latest event
 	byID   map[string]int           // event id -> index in res.Events
 	res    *ProjectionResult
+	// failed is the first failure of a part outside its contract (a clock
+	// or projector in another process that hung, died or answered
+	// garbage): it ends the run with an error.
+	failed error
 	refusals
 }
 
@@ -167,6 +172,7 @@ func runProjection(p *scenario.Projection, parts *system.Projection, trace *Trac
 		last: map[string]hlc.Timestamp{}, offset: map[string]int64{}, latest: map[string]string{}, byID: map[string]int{},
 		res: &ProjectionResult{}, refusals: newRefusals(p.OnRefusal),
 	}
+	defer w.closeClocks()
 	w.logf("start: %d node(s), %d step(s), %d replica(s); t=0 is true time %dms, stamps and occurredAt are absolute ms", len(p.Nodes), len(p.Steps), len(p.Replicas), StartMs)
 	for _, n := range p.Nodes {
 		w.walls[n.Name] = clock.NewNode(n.Name, w.truth, n.SkewMs)
@@ -185,8 +191,14 @@ func runProjection(p *scenario.Projection, parts *system.Projection, trace *Trac
 		if err := w.step(i, st); err != nil {
 			return nil, fmt.Errorf("runner: projection.steps[%d]: %w", i, err)
 		}
+		if w.failed != nil {
+			return nil, fmt.Errorf("runner: projection.steps[%d]: %w", i, w.failed)
+		}
 	}
 	w.retryAll(len(p.Steps))
+	if w.failed != nil {
+		return nil, fmt.Errorf("runner: retrying refused messages: %w", w.failed)
+	}
 	if err := w.deliver(p.Replicas, parts); err != nil {
 		return nil, err
 	}
@@ -242,6 +254,9 @@ func (w *projWorld) reading(i int, node string, op HLCOp, event string, remote h
 		WallChangeMs: wall.SkewMs() - w.offset[node], HasPrev: hasPrev, Prev: prev, Remote: remote,
 	}
 	got, err := ask()
+	if w.clockFailed(node) {
+		return r
+	}
 	if err != nil {
 		r.Refused, r.Error = true, err.Error()
 	} else {
@@ -250,6 +265,47 @@ func (w *projWorld) reading(i int, node string, op HLCOp, event string, remote h
 	}
 	w.res.Readings = append(w.res.Readings, r)
 	return r
+}
+
+// clockFailed reports whether node's clock has failed outside its contract
+// (hlc.Failer), keeping the first such failure for the run's error.
+func (w *projWorld) clockFailed(node string) bool {
+	if w.failed != nil {
+		return true
+	}
+	if f, ok := w.clocks[node].(hlc.Failer); ok {
+		if err := f.Err(); err != nil {
+			w.failed = fmt.Errorf("the HLC of node %s failed: %w", node, err)
+			return true
+		}
+	}
+	return false
+}
+
+// projectorFailed is clockFailed for a projector.
+func projectorFailed(p projector.Projector, replica, name string) error {
+	if f, ok := p.(projector.Failer); ok {
+		if err := f.Err(); err != nil {
+			return fmt.Errorf("runner: replica %s projector %s failed: %w", replica, name, err)
+		}
+	}
+	return nil
+}
+
+// closeClocks closes the clocks that hold resources (io.Closer), such as a
+// clock served by another process.
+func (w *projWorld) closeClocks() {
+	for _, c := range w.clocks {
+		closeQuietly(c)
+	}
+}
+
+// closeQuietly closes v if it is an io.Closer. A failure to close is not the
+// run's: a part that failed outside its contract said so through Err.
+func closeQuietly(v any) {
+	if c, ok := v.(io.Closer); ok {
+		_ = c.Close()
+	}
 }
 
 func tick(c hlc.Clock) func() (hlc.Timestamp, error) {
@@ -353,6 +409,10 @@ func (w *projWorld) deliver(replicas []scenario.Replica, parts *system.Projectio
 		for _, np := range all {
 			run := ProjectorRun{Name: np.Name, Claimed: np.claimed}
 			p := np.New()
+			if err := projectorFailed(p, rep.Name, np.Name); err != nil {
+				closeQuietly(p)
+				return err
+			}
 			for k, id := range rep.Deliveries {
 				if w.isSkipped(id) {
 					w.logf("replica %s %s delivery %d/%d: %s was never emitted, nothing to deliver", rep.Name, np.Name, k+1, len(rep.Deliveries), id)
@@ -364,6 +424,10 @@ func (w *projWorld) deliver(replicas []scenario.Replica, parts *system.Projectio
 				}
 				ev := w.res.Events[idx].Event
 				d := p.Apply(ev)
+				if err := projectorFailed(p, rep.Name, np.Name); err != nil {
+					closeQuietly(p)
+					return err
+				}
 				verb := "drops"
 				if d.Applied {
 					run.Applied++
@@ -374,6 +438,11 @@ func (w *projWorld) deliver(replicas []scenario.Replica, parts *system.Projectio
 				w.logf("replica %s %s delivery %d/%d: %s %s %s %s: %s", rep.Name, np.Name, k+1, len(rep.Deliveries), verb, ev.ID, ev.Kind, ev.OrderID, d.Reason)
 			}
 			run.Final = p.Orders()
+			err := projectorFailed(p, rep.Name, np.Name)
+			closeQuietly(p)
+			if err != nil {
+				return err
+			}
 			rr.Projectors = append(rr.Projectors, run)
 			finals = append(finals, projFinal(run))
 		}

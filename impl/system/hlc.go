@@ -4,6 +4,7 @@ import (
 	"github.com/idemcheck/idemcheck/impl/contract/clock"
 	"github.com/idemcheck/idemcheck/impl/contract/hlc"
 	"github.com/idemcheck/idemcheck/impl/contract/hlc/hlcformat"
+	"github.com/idemcheck/idemcheck/impl/contract/projector"
 	"github.com/idemcheck/idemcheck/impl/mutant"
 )
 
@@ -41,4 +42,16 @@ func init() {
 				return c
 			}
 		})
+}
+
+// WithProjector returns the reference projection parts (HLCs, outbox) with
+// another projector as the one the target claims correct: how a team's
+// projector is checked. The known-bad timestamp projector still runs beside
+// it as a baseline, reported and not judged. A projector that can fail
+// outside its contract (one in another process) implements
+// projector.Failer, and its failure fails the run.
+func WithProjector(name string, newProjector func() projector.Projector) Target {
+	p := referenceProjection()
+	p.Projectors = []NamedProjector{{Name: name, New: newProjector}}
+	return Target{Name: name, Projection: p}
 }

@@ -4,13 +4,16 @@
 //
 //   - a lease holds up to and including its expiry instant;
 //   - a failed attempt deletes the key, so it can be claimed afresh;
-//   - releasing with a stale token is a silent no-op.
+//   - releasing with a stale token is a silent no-op;
+//   - in marking mode (NewMarking), a claim marks the key before the
+//     handler runs, so a second claim during the lease answers "already
+//     processed"; the mark expires with the lease.
 //
 // It knows nothing of idemcheck beyond the store contract it implements;
 // its test declares those conventions (store.Conventions) and checks it
 // through idemcheck's public API only. Version 1 (NewV1) kept the fencing
 // token counter in the row, so tokens restarted once a failed key was
-// deleted.
+// deleted; marking mode's version 1 (NewMarkingV1) never let a mark expire.
 package ttldedupe
 
 import (
@@ -35,6 +38,10 @@ type Table struct {
 	perRow bool // version 1's bug
 	// leaseUnit multiplies every lease: 1, or version 0's 1,000.
 	leaseUnit int64
+	// marking: a claim during another's lease answers AlreadyProcessed.
+	marking bool
+	// forever: marking's version 1, whose mark never expires.
+	forever bool
 }
 
 // New returns an empty table that tells time by now.
@@ -65,6 +72,26 @@ func NewV1(now clock.Source) *Table {
 	return t
 }
 
+// NewMarking returns an empty table in marking mode, the design of many
+// Redis dedupe libraries (SET key NX PX ttl): a claim marks the key before
+// the handler runs, so a second claim while the lease holds answers
+// AlreadyProcessed, not Locked. The mark expires with the lease, so a
+// crashed worker's key is claimed again once its lease has run out.
+func NewMarking(now clock.Source) *Table {
+	t := New(now)
+	t.marking = true
+	return t
+}
+
+// NewMarkingV1 is marking mode as version 1 shipped it: the mark never
+// expired, so a worker that crashed after its claim left the key marked
+// for ever and the event was never processed.
+func NewMarkingV1(now clock.Source) *Table {
+	t := NewMarking(now)
+	t.forever = true
+	return t
+}
+
 // nextToken is the next fencing token for row r: version 1 counted in the
 // row, which a delete resets.
 func (t *Table) nextToken(r *store.Record) uint64 {
@@ -87,7 +114,10 @@ func (t *Table) Claim(_ context.Context, key store.Key, leaseMs int64) (store.Cl
 		t.rows[key] = r
 	case r.State == store.Processed:
 		return store.Claim{Outcome: store.AlreadyProcessed, AtMs: now}, nil
-	case now <= r.LeaseUntilMs: // the lease holds at its expiry instant
+	case r.State == store.Processing && (t.forever || now <= r.LeaseUntilMs): // the lease holds at its expiry instant
+		if t.marking {
+			return store.Claim{Outcome: store.AlreadyProcessed, AtMs: now}, nil
+		}
 		return store.Claim{Outcome: store.Locked, AtMs: now}, nil
 	}
 	takeover := r.State == store.Processing

@@ -104,3 +104,63 @@ func TestVersion1IsCaughtByTheInvariants(t *testing.T) {
 		t.Logf("seed %d: %s after %d scenarios", seed, res.Law, res.Checks)
 	}
 }
+
+// marking are the conventions of marking mode: the library's three, and a
+// claim that marks the key before the handler runs.
+var marking = store.Conventions{
+	LeaseEnd:      store.LeaseEndInclusive,
+	FailedAttempt: store.FailedAttemptDeleted,
+	StaleRelease:  store.StaleReleaseNoOp,
+	ClaimMark:     store.ClaimMarkOnClaim,
+}
+
+// Marking mode declares mark-on-claim and is checked all three ways under
+// it, never flagged.
+func TestMarkingMode(t *testing.T) {
+	open := func(c clock.Source) store.Store { return ttldedupe.NewMarking(c) }
+	storetest.Run(t, func(t *testing.T, c clock.Source) store.Store { return open(c) }, marking)
+	properties.Conformance(t, system.WithStore("ttldedupe-marking", func(c clock.Source) (store.Store, error) { return open(c), nil }),
+		properties.Options{Conventions: &marking, Checks: 100})
+	linearizability.CheckStore(t, open, linearizability.WithConventions(marking), linearizability.WithOps(2_000))
+}
+
+// Marking mode's version 1 never let the mark expire: declaring
+// mark-on-claim does not excuse it. A worker that crashes after its claim
+// leaves the event unprocessed for ever, and nothing-lost says so.
+func TestMarkingV1IsCaught(t *testing.T) {
+	v1 := system.WithStoreConventions("ttldedupe-marking-v1", marking, func(c clock.Source) (store.Store, error) { return ttldedupe.NewMarkingV1(c), nil })
+	res := properties.Hunt(v1, properties.HuntOptions{Kind: scenario.KindConsumption, Properties: properties.ForKind(scenario.KindConsumption),
+		Laws: []string{"nothing-lost/not-stuck"}, Checks: 1000, Seed: 1, NoReduce: true})
+	if !res.Failed {
+		t.Fatalf("marking version 1 survived %d scenarios of nothing-lost/not-stuck", res.Checks)
+	}
+	t.Logf("%s after %d scenarios", res.Law, res.Checks)
+}
+
+// A law that does not apply to a design is switched off with the reason:
+// nobody judges it, and the verdict records why. Marking version 1's marks
+// never expire, which not-stuck catches; a team that clears stuck marks by
+// hand may switch the law off, and the counterexample then passes with the
+// reason on record, while every other law still judges.
+func TestLawOffWithReason(t *testing.T) {
+	const reason = "stuck marks are cleared by the on-call runbook (ADR-3)"
+	off := map[string]string{"nothing-lost/not-stuck": reason}
+	target := system.WithStoreConventions("ttldedupe-marking-v1", marking, func(c clock.Source) (store.Store, error) { return ttldedupe.NewMarkingV1(c), nil })
+	nothingLost, _ := properties.ByName("nothing-lost")
+	opts := properties.HuntOptions{Kind: scenario.KindConsumption, Properties: []properties.Property{nothingLost}, Checks: 1000, Seed: 1}
+	caught := properties.Hunt(target, opts)
+	if !caught.Failed || caught.Law != "nothing-lost/not-stuck" {
+		t.Fatalf("with every law on: failed=%v law=%q after %d checks, want not-stuck", caught.Failed, caught.Law, caught.Checks)
+	}
+	_, verdicts, err := properties.Judge(caught.Scenario, target, []properties.Property{nothingLost}, properties.JudgeOptions{Off: off})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v := verdicts[0]; !v.Pass || v.Off["not-stuck"] != reason {
+		t.Fatalf("the counterexample with not-stuck off: pass=%v off=%v, want a pass that records the reason", v.Pass, v.Off)
+	}
+	opts.Off, opts.NoReduce = off, true
+	if res := properties.Hunt(target, opts); res.Failed && res.Law == "nothing-lost/not-stuck" {
+		t.Errorf("a law switched off was judged: %s", res.Law)
+	}
+}

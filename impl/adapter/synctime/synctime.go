@@ -80,15 +80,27 @@ func (f *Follower) Sync() error {
 // the library's store, and every call on it first brings the bubble's clock
 // to the harness's store clock. Use it inside synctest.Test. A bubble's
 // clock cannot go back, yet every run starts its virtual time afresh: a
-// later run's store lives ahead of the harness's time by the bubble's lead,
-// and the wrapper takes the lead off every time the store reports. A SplitTx
+// later run's store lives ahead of the harness's time by the bubble's lead
+// (and the first runs behind it, in the bubble's year 2000), and the
+// wrapper takes the lead off every time the store reports. The bubble's
+// clock then moves only as far as the scenarios move the harness's time:
+// rapid stops drawing when a day of the bubble's time has passed, so a hunt
+// in one bubble draws at most about a day's worth of scenarios' virtual
+// time (thousands of consumption scenarios); HuntResult.Checks says how
+// many it played. A SplitTx
 // loses its two-step commit through the wrapper; Crasher and Closer are
 // kept.
 func Store(open func() (store.Store, error)) func(clock.Source) (store.Store, error) {
 	return func(src clock.Source) (store.Store, error) {
 		f := Follow(src)
-		if ahead := time.Now().UnixMilli() - src.NowMs(); ahead > 0 && ahead < maxLeadMs {
-			f.offsetMs = ahead
+		// The store lives at the harness's time plus a lead: the bubble's
+		// clock minus the harness's. A fresh bubble starts in 2000, years
+		// behind the harness's 2023, and its lead is negative: jumping the
+		// bubble's clock years forward instead would tell rapid, which
+		// stops a check a (bubble's) day after it started, that a scenario
+		// takes years, and it would stop after the first one.
+		if lead := time.Now().UnixMilli() - src.NowMs(); lead < maxLeadMs {
+			f.offsetMs = lead
 		}
 		if err := f.Sync(); err != nil {
 			return nil, err

@@ -7,8 +7,12 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/idemcheck/idemcheck/faults/scenario"
 	"github.com/idemcheck/idemcheck/impl/contract/clock"
 	"github.com/idemcheck/idemcheck/impl/contract/store"
+	"github.com/idemcheck/idemcheck/impl/reference/memstore"
+	"github.com/idemcheck/idemcheck/impl/system"
+	"github.com/idemcheck/idemcheck/properties"
 )
 
 func TestSyncFollowsTheHarnessForwardOnly(t *testing.T) {
@@ -68,3 +72,29 @@ func TestStoreReportsHarnessTimeRunAfterRun(t *testing.T) {
 		}
 	})
 }
+
+// A hunt in a fresh bubble plays every scenario it is asked for: the first
+// store does not jump the bubble's clock years forward, which made rapid
+// judge a scenario to take years and stop after the first.
+func TestHuntInAFreshBubblePlaysEveryScenario(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		start := time.Now()
+		target := system.WithStore("memstore-in-a-bubble", Store(func() (store.Store, error) { return memstore.New(wallNow{}), nil }))
+		res := properties.Hunt(target, properties.HuntOptions{Kind: scenario.KindConsumption,
+			Properties: properties.ForKind(scenario.KindConsumption), Checks: 200, Seed: 1})
+		if res.Failed {
+			t.Fatalf("the reference store in a bubble failed %s: %s", res.Law, res.Message)
+		}
+		if res.Checks != 200 {
+			t.Fatalf("the hunt played %d scenarios of 200", res.Checks)
+		}
+		if moved := time.Since(start); moved > 24*time.Hour {
+			t.Errorf("the bubble's clock moved %v for 200 scenarios", moved)
+		}
+	})
+}
+
+// wallNow reads time.Now, as a library does.
+type wallNow struct{}
+
+func (wallNow) NowMs() int64 { return time.Now().UnixMilli() }

@@ -38,6 +38,18 @@ func (v *Virtual) Advance(d int64) {
 	}
 }
 
+// Clone returns an independent clock at the same instant, for a search that
+// forks a run.
+func (v *Virtual) Clone() *Virtual { return NewVirtual(v.NowMs()) }
+
+// CloneOn returns a copy of n (its skew and monotonic origin) over another
+// true clock, for a search that forks a run.
+func (n *Node) CloneOn(truth *Virtual) *Node {
+	c := &Node{name: n.name, truth: truth, origin: n.origin}
+	c.offset.Store(n.offset.Load())
+	return c
+}
+
 // Node is one machine's wall clock: true time plus an offset. The offset is the
 // node's skew; Step changes it, which is how an NTP step backwards is simulated.
 // Monotonic is the node's monotonic clock, which no skew or step affects, and is

@@ -112,3 +112,21 @@ func DeclarationOf(c Clock) Declaration {
 	}
 	return Declaration{}
 }
+
+// Failer is implemented by clocks that can fail outside the contract: a
+// clock served by another process, which may hang, die or answer garbage.
+// The harness asks Err after every call; a non-nil error ends the run as an
+// error of the harness (the run could not be played), never as a broken
+// law. A failed clock's stamps are meaningless.
+type Failer interface {
+	Err() error
+}
+
+// Burster is implemented by clocks that stamp many local events in one call,
+// as a clock in another process does to spare a round trip per event. It is
+// n Ticks at one instant: the harness judges every stamp it returns, in
+// order, as it would n Ticks. A clock that fails returns nil (Failer says
+// why).
+type Burster interface {
+	TickBurst(n int) []Timestamp
+}

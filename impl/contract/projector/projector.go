@@ -89,3 +89,12 @@ type Projector interface {
 	// Orders returns the state of every order seen, sorted by order id.
 	Orders() []OrderState
 }
+
+// Failer is implemented by projectors that can fail outside the contract: a
+// projector served by another process, which may hang, die or answer
+// garbage. The harness asks Err after every call; a non-nil error ends the
+// run as an error of the harness (the run could not be played), never as a
+// broken law.
+type Failer interface {
+	Err() error
+}

@@ -14,6 +14,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 
 	"github.com/idemcheck/idemcheck/impl/contract/broker"
 	"github.com/idemcheck/idemcheck/impl/contract/clock"
@@ -139,6 +141,7 @@ type Worker struct {
 	startedMs int64
 	staged    []store.Entry      // a handler run outside any unit of work (RunHandlerOutsideUnit)
 	memory    map[store.Key]bool // process memory: lost on a crash
+	trail     uint64             // the actions taken since the delivery was received, folded (Trail)
 }
 
 // NewWorker returns an idle worker.
@@ -186,6 +189,7 @@ func (w *Worker) Receive(d broker.Delivery) error {
 		return fmt.Errorf("worker %s is busy", w.cfg.Name)
 	}
 	w.delivery = &d
+	w.trail = 1
 	w.startedMs = w.deps.Node.MonotonicMs()
 	ev, err := w.deps.Decode(d.Message.Payload)
 	if err != nil {
@@ -212,10 +216,82 @@ func (w *Worker) Step(ctx context.Context) (Report, error) {
 		rep.Err = err.Error()
 	}
 	w.next = next
+	w.trail = foldTrail(w.trail, rep)
 	if next == nil {
 		w.finish()
 	}
 	return rep, err
+}
+
+// foldTrail folds a step's action and outcome into a trail (FNV-1a).
+func foldTrail(h uint64, rep Report) uint64 {
+	const prime = 1099511628211
+	for i := 0; i < len(rep.Action); i++ {
+		h = (h ^ uint64(rep.Action[i])) * prime
+	}
+	h = (h ^ uint64(len(rep.Action))) * prime
+	if rep.Claim != nil {
+		for i := 0; i < len(rep.Claim.Outcome); i++ {
+			h = (h ^ uint64(rep.Claim.Outcome[i])) * prime
+		}
+	}
+	if rep.Handler != nil {
+		for i := 0; i < len(rep.Handler.Kind); i++ {
+			h = (h ^ uint64(rep.Handler.Kind[i])) * prime
+		}
+	}
+	if rep.Stale {
+		h = (h ^ 0xff) * prime
+	}
+	if rep.Err != "" {
+		h = (h ^ 0xfe) * prime
+	}
+	return h
+}
+
+// Clone returns a copy of the worker over other parts (deps), for a search
+// that forks a run: its delivery, claim, stage, trail, process memory and
+// metrics. cloneTx copies an open unit of work onto the new store; Clone
+// reports false when it cannot.
+func (w *Worker) Clone(deps Deps, cloneTx func(store.Tx) (store.Tx, bool)) (*Worker, bool) {
+	c := *w
+	c.deps = deps
+	if deps.Handler == nil {
+		c.deps.Handler = Credit
+	}
+	if deps.Decode == nil {
+		c.deps.Decode = event.DecodeOrderPaid
+	}
+	c.metrics = w.metrics.clone()
+	if w.delivery != nil {
+		d := *w.delivery
+		c.delivery = &d
+	}
+	if w.tx != nil {
+		tx, ok := cloneTx(w.tx)
+		if !ok {
+			return nil, false
+		}
+		c.tx = tx
+	}
+	c.staged = slices.Clone(w.staged)
+	c.memory = maps.Clone(w.memory)
+	return &c, true
+}
+
+// Trail identifies how far the worker is through its delivery: the actions
+// its steps took since it received it and their outcomes, folded into one
+// number (0 when idle). Stages keep no state of their own, so the
+// delivery, the claim held, the handler's result and the trail determine
+// what the worker does next: a model checker fingerprints a worker by them.
+func (w *Worker) Trail() uint64 { return w.trail }
+
+// EachRemembered calls f with every key in the worker's process memory (see
+// Memory), in no particular order.
+func (w *Worker) EachRemembered(f func(store.Key)) {
+	for k := range w.memory {
+		f(k)
+	}
 }
 
 // finish returns the worker to idle after a delivery is settled or dropped.
@@ -223,7 +299,7 @@ func (w *Worker) finish() {
 	if w.delivery != nil {
 		w.metrics.ProcessingMs += w.deps.Node.MonotonicMs() - w.startedMs
 	}
-	w.delivery, w.tx, w.token, w.next, w.staged = nil, nil, 0, nil, nil
+	w.delivery, w.tx, w.token, w.next, w.staged, w.trail = nil, nil, 0, nil, nil, 0
 	w.key, w.ev, w.result = store.Key{}, event.OrderPaid{}, Result{}
 }
 

@@ -12,6 +12,7 @@ package membroker
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 
 	"github.com/idemcheck/idemcheck/impl/contract/broker"
@@ -256,6 +257,43 @@ func (b *Broker) Messages() []MessageState {
 		}
 	}
 	return out
+}
+
+// Clone returns an independent copy of the broker over the clock c, for a
+// search that forks a run.
+func (b *Broker) Clone(c clock.Source) *Broker {
+	out := &Broker{clock: c, policy: b.policy, groups: b.groups, queues: make(map[string][]*entry, len(b.queues)),
+		nextOffset: maps.Clone(b.nextOffset), nextID: b.nextID, dlq: slices.Clone(b.dlq)}
+	for g, q := range b.queues {
+		cp := make([]*entry, len(q), len(q)+2)
+		for i, e := range q {
+			ce := *e
+			cp[i] = &ce
+		}
+		out.queues[g] = cp
+	}
+	return out
+}
+
+// EachMessage calls f with every message of every group, by group then
+// offset, with its status and its timers: the time it becomes eligible
+// (pending), the time it was last delivered (in flight), and the id of its
+// last delivery. It allocates nothing: a model checker fingerprints the
+// broker's whole state through it.
+func (b *Broker) EachMessage(f func(m *Message, status Status, eligibleAtMs, deliveredAtMs, lastDelivery int64)) {
+	for _, g := range b.groups {
+		for _, e := range b.queues[g] {
+			f(&e.msg, e.status, e.eligibleAtMs, e.deliveredAt, e.lastDelivery)
+		}
+	}
+}
+
+// EachDLQ calls f with every dead-letter entry, in arrival order, without
+// copying them.
+func (b *Broker) EachDLQ(f func(d *DLQEntry)) {
+	for i := range b.dlq {
+		f(&b.dlq[i])
+	}
 }
 
 // Quiet reports whether no message is pending or in flight; otherwise it

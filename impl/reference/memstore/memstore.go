@@ -10,6 +10,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"sync"
 
@@ -219,6 +220,32 @@ func (s *Store) markProcessedLocked(key store.Key, now int64) {
 	r.FinishedAtMs = now
 	r.LeaseUntilMs = 0
 	r.LastError = ""
+}
+
+// Clone returns an independent copy of the store over the clock c, for a
+// search that forks a run.
+func (s *Store) Clone(c clock.Source) *Store {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := &Store{clock: c, records: make(map[store.Key]*store.Record, len(s.records)), ledger: maps.Clone(s.ledger), lastToken: s.lastToken, conv: s.conv}
+	for k, r := range s.records {
+		cp := *r
+		out.records[k] = &cp
+	}
+	return out
+}
+
+// CloneTx copies a unit of work this package opened onto the clone s, and
+// reports false for any other unit of work.
+func CloneTx(t store.Tx, s *Store) (store.Tx, bool) {
+	x, ok := t.(*tx)
+	if !ok {
+		return nil, false
+	}
+	cp := *x
+	cp.s = s
+	cp.staged = slices.Clone(x.staged)
+	return &cp, true
 }
 
 type tx struct {

@@ -8,6 +8,7 @@ package producer
 import (
 	"errors"
 	"fmt"
+	"maps"
 
 	"github.com/idemcheck/idemcheck/impl/contract/broker"
 )
@@ -50,6 +51,10 @@ func (g *Gate) Fail(id broker.Identity) {
 		g.states[id] = broker.GateFailed
 	}
 }
+
+// Clone returns an independent copy of the gate, for a search that forks a
+// run.
+func (g *Gate) Clone() *Gate { return &Gate{states: maps.Clone(g.states)} }
 
 // State implements broker.Gate.
 func (g *Gate) State(id broker.Identity) broker.GateState { return g.states[id] }

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/idemcheck/idemcheck/impl/adapter/pgstore"
+	"github.com/idemcheck/idemcheck/impl/adapter/procparts"
 	"github.com/idemcheck/idemcheck/impl/adapter/procstore"
 	"github.com/idemcheck/idemcheck/impl/adapter/redisstore"
 	"github.com/idemcheck/idemcheck/impl/adapter/sqlitestore"
@@ -48,14 +49,34 @@ const openTimeout = 30 * time.Second
 //	sqlite-file                        the same over a fresh temporary database file per run
 //	postgres                           over PostgreSQL at $IDEMCHECK_POSTGRES_DSN, a fresh schema per run
 //	redis                              over Redis at $IDEMCHECK_REDIS_ADDR (default 127.0.0.1:6379), a fresh key prefix per run
-//	exec:COMMAND                       over a process adapter (impl/procstore), a fresh state file per run
+//	exec:COMMAND                       over a process adapter (impl/adapter/procstore), a fresh state file per run
+//	exec-hlc:COMMAND                   the reference projection over an HLC in a process (impl/adapter/procparts)
+//	exec-projector:COMMAND             the reference projection with a projector in a process (impl/adapter/procparts)
 //
 // Each run gets an empty store, and the runner's Close drops what the run
 // left (schema, key prefix, files). Resolve opens and closes one store of
 // the external targets first, so a missing database or a broken adapter is
-// reported here, once, rather than by every run.
+// reported here, once, rather than by every run. An exec-hlc: or
+// exec-projector: target starts its process here and keeps it for every
+// run (each run opens fresh clocks or projectors in it); Resolve opens one
+// clock or projector first, so an implementation that does not speak the
+// protocol, or declares a bad option, is reported here.
 func Resolve(spec string) (system.Target, error) {
 	if t, ok := system.Lookup(spec); ok {
+		return t, nil
+	}
+	switch {
+	case strings.HasPrefix(spec, "exec-hlc:"):
+		t, err := resolveHLC(spec, strings.TrimPrefix(spec, "exec-hlc:"))
+		if err != nil {
+			return system.Target{}, fmt.Errorf("target %s: %w", spec, err)
+		}
+		return t, nil
+	case strings.HasPrefix(spec, "exec-projector:"):
+		t, err := resolveProjector(spec, strings.TrimPrefix(spec, "exec-projector:"))
+		if err != nil {
+			return system.Target{}, fmt.Errorf("target %s: %w", spec, err)
+		}
 		return t, nil
 	}
 	var open func(clock.Source) (store.Store, error)
@@ -86,7 +107,7 @@ func Resolve(spec string) (system.Target, error) {
 			return procstore.Open(context.Background(), opts, c)
 		}
 	default:
-		return system.Target{}, fmt.Errorf("unknown target %q: want reference, a mutant's name, sqlite, sqlite-file, postgres, redis or exec:COMMAND", spec)
+		return system.Target{}, fmt.Errorf("unknown target %q: want reference, a mutant's name, sqlite, sqlite-file, postgres, redis, exec:COMMAND, exec-hlc:COMMAND or exec-projector:COMMAND", spec)
 	}
 	if err := probe(open); err != nil {
 		return system.Target{}, fmt.Errorf("target %s: %w", spec, err)
@@ -111,7 +132,9 @@ func ExternalTargets() []ExternalTarget {
 		{"sqlite-file", "the reference consumer over SQLite, a fresh temporary database file per run"},
 		{"postgres", "the reference consumer over PostgreSQL at $" + PostgresDSNEnv + ", a fresh schema per run"},
 		{"redis", "the reference consumer over Redis (set-if-absent, then effect) at $" + RedisAddrEnv + ", a fresh key prefix per run"},
-		{"exec:COMMAND", "the reference consumer over a process adapter speaking impl/procstore/PROTOCOL.md"},
+		{"exec:COMMAND", "the reference consumer over a process adapter speaking impl/adapter/procstore/PROTOCOL.md"},
+		{"exec-hlc:COMMAND", "the reference projection over an HLC in a process speaking impl/adapter/procparts/PROTOCOL.md"},
+		{"exec-projector:COMMAND", "the reference projection with a projector in a process speaking impl/adapter/procparts/PROTOCOL.md"},
 	}
 }
 
@@ -134,20 +157,86 @@ func probe(open func(clock.Source) (store.Store, error)) error {
 	return nil
 }
 
+// execTimeout reads ExecTimeoutEnv: zero when unset.
+func execTimeout() (time.Duration, error) {
+	v := os.Getenv(ExecTimeoutEnv)
+	if v == "" {
+		return 0, nil
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d <= 0 {
+		return 0, fmt.Errorf("%s=%q: want a positive Go duration such as 5s", ExecTimeoutEnv, v)
+	}
+	return d, nil
+}
+
+func partsOptions(command string) (procparts.Options, error) {
+	argv, err := procparts.ParseCommand(command)
+	if err != nil {
+		return procparts.Options{}, err
+	}
+	d, err := execTimeout()
+	if err != nil {
+		return procparts.Options{}, err
+	}
+	return procparts.Options{Command: argv, Timeout: d}, nil
+}
+
+// resolveHLC starts an HLC implementation and opens one clock in it.
+func resolveHLC(spec, command string) (system.Target, error) {
+	opts, err := partsOptions(command)
+	if err != nil {
+		return system.Target{}, err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), openTimeout)
+	defer cancel()
+	hs, err := procparts.OpenHLCs(ctx, opts)
+	if err != nil {
+		return system.Target{}, err
+	}
+	c, err := hs.Open("probe", clock.NewVirtual(0))
+	if err != nil {
+		_ = hs.Close()
+		return system.Target{}, err
+	}
+	if err := c.(*procparts.Clock).Close(); err != nil {
+		_ = hs.Close()
+		return system.Target{}, err
+	}
+	return system.WithHLC(spec, hs.Open), nil
+}
+
+// resolveProjector starts a projector implementation and opens one
+// projector in it.
+func resolveProjector(spec, command string) (system.Target, error) {
+	opts, err := partsOptions(command)
+	if err != nil {
+		return system.Target{}, err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), openTimeout)
+	defer cancel()
+	ps, err := procparts.OpenProjectors(ctx, opts)
+	if err != nil {
+		return system.Target{}, err
+	}
+	p := ps.New().(*procparts.Projector)
+	if err := errors.Join(p.Err(), p.Close()); err != nil {
+		_ = ps.Close()
+		return system.Target{}, err
+	}
+	return system.WithProjector(spec, ps.New), nil
+}
+
 func execOptions(command string) (procstore.Options, error) {
 	argv, err := procstore.ParseCommand(command)
 	if err != nil {
 		return procstore.Options{}, err
 	}
-	opts := procstore.Options{Command: argv}
-	if v := os.Getenv(ExecTimeoutEnv); v != "" {
-		d, err := time.ParseDuration(v)
-		if err != nil || d <= 0 {
-			return procstore.Options{}, fmt.Errorf("%s=%q: want a positive Go duration such as 5s", ExecTimeoutEnv, v)
-		}
-		opts.Timeout = d
+	d, err := execTimeout()
+	if err != nil {
+		return procstore.Options{}, err
 	}
-	return opts, nil
+	return procstore.Options{Command: argv, Timeout: d}, nil
 }
 
 // openSQLiteMemory opens a fresh in-memory database: it has a name of its

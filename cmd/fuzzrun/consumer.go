@@ -1,0 +1,265 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/idemcheck/idemcheck/consumertest"
+	"github.com/idemcheck/idemcheck/corpus"
+	"github.com/idemcheck/idemcheck/examples/consumers/catalog"
+)
+
+// A -consumer campaign puts a team's consumer under the harness
+// (package consumertest): an example consumer by name, or one a
+// registered scheme resolves ("exec:COMMAND" once the process adapter
+// registers "exec"). Violations are shrunk, reduced and saved as
+// consumer-level corpus cases (corpus format version 3) under
+// corpus/consumers.
+
+// defaultConsumerCorpus is where -consumer saves counterexamples.
+const defaultConsumerCorpus = "corpus/consumers"
+
+// ConsumerScheme resolves the part after "SCHEME:" of -consumer into a
+// consumer; the io.Closer, if not nil, is closed when the run ends.
+type ConsumerScheme func(arg string) (consumertest.Consumer, io.Closer, error)
+
+// consumerSchemes are the registered schemes, by name.
+var consumerSchemes = map[string]ConsumerScheme{}
+
+// consumerSchemeDocs describe each scheme for -list.
+var consumerSchemeDocs = map[string]string{}
+
+// registerConsumerScheme adds a scheme; call it from an init function:
+//
+//	func init() { registerConsumerScheme("exec", "a process speaking the consumer protocol", resolveExec) }
+func registerConsumerScheme(name, doc string, f ConsumerScheme) {
+	if _, dup := consumerSchemes[name]; dup {
+		panic("fuzzrun: consumer scheme " + name + " registered twice")
+	}
+	consumerSchemes[name], consumerSchemeDocs[name] = f, doc
+}
+
+// resolveConsumer opens the consumer -consumer names.
+func resolveConsumer(spec string) (consumertest.Consumer, io.Closer, error) {
+	if scheme, arg, ok := strings.Cut(spec, ":"); ok {
+		f, known := consumerSchemes[scheme]
+		if !known {
+			return consumertest.Consumer{}, nil, usagef("-consumer: %q: no scheme %q (known: %s)", spec, scheme, schemeList())
+		}
+		if arg == "" {
+			return consumertest.Consumer{}, nil, usagef("-consumer: %q names nothing after %q", spec, scheme+":")
+		}
+		c, closer, err := f(arg)
+		if err != nil {
+			return consumertest.Consumer{}, nil, usagef("-consumer: %v", err)
+		}
+		if c.Name == "" {
+			c.Name = safeConsumerName(spec)
+		}
+		return c, closer, nil
+	}
+	e, ok := catalog.Lookup(spec)
+	if !ok {
+		return consumertest.Consumer{}, nil, usagef("-consumer: %q is not an example consumer; they are %s (or SCHEME:ARG, schemes: %s)",
+			spec, strings.Join(catalog.Names(), ", "), schemeList())
+	}
+	return e.Consumer, nil, nil
+}
+
+func schemeList() string {
+	if len(consumerSchemes) == 0 {
+		return "none registered"
+	}
+	return strings.Join(slices.Sorted(maps.Keys(consumerSchemes)), ", ")
+}
+
+// safeConsumerName makes a file-name-friendly name of a scheme spec.
+func safeConsumerName(spec string) string {
+	var b strings.Builder
+	for _, r := range strings.ToLower(spec) {
+		switch {
+		case r >= 'a' && r <= 'z', r >= '0' && r <= '9':
+			b.WriteRune(r)
+		default:
+			b.WriteByte('-')
+		}
+		if b.Len() >= 40 {
+			break
+		}
+	}
+	return strings.Trim(b.String(), "-")
+}
+
+// checkConsumer rejects -consumer combined with what it cannot mean.
+func (o *options) checkConsumer(given map[string]bool) error {
+	if o.consumer == "" {
+		return nil
+	}
+	for _, f := range []string{"mutants", "broker", "target", "property", "without", "html", "explore", "off"} {
+		if given[f] {
+			return usagef("-%s: a -consumer run takes no -%s (it judges the consumer by the consumertest laws)", f, f)
+		}
+	}
+	if o.list {
+		return usagef("-list: lists every consumer already; drop -consumer")
+	}
+	if !given["corpus"] {
+		o.corpusDir = defaultConsumerCorpus
+	}
+	return nil
+}
+
+// consumerJSON is the -consumer -json report.
+type consumerJSON struct {
+	Mode       string   `json:"mode"`
+	Consumer   string   `json:"consumer"`
+	Seed       uint64   `json:"seed"`
+	Checks     int64    `json:"checks"`
+	ElapsedMs  int64    `json:"elapsedMs"`
+	PerSecond  float64  `json:"scenariosPerSec"`
+	Failed     bool     `json:"failed"`
+	Law        string   `json:"law,omitempty"`
+	Summary    string   `json:"summary,omitempty"`
+	Size       int      `json:"size,omitempty"`
+	CorpusFile string   `json:"corpusFile,omitempty"`
+	Replay     string   `json:"replay,omitempty"`
+	Trace      []string `json:"trace,omitempty"`
+	Exit       int      `json:"exit"`
+}
+
+// runConsumer runs a -consumer campaign, or replays one file against it.
+func runConsumer(ctx context.Context, o *options, stdout, stderr io.Writer) int {
+	c, closer, err := resolveConsumer(o.consumer)
+	if err != nil {
+		fmt.Fprintf(stderr, "fuzzrun: %v\n", err)
+		return exitUsage
+	}
+	if closer != nil {
+		defer closer.Close()
+	}
+	if o.replay != "" {
+		return replayConsumer(o, c, stdout, stderr)
+	}
+	seed := o.seed
+	if !o.seedGiven {
+		seed = uint64(time.Now().UnixNano() % 1_000_000_000)
+	}
+	fmt.Fprintf(stderr, "fuzzrun: consumer %s, seed %d, budget %s", c.Name, seed, o.duration)
+	if o.checks > 0 {
+		fmt.Fprintf(stderr, " or %d scenarios", o.checks)
+	}
+	fmt.Fprintln(stderr)
+	start := time.Now()
+	var checks int64
+	rep := consumerJSON{Mode: "consumer", Consumer: c.Name, Seed: seed}
+	for round := uint64(0); ; round++ {
+		if ctx.Err() != nil || (o.duration > 0 && time.Since(start) >= o.duration) || (o.checks > 0 && checks >= o.checks) {
+			break
+		}
+		batch := int64(o.batch)
+		if o.checks > 0 {
+			batch = min(batch, o.checks-checks)
+		}
+		opts := []consumertest.Option{consumertest.Checks(int(batch)), consumertest.Seed(seed + round)}
+		if o.corpusDir != "" {
+			opts = append(opts, consumertest.CorpusDir(o.corpusDir))
+		}
+		res, err := consumertest.Hunt(c, opts...)
+		if err != nil {
+			fmt.Fprintf(stderr, "fuzzrun: -consumer %s: %v\n", c.Name, err)
+			if errors.Is(err, consumertest.ErrBadInput) {
+				return exitUsage
+			}
+			return exitInternal
+		}
+		checks += int64(res.Checks)
+		if res.Failed {
+			rep.Failed, rep.Law, rep.Summary, rep.Size = true, res.Law, res.Summary(), res.Scenario.Size()
+			rep.CorpusFile = res.CorpusFile
+			if res.CorpusFile != "" {
+				rep.Replay = fmt.Sprintf("go run ./cmd/fuzzrun -consumer %s -replay %s", shellQuote(o.consumer), shellQuote(res.CorpusFile))
+			}
+			rep.Trace = res.Outcome.Trace.Lines()
+			res.Replay = rep.Replay
+			if !o.json {
+				fmt.Fprint(stdout, res.Report())
+			}
+			break
+		}
+		fmt.Fprintf(stderr, "fuzzrun: %d scenarios, %s, no law broken\n", checks, time.Since(start).Round(time.Millisecond))
+	}
+	elapsed := time.Since(start)
+	rep.Checks, rep.ElapsedMs = checks, elapsed.Milliseconds()
+	if elapsed > 0 {
+		rep.PerSecond = float64(checks) / elapsed.Seconds()
+	}
+	rep.Exit = exitOK
+	if rep.Failed {
+		rep.Exit = exitViolation
+	}
+	if o.json {
+		if err := writeJSON(stdout, rep); err != nil {
+			return exitInternal
+		}
+	} else if !rep.Failed {
+		fmt.Fprintf(stdout, "PASS %s: no law broken in %d scenarios (%s, %.0f scenarios/s)\n", c.Name, checks, elapsed.Round(time.Millisecond), rep.PerSecond)
+	}
+	return rep.Exit
+}
+
+// replayConsumer plays one consumer-level case against the consumer.
+func replayConsumer(o *options, c consumertest.Consumer, stdout, stderr io.Writer) int {
+	s, err := consumertest.LoadScenario(o.replay)
+	if err != nil {
+		fmt.Fprintf(stderr, "fuzzrun: -replay: %v\n", err)
+		return exitUsage
+	}
+	var recorded string
+	if cs, err := corpus.Load(o.replay); err == nil && cs.IsConsumer() {
+		recorded = fmt.Sprintf("recorded: %s broke %s (%s)\n", cs.Target, cs.Law, cs.Summary)
+	}
+	res, err := consumertest.Replay(c, s)
+	if err != nil {
+		fmt.Fprintf(stderr, "fuzzrun: -replay %s -consumer %s: %v\n", o.replay, c.Name, err)
+		if errors.Is(err, consumertest.ErrBadInput) {
+			return exitUsage
+		}
+		return exitInternal
+	}
+	exit := exitOK
+	if res.Failed {
+		exit = exitViolation
+	}
+	if o.json {
+		rep := consumerJSON{Mode: "replay", Consumer: c.Name, Checks: 1, Failed: res.Failed, Law: res.Law, Summary: res.Summary(),
+			Size: s.Size(), Trace: res.Outcome.Trace.Lines(), Exit: exit}
+		if err := writeJSON(stdout, rep); err != nil {
+			return exitInternal
+		}
+		return exit
+	}
+	fmt.Fprint(stdout, recorded)
+	fmt.Fprint(stdout, res.Report())
+	return exit
+}
+
+// listConsumers is the -list section of the consumers.
+func listConsumers(w io.Writer) {
+	fmt.Fprintln(w, "\nconsumers (-consumer NAME):")
+	for _, e := range catalog.All() {
+		verdict := "correct"
+		if !e.Correct() {
+			verdict = "broken: " + e.Law
+		}
+		fmt.Fprintf(w, "  %-15s %-28s %s\n", e.Name, verdict, e.Doc)
+	}
+	for _, name := range slices.Sorted(maps.Keys(consumerSchemes)) {
+		fmt.Fprintf(w, "  %s:ARG  %s\n", name, consumerSchemeDocs[name])
+	}
+}

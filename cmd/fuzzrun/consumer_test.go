@@ -1,0 +1,82 @@
+package main
+
+import (
+	"encoding/json"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/idemcheck/idemcheck/consumertest"
+	"github.com/idemcheck/idemcheck/examples/consumers/catalog"
+)
+
+func TestConsumerCampaignFindsSavesAndReplays(t *testing.T) {
+	dir := t.TempDir()
+	r := fuzzrun(t, "-consumer", "nounique", "-checks", "400", "-seed", "3", "-corpus", dir, "-json")
+	if r.code != exitViolation {
+		t.Fatalf("exit %d, want %d\n%s\n%s", r.code, exitViolation, r.stdout, r.stderr)
+	}
+	var rep consumerJSON
+	if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil {
+		t.Fatalf("-json: %v\n%s", err, r.stdout)
+	}
+	if rep.Law != consumertest.LawSingleCredit || rep.CorpusFile == "" || rep.Size > 8 {
+		t.Fatalf("report %+v", rep)
+	}
+	if _, err := os.Stat(rep.CorpusFile); err != nil {
+		t.Fatal(err)
+	}
+	if r := fuzzrun(t, "-consumer", "nounique", "-replay", rep.CorpusFile); r.code != exitViolation || !strings.Contains(r.stdout, "FAIL single-credit") {
+		t.Fatalf("replay against the broken consumer: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if r := fuzzrun(t, "-consumer", "adr", "-replay", rep.CorpusFile); r.code != exitOK || !strings.Contains(r.stdout, "PASS adr") {
+		t.Fatalf("replay against the ADR consumer: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if r := fuzzrun(t, "-replay", rep.CorpusFile); r.code != exitUsage || !strings.Contains(r.stderr, "replay it with -consumer") {
+		t.Fatalf("replay without -consumer: exit %d\n%s", r.code, r.stderr)
+	}
+}
+
+func TestConsumerCampaignPassesACorrectConsumer(t *testing.T) {
+	dir := t.TempDir()
+	r := fuzzrun(t, "-consumer", "insertfirst", "-checks", "100", "-seed", "1", "-corpus", dir)
+	if r.code != exitOK || !strings.Contains(r.stdout, "PASS insertfirst") {
+		t.Fatalf("exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if files, _ := filepath.Glob(filepath.Join(dir, "*")); len(files) != 0 {
+		t.Fatalf("a passing campaign wrote %v", files)
+	}
+}
+
+func TestConsumerUsageErrors(t *testing.T) {
+	for _, args := range [][]string{
+		{"-consumer", "nope"},
+		{"-consumer", "adr", "-mutants"},
+		{"-consumer", "adr", "-property", "fencing"},
+		{"-consumer", "nosuch:thing"},
+		{"-consumer", "adr", "-replay", "does-not-exist.json"},
+	} {
+		if r := fuzzrun(t, args...); r.code != exitUsage || !strings.Contains(r.stderr, "fuzzrun: ") {
+			t.Errorf("%v: exit %d, want %d\n%s", args, r.code, exitUsage, r.stderr)
+		}
+	}
+}
+
+func TestConsumerSchemesRegister(t *testing.T) {
+	registerConsumerScheme("test-scheme", "an example consumer by another name", func(arg string) (consumertest.Consumer, io.Closer, error) {
+		e, _ := catalog.Lookup(arg)
+		c := e.Consumer
+		c.Name = ""
+		return c, nil, nil
+	})
+	defer func() { delete(consumerSchemes, "test-scheme"); delete(consumerSchemeDocs, "test-scheme") }()
+	c, _, err := resolveConsumer("test-scheme:adr")
+	if err != nil || c.Name != "test-scheme-adr" || c.Handler == nil {
+		t.Fatalf("resolved %q, %v", c.Name, err)
+	}
+	if r := fuzzrun(t, "-list"); !strings.Contains(r.stdout, "test-scheme:ARG") || !strings.Contains(r.stdout, "claimstuck") {
+		t.Fatalf("-list does not show the consumers:\n%s", r.stdout)
+	}
+}

@@ -1,0 +1,220 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"runtime/debug"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/idemcheck/idemcheck/corpus"
+	"github.com/idemcheck/idemcheck/explore"
+	"github.com/idemcheck/idemcheck/faults/scenario"
+	"github.com/idemcheck/idemcheck/properties"
+)
+
+// exploreFlags are the raw values of the -explore flags.
+type exploreFlags struct {
+	depth, events, groups, groupWorkers, nodes, steps string
+	noSymmetry, noPOR                                 bool
+}
+
+// exploreOnly are the flags that mean something with -explore only.
+var exploreOnly = []string{"depth", "events", "groups", "group-workers", "nodes", "steps", "no-symmetry", "no-por"}
+
+// parseExplore validates the -explore flags into o.exploreOp.
+func (o *options) parseExplore(given map[string]bool, f exploreFlags) error {
+	if !o.explore {
+		for _, name := range exploreOnly {
+			if given[name] {
+				return usagef("-%s: needs -explore", name)
+			}
+		}
+		return nil
+	}
+	for _, name := range []string{"duration", "checks", "seed", "broker", "without", "runs", "batch"} {
+		if given[name] {
+			return usagef("-%s: means nothing with -explore, which enumerates every schedule", name)
+		}
+	}
+	if !given["depth"] {
+		return usagef("-depth: -explore needs a depth (e.g. -depth 8)")
+	}
+	depth, err := strconv.Atoi(f.depth)
+	if err != nil || depth < 1 {
+		return usagef("-depth: %q is not a depth of at least 1", f.depth)
+	}
+	count := func(name, v string, least int) (int, error) {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < least {
+			return 0, usagef("-%s: %q is not a whole number of at least %d", name, v, least)
+		}
+		return n, nil
+	}
+	var w explore.World
+	if n, err := strconv.Atoi(f.events); err == nil {
+		if n < 1 {
+			return usagef("-events: %d events; need at least one", n)
+		}
+		for range n {
+			w.Events = append(w.Events, "ok")
+		}
+	} else {
+		for _, e := range strings.Split(f.events, ",") {
+			e = strings.TrimSpace(e)
+			if _, _, err := explore.ParseFate(e); err != nil {
+				return usagef("-events: %v", err)
+			}
+			w.Events = append(w.Events, e)
+		}
+	}
+	if w.Groups, err = count("groups", f.groups, 1); err != nil {
+		return err
+	}
+	if w.WorkersPerGroup, err = strconv.Atoi(f.groupWorkers); err != nil || w.WorkersPerGroup < 1 {
+		return usagef("-group-workers: %q: the world has no workers; need at least 1 per group", f.groupWorkers)
+	}
+	if w.Nodes, err = count("nodes", f.nodes, 1); err != nil {
+		return err
+	}
+	menu := explore.ParseMenu(f.steps)
+	base, err := w.Scenario()
+	if err != nil {
+		return usagef("-events: %v", err)
+	}
+	if _, err := explore.Steps(base, menu); err != nil {
+		return usagef("-steps: %v", err)
+	}
+	if o.target.Consumption == nil {
+		return usagef("-target: %s has no consumption parts to explore", o.target.Name)
+	}
+	o.exploreOp = explore.Options{World: w, Menu: menu, Depth: depth, Properties: o.props, Parallel: o.workers,
+		NoSymmetry: f.noSymmetry, NoPOR: f.noPOR, Coverage: true}
+	return nil
+}
+
+// exploreReport is the -json form of an exploration.
+type exploreReport struct {
+	Target         string              `json:"target"`
+	World          explore.World       `json:"world"`
+	Menu           []string            `json:"menu"`
+	DepthAsked     int                 `json:"depthAsked"`
+	Result         *explore.Result     `json:"result"`
+	StatesPerSec   float64             `json:"statesPerSecond"`
+	Verified       bool                `json:"verified"`
+	CorpusFile     string              `json:"corpusFile,omitempty"`
+	Counterexample *json.RawMessage    `json:"counterexampleScenario,omitempty"`
+	Verdict        *properties.Verdict `json:"verdict,omitempty"`
+}
+
+// runExplore is fuzzrun -explore: the model checker over the world the
+// flags describe.
+func runExplore(ctx context.Context, o *options, stdout, stderr io.Writer) int {
+	// The search keeps little alive (fingerprints and a frontier) and
+	// makes much garbage: collecting less often saves a third of the CPU.
+	defer debug.SetGCPercent(debug.SetGCPercent(400))
+	op := o.exploreOp
+	if o.exploreOp.Properties != nil {
+		// -property narrows the judges to the consumption properties named.
+		var ps []properties.Property
+		for _, p := range op.Properties {
+			if p.Kind == scenario.KindConsumption {
+				ps = append(ps, p)
+			}
+		}
+		if len(ps) == 0 {
+			fmt.Fprintf(stderr, "fuzzrun: -property: no consumption property selected; -explore judges consumption\n")
+			return exitUsage
+		}
+		op.Properties = ps
+	}
+	prog := newProgress(stderr, o.every)
+	op.Progress = func(p explore.Progress) {
+		rate := 0.0
+		if s := p.Elapsed.Seconds(); s > 0 {
+			rate = float64(p.States) / s
+		}
+		prog.update(time.Now(), fmt.Sprintf("explore: depth %d, %d/%d of the frontier, %d states, %d transitions, %.0f states/s, %s",
+			p.Depth, p.Done, p.Frontier, p.States, p.Transitions, rate, p.Elapsed.Round(time.Second)))
+	}
+	res, err := explore.Explore(ctx, o.target, op)
+	prog.clear()
+	if err != nil {
+		fmt.Fprintf(stderr, "fuzzrun: %v\n", err)
+		if errors.Is(err, explore.ErrBounds) {
+			return exitUsage
+		}
+		return exitInternal
+	}
+	rep := exploreReport{Target: o.target.Name, World: op.World, Menu: op.Menu, DepthAsked: op.Depth, Result: res,
+		StatesPerSec: res.StatesPerSecond(), Verified: res.Counterexample == nil && !res.Interrupted}
+	var file string
+	if cx := res.Counterexample; cx != nil && o.corpusDir != "" && cx.Outcome != nil && !cx.Verdict.Pass {
+		law := ""
+		if len(cx.Verdict.Breaches) > 0 {
+			law = cx.Verdict.Breaches[0].Law
+		}
+		c := &corpus.Case{Property: cx.Verdict.Property, Law: law, Target: o.target.Name, Summary: cx.Verdict.Summary,
+			Trace: cx.Outcome.Trace.Lines(), Scenario: cx.Scenario}
+		if caught, err := corpus.Catches(cx.Scenario); err == nil {
+			c.CaughtBy = caught
+		}
+		f, _, err := corpus.Write(o.corpusDir, c)
+		if err != nil {
+			fmt.Fprintf(stderr, "fuzzrun: save the counterexample: %v\n", err)
+			return exitInternal
+		}
+		file = f
+		rep.CorpusFile = f
+	}
+	if o.json {
+		if cx := res.Counterexample; cx != nil {
+			if js, err := scenario.Marshal(cx.Scenario); err == nil {
+				raw := json.RawMessage(js)
+				rep.Counterexample = &raw
+			}
+			rep.Verdict = &cx.Verdict
+		}
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		_ = enc.Encode(rep)
+	} else {
+		printExplore(stdout, o, op, res, file)
+	}
+	if res.Counterexample != nil {
+		return exitViolation
+	}
+	return exitOK
+}
+
+func printExplore(w io.Writer, o *options, op explore.Options, res *explore.Result, file string) {
+	fmt.Fprintf(w, "explore %s: events %s, %d group(s) x %d worker(s), %d node(s), steps %s\n",
+		o.target.Name, strings.Join(op.World.Events, ","), op.World.Groups, op.World.WorkersPerGroup, max(op.World.Nodes, 1), strings.Join(op.Menu, ","))
+	fmt.Fprintf(w, "depth  new states  transitions\n")
+	for _, l := range res.Levels {
+		fmt.Fprintf(w, "%5d  %10d  %11d\n", l.Depth, l.States, l.Transitions)
+	}
+	fmt.Fprintf(w, "distinct states %d, transitions %d (%d skipped by partial order), %.0f states/s, %.0f bytes/state, %s\n",
+		res.States, res.Transitions, res.Skipped, res.StatesPerSecond(), res.BytesPerState, res.Elapsed.Round(time.Millisecond))
+	printCoverage(w, res.Coverage.Rows(), "(a run is a distinct state: its schedule, then its drain and replay; a situation never reached\n"+
+		"is one this world and step menu cannot reach within the depth, and does not fail an exploration)")
+	fmt.Fprintln(w)
+	switch {
+	case res.Counterexample != nil:
+		cx := res.Counterexample
+		fmt.Fprintf(w, "violation at depth %d (a shortest schedule):\n", cx.Depth)
+		ro := properties.ReportOptions{Scenario: o.verbose, CorpusFile: file}
+		if file != "" {
+			ro.Replay = fmt.Sprintf("go run ./cmd/fuzzrun -replay %s -target %s", file, o.target.Name)
+		}
+		fmt.Fprint(w, properties.Report(cx.Verdict, cx.Outcome, ro))
+	case res.Interrupted:
+		fmt.Fprintf(w, "interrupted: every schedule up to depth %d explored, %d distinct states, no violation\n", res.Depth, res.States)
+	default:
+		fmt.Fprintf(w, "verified: every schedule up to depth %d, %d distinct states, no violation\n", res.Depth, res.States)
+	}
+}

@@ -1,0 +1,78 @@
+package main
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/idemcheck/idemcheck/corpus"
+)
+
+func TestExploreVerifiesTheReference(t *testing.T) {
+	r := fuzzrun(t, "-explore", "-depth", "4", "-corpus", "")
+	if r.code != exitOK {
+		t.Fatalf("exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	for _, want := range []string{"depth  new states  transitions", "distinct states", "states/s", "bytes/state",
+		"verified: every schedule up to depth 4,"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("output lacks %q:\n%s", want, r.stdout)
+		}
+	}
+}
+
+func TestExploreSavesTheShortestCounterexample(t *testing.T) {
+	dir := t.TempDir()
+	r := fuzzrun(t, "-explore", "-depth", "8", "-target", "takeover-without-fencing", "-corpus", dir)
+	if r.code != exitViolation {
+		t.Fatalf("exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if !strings.Contains(r.stdout, "violation at depth 6 (a shortest schedule)") || !strings.Contains(r.stdout, "corpus file: ") {
+		t.Fatalf("output:\n%s", r.stdout)
+	}
+	fs := files(t, dir)
+	if len(fs) != 1 {
+		t.Fatalf("corpus holds %v", fs)
+	}
+	c, err := corpus.Load(dir + "/" + fs[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.Scenario.Consumption.Steps) != 6 || c.Target != "takeover-without-fencing" {
+		t.Fatalf("saved %d steps against %s", len(c.Scenario.Consumption.Steps), c.Target)
+	}
+	replay := fuzzrun(t, "-replay", dir+"/"+fs[0], "-target", "takeover-without-fencing", "-corpus", "")
+	if replay.code != exitViolation {
+		t.Fatalf("the saved scenario does not fail again: exit %d\n%s", replay.code, replay.stdout)
+	}
+}
+
+func TestExploreBadBounds(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-explore", "-depth", "0"}, "-depth"},
+		{[]string{"-explore"}, "-depth"},
+		{[]string{"-explore", "-depth", "3", "-group-workers", "0"}, "no workers"},
+		{[]string{"-explore", "-depth", "3", "-steps", "produce,teleport"}, "unknown step \"teleport\""},
+		{[]string{"-explore", "-depth", "3", "-events", "sometimes"}, "-events"},
+		{[]string{"-explore", "-depth", "3", "-duration", "5s"}, "-duration"},
+		{[]string{"-depth", "3"}, "needs -explore"},
+	} {
+		r := fuzzrun(t, c.args...)
+		if r.code != exitUsage || !strings.Contains(r.stderr, c.want) {
+			t.Errorf("%v: exit %d, stderr %q; want exit 2 naming %q", c.args, r.code, r.stderr, c.want)
+		}
+	}
+}
+
+// Ctrl-C reports the depth explored so far.
+func TestExploreInterrupted(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	r := fuzzrunContext(t, ctx, "-explore", "-depth", "20", "-corpus", "")
+	if r.code != exitOK || !strings.Contains(r.stdout, "interrupted: every schedule up to depth 0 explored") {
+		t.Fatalf("exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+}

@@ -1,0 +1,383 @@
+package consumertest
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"pgregory.net/rapid"
+
+	"github.com/idemcheck/idemcheck/consumertest/internal/backend"
+)
+
+// Option tunes a Check, Hunt or Replay.
+type Option func(*config)
+
+type config struct {
+	checks     int
+	seed       uint64
+	maxSteps   int
+	corpusDir  string
+	noReduce   bool
+	shrinkTime time.Duration
+	backend    backend.Backend
+}
+
+func newConfig(opts []Option) config {
+	c := config{maxSteps: 16, shrinkTime: 2 * time.Second, backend: backend.SQLite{}}
+	for _, o := range opts {
+		o(&c)
+	}
+	return c
+}
+
+// Checks sets how many scenarios are drawn (default: rapid's -rapid.checks,
+// 100).
+func Checks(n int) Option { return func(c *config) { c.checks = n } }
+
+// Seed sets rapid's seed (default: -rapid.seed, or a random one that the
+// failure report prints).
+func Seed(seed uint64) Option { return func(c *config) { c.seed = seed } }
+
+// MaxSteps bounds the explicit schedule of a drawn scenario (default 16).
+func MaxSteps(n int) Option { return func(c *config) { c.maxSteps = max(n, 0) } }
+
+// CorpusDir is where a counterexample is saved. Check saves into
+// testdata/consumertest by default; Hunt saves only when this is given.
+func CorpusDir(dir string) Option { return func(c *config) { c.corpusDir = dir } }
+
+// ShrinkTime bounds rapid's shrinking of a counterexample (default 2s);
+// the reduction pass that follows takes over from where it stopped.
+func ShrinkTime(d time.Duration) Option { return func(c *config) { c.shrinkTime = d } }
+
+// NoReduce skips the reduction pass that follows rapid's shrinking.
+func NoReduce() Option { return func(c *config) { c.noReduce = true } }
+
+// ReplayEnv names the environment variable that makes Check replay one
+// saved scenario instead of drawing new ones: IDEMCHECK_REPLAY=FILE go test
+// -run TestX.
+const ReplayEnv = "IDEMCHECK_REPLAY"
+
+// Check puts the consumer under the harness from a test: it draws
+// scenarios (events, duplicates, several workers, crashes, injected
+// failures, time, replays), plays each against c on a fresh database, and
+// fails t with a report of the smallest counterexample it finds. A
+// consumer that cannot be run at all (a schema or a query that fails) fails
+// t at once with the error.
+func Check(t *testing.T, c Consumer, opts ...Option) {
+	t.Helper()
+	cfg := newConfig(opts)
+	if cfg.corpusDir == "" {
+		cfg.corpusDir = filepath.Join("testdata", "consumertest")
+	}
+	if file := os.Getenv(ReplayEnv); file != "" {
+		s, err := LoadScenario(file)
+		if err != nil {
+			t.Fatalf("%s=%s: %v", ReplayEnv, file, err)
+		}
+		res, err := replay(c, s, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Log(res.Report())
+		if res.Failed {
+			t.Fatalf("%s: %s", res.Law, res.Summary())
+		}
+		return
+	}
+	res, err := hunt(c, cfg, t.Name())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Failed {
+		t.Fatalf("consumer %q breaks %s\n%s", c.displayName(), res.Law, res.Report())
+	}
+}
+
+// Result is what a Hunt or a Replay found.
+type Result struct {
+	Consumer string
+	// Failed is true when a scenario broke a law.
+	Failed bool
+	// Law is the law broken (the first, in the order of Laws).
+	Law      string
+	Breaches []Breach
+	// Scenario and Outcome are the shrunk and reduced counterexample.
+	Scenario *Scenario
+	Outcome  *Outcome
+	// Checks is the number of scenarios drawn until the first failure (or
+	// all of them).
+	Checks int
+	// Seed reproduces the hunt with -rapid.seed.
+	Seed uint64
+	// FoundAfter is the time to the first failing scenario, before
+	// shrinking; Elapsed includes shrinking and reduction.
+	FoundAfter time.Duration
+	Elapsed    time.Duration
+	// ShrunkSize is the counterexample's size after rapid's shrinking,
+	// before the reduction pass.
+	ShrunkSize int
+	// CorpusFile is where the counterexample was saved.
+	CorpusFile string
+	// Replay is the command that replays it.
+	Replay string
+}
+
+// Summary is the one line of the breach of the result's law ("" when
+// nothing failed).
+func (r Result) Summary() string {
+	for _, b := range r.Breaches {
+		if b.Law == r.Law {
+			return b.Summary
+		}
+	}
+	return ""
+}
+
+// Hunt searches for a scenario in which c breaks a law, shrinks it with
+// rapid and reduces it further, without failing any test: a failure is a
+// result. An error means c could not be run at all.
+func Hunt(c Consumer, opts ...Option) (Result, error) {
+	return hunt(c, newConfig(opts), "hunt/"+c.displayName())
+}
+
+// Replay plays one scenario against c and judges it.
+func Replay(c Consumer, s *Scenario, opts ...Option) (Result, error) {
+	return replay(c, s, newConfig(opts))
+}
+
+func replay(c Consumer, s *Scenario, cfg config) (Result, error) {
+	if err := c.validate(); err != nil {
+		return Result{}, err
+	}
+	start := time.Now()
+	out, err := play(context.Background(), cfg.backend, c, s)
+	if err != nil {
+		return Result{}, err
+	}
+	res := Result{Consumer: c.displayName(), Scenario: s, Outcome: out, Checks: 1, Elapsed: time.Since(start)}
+	if bs := Judge(c, out); len(bs) > 0 {
+		res.Failed, res.Law, res.Breaches = true, bs[0].Law, bs
+	}
+	return res, nil
+}
+
+// preflight runs the schema and the queries once, so that bad input is an
+// error before any scenario.
+func preflight(c Consumer, be backend.Backend) error {
+	if err := c.validate(); err != nil {
+		return err
+	}
+	ctx := context.Background()
+	db, err := be.Fresh(ctx)
+	if err != nil {
+		return fmt.Errorf("%w: open a fresh %s database: %w", ErrBadInput, be.Name(), err)
+	}
+	defer db.Close()
+	if err := runSchema(ctx, db.Admin(), c.Schema); err != nil {
+		return err
+	}
+	_, err = snapshot(ctx, db.Admin(), c)
+	return err
+}
+
+// rapidMu serialises hunts: rapid reads its settings from process-wide
+// flags.
+var rapidMu sync.Mutex
+
+func hunt(c Consumer, cfg config, name string) (Result, error) {
+	if err := preflight(c, cfg.backend); err != nil {
+		return Result{}, err
+	}
+	start := time.Now()
+	res := Result{Consumer: c.displayName()}
+	var last *Result
+	var badInput error
+	func() {
+		rapidMu.Lock()
+		defer rapidMu.Unlock()
+		settings := map[string]string{"rapid.nofailfile": "true", "rapid.shrinktime": cfg.shrinkTime.String()}
+		if cfg.checks > 0 {
+			settings["rapid.checks"] = strconv.Itoa(cfg.checks)
+		}
+		if cfg.seed != 0 {
+			settings["rapid.seed"] = strconv.FormatUint(cfg.seed, 10)
+		}
+		restore := setFlags(settings)
+		defer restore()
+		gen := Generator(cfg.maxSteps)
+		rec := &recorder{name: name}
+		rapid.Check(rec, func(t *rapid.T) {
+			s := gen.Draw(t, "scenario")
+			r, err := replay(c, s, cfg)
+			if err != nil {
+				badInput = err
+				t.Fatalf("bad input: %v", err)
+			}
+			if r.Failed {
+				if res.FoundAfter == 0 {
+					res.FoundAfter = time.Since(start)
+				}
+				last = &r
+				t.Fatalf("%s: %s", r.Law, r.Breaches[0].Summary)
+			}
+		})
+		res.Failed = rec.failed
+		msg := rec.message()
+		res.Checks = max(cfg.checks, 1)
+		if m := failedAfter.FindStringSubmatch(msg); m != nil {
+			n, _ := strconv.Atoi(m[1])
+			res.Checks = n + 1
+		}
+		if m := seedRe.FindStringSubmatch(msg); m != nil {
+			res.Seed, _ = strconv.ParseUint(m[1], 10, 64)
+		}
+	}()
+	if badInput != nil {
+		return Result{}, badInput
+	}
+	if !res.Failed || last == nil {
+		res.Failed = false
+		res.Elapsed = time.Since(start)
+		return res, nil
+	}
+	found := *last
+	res.Law, res.Breaches, res.Scenario, res.Outcome = found.Law, found.Breaches, found.Scenario, found.Outcome
+	res.ShrunkSize = found.Scenario.Size()
+	if !cfg.noReduce {
+		if red, r := Reduce(found.Scenario, stillFails(c, cfg, found.Law)); red != found.Scenario && r != nil {
+			res.Breaches, res.Scenario, res.Outcome = r.Breaches, red, r.Outcome
+		}
+	}
+	res.Elapsed = time.Since(start)
+	if cfg.corpusDir != "" {
+		path, err := SaveScenario(cfg.corpusDir, c.displayName(), res.Law, res.Summary(), res.Scenario, res.Outcome, res.Seed)
+		if err != nil {
+			return res, fmt.Errorf("consumertest: save the counterexample: %w", err)
+		}
+		res.CorpusFile = path
+		res.Replay = fmt.Sprintf("%s=%s go test -run '^%s$'", ReplayEnv, path, regexp.QuoteMeta(strings.SplitN(name, "/", 2)[0]))
+	}
+	return res, nil
+}
+
+var (
+	failedAfter = regexp.MustCompile(`failed after (\d+) tests`)
+	seedRe      = regexp.MustCompile(`-rapid\.seed=(\d+)`)
+)
+
+// stillFails is the predicate of the reduction: s still breaks law.
+func stillFails(c Consumer, cfg config, law string) func(*Scenario) *Result {
+	return func(s *Scenario) *Result {
+		r, err := replay(c, s, cfg)
+		if err != nil || !r.Failed {
+			return nil
+		}
+		for _, b := range r.Breaches {
+			if b.Law == law {
+				r.Law = law
+				return &r
+			}
+		}
+		return nil
+	}
+}
+
+func setFlags(values map[string]string) (restore func()) {
+	old := map[string]string{}
+	for name, v := range values {
+		f := flag.Lookup(name)
+		if f == nil {
+			continue
+		}
+		old[name] = f.Value.String()
+		_ = f.Value.Set(v)
+	}
+	return func() {
+		for name, v := range old {
+			_ = flag.Lookup(name).Value.Set(v)
+		}
+	}
+}
+
+// recorder is a rapid.TB that records a failure instead of failing a test.
+type recorder struct {
+	name   string
+	failed bool
+	msgs   []string
+}
+
+func (r *recorder) Helper()                           {}
+func (r *recorder) Name() string                      { return r.name }
+func (r *recorder) Logf(string, ...any)               {}
+func (r *recorder) Log(...any)                        {}
+func (r *recorder) Skipf(string, ...any)              {}
+func (r *recorder) Skip(...any)                       {}
+func (r *recorder) SkipNow()                          {}
+func (r *recorder) Errorf(format string, args ...any) { r.fail(fmt.Sprintf(format, args...)) }
+func (r *recorder) Error(args ...any)                 { r.fail(fmt.Sprint(args...)) }
+func (r *recorder) Fatalf(format string, args ...any) { r.fail(fmt.Sprintf(format, args...)) }
+func (r *recorder) Fatal(args ...any)                 { r.fail(fmt.Sprint(args...)) }
+func (r *recorder) FailNow()                          { r.failed = true }
+func (r *recorder) Fail()                             { r.failed = true }
+func (r *recorder) Failed() bool                      { return r.failed }
+
+func (r *recorder) fail(msg string) {
+	r.failed = true
+	r.msgs = append(r.msgs, msg)
+}
+
+func (r *recorder) message() string { return strings.Join(r.msgs, "\n") }
+
+// Report renders the result for a person: the broken laws with their
+// details and diff, the numbered trace, the seed, the corpus file and the
+// replay command.
+func (r Result) Report() string {
+	var b strings.Builder
+	if !r.Failed {
+		fmt.Fprintf(&b, "PASS %s: no law broken in %d scenario(s)\n", r.Consumer, r.Checks)
+		if r.Outcome != nil {
+			fmt.Fprintf(&b, "\ntrace:\n%s", r.Outcome.Trace)
+		}
+		return b.String()
+	}
+	for _, br := range r.Breaches {
+		fmt.Fprintf(&b, "FAIL %s: %s\n", br.Law, br.Summary)
+		for _, d := range br.Details {
+			fmt.Fprintf(&b, "  - %s\n", d)
+		}
+		if br.Diff != "" {
+			fmt.Fprintf(&b, "  expected (-want) vs consumer (+got):\n%s", indent(br.Diff, "    "))
+		}
+	}
+	if r.Scenario != nil && r.Outcome != nil {
+		fmt.Fprintf(&b, "\ntrace of the scenario (%d step(s), %d worker(s), %d event(s)) on %s:\n%s",
+			r.Scenario.Size(), r.Scenario.Workers, len(r.Scenario.Events), r.Outcome.Backend, r.Outcome.Trace)
+	}
+	if r.Seed != 0 {
+		fmt.Fprintf(&b, "\nseed: %d (go test -run ... -rapid.seed=%d)\n", r.Seed, r.Seed)
+	}
+	if r.CorpusFile != "" {
+		fmt.Fprintf(&b, "corpus file: %s\n", r.CorpusFile)
+	}
+	if r.Replay != "" {
+		fmt.Fprintf(&b, "replay: %s\n", r.Replay)
+	}
+	return b.String()
+}
+
+func indent(s, prefix string) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	for i, l := range lines {
+		lines[i] = prefix + l
+	}
+	return strings.Join(lines, "\n") + "\n"
+}

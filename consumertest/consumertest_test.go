@@ -1,0 +1,248 @@
+package consumertest
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"io"
+	"strings"
+	"testing"
+	"time"
+
+	"pgregory.net/rapid"
+
+	"github.com/idemcheck/idemcheck/impl/contract/handler"
+)
+
+const ledgerSchema = `
+CREATE TABLE ledger (event_id TEXT NOT NULL, amount_cents INTEGER NOT NULL);
+CREATE TABLE processed_events (event_id TEXT PRIMARY KEY);`
+
+// adr is the ADR pattern: check, effect and mark in one transaction.
+func adr(ctx context.Context, db *sql.DB, m handler.Message) error {
+	if m.Event.AmountCents <= 0 {
+		return handler.Poison(errors.New("bad amount"))
+	}
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	var n int
+	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM processed_events WHERE event_id = ?`, m.EventID).Scan(&n); err != nil || n > 0 {
+		return err
+	}
+	handler.Point(ctx, "audit "+m.EventID)
+	if _, err := tx.ExecContext(ctx, `INSERT INTO ledger VALUES (?, ?)`, m.EventID, m.Event.AmountCents); err != nil {
+		return err
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO processed_events VALUES (?)`, m.EventID); err != nil {
+		return err
+	}
+	return tx.Commit()
+}
+
+func adrConsumer() Consumer {
+	return Consumer{Name: "adr", Schema: ledgerSchema, Handler: adr,
+		Effects: PerEvent("SELECT event_id, amount_cents FROM ledger"), Dedupe: "SELECT event_id FROM processed_events"}
+}
+
+// busy is a scenario that reaches crashes, lock waits, an injected
+// failure, a duplicate, time and a replay.
+var busy = &Scenario{Version: 1, Workers: 2, Policy: DefaultPolicy,
+	Events: []Event{{ID: "e1", User: "u1", Amount: 100}, {ID: "e2", User: "u2", Amount: 200}, {ID: "e3", User: "u1", Poison: true}},
+	Steps: []Step{{Op: OpDuplicate, Pick: 0}, {Op: OpRun, Worker: 1}, {Op: OpRun, Worker: 2, Pick: 2}, {Op: OpRun, Worker: 1},
+		{Op: OpRun, Worker: 2}, {Op: OpFail, Worker: 1}, {Op: OpRun, Worker: 2}, {Op: OpCrash, Worker: 1}, {Op: OpAdvance, Ms: 6000},
+		{Op: OpReplay}, {Op: OpRun, Worker: 1}, {Op: OpRun, Worker: 1}, {Op: OpCrash, Worker: 2}}}
+
+func TestSameScenarioSameTrace(t *testing.T) {
+	first, err := Replay(adrConsumer(), busy)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if first.Failed {
+		t.Fatalf("the ADR consumer was flagged:\n%s", first.Report())
+	}
+	trace := first.Outcome.Trace.String()
+	for _, want := range []string{"crashes at", "waits for a lock", "injected failure", "call audit", "duplicates", "replays", "dead-letters e3"} {
+		if !strings.Contains(trace, want) {
+			t.Errorf("the trace never shows %q:\n%s", want, trace)
+		}
+	}
+	for range 3 {
+		again, err := Replay(adrConsumer(), busy)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := again.Outcome.Trace.String(); got != trace {
+			t.Fatalf("the same scenario gave another trace:\n%s\nthen:\n%s", trace, got)
+		}
+	}
+}
+
+func TestDrawnScenariosReplayByteForByte(t *testing.T) {
+	rapid.Check(t, func(rt *rapid.T) {
+		s := Generator(12).Draw(rt, "scenario")
+		a, err := Replay(adrConsumer(), s)
+		if err != nil {
+			rt.Fatal(err)
+		}
+		b, err := Replay(adrConsumer(), s)
+		if err != nil {
+			rt.Fatal(err)
+		}
+		if a.Outcome.Trace.String() != b.Outcome.Trace.String() {
+			rt.Fatalf("two plays of one scenario differ:\n%s\nthen:\n%s", a.Outcome.Trace, b.Outcome.Trace)
+		}
+		if a.Failed {
+			rt.Fatalf("ADR flagged:\n%s", a.Report())
+		}
+	})
+}
+
+func TestScenarioJSONRoundTrips(t *testing.T) {
+	js, err := busy.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, err := UnmarshalScenario(js)
+	if err != nil {
+		t.Fatal(err)
+	}
+	js2, _ := back.Marshal()
+	if string(js) != string(js2) {
+		t.Fatalf("round trip changed the scenario:\n%s\n%s", js, js2)
+	}
+	if _, err := UnmarshalScenario([]byte(`{"version": 1, "workers": 0}`)); err == nil || !strings.Contains(err.Error(), "workers 0") {
+		t.Fatalf("a scenario with no worker was accepted: %v", err)
+	}
+}
+
+func TestBadInputIsAClearError(t *testing.T) {
+	cases := map[string]struct {
+		c    Consumer
+		want string
+	}{
+		"schema":  {Consumer{Schema: "CREATE TABLE ledger (", Handler: adr, Effects: PerEvent("SELECT 1")}, "the schema failed"},
+		"effects": {Consumer{Schema: ledgerSchema, Handler: adr, Effects: PerEvent("SELECT nope FROM ledger")}, "the effects query"},
+		"dedupe":  {Consumer{Schema: ledgerSchema, Handler: adr, Effects: PerEvent("SELECT event_id FROM ledger"), Dedupe: "SELECT x FROM nowhere"}, "the dedupe query"},
+		"shape":   {Consumer{Schema: ledgerSchema + "CREATE TABLE a (u TEXT); INSERT INTO a VALUES ('u1');", Handler: adr, Effects: Aggregate("SELECT u FROM a")}, "must return (user id, total cents)"},
+		"handler": {Consumer{Schema: ledgerSchema, Effects: PerEvent("SELECT event_id FROM ledger")}, "give a Handler or a Worker"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			_, err := Hunt(tc.c, Checks(5))
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("got %v, want an error containing %q", err, tc.want)
+			}
+		})
+	}
+}
+
+func lawOf(t *testing.T, c Consumer, s *Scenario) Result {
+	t.Helper()
+	res, err := Replay(c, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+var one = &Scenario{Version: 1, Workers: 1, Policy: DefaultPolicy, Events: []Event{{ID: "e1", User: "u1", Amount: 100}}}
+
+func TestAPanickingHandlerIsReported(t *testing.T) {
+	c := adrConsumer()
+	c.Handler = func(context.Context, *sql.DB, handler.Message) error { panic("boom") }
+	res := lawOf(t, c, one)
+	if !res.Failed || res.Law != LawRuns || !strings.Contains(strings.Join(res.Breaches[0].Details, "\n"), "panicked handling e1: boom") {
+		t.Fatalf("a panic was not reported:\n%s", res.Report())
+	}
+}
+
+func TestATransactionLeftOpenIsReported(t *testing.T) {
+	c := adrConsumer()
+	c.Handler = func(ctx context.Context, db *sql.DB, m handler.Message) error {
+		tx, err := db.BeginTx(ctx, nil)
+		if err != nil {
+			return err
+		}
+		_, err = tx.ExecContext(ctx, `INSERT INTO ledger VALUES (?, 1)`, m.EventID)
+		return err
+	}
+	res := lawOf(t, c, one)
+	if !res.Failed || res.Law != LawRuns || res.Breaches[0].Summary != "handler-leaks-transaction" {
+		t.Fatalf("a leaked transaction was not reported:\n%s", res.Report())
+	}
+}
+
+func TestAHandlerBlockedOutsideTheDatabaseIsReported(t *testing.T) {
+	old := hangAfter
+	hangAfter = 100 * time.Millisecond
+	defer func() { hangAfter = old }()
+	block := make(chan struct{})
+	defer close(block)
+	c := adrConsumer()
+	c.Handler = func(context.Context, *sql.DB, handler.Message) error { <-block; return nil }
+	res := lawOf(t, c, one)
+	if !res.Failed || res.Law != LawRuns || res.Breaches[0].Summary != "handler-hangs" {
+		t.Fatalf("a hang was not reported:\n%s", res.Report())
+	}
+}
+
+func TestALoopingHandlerIsReported(t *testing.T) {
+	c := adrConsumer()
+	c.Handler = func(ctx context.Context, db *sql.DB, m handler.Message) error {
+		for {
+			if _, err := db.ExecContext(ctx, `SELECT 1`); err != nil {
+				return err
+			}
+		}
+	}
+	res := lawOf(t, c, one)
+	if !res.Failed || res.Law != LawRuns || res.Breaches[0].Summary != "quiesces" {
+		t.Fatalf("a loop was not reported:\n%s", res.Report())
+	}
+}
+
+type closer struct{ closed *int }
+
+func (c closer) Close() error { *c.closed++; return nil }
+
+func TestACrashedWorkerRestartsFromItsFactory(t *testing.T) {
+	var started []string
+	closed := 0
+	c := adrConsumer()
+	c.Handler = nil
+	c.Worker = func(id string) (handler.Func, io.Closer, error) {
+		started = append(started, id)
+		return adr, closer{&closed}, nil
+	}
+	s := &Scenario{Version: 1, Workers: 1, Policy: DefaultPolicy, Events: one.Events,
+		Steps: []Step{{Op: OpRun, Worker: 1}, {Op: OpRun, Worker: 1}, {Op: OpCrash, Worker: 1}}}
+	res := lawOf(t, c, s)
+	if res.Failed {
+		t.Fatalf("flagged:\n%s", res.Report())
+	}
+	if strings.Join(started, ",") != "w1#1,w1#2" || closed != 2 {
+		t.Fatalf("workers started %v, closed %d times; want w1#1,w1#2 and 2 (the crash, the end)", started, closed)
+	}
+}
+
+func TestACrashRollsBackTheOpenTransaction(t *testing.T) {
+	// Crash w1 at its commit: its inserts must be gone, and its
+	// redelivery applies the event once.
+	s := &Scenario{Version: 1, Workers: 1, Policy: DefaultPolicy, Events: one.Events,
+		Steps: []Step{{Op: OpRun, Worker: 1}, {Op: OpRun, Worker: 1}, {Op: OpRun, Worker: 1}, {Op: OpRun, Worker: 1},
+			{Op: OpRun, Worker: 1}, {Op: OpRun, Worker: 1}, {Op: OpRun, Worker: 1}, {Op: OpCrash, Worker: 1}}}
+	res := lawOf(t, adrConsumer(), s)
+	if res.Failed {
+		t.Fatalf("flagged:\n%s", res.Report())
+	}
+	trace := res.Outcome.Trace.String()
+	if !strings.Contains(trace, "crashes at commit") || !strings.Contains(trace, "attempt 2") {
+		t.Fatalf("want a crash at commit and a redelivery:\n%s", trace)
+	}
+	if len(res.Outcome.Quiet.Rows) != 1 {
+		t.Fatalf("effects once quiet: %v, want one row", res.Outcome.Quiet.Rows)
+	}
+}

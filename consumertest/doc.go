@@ -1,0 +1,96 @@
+// Package consumertest puts a team's own event consumer under the harness,
+// exactly as the team wrote it: its schema, its handler over a *sql.DB, and
+// a query that reads what it did.
+//
+//	func TestLedgerConsumer(t *testing.T) {
+//		consumertest.Check(t, consumertest.Consumer{
+//			Schema:  ledger.Schema,
+//			Handler: ledger.Handle,
+//			Effects: consumertest.PerEvent("SELECT event_id, amount_cents FROM ledger"),
+//			Dedupe:  "SELECT event_id FROM processed_events",
+//		})
+//	}
+//
+// Check draws scenarios with rapid, plays each one, and fails the test with
+// the smallest counterexample it finds. A scenario (type Scenario, plain
+// data) is: OrderPaid events (some of them poison), one consumer group with
+// one to three workers, the reference at-least-once broker
+// (impl/reference/membroker: attempts counted on delivery, ack timeout,
+// nack with backoff, max_attempts, a dead-letter queue with metadata), and
+// an explicit schedule: which worker moves, which crashes, which call fails,
+// when time moves, which message the broker duplicates, when it replays the
+// stream. After the schedule the harness drains the system with a fixed
+// round robin until it is quiet, judges it, replays the whole stream, drains
+// again and judges again.
+//
+// # Scheduling points
+//
+// Each worker runs the handler on its own goroutine, but only one goroutine
+// runs at a time: every database call (begin, exec, query, the end of a row
+// iteration, commit, rollback), every handler.Point and the worker's ack or
+// nack is a point where the worker parks and the schedule decides what
+// happens next. The database hook is a wrapping database/sql driver
+// (faults/sqlhook) around the real one, so the handler is unchanged.
+//
+// # Crashes
+//
+// A crash stops the worker at its point: its connections are closed under
+// any open transaction (the database rolls it back), its goroutine ends
+// with runtime.Goexit so it never returns into the handler, its delivery is
+// never acked (the broker redelivers it after the ack timeout), and the
+// worker restarts idle (a Worker factory is called again, after the Closer
+// of the crashed one was closed). Go runs the handler's deferred calls as
+// the goroutine ends; they find the connections dead. One exception: at a
+// query inside a transaction (or the end of its rows), database/sql holds a
+// lock until the call returns, so there the call returns an error instead
+// and every later call of the crashed handler fails until it returns; its
+// answer is ignored. A handler that does something outside the database
+// after a failed call (updating an in-memory cache on the error path, say)
+// may do it after its crash.
+//
+// # Lock waits (SQLite)
+//
+// Each scenario gets a fresh SQLite database in memory (modernc.org/sqlite,
+// memdb VFS). Transactions begin IMMEDIATE, so a transaction takes the
+// write lock at BEGIN, and there is no busy timeout: a call that meets a
+// lock answers SQLITE_BUSY at once. The wrapping driver does not return it:
+// the worker parks as "waiting for a lock", and the scheduler retries its
+// call when the schedule moves it. When it meets the lock again and no other
+// worker can move (a deadlock, or a lock the handler left held), the call
+// gives up and returns the SQLITE_BUSY error, as a lock timeout would; a
+// handler should treat it as transient. No wait is ever real, so the same
+// scenario gives the same trace, byte for byte.
+//
+// # Time
+//
+// The broker's clock is virtual: deliveries, ack timeouts, backoffs and the
+// events' occurredAt move only with the scenario's time (Advance steps, and
+// the drain moving to the broker's next deadline). The handler's own
+// time.Now, its timers, and SQLite's CURRENT_TIMESTAMP read the machine's
+// clock: the harness does not control them, so a handler whose decisions
+// depend on them (a TTL on its dedupe records, say) is not reproducible
+// here. Read time from the message (m.Event.OccurredAtMs) instead.
+//
+// # Verdicts
+//
+// The laws (see Laws) are judged from the effects query, the dedupe query
+// and the broker: single credit per event, nothing lost once quiet (each
+// event applied exactly once or dead-lettered), replay leaves the effects
+// unchanged, bounded attempts with dead-letter metadata, atomicity of the
+// effect and the mark (when Dedupe is set), and "runs": the handler does
+// not panic, leave a transaction open, leave goroutines calling the
+// database, hang outside it, or loop forever.
+//
+// # Classifying errors
+//
+// A handler returns nil (ack), handler.Poison(err) for a message that can
+// never succeed (dead-lettered at once), or any other error (transient:
+// nacked and retried with backoff, dead-lettered after max_attempts). The
+// harness produces poison events as events with amount_cents <= 0.
+//
+// # Database backends
+//
+// The database is behind a small seam (consumertest/internal/backend):
+// SQLite is the one backend today; a PostgreSQL backend implements the
+// same two methods.
+package consumertest

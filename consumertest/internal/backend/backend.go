@@ -1,0 +1,41 @@
+// Package backend is the seam between the consumer harness and the database
+// a team's consumer runs on. The harness asks a Backend for a fresh Database
+// per scenario, runs the team's schema and its effects queries on the
+// database's Admin handle (outside the scheduler), and opens every worker's
+// connections through Open, wrapped by faults/sqlhook so that each call is a
+// scheduling point.
+//
+// SQLite (modernc.org/sqlite, in memory) is the one backend today. Another
+// database plugs in by implementing Backend: it must give each scenario a
+// database no other scenario sees, answer a lock conflict at once with an
+// error IsBusy recognises (so that the scheduler, not the database, decides
+// who waits), and roll a transaction back when its connection is closed.
+package backend
+
+import (
+	"context"
+	"database/sql"
+	"database/sql/driver"
+)
+
+// Backend makes fresh databases.
+type Backend interface {
+	// Name names the backend in traces and reports ("sqlite").
+	Name() string
+	// Fresh returns an empty database for one scenario.
+	Fresh(ctx context.Context) (Database, error)
+}
+
+// Database is one scenario's database.
+type Database interface {
+	// Admin is the harness's own handle: schema, effects and dedupe
+	// queries. Its calls are not scheduling points.
+	Admin() *sql.DB
+	// Open opens a new raw connection for a worker; the harness wraps it.
+	Open() (driver.Conn, error)
+	// IsBusy recognises the error of a statement that met a lock held by
+	// another connection.
+	IsBusy(err error) bool
+	// Close drops the database.
+	Close() error
+}

@@ -1,0 +1,542 @@
+package consumertest
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/idemcheck/idemcheck/consumertest/internal/backend"
+	"github.com/idemcheck/idemcheck/impl/contract/broker"
+)
+
+// The laws a run is judged by.
+const (
+	// LawSingleCredit: no event's effect is applied twice (per consumer
+	// group and event id).
+	LawSingleCredit = "single-credit"
+	// LawNothingLost: once the system is quiet, every event has its effect
+	// exactly once or sits in the dead-letter queue.
+	LawNothingLost = "nothing-lost"
+	// LawReplay: replaying the whole stream leaves the effects of the
+	// events already applied unchanged.
+	LawReplay = "replay-unchanged"
+	// LawBoundedAttempts: no message is delivered more than max_attempts
+	// times, and every dead-letter entry carries its attempts, last error
+	// and key.
+	LawBoundedAttempts = "bounded-attempts"
+	// LawAtomicity: the dedupe records and the effects agree (effect and
+	// mark land together); judged when Consumer.Dedupe is set.
+	LawAtomicity = "atomicity"
+	// LawRuns: the handler can be run at all (no panic, no transaction
+	// left open, no stray goroutine, no hang, the system quiesces).
+	LawRuns = "runs"
+)
+
+// Laws lists every law, in the order breaches are reported.
+var Laws = []string{LawRuns, LawSingleCredit, LawNothingLost, LawAtomicity, LawReplay, LawBoundedAttempts}
+
+// Breach is one law broken in one run.
+type Breach struct {
+	Law string `json:"law"`
+	// Summary is one stable line: rapid recognises two failures as the
+	// same by it.
+	Summary string   `json:"summary"`
+	Details []string `json:"details,omitempty"`
+	// Diff is a go-cmp diff of what should be (-want) against what the
+	// consumer did (+got).
+	Diff string `json:"diff,omitempty"`
+}
+
+func breach(law, summary string, details ...string) Breach {
+	return Breach{Law: law, Summary: summary, Details: details}
+}
+
+// Snapshot is what the effects and dedupe queries read at one moment.
+type Snapshot struct {
+	// Rows are the effects rows, each value rendered as text.
+	Rows [][]string `json:"rows"`
+	// Dedupe are the first column of the dedupe query's rows.
+	Dedupe []string `json:"dedupe,omitempty"`
+}
+
+// Outcome is a played scenario: the trace, what the queries read before
+// the first delivery, once quiet, and once quiet again after a replay of
+// the stream, and the broker's final state.
+type Outcome struct {
+	Scenario *Scenario `json:"-"`
+	Backend  string    `json:"backend"`
+	Trace    *Trace    `json:"-"`
+	Base     Snapshot  `json:"base"`
+	Quiet    Snapshot  `json:"quiet"`
+	Replayed Snapshot  `json:"replayed"`
+	// DLQQuiet is the dead-letter queue once quiet, before the replay.
+	DLQQuiet []broker.DLQEntry     `json:"dlqQuiet"`
+	DLQ      []broker.DLQEntry     `json:"dlq"`
+	Messages []broker.MessageState `json:"messages"`
+	// Failure is set when the run could not go on (law runs).
+	Failure *Breach `json:"failure,omitempty"`
+}
+
+// snapshot reads the effects and dedupe queries.
+func snapshot(ctx context.Context, db *sql.DB, c Consumer) (Snapshot, error) {
+	var s Snapshot
+	rows, err := readRows(ctx, db, c.Effects.Query)
+	if err != nil {
+		return s, fmt.Errorf("%w: the effects query %q failed: %w", ErrBadInput, c.Effects.Query, err)
+	}
+	if c.Effects.Aggregate {
+		for _, row := range rows {
+			if len(row) < 2 {
+				return s, fmt.Errorf("%w: the aggregate effects query %q must return (user id, total cents), got %d column(s)", ErrBadInput, c.Effects.Query, len(row))
+			}
+			if _, err := parseCents(row[1]); err != nil {
+				return s, fmt.Errorf("%w: the aggregate effects query %q returned a total that is not a number: %q", ErrBadInput, c.Effects.Query, row[1])
+			}
+		}
+	}
+	s.Rows = rows
+	if c.Dedupe != "" {
+		d, err := readRows(ctx, db, c.Dedupe)
+		if err != nil {
+			return s, fmt.Errorf("%w: the dedupe query %q failed: %w", ErrBadInput, c.Dedupe, err)
+		}
+		for _, row := range d {
+			s.Dedupe = append(s.Dedupe, row[0])
+		}
+		slices.Sort(s.Dedupe)
+	}
+	slices.SortFunc(s.Rows, func(a, b []string) int { return slices.Compare(a, b) })
+	return s, nil
+}
+
+func parseCents(s string) (int64, error) {
+	if n, err := strconv.ParseInt(s, 10, 64); err == nil {
+		return n, nil
+	}
+	f, err := strconv.ParseFloat(s, 64)
+	return int64(f), err
+}
+
+func readRows(ctx context.Context, db *sql.DB, query string) ([][]string, error) {
+	rows, err := db.QueryContext(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	cols, err := rows.Columns()
+	if err != nil {
+		return nil, err
+	}
+	if len(cols) == 0 {
+		return nil, fmt.Errorf("no columns")
+	}
+	var out [][]string
+	for rows.Next() {
+		vals := make([]any, len(cols))
+		ptrs := make([]any, len(cols))
+		for i := range vals {
+			ptrs[i] = &vals[i]
+		}
+		if err := rows.Scan(ptrs...); err != nil {
+			return nil, err
+		}
+		row := make([]string, len(cols))
+		for i, v := range vals {
+			switch v := v.(type) {
+			case nil:
+				row[i] = "NULL"
+			case []byte:
+				row[i] = string(v)
+			default:
+				row[i] = fmt.Sprint(v)
+			}
+		}
+		out = append(out, row)
+	}
+	return out, rows.Err()
+}
+
+// play runs s against c on be and returns the outcome. An error is bad
+// input (the schema or a query failed) or the harness failing; a broken
+// law is in the outcome.
+func play(ctx context.Context, be backend.Backend, c Consumer, s *Scenario) (*Outcome, error) {
+	if err := s.Validate(); err != nil {
+		return nil, err
+	}
+	r, err := newRun(ctx, be, c, s)
+	if err != nil {
+		return nil, err
+	}
+	out := &Outcome{Scenario: s, Backend: be.Name(), Trace: r.trace}
+	defer r.close()
+	if out.Base, err = snapshot(ctx, r.db.Admin(), c); err != nil {
+		return nil, err
+	}
+	if err := r.startWorkers(); err != nil {
+		return nil, err
+	}
+	r.produce()
+	for _, st := range s.Steps {
+		if r.failure != nil {
+			break
+		}
+		r.step(st)
+	}
+	if r.failure == nil {
+		r.trace.addf("-- drain: workers take turns until nothing is pending --")
+		r.drain()
+	}
+	if r.failure == nil {
+		if out.Quiet, err = snapshot(ctx, r.db.Admin(), c); err != nil {
+			return nil, err
+		}
+		out.DLQQuiet = r.b.DLQ()
+		r.trace.addf("-- quiet at t=%dms: %d effect row(s), %d dead-lettered; the whole stream is replayed --", r.now(), len(out.Quiet.Rows)-len(out.Base.Rows), len(out.DLQQuiet))
+		r.b.Replay(Topic)
+		r.drain()
+	}
+	if r.failure == nil {
+		if out.Replayed, err = snapshot(ctx, r.db.Admin(), c); err != nil {
+			return nil, err
+		}
+		r.trace.addf("-- quiet again at t=%dms: %d effect row(s) --", r.now(), len(out.Replayed.Rows)-len(out.Base.Rows))
+	}
+	out.DLQ, out.Messages = r.b.DLQ(), r.b.Messages()
+	out.Failure = r.failure
+	return out, nil
+}
+
+// Judge returns the breaches of o, in the order of Laws.
+func Judge(c Consumer, o *Outcome) []Breach {
+	if o.Failure != nil {
+		return []Breach{*o.Failure}
+	}
+	j := judge{c: c, o: o, s: o.Scenario}
+	var out []Breach
+	if c.Effects.Aggregate {
+		out = append(out, j.aggregate("once quiet", o.Quiet, o.DLQQuiet, true)...)
+		out = append(out, j.aggregate("after the replay", o.Replayed, o.DLQ, false)...)
+	} else {
+		out = append(out, j.perEvent("once quiet", o.Quiet, o.DLQQuiet, true)...)
+		out = append(out, j.perEvent("after the replay", o.Replayed, o.DLQ, false)...)
+	}
+	if c.Dedupe != "" {
+		out = append(out, j.atomicity("once quiet", o.Quiet)...)
+		out = append(out, j.atomicity("after the replay", o.Replayed)...)
+	}
+	out = append(out, j.replay()...)
+	out = append(out, j.attempts()...)
+	slices.SortStableFunc(out, func(a, b Breach) int {
+		return slices.Index(Laws, a.Law) - slices.Index(Laws, b.Law)
+	})
+	return out
+}
+
+type judge struct {
+	c Consumer
+	o *Outcome
+	s *Scenario
+}
+
+// dead returns the ids of the events with a message in dlq.
+func dead(dlq []broker.DLQEntry) map[string]bool {
+	out := map[string]bool{}
+	for _, d := range dlq {
+		out[d.Key] = true
+	}
+	return out
+}
+
+// counts counts the rows of snap per event id, less the base rows.
+func (j judge) counts(snap Snapshot) map[string]int {
+	out := map[string]int{}
+	for _, row := range snap.Rows {
+		out[row[0]]++
+	}
+	for _, row := range j.o.Base.Rows {
+		out[row[0]]--
+	}
+	return out
+}
+
+func (j judge) perEvent(when string, snap Snapshot, dlq []broker.DLQEntry, quiet bool) []Breach {
+	got, deadIDs := j.counts(snap), dead(dlq)
+	want := map[string]int{}
+	gotE := map[string]int{}
+	var twice, lost []string
+	for _, e := range j.s.Events {
+		n := got[e.ID]
+		gotE[e.ID] = n
+		switch {
+		case deadIDs[e.ID]:
+			want[e.ID] = min(n, 1)
+		default:
+			want[e.ID] = 1
+		}
+		if n > 1 {
+			twice = append(twice, fmt.Sprintf("%s applied %d times %s (rows %s)", e.ID, n, when, rowsOf(snap, e.ID)))
+		}
+		if quiet && n == 0 && !deadIDs[e.ID] {
+			lost = append(lost, fmt.Sprintf("%s has no effect %s and is not in the dead-letter queue", e.ID, when))
+		}
+	}
+	diff := cmp.Diff(want, gotE)
+	var out []Breach
+	if len(twice) > 0 {
+		b := breach(LawSingleCredit, fmt.Sprintf("an event's effect was applied more than once (%s)", when), twice...)
+		b.Diff = diff
+		out = append(out, b)
+	}
+	if len(lost) > 0 {
+		b := breach(LawNothingLost, "an event was lost: no effect and not dead-lettered", lost...)
+		b.Diff = diff
+		out = append(out, b)
+	}
+	return out
+}
+
+func rowsOf(snap Snapshot, id string) string {
+	var parts []string
+	for _, row := range snap.Rows {
+		if row[0] == id {
+			parts = append(parts, "("+strings.Join(row, ", ")+")")
+		}
+	}
+	return strings.Join(parts, " ")
+}
+
+// totals reads an aggregate snapshot as user -> cents.
+func totals(snap Snapshot) map[string]int64 {
+	out := map[string]int64{}
+	for _, row := range snap.Rows {
+		n, _ := parseCents(row[1])
+		out[row[0]] += n
+	}
+	return out
+}
+
+// subsetSum reports whether d is the sum of some of amounts.
+func subsetSum(amounts []int64, d int64) bool {
+	if d == 0 {
+		return true
+	}
+	if len(amounts) > 16 {
+		amounts = amounts[:16]
+	}
+	for mask := 1; mask < 1<<len(amounts); mask++ {
+		var s int64
+		for i, a := range amounts {
+			if mask&(1<<i) != 0 {
+				s += a
+			}
+		}
+		if s == d {
+			return true
+		}
+	}
+	return false
+}
+
+func (j judge) aggregate(when string, snap Snapshot, dlq []broker.DLQEntry, quiet bool) []Breach {
+	base, got := totals(j.o.Base), totals(snap)
+	deadIDs := dead(dlq)
+	want := maps.Clone(base)
+	optional := map[string][]int64{}
+	for _, e := range j.s.Events {
+		if deadIDs[e.ID] {
+			optional[e.User] = append(optional[e.User], e.Amount)
+			continue
+		}
+		want[e.User] += e.Amount
+	}
+	users := slices.Sorted(maps.Keys(mergeKeys(want, got)))
+	var twice, lost []string
+	for _, u := range users {
+		d := got[u] - want[u]
+		var sum int64
+		for _, a := range optional[u] {
+			sum += a
+		}
+		switch {
+		case d == 0 || (d > 0 && subsetSum(optional[u], d)):
+		case d < 0:
+			if quiet {
+				lost = append(lost, fmt.Sprintf("%s: total %d %s, want %d: %d cents of events that are not dead-lettered were never applied", u, got[u], when, want[u], -d))
+			}
+		default:
+			twice = append(twice, fmt.Sprintf("%s: total %d %s, want %d: %d cents more than its events add up to once each", u, got[u], when, want[u]+sum, d-sum))
+		}
+	}
+	gotAll := maps.Clone(got)
+	for u := range want {
+		gotAll[u] += 0
+	}
+	diff := cmp.Diff(want, gotAll)
+	var out []Breach
+	if len(twice) > 0 {
+		b := breach(LawSingleCredit, fmt.Sprintf("a total was credited more than once (%s)", when), twice...)
+		b.Diff = diff
+		out = append(out, b)
+	}
+	if len(lost) > 0 {
+		b := breach(LawNothingLost, "an event was lost: its amount is missing and it is not dead-lettered", lost...)
+		b.Diff = diff
+		out = append(out, b)
+	}
+	return out
+}
+
+func mergeKeys(a, b map[string]int64) map[string]bool {
+	out := map[string]bool{}
+	for k := range a {
+		out[k] = true
+	}
+	for k := range b {
+		out[k] = true
+	}
+	return out
+}
+
+func (j judge) atomicity(when string, snap Snapshot) []Breach {
+	baseMarks := map[string]int{}
+	for _, id := range j.o.Base.Dedupe {
+		baseMarks[id]++
+	}
+	marked := map[string]bool{}
+	for _, id := range snap.Dedupe {
+		if baseMarks[id] > 0 {
+			baseMarks[id]--
+			continue
+		}
+		marked[id] = true
+	}
+	if j.c.Effects.Aggregate {
+		want := totals(j.o.Base)
+		for _, e := range j.s.Events {
+			if marked[e.ID] {
+				want[e.User] += e.Amount
+			}
+		}
+		got := totals(snap)
+		for u := range want {
+			got[u] += 0
+		}
+		if diff := cmp.Diff(want, got); diff != "" {
+			b := breach(LawAtomicity, fmt.Sprintf("the totals do not match the events marked processed (%s)", when),
+				fmt.Sprintf("marked processed %s: %s", when, strings.Join(slices.Sorted(maps.Keys(marked)), ", ")))
+			b.Diff = diff
+			return []Breach{b}
+		}
+		return nil
+	}
+	applied := map[string]bool{}
+	for id, n := range j.counts(snap) {
+		if n > 0 {
+			applied[id] = true
+		}
+	}
+	var details []string
+	for _, e := range j.s.Events {
+		switch {
+		case applied[e.ID] && !marked[e.ID]:
+			details = append(details, fmt.Sprintf("%s has its effect but no dedupe record %s", e.ID, when))
+		case marked[e.ID] && !applied[e.ID]:
+			details = append(details, fmt.Sprintf("%s is marked processed but has no effect %s", e.ID, when))
+		}
+	}
+	if len(details) == 0 {
+		return nil
+	}
+	b := breach(LawAtomicity, fmt.Sprintf("effects and dedupe records disagree (%s)", when), details...)
+	b.Diff = cmp.Diff(marked, applied)
+	return []Breach{b}
+}
+
+// replay compares the effects after the replay with those before it: the
+// events applied before keep exactly their rows (per event) or the totals
+// move only by events that were dead-lettered before (aggregate).
+func (j judge) replay() []Breach {
+	o := j.o
+	if j.c.Effects.Aggregate {
+		before, after := totals(o.Quiet), totals(o.Replayed)
+		deadIDs := dead(o.DLQQuiet)
+		optional := map[string][]int64{}
+		for _, e := range j.s.Events {
+			if deadIDs[e.ID] {
+				optional[e.User] = append(optional[e.User], e.Amount)
+			}
+		}
+		var details []string
+		for _, u := range slices.Sorted(maps.Keys(mergeKeys(before, after))) {
+			if d := after[u] - before[u]; d != 0 && !(d > 0 && subsetSum(optional[u], d)) {
+				details = append(details, fmt.Sprintf("%s: total %d before the replay, %d after", u, before[u], after[u]))
+			}
+		}
+		if len(details) == 0 {
+			return nil
+		}
+		b := breach(LawReplay, "replaying the stream changed the totals", details...)
+		b.Diff = cmp.Diff(before, after)
+		return []Breach{b}
+	}
+	had := j.counts(o.Quiet)
+	var before, after [][]string
+	var details []string
+	for _, e := range j.s.Events {
+		if had[e.ID] <= 0 {
+			continue
+		}
+		rb, ra := rowsOf(o.Quiet, e.ID), rowsOf(o.Replayed, e.ID)
+		if rb != ra {
+			details = append(details, fmt.Sprintf("%s: %s before the replay, %s after", e.ID, rb, ra))
+		}
+		before = append(before, idRows(o.Quiet, e.ID)...)
+		after = append(after, idRows(o.Replayed, e.ID)...)
+	}
+	if len(details) == 0 {
+		return nil
+	}
+	b := breach(LawReplay, "replaying the stream changed the effects of events already applied", details...)
+	b.Diff = cmp.Diff(before, after)
+	return []Breach{b}
+}
+
+func idRows(snap Snapshot, id string) [][]string {
+	var out [][]string
+	for _, row := range snap.Rows {
+		if row[0] == id {
+			out = append(out, row)
+		}
+	}
+	return out
+}
+
+func (j judge) attempts() []Breach {
+	var details []string
+	limit := j.s.Policy.MaxAttempts
+	for _, m := range j.o.Messages {
+		if m.Message.Attempts > limit {
+			details = append(details, fmt.Sprintf("%s (offset %d) was delivered %d times, max_attempts is %d", m.Message.Key, m.Message.Offset, m.Message.Attempts, limit))
+		}
+	}
+	for _, d := range j.o.DLQ {
+		switch {
+		case d.Attempts < 1 || d.Attempts > limit:
+			details = append(details, fmt.Sprintf("dead-letter entry of %s (offset %d) carries %d attempts", d.Key, d.Offset, d.Attempts))
+		case d.LastError == "" || d.Key == "" || d.Topic != Topic:
+			details = append(details, fmt.Sprintf("dead-letter entry of offset %d lacks its metadata: %+v", d.Offset, d))
+		case !d.Poison && d.Attempts != limit:
+			details = append(details, fmt.Sprintf("%s (offset %d) was dead-lettered after %d attempts, not %d", d.Key, d.Offset, d.Attempts, limit))
+		}
+	}
+	if len(details) == 0 {
+		return nil
+	}
+	return []Breach{breach(LawBoundedAttempts, "a message broke the retry policy", details...)}
+}

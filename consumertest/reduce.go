@@ -1,0 +1,131 @@
+package consumertest
+
+import "slices"
+
+// Reduce shrinks a counterexample further than rapid does: it drops, in
+// turn, the last worker, each event, each step and each pair of steps, and
+// makes values simpler (a pick of zero, a failure made a plain move, a
+// shorter time step, workers renamed so that an idle one is the last), keeping every change for which keep still holds (keep
+// returns the judged result when the same law still breaks), until no
+// change is kept. It returns s itself and nil when nothing could be
+// removed.
+func Reduce(s *Scenario, keep func(*Scenario) *Result) (*Scenario, *Result) {
+	cur := s
+	var last *Result
+	for {
+		var next *Scenario
+		for _, c := range reductions(cur) {
+			if c.Validate() != nil || !smaller(c, cur) {
+				continue
+			}
+			if r := keep(c); r != nil {
+				next, last = c, r
+				break
+			}
+		}
+		if next == nil {
+			return cur, last
+		}
+		cur = next
+	}
+}
+
+// measure orders scenarios by simplicity, so that every reduction kept
+// makes the scenario strictly simpler and the pass ends.
+func measure(s *Scenario) []int64 {
+	var workers, fails, picks, ms int64
+	for _, st := range s.Steps {
+		workers += int64(st.Worker)
+		picks += int64(st.Pick)
+		ms += st.Ms
+		if st.Op == OpFail {
+			fails++
+		}
+	}
+	return []int64{int64(len(s.Steps)), int64(len(s.Events)), int64(s.Workers), workers, fails, picks, ms}
+}
+
+func smaller(a, b *Scenario) bool { return slices.Compare(measure(a), measure(b)) < 0 }
+
+// reductions lists the candidates, the biggest first.
+func reductions(s *Scenario) []*Scenario {
+	var out []*Scenario
+	if s.Workers > 1 {
+		c := s.clone()
+		c.Workers--
+		c.Steps = c.Steps[:0]
+		for _, st := range s.Steps {
+			if (st.Op == OpRun || st.Op == OpCrash || st.Op == OpFail) && st.Worker > c.Workers {
+				continue
+			}
+			c.Steps = append(c.Steps, st)
+		}
+		out = append(out, c)
+	}
+	for i := range s.Events {
+		if len(s.Events) == 1 {
+			break
+		}
+		c := s.clone()
+		c.Events = append(c.Events[:i:i], s.Events[i+1:]...)
+		c.Steps = c.Steps[:0]
+		for _, st := range s.Steps {
+			if st.Op == OpDuplicate {
+				if st.Pick == i {
+					continue
+				}
+				if st.Pick > i {
+					st.Pick--
+				}
+			}
+			c.Steps = append(c.Steps, st)
+		}
+		out = append(out, c)
+	}
+	for i := range s.Steps {
+		c := s.clone()
+		c.Steps = append(c.Steps[:i:i], s.Steps[i+1:]...)
+		out = append(out, c)
+	}
+	// Two steps at once: a worker's move and the move that lines it up
+	// with another's often go together.
+	for i := range s.Steps {
+		for j := i + 1; j < len(s.Steps); j++ {
+			c := s.clone()
+			c.Steps = append(append(c.Steps[:i:i], s.Steps[i+1:j]...), s.Steps[j+1:]...)
+			out = append(out, c)
+		}
+	}
+	for i, st := range s.Steps {
+		switch {
+		case st.Op == OpRun && st.Pick != 0:
+			c := s.clone()
+			c.Steps[i].Pick = 0
+			out = append(out, c)
+		case st.Op == OpFail:
+			c := s.clone()
+			c.Steps[i].Op = OpRun
+			out = append(out, c)
+		case st.Op == OpAdvance && st.Ms > 100:
+			c := s.clone()
+			c.Steps[i].Ms = 100
+			out = append(out, c)
+		}
+	}
+	// Swap two workers' names, so that the one left doing nothing can go.
+	if s.Workers > 1 {
+		for a := 1; a < s.Workers; a++ {
+			c := s.clone()
+			for i, st := range c.Steps {
+				switch st.Worker {
+				case a:
+					c.Steps[i].Worker = s.Workers
+				case s.Workers:
+					c.Steps[i].Worker = a
+				}
+			}
+			out = append(out, c)
+		}
+	}
+	return out
+}

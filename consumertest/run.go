@@ -1,0 +1,753 @@
+package consumertest
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"io"
+	"runtime"
+	"runtime/debug"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/idemcheck/idemcheck/consumertest/internal/backend"
+	"github.com/idemcheck/idemcheck/faults/sqlhook"
+	"github.com/idemcheck/idemcheck/impl/contract/broker"
+	"github.com/idemcheck/idemcheck/impl/contract/clock"
+	"github.com/idemcheck/idemcheck/impl/contract/event"
+	"github.com/idemcheck/idemcheck/impl/contract/handler"
+	"github.com/idemcheck/idemcheck/impl/reference/membroker"
+)
+
+// The topic and consumer group every scenario uses.
+const (
+	Topic = "orders"
+	Group = "consumer"
+)
+
+// startMs is the scenario's time zero (2026-01-01T00:00:00Z).
+const startMs = 1767225600000
+
+// maxActions bounds a drain: a consumer that has not quiesced after this
+// many calls is looping.
+const maxActions = 5000
+
+// hangAfter is how long, in the machine's time, a worker may run between
+// two calls before the harness calls it hung. It only ever fires on a
+// handler that blocks outside the database.
+var hangAfter = 10 * time.Second
+
+// ErrInjected is the transient error a Fail step makes a call return.
+var ErrInjected = errors.New("consumertest: injected transient failure (connection lost)")
+
+// errCrashing is what calls made while a crashed worker unwinds return.
+var errCrashing = errors.New("consumertest: the worker crashed")
+
+type wstate int
+
+const (
+	idle wstate = iota
+	parked
+	blocked
+)
+
+// decision is what the scheduler tells a parked worker.
+type decision int
+
+const (
+	proceed decision = iota
+	fail
+	crash
+	retry
+	giveUp
+)
+
+// point is where a worker is parked.
+type point struct {
+	call   sqlhook.Call
+	what   string // a handler.Point or a broker call
+	settle bool   // the worker answered and waits to ack/nack
+	result error
+	busy   error // blocked: the lock conflict
+}
+
+func (p point) String() string {
+	if p.what != "" {
+		return p.what
+	}
+	return p.call.String()
+}
+
+func (p point) injectable() bool {
+	if p.settle || p.what != "" {
+		return false
+	}
+	switch p.call.Op {
+	case sqlhook.Begin, sqlhook.Exec, sqlhook.Query:
+		return true
+	}
+	return false
+}
+
+type evKind int
+
+const (
+	evParked evKind = iota
+	evBlocked
+	evDone
+	evExited
+	evPanic
+)
+
+type wevent struct {
+	w     *worker
+	kind  evKind
+	p     point
+	panic string
+}
+
+type worker struct {
+	r      *run
+	n      int
+	name   string
+	inc    int
+	state  wstate
+	at     point
+	fn     handler.Func
+	closer io.Closer
+	conn   *sqlhook.Connector
+	db     *sql.DB
+	resume chan decision
+	// crashing is set while a crashed worker's goroutine unwinds.
+	crashing atomic.Bool
+	jobs     chan job
+	d        broker.Delivery
+	ev       event.OrderPaid
+	hadFault bool
+}
+
+// run is one scenario being played.
+type run struct {
+	c       Consumer
+	s       *Scenario
+	db      backend.Database
+	clock   *clock.Virtual
+	b       *membroker.Broker
+	workers []*worker
+	trace   *Trace
+	events  chan wevent
+	active  atomic.Pointer[worker]
+	// progress counts the events received; the watchdog closes hung
+	// when it stops moving for hangAfter while the scheduler waits.
+	progress atomic.Int64
+	waiting  atomic.Bool
+	hung     chan struct{}
+	stopDog  chan struct{}
+	actions  int
+	cursor   int
+	// offsets maps each produced event to its offset.
+	offsets []int64
+
+	mu    sync.Mutex
+	stray string
+
+	// failure is a breach of law "runs": the run could not go on.
+	failure *Breach
+}
+
+// hook is the scheduling hook of one worker incarnation.
+type hook struct{ w *worker }
+
+func (h hook) Before(c sqlhook.Call) error {
+	w := h.w
+	if w.crashing.Load() {
+		return errCrashing
+	}
+	switch w.park(wevent{kind: evParked, p: point{call: c}}) {
+	case fail:
+		return ErrInjected
+	case crash:
+		crashHere(c)
+	}
+	return nil
+}
+
+// crashHere ends the crashed worker's goroutine at call c with
+// runtime.Goexit, so that it never returns into the handler; the deferred
+// calls of the handler run and find the connections dead. One exception:
+// a query, or the end of its rows, inside a transaction. database/sql holds
+// the transaction's lock across them and releases it only when the call
+// returns, so a Goexit there would hang the handler's deferred Rollback;
+// the call returns errCrashing instead, and every later call of the
+// crashed worker fails the same way until its handler returns.
+func crashHere(c sqlhook.Call) error {
+	if c.InTx && (c.Op == sqlhook.Query || c.Op == sqlhook.RowsEnd) {
+		return errCrashing
+	}
+	runtime.Goexit()
+	return nil
+}
+
+func (h hook) Busy(c sqlhook.Call, err error) error {
+	w := h.w
+	if w.crashing.Load() {
+		return err
+	}
+	switch w.park(wevent{kind: evBlocked, p: point{call: c, busy: err}}) {
+	case giveUp:
+		return err
+	case crash:
+		return crashHere(c)
+	}
+	return nil
+}
+
+// park hands control back to the scheduler and waits for its decision.
+func (w *worker) park(ev wevent) decision {
+	ev.w = w
+	if w.r.active.Load() != w {
+		// A goroutine the handler started and did not wait for.
+		w.r.mu.Lock()
+		if w.r.stray == "" {
+			w.r.stray = fmt.Sprintf("%s: a goroutine the handler left running made a call after the handler returned (%s)", w.name, ev.p)
+		}
+		w.r.mu.Unlock()
+		runtime.Goexit()
+	}
+	w.r.events <- ev
+	return <-w.resume
+}
+
+// newRun prepares a fresh database and the broker for s.
+func newRun(ctx context.Context, be backend.Backend, c Consumer, s *Scenario) (*run, error) {
+	db, err := be.Fresh(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("%w: open a fresh %s database: %w", ErrBadInput, be.Name(), err)
+	}
+	if err := runSchema(ctx, db.Admin(), c.Schema); err != nil {
+		db.Close()
+		return nil, err
+	}
+	clk := clock.NewVirtual(startMs)
+	r := &run{c: c, s: s, db: db, clock: clk, b: membroker.New(clk, s.Policy.broker(), []string{Group}),
+		trace: &Trace{}, events: make(chan wevent), hung: make(chan struct{}), stopDog: make(chan struct{})}
+	go r.watchdog()
+	return r, nil
+}
+
+// runSchema runs the team's schema, statement by statement.
+func runSchema(ctx context.Context, db *sql.DB, schema string) error {
+	for _, stmt := range splitSQL(schema) {
+		if _, err := db.ExecContext(ctx, stmt); err != nil {
+			return fmt.Errorf("%w: the schema failed at %q: %w", ErrBadInput, stmt, err)
+		}
+	}
+	return nil
+}
+
+// splitSQL splits a script at semicolons outside quotes.
+func splitSQL(script string) []string {
+	var out []string
+	var cur strings.Builder
+	var quote rune
+	for _, ch := range script {
+		switch {
+		case quote != 0:
+			if ch == quote {
+				quote = 0
+			}
+		case ch == '\'' || ch == '"':
+			quote = ch
+		case ch == ';':
+			if s := strings.TrimSpace(cur.String()); s != "" {
+				out = append(out, s)
+			}
+			cur.Reset()
+			continue
+		}
+		cur.WriteRune(ch)
+	}
+	if s := strings.TrimSpace(cur.String()); s != "" {
+		out = append(out, s)
+	}
+	return out
+}
+
+// startWorkers starts every worker idle.
+func (r *run) startWorkers() error {
+	for i := range r.s.Workers {
+		w := &worker{r: r, n: i + 1, name: fmt.Sprintf("w%d", i+1)}
+		r.workers = append(r.workers, w)
+		if err := r.start(w); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// start builds w's handler and its database handle.
+func (r *run) start(w *worker) error {
+	w.inc++
+	fn, closer, err := r.c.worker()(fmt.Sprintf("%s#%d", w.name, w.inc))
+	if err != nil {
+		return fmt.Errorf("%w: the Worker for %s failed to start: %w", ErrBadInput, w.name, err)
+	}
+	if fn == nil {
+		return fmt.Errorf("%w: the Worker for %s returned a nil handler", ErrBadInput, w.name)
+	}
+	w.fn, w.closer = fn, closer
+	w.conn = sqlhook.NewConnector(r.db.Open, hook{w}, r.db.IsBusy)
+	w.db = sql.OpenDB(w.conn)
+	w.resume = make(chan decision)
+	w.jobs = make(chan job)
+	go w.loop(w.jobs)
+	w.crashing.Store(false)
+	w.state = idle
+	return nil
+}
+
+// stop kills w's connections and closes its handler.
+func (r *run) stop(w *worker) {
+	if w.jobs == nil {
+		return // its start failed, or it is stopped already
+	}
+	close(w.jobs)
+	w.jobs = nil
+	w.conn.Kill()
+	w.db.Close()
+	if w.closer != nil {
+		_ = w.closer.Close()
+		w.closer = nil
+	}
+}
+
+// produce publishes every event, in order.
+func (r *run) produce() {
+	for _, e := range r.s.Events {
+		ev := event.OrderPaid{EventID: e.ID, OccurredAtMs: r.clock.NowMs(), OrderID: "o-" + e.ID, UserID: e.User, AmountCents: e.Amount}
+		off := r.b.Enqueue(Topic, "", e.ID, ev.Encode(), broker.Produced)
+		r.offsets = append(r.offsets, off)
+		r.trace.addf("produce %s: user %s, %d cents%s (offset %d)", e.ID, e.User, e.Amount, poisonNote(e), off)
+	}
+}
+
+func poisonNote(e Event) string {
+	if e.Poison {
+		return ", poison"
+	}
+	return ""
+}
+
+func (r *run) now() int64 { return r.clock.NowMs() - startMs }
+
+// wait waits for the event of the worker that runs.
+func (r *run) wait(w *worker) (wevent, bool) {
+	r.waiting.Store(true)
+	defer r.waiting.Store(false)
+	select {
+	case ev := <-r.events:
+		r.progress.Add(1)
+		return ev, true
+	case <-r.hung:
+		r.fail("handler-hangs", fmt.Sprintf("%s ran for %s without reaching a database call, a handler.Point or its return (after %s): it blocks outside the harness's control", w.name, hangAfter, w.at))
+		return wevent{}, false
+	}
+}
+
+// watchdog closes r.hung when the scheduler has waited for the same
+// worker for hangAfter without an event: a handler blocked outside the
+// harness's control. One timer per run, not one per wait.
+func (r *run) watchdog() {
+	tick := time.NewTicker(hangAfter / 4)
+	defer tick.Stop()
+	last, stale := r.progress.Load(), 0
+	for {
+		select {
+		case <-r.stopDog:
+			return
+		case <-tick.C:
+		}
+		now := r.progress.Load()
+		if now != last || !r.waiting.Load() {
+			last, stale = now, 0
+			continue
+		}
+		if stale++; stale >= 4 {
+			close(r.hung)
+			return
+		}
+	}
+}
+
+// fail stops the run with a breach of law "runs".
+func (r *run) fail(what, detail string) {
+	if r.failure == nil {
+		b := breach(LawRuns, what, detail)
+		r.failure = &b
+	}
+}
+
+// resume lets w go with d and handles where it stops next.
+func (r *run) resume(w *worker, d decision) {
+	r.active.Store(w)
+	w.resume <- d
+	r.await(w)
+}
+
+// await handles the next event from w.
+func (r *run) await(w *worker) {
+	if ev, ok := r.wait(w); ok {
+		r.handle(w, ev)
+	}
+}
+
+// handle records where w stopped.
+func (r *run) handle(w *worker, ev wevent) {
+	r.checkStray()
+	if ev.w != w {
+		r.fail("handler-goroutines", fmt.Sprintf("%s made a call while %s was running: the handler runs database calls on more than one goroutine at once", ev.w.name, w.name))
+		return
+	}
+	switch ev.kind {
+	case evParked:
+		w.state, w.at = parked, ev.p
+		if ev.p.settle {
+			if open, last := w.conn.InTx(); open {
+				r.fail("handler-leaks-transaction", fmt.Sprintf("%s: the handler returned with a transaction still open (last call: %s)", w.name, last))
+			}
+		}
+	case evBlocked:
+		w.state, w.at = blocked, ev.p
+		r.trace.addf("%s waits for a lock at %s", w.name, ev.p)
+	case evDone:
+		w.state, w.at = idle, point{}
+	case evPanic:
+		r.fail("handler-panics", fmt.Sprintf("%s: the handler panicked handling %s: %s", w.name, w.ev.EventID, ev.panic))
+	case evExited:
+		r.fail("handler-exits", fmt.Sprintf("%s: the handler's goroutine exited (runtime.Goexit) handling %s", w.name, w.ev.EventID))
+	}
+}
+
+func (r *run) checkStray() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.stray != "" {
+		r.fail("handler-goroutines", r.stray)
+	}
+}
+
+// deliver hands w the pick-th eligible message, if any, and runs it to its
+// first call.
+func (r *run) deliver(w *worker, pick int) bool {
+	d, ok := r.b.Deliver(Group, pick)
+	if !ok {
+		return false
+	}
+	ev, err := event.DecodeOrderPaid(d.Message.Payload)
+	if err != nil { // the harness produced it
+		r.fail("broker", err.Error())
+		return true
+	}
+	w.d, w.ev, w.hadFault = d, ev, false
+	m := handler.Message{EventID: ev.EventID, Event: ev, Topic: d.Message.Topic, Group: d.Message.Group,
+		Tenant: d.Message.Tenant, IdempotencyKey: d.Message.Key, Attempts: d.Message.Attempts, LastError: d.Message.LastError}
+	r.trace.addf("t=%dms %s receives %s (offset %d, %s, attempt %d%s)", r.now(), w.name, ev.EventID, d.Message.Offset, d.Message.Origin, d.Message.Attempts, lastErrNote(d.Message.LastError))
+	ctx := handler.WithPoint(context.Background(), func(what string) {
+		if w.crashing.Load() {
+			return
+		}
+		if w.park(wevent{kind: evParked, p: point{what: "call " + what}}) == crash {
+			runtime.Goexit()
+		}
+	})
+	r.active.Store(w)
+	w.jobs <- job{ctx: ctx, m: m}
+	r.await(w)
+	return true
+}
+
+func lastErrNote(s string) string {
+	if s == "" {
+		return ""
+	}
+	return ", last error " + quoteShort(s)
+}
+
+func quoteShort(s string) string {
+	if len(s) > 60 {
+		s = s[:57] + "..."
+	}
+	return fmt.Sprintf("%q", s)
+}
+
+// job is one delivery for a worker's goroutine.
+type job struct {
+	ctx context.Context
+	m   handler.Message
+}
+
+// loop is a worker incarnation's goroutine: it handles one delivery after
+// another, so that its stack, grown by the database driver, is grown
+// once. A crash ends it (runtime.Goexit); the restarted worker has its own.
+func (w *worker) loop(jobs chan job) {
+	for j := range jobs {
+		w.handle(j.ctx, j.m)
+	}
+}
+
+// handle runs the handler on w's goroutine, then parks to settle.
+func (w *worker) handle(ctx context.Context, m handler.Message) {
+	returned, done := false, false
+	defer func() {
+		if done {
+			return
+		}
+		if p := recover(); p != nil && !returned {
+			w.r.events <- wevent{w: w, kind: evPanic, panic: fmt.Sprintf("%v\n%s", p, trimStack(debug.Stack()))}
+			return
+		}
+		w.r.events <- wevent{w: w, kind: evExited}
+	}()
+	err := w.fn(ctx, w.db, m)
+	returned = true
+	if w.crashing.Load() {
+		done = true
+		w.r.events <- wevent{w: w, kind: evExited}
+		return
+	}
+	what := "ack " + m.EventID
+	switch {
+	case err == nil:
+	case handler.IsPoison(err):
+		what = "dead-letter " + m.EventID + " (poison: " + quoteShort(err.Error()) + ")"
+	default:
+		what = "nack " + m.EventID + " (" + quoteShort(err.Error()) + ")"
+	}
+	if w.park(wevent{kind: evParked, p: point{what: what, settle: true, result: err}}) == crash {
+		runtime.Goexit()
+	}
+	done = true
+	w.r.events <- wevent{w: w, kind: evDone}
+}
+
+// trimStack keeps the first lines of a panic's stack.
+func trimStack(b []byte) string {
+	lines := strings.Split(string(b), "\n")
+	if len(lines) > 16 {
+		lines = lines[:16]
+	}
+	return strings.Join(lines, "\n")
+}
+
+// act makes w's parked call (or settles its delivery) and runs it on.
+func (r *run) act(w *worker, d decision) {
+	p := w.at
+	if p.settle {
+		r.settle(w, p)
+		r.resume(w, proceed)
+		return
+	}
+	if d == fail {
+		w.hadFault = true
+		r.trace.addf("%s %s -> injected failure", w.name, p)
+	} else {
+		r.trace.addf("%s %s", w.name, p)
+	}
+	r.resume(w, d)
+}
+
+// settle applies w's answer to the broker.
+func (r *run) settle(w *worker, p point) {
+	switch {
+	case p.result == nil:
+		r.b.Ack(w.d)
+		r.trace.addf("%s acks %s", w.name, w.ev.EventID)
+	case handler.IsPoison(p.result):
+		r.b.DeadLetter(w.d, p.result.Error())
+		r.b.Ack(w.d)
+		r.trace.addf("%s dead-letters %s as poison: %s", w.name, w.ev.EventID, quoteShort(p.result.Error()))
+	default:
+		r.b.Nack(w.d, p.result.Error())
+		r.trace.addf("%s nacks %s: %s", w.name, w.ev.EventID, quoteShort(p.result.Error()))
+	}
+}
+
+// othersCanMove reports whether a worker other than w is parked at a call.
+func (r *run) othersCanMove(w *worker) bool {
+	for _, o := range r.workers {
+		if o != w && o.state == parked {
+			return true
+		}
+	}
+	return false
+}
+
+// retry lets blocked w try its call again; if it meets the lock again and
+// no other worker can move to release it, w gives up and its call returns
+// the busy error (as a lock timeout would).
+func (r *run) retry(w *worker) {
+	call := w.at
+	r.active.Store(w)
+	w.resume <- retry
+	ev, ok := r.wait(w)
+	if !ok {
+		return
+	}
+	if ev.w == w && ev.kind == evBlocked && !r.othersCanMove(w) {
+		r.trace.addf("%s gives up waiting at %s: %s", w.name, call, quoteShort(ev.p.busy.Error()))
+		w.resume <- giveUp
+		r.await(w)
+		return
+	}
+	if ev.w == w && ev.kind == evBlocked {
+		w.state, w.at = blocked, ev.p
+		r.trace.addf("%s still waits for a lock at %s", w.name, ev.p)
+		return
+	}
+	r.trace.addf("%s gets the lock at %s", w.name, call)
+	r.handle(w, ev)
+}
+
+// crash stops w where it is: its goroutine never returns into the
+// handler, its connections close, its delivery stays unacked, and it
+// restarts idle.
+func (r *run) crash(w *worker) {
+	if w.state == idle {
+		r.trace.addf("%s crashes while idle and restarts", w.name)
+	} else {
+		r.trace.addf("%s crashes at %s (handling %s): connections closed, delivery not acked; it restarts", w.name, w.at, w.ev.EventID)
+		w.crashing.Store(true)
+		w.conn.Kill()
+		r.active.Store(w)
+		w.resume <- crash
+		ev, ok := r.wait(w)
+		if !ok {
+			return
+		}
+		if ev.kind == evPanic {
+			r.fail("handler-panics", fmt.Sprintf("%s: a deferred call of the handler panicked while it crashed: %s", w.name, ev.panic))
+			return
+		}
+	}
+	r.stop(w)
+	if err := r.start(w); err != nil {
+		r.fail("worker-restarts", err.Error())
+	}
+}
+
+// step plays one step of the schedule.
+func (r *run) step(st Step) {
+	switch st.Op {
+	case OpRun, OpFail:
+		w := r.workers[st.Worker-1]
+		switch w.state {
+		case idle:
+			if !r.deliver(w, st.Pick) {
+				r.trace.addf("%s finds nothing to receive", w.name)
+			}
+		case blocked:
+			r.retry(w)
+		case parked:
+			d := proceed
+			if st.Op == OpFail && w.at.injectable() {
+				d = fail
+			}
+			r.act(w, d)
+		}
+	case OpCrash:
+		r.crash(r.workers[st.Worker-1])
+	case OpAdvance:
+		r.clock.Advance(st.Ms)
+		r.b.Tick()
+		r.trace.addf("time moves %dms to t=%dms", st.Ms, r.now())
+	case OpDuplicate:
+		offs, err := r.b.Duplicate(Topic, r.offsets[st.Pick], 1)
+		if err == nil {
+			r.trace.addf("the broker duplicates %s (offset %d)", r.s.Events[st.Pick].ID, offs[0])
+		}
+	case OpReplay:
+		offs := r.b.Replay(Topic)
+		r.trace.addf("the broker replays the stream (%d messages)", len(offs))
+	}
+}
+
+// drain drives the system with a fixed schedule until nothing is pending:
+// round robin over the workers that can move (a parked worker makes its
+// call, an idle worker receives the first eligible message), a waiting
+// worker retried only when no other can move, time moved to the broker's
+// next deadline when nobody can.
+func (r *run) drain() {
+	n := len(r.workers)
+	for r.failure == nil {
+		r.actions++
+		if r.actions > maxActions {
+			r.fail("quiesces", fmt.Sprintf("the system did not quiesce within %d calls: a handler loops", maxActions))
+			return
+		}
+		acted := false
+		eligible := -1 // unknown: asked of the broker only when an idle worker needs it
+		for k := 1; k <= n && !acted; k++ {
+			i := (r.cursor + k) % n
+			w := r.workers[i]
+			switch w.state {
+			case parked:
+				r.act(w, proceed)
+				acted = true
+			case idle:
+				if eligible < 0 {
+					eligible = len(r.b.Eligible(Group)) // ticks the ack timeouts first
+				}
+				if eligible > 0 {
+					r.deliver(w, 0)
+					acted = true
+				}
+			}
+			if acted {
+				r.cursor = i
+			}
+		}
+		if acted {
+			continue
+		}
+		for k := 1; k <= n && !acted; k++ {
+			i := (r.cursor + k) % n
+			if w := r.workers[i]; w.state == blocked {
+				r.retry(w)
+				r.cursor, acted = i, true
+			}
+		}
+		if acted {
+			continue
+		}
+		quiet, next := r.b.Quiet()
+		if quiet {
+			return
+		}
+		d := max(next-r.clock.NowMs(), 1)
+		r.clock.Advance(d)
+		r.b.Tick()
+		r.trace.addf("time moves %dms to t=%dms", d, r.now())
+	}
+}
+
+// close stops every worker and drops the database.
+func (r *run) close() {
+	for _, w := range r.workers {
+		if w.state != idle {
+			w.crashing.Store(true)
+			w.conn.Kill()
+			r.active.Store(w)
+			select {
+			case w.resume <- crash:
+				r.wait(w)
+			case <-time.After(time.Second):
+			}
+		}
+		r.stop(w)
+	}
+	r.db.Close()
+	close(r.stopDog)
+}

@@ -1,0 +1,227 @@
+package consumertest
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"pgregory.net/rapid"
+
+	"github.com/idemcheck/idemcheck/impl/contract/broker"
+)
+
+// ScenarioVersion is the version of the Scenario's JSON form.
+const ScenarioVersion = 1
+
+// Scenario is one run of a team's consumer, as plain data: the events
+// produced, the workers of the consumer group, the broker's retry policy
+// and the explicit schedule of steps. Nothing about a run comes from
+// outside its Scenario: the same Scenario gives the same Trace.
+//
+// After the steps, the harness drains the system with a fixed schedule
+// (round robin over the workers, time moved to the broker's next deadline)
+// until it is quiet, judges it, then replays the whole stream, drains again
+// and judges again.
+type Scenario struct {
+	Version int     `json:"version"`
+	Workers int     `json:"workers"`
+	Policy  Policy  `json:"policy"`
+	Events  []Event `json:"events"`
+	Steps   []Step  `json:"steps"`
+}
+
+// Policy is the broker's retry policy (see broker.Policy).
+type Policy struct {
+	MaxAttempts  int   `json:"maxAttempts"`
+	BackoffMs    int64 `json:"backoffMs"`
+	MaxBackoffMs int64 `json:"maxBackoffMs"`
+	AckTimeoutMs int64 `json:"ackTimeoutMs"`
+}
+
+func (p Policy) broker() broker.Policy {
+	return broker.Policy{MaxAttempts: p.MaxAttempts, BackoffMs: p.BackoffMs, MaxBackoffMs: p.MaxBackoffMs, AckTimeoutMs: p.AckTimeoutMs}
+}
+
+// Event is one OrderPaid event the producer publishes at the start.
+type Event struct {
+	ID     string `json:"id"`
+	User   string `json:"user"`
+	Amount int64  `json:"amountCents"`
+	// Poison events carry an amount of zero or less: a handler is
+	// expected to reject them with handler.Poison (if it credits them
+	// instead, no law is broken).
+	Poison bool `json:"poison,omitempty"`
+}
+
+// StepOp names what a step does.
+type StepOp string
+
+// The steps of a schedule. A step that does not apply in the state it
+// meets (a worker to run that has nothing to do) does nothing, so that any
+// list of steps is a valid schedule and dropping a step keeps it valid.
+const (
+	// Run moves worker W by one call: an idle worker receives a delivery
+	// (the Pick-th eligible message), a worker parked at a call makes it
+	// and runs on to its next call, a worker waiting for a lock retries.
+	OpRun StepOp = "run"
+	// Crash stops worker W where it is parked: its goroutine never
+	// returns into the handler, its connections close (open transactions
+	// roll back), its delivery is never acked, and it restarts idle. An
+	// idle worker restarts (losing whatever it kept in memory).
+	OpCrash StepOp = "crash"
+	// Fail makes the call worker W is parked at (begin, exec, query)
+	// return a transient error instead of running, as a lost connection
+	// does; at another point it is a Run.
+	OpFail StepOp = "fail"
+	// Advance moves time forward by Ms milliseconds.
+	OpAdvance StepOp = "advance"
+	// Duplicate makes the broker deliver event Pick's message once more.
+	OpDuplicate StepOp = "duplicate"
+	// Replay makes the broker deliver the whole stream again.
+	OpReplay StepOp = "replay"
+)
+
+// Step is one entry of the schedule.
+type Step struct {
+	Op     StepOp `json:"op"`
+	Worker int    `json:"worker,omitempty"`
+	Pick   int    `json:"pick,omitempty"`
+	Ms     int64  `json:"ms,omitempty"`
+}
+
+// String renders the step for a person: "run w1", "advance 500ms".
+func (s Step) String() string {
+	switch s.Op {
+	case OpAdvance:
+		return fmt.Sprintf("advance %dms", s.Ms)
+	case OpDuplicate:
+		return fmt.Sprintf("duplicate event #%d", s.Pick)
+	case OpReplay:
+		return "replay"
+	case OpRun:
+		if s.Pick != 0 {
+			return fmt.Sprintf("run w%d (pick %d)", s.Worker, s.Pick)
+		}
+	}
+	return fmt.Sprintf("%s w%d", s.Op, s.Worker)
+}
+
+// Size is the number of steps of the schedule: the measure of a
+// counterexample.
+func (s *Scenario) Size() int { return len(s.Steps) }
+
+// Validate reports what makes s unplayable.
+func (s *Scenario) Validate() error {
+	var errs []string
+	if s.Version < 1 || s.Version > ScenarioVersion {
+		errs = append(errs, fmt.Sprintf("version %d (this harness reads 1 to %d)", s.Version, ScenarioVersion))
+	}
+	if s.Workers < 1 || s.Workers > 8 {
+		errs = append(errs, fmt.Sprintf("workers %d (1 to 8)", s.Workers))
+	}
+	if s.Policy.MaxAttempts < 1 || s.Policy.BackoffMs < 0 || s.Policy.MaxBackoffMs < s.Policy.BackoffMs || s.Policy.AckTimeoutMs < 1 {
+		errs = append(errs, fmt.Sprintf("policy %+v", s.Policy))
+	}
+	seen := map[string]bool{}
+	for i, e := range s.Events {
+		if e.ID == "" || seen[e.ID] {
+			errs = append(errs, fmt.Sprintf("event %d: empty or repeated id %q", i, e.ID))
+		}
+		seen[e.ID] = true
+		if e.Poison != (e.Amount <= 0) {
+			errs = append(errs, fmt.Sprintf("event %s: poison must be exactly the events with an amount <= 0", e.ID))
+		}
+	}
+	for i, st := range s.Steps {
+		switch st.Op {
+		case OpRun, OpCrash, OpFail:
+			if st.Worker < 1 || st.Worker > s.Workers {
+				errs = append(errs, fmt.Sprintf("step %d: worker %d of %d", i+1, st.Worker, s.Workers))
+			}
+		case OpAdvance:
+			if st.Ms <= 0 {
+				errs = append(errs, fmt.Sprintf("step %d: advance by %d ms", i+1, st.Ms))
+			}
+		case OpDuplicate:
+			if st.Pick < 0 || st.Pick >= len(s.Events) {
+				errs = append(errs, fmt.Sprintf("step %d: duplicate of event #%d of %d", i+1, st.Pick, len(s.Events)))
+			}
+		case OpReplay:
+		default:
+			errs = append(errs, fmt.Sprintf("step %d: unknown op %q", i+1, st.Op))
+		}
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("consumer scenario: %s", strings.Join(errs, "; "))
+	}
+	return nil
+}
+
+// Marshal is the scenario's JSON form.
+func (s *Scenario) Marshal() ([]byte, error) { return json.MarshalIndent(s, "", "  ") }
+
+// UnmarshalScenario parses and validates the JSON form.
+func UnmarshalScenario(b []byte) (*Scenario, error) {
+	var s Scenario
+	dec := json.NewDecoder(strings.NewReader(string(b)))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&s); err != nil {
+		return nil, fmt.Errorf("consumer scenario: %w", err)
+	}
+	if err := s.Validate(); err != nil {
+		return nil, err
+	}
+	return &s, nil
+}
+
+// clone deep-copies s.
+func (s *Scenario) clone() *Scenario {
+	out := *s
+	out.Events = append([]Event(nil), s.Events...)
+	out.Steps = append([]Step(nil), s.Steps...)
+	return &out
+}
+
+// DefaultPolicy is the broker's retry policy unless a scenario says
+// otherwise.
+var DefaultPolicy = Policy{MaxAttempts: 4, BackoffMs: 100, MaxBackoffMs: 800, AckTimeoutMs: 5000}
+
+// Generator draws scenarios: one to four events (one in eight poison), one
+// to three workers and up to maxSteps steps, mostly runs.
+func Generator(maxSteps int) *rapid.Generator[*Scenario] {
+	return rapid.Custom(func(t *rapid.T) *Scenario {
+		s := &Scenario{Version: ScenarioVersion, Policy: DefaultPolicy}
+		s.Workers = rapid.IntRange(1, 3).Draw(t, "workers")
+		n := rapid.IntRange(1, 4).Draw(t, "events")
+		for i := range n {
+			e := Event{ID: fmt.Sprintf("e%d", i+1), User: fmt.Sprintf("u%d", 1+rapid.IntRange(0, 1).Draw(t, "user")), Amount: int64(100 * (i + 1))}
+			if rapid.IntRange(0, 7).Draw(t, "poison") == 7 {
+				e.Poison, e.Amount = true, 0
+			}
+			s.Events = append(s.Events, e)
+		}
+		steps := rapid.IntRange(0, maxSteps).Draw(t, "steps")
+		for range steps {
+			var st Step
+			switch k := rapid.IntRange(0, 19).Draw(t, "op"); {
+			case k < 13:
+				st = Step{Op: OpRun, Worker: 1 + rapid.IntRange(0, s.Workers-1).Draw(t, "worker")}
+				if k == 12 {
+					st.Pick = rapid.IntRange(0, 3).Draw(t, "pick")
+				}
+			case k < 15:
+				st = Step{Op: OpCrash, Worker: 1 + rapid.IntRange(0, s.Workers-1).Draw(t, "worker")}
+			case k < 16:
+				st = Step{Op: OpFail, Worker: 1 + rapid.IntRange(0, s.Workers-1).Draw(t, "worker")}
+			case k < 18:
+				st = Step{Op: OpAdvance, Ms: rapid.SampledFrom([]int64{100, 1000, 6000}).Draw(t, "ms")}
+			case k < 19:
+				st = Step{Op: OpDuplicate, Pick: rapid.IntRange(0, n-1).Draw(t, "event")}
+			default:
+				st = Step{Op: OpReplay}
+			}
+			s.Steps = append(s.Steps, st)
+		}
+		return s
+	})
+}

@@ -1,0 +1,50 @@
+package consumertest
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Trace is the numbered, human account of a run: a line per thing that
+// happened (which worker made which call, what crashed, when time moved,
+// what the broker did). Lines are formatted only when somebody reads them.
+type Trace struct {
+	entries []traceEntry
+}
+
+type traceEntry struct {
+	format string
+	args   []any
+}
+
+// addf appends a line; args must not change afterwards.
+func (t *Trace) addf(format string, args ...any) int {
+	t.entries = append(t.entries, traceEntry{format: format, args: args})
+	return len(t.entries)
+}
+
+// Len is the number of lines.
+func (t *Trace) Len() int {
+	if t == nil {
+		return 0
+	}
+	return len(t.entries)
+}
+
+// Lines returns every line, formatted, without numbers.
+func (t *Trace) Lines() []string {
+	out := make([]string, t.Len())
+	for i, e := range t.entries {
+		out[i] = fmt.Sprintf(e.format, e.args...)
+	}
+	return out
+}
+
+// String renders the trace, a numbered line each.
+func (t *Trace) String() string {
+	var b strings.Builder
+	for i, l := range t.Lines() {
+		fmt.Fprintf(&b, "%4d. %s\n", i+1, l)
+	}
+	return b.String()
+}

@@ -1,0 +1,37 @@
+#!/usr/bin/env node
+// Credits the ledger once per (consumer group, event): insert-first.
+//
+// In one transaction: INSERT the processed row first; its primary key makes
+// a second insert of the same event fail with a unique violation, which
+// means "already done, skip". The ledger row goes in the same transaction,
+// so the effect and the mark commit together or not at all.
+'use strict';
+
+const { serve, isUniqueViolation } = require('./idemcheck');
+
+const schema = `
+  CREATE TABLE processed_events (consumer_group TEXT NOT NULL, event_id TEXT NOT NULL, PRIMARY KEY (consumer_group, event_id));
+  CREATE TABLE ledger (event_id TEXT NOT NULL, user_id TEXT NOT NULL, amount_cents INTEGER NOT NULL);`;
+
+serve(async (msg, db) => {
+  await db.begin();
+  try {
+    try {
+      await db.exec('INSERT INTO processed_events (consumer_group, event_id) VALUES (?, ?)', msg.group, msg.eventId);
+    } catch (err) {
+      if (isUniqueViolation(err)) {
+        await db.rollback();
+        return; // a duplicate delivery: ack it
+      }
+      throw err;
+    }
+    await db.exec(
+      'INSERT INTO ledger (event_id, user_id, amount_cents) VALUES (?, ?, ?)',
+      msg.eventId, msg.event.userId, msg.event.amountCents,
+    );
+    await db.commit();
+  } catch (err) {
+    await db.rollback().catch(() => {});
+    throw err;
+  }
+}, { schema, effects: 'SELECT event_id, amount_cents FROM ledger' });

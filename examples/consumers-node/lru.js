@@ -1,0 +1,23 @@
+#!/usr/bin/env node
+// Dedupes on an in-process LRU of recent event ids. BROKEN on purpose: the
+// LRU lives in this process only, so a restart, a second worker or a replay
+// of the stream sees an empty one and credits the event again.
+'use strict';
+
+const { serve } = require('./idemcheck');
+
+const schema = 'CREATE TABLE ledger (event_id TEXT NOT NULL, user_id TEXT NOT NULL, amount_cents INTEGER NOT NULL)';
+
+const capacity = 10000;
+const recent = new Map(); // event key -> true, oldest first
+
+serve(async (msg, db) => {
+  const key = `${msg.group}/${msg.eventId}`;
+  if (recent.has(key)) return;
+  await db.exec(
+    'INSERT INTO ledger (event_id, user_id, amount_cents) VALUES (?, ?, ?)',
+    msg.eventId, msg.event.userId, msg.event.amountCents,
+  );
+  recent.set(key, true);
+  if (recent.size > capacity) recent.delete(recent.keys().next().value);
+}, { schema, effects: 'SELECT event_id, amount_cents FROM ledger' });

@@ -1,0 +1,25 @@
+package balancesplit_test
+
+import (
+	"testing"
+
+	"github.com/idemcheck/idemcheck/consumertest"
+	"github.com/idemcheck/idemcheck/examples/consumers/balancesplit"
+)
+
+func TestSplitBalanceCheckCreditsTwice(t *testing.T) {
+	res, err := consumertest.Hunt(consumertest.Consumer{
+		Name:    "balancesplit",
+		Schema:  balancesplit.Schema,
+		Handler: balancesplit.Handle,
+		Effects: consumertest.Aggregate("SELECT user_id, balance_cents FROM accounts"),
+		Dedupe:  "SELECT event_id FROM processed_events",
+	}, consumertest.Checks(2000), consumertest.Seed(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Failed || res.Law != consumertest.LawSingleCredit || res.Scenario.Size() > 8 {
+		t.Fatalf("want LawSingleCredit broken by a scenario of at most 8 steps, got:\n%s", res.Report())
+	}
+	t.Logf("found after %d scenario(s):\n%s", res.Checks, res.Report())
+}

@@ -1,0 +1,91 @@
+// Package catalog lists the example consumers of examples/consumers with
+// what the harness must say of each: the correct ones are never flagged,
+// each broken one breaks its law. cmd/fuzzrun runs campaigns against them
+// by name (-consumer NAME), and the README's table is measured over them.
+package catalog
+
+import (
+	"slices"
+
+	"github.com/idemcheck/idemcheck/consumertest"
+	"github.com/idemcheck/idemcheck/examples/consumers/adr"
+	"github.com/idemcheck/idemcheck/examples/consumers/balance"
+	"github.com/idemcheck/idemcheck/examples/consumers/balancesplit"
+	"github.com/idemcheck/idemcheck/examples/consumers/claimstuck"
+	"github.com/idemcheck/idemcheck/examples/consumers/effectthenmark"
+	"github.com/idemcheck/idemcheck/examples/consumers/insertfirst"
+	"github.com/idemcheck/idemcheck/examples/consumers/lru"
+	"github.com/idemcheck/idemcheck/examples/consumers/markfirst"
+	"github.com/idemcheck/idemcheck/examples/consumers/nounique"
+	"github.com/idemcheck/idemcheck/examples/consumers/splitcheck"
+)
+
+// Entry is one example consumer.
+type Entry struct {
+	// Name is the consumer's name (-consumer NAME).
+	Name string
+	// Consumer is the consumer as its test gives it to the harness.
+	Consumer consumertest.Consumer
+	// Law is the law a broken consumer breaks; "" for a correct one.
+	Law string
+	// Doc says what the consumer does, in one line.
+	Doc string
+}
+
+// Correct reports whether the harness must never flag e.
+func (e Entry) Correct() bool { return e.Law == "" }
+
+const (
+	ledgerEffects   = "SELECT event_id, amount_cents FROM ledger"
+	balanceEffects  = "SELECT user_id, balance_cents FROM accounts"
+	processedEvents = "SELECT event_id FROM processed_events"
+)
+
+// All returns every example, the correct ones first, each group by name.
+func All() []Entry {
+	es := []Entry{
+		{Name: "adr", Doc: "check, effect and mark in one transaction (the ADR pattern)",
+			Consumer: consumertest.Consumer{Schema: adr.Schema, Handler: adr.Handle, Effects: consumertest.PerEvent(ledgerEffects), Dedupe: processedEvents}},
+		{Name: "insertfirst", Doc: "insert the mark first (a unique violation is a duplicate), effect in the same transaction",
+			Consumer: consumertest.Consumer{Schema: insertfirst.Schema, Handler: insertfirst.Handle, Effects: consumertest.PerEvent(ledgerEffects), Dedupe: processedEvents}},
+		{Name: "balance", Doc: "balance = balance + amount, guarded by the processed row in the same transaction",
+			Consumer: consumertest.Consumer{Schema: balance.Schema, Handler: balance.Handle, Effects: consumertest.Aggregate(balanceEffects), Dedupe: processedEvents}},
+		{Name: "splitcheck", Law: consumertest.LawSingleCredit, Doc: "check in one transaction, effect and mark in another: two workers both pass the check",
+			Consumer: consumertest.Consumer{Schema: splitcheck.Schema, Handler: splitcheck.Handle, Effects: consumertest.PerEvent(ledgerEffects), Dedupe: processedEvents}},
+		{Name: "markfirst", Law: consumertest.LawNothingLost, Doc: "mark committed before the effect: a crash between the commits loses the event",
+			Consumer: consumertest.Consumer{Schema: markfirst.Schema, Handler: markfirst.Handle, Effects: consumertest.PerEvent(ledgerEffects), Dedupe: processedEvents}},
+		{Name: "effectthenmark", Law: consumertest.LawSingleCredit, Doc: "effect committed before the mark: a crash between the commits and the redelivery credits twice",
+			Consumer: consumertest.Consumer{Schema: effectthenmark.Schema, Handler: effectthenmark.Handle, Effects: consumertest.PerEvent(ledgerEffects), Dedupe: processedEvents}},
+		{Name: "lru", Law: consumertest.LawSingleCredit, Doc: "an in-process cache of event ids: another worker, a restart or a replay credits twice",
+			Consumer: consumertest.Consumer{Schema: lru.Schema, Worker: lru.NewWorker, Effects: consumertest.PerEvent(ledgerEffects)}},
+		{Name: "nounique", Law: consumertest.LawSingleCredit, Doc: "no unique constraint, check-then-act without a transaction: two workers both insert",
+			Consumer: consumertest.Consumer{Schema: nounique.Schema, Handler: nounique.Handle, Effects: consumertest.PerEvent(ledgerEffects)}},
+		{Name: "balancesplit", Law: consumertest.LawSingleCredit, Doc: "balance update whose processed-row check runs in its own transaction: credited twice",
+			Consumer: consumertest.Consumer{Schema: balancesplit.Schema, Handler: balancesplit.Handle, Effects: consumertest.Aggregate(balanceEffects), Dedupe: processedEvents}},
+		{Name: "claimstuck", Law: consumertest.LawNothingLost, Doc: "a claim table that bumps attempts and nacks but never releases the claim: the event is stuck",
+			Consumer: consumertest.Consumer{Schema: claimstuck.Schema, Handler: claimstuck.Handle, Effects: consumertest.PerEvent(ledgerEffects)}},
+	}
+	for i := range es {
+		es[i].Consumer.Name = es[i].Name
+	}
+	return es
+}
+
+// Lookup returns the example named name.
+func Lookup(name string) (Entry, bool) {
+	es := All()
+	i := slices.IndexFunc(es, func(e Entry) bool { return e.Name == name })
+	if i < 0 {
+		return Entry{}, false
+	}
+	return es[i], true
+}
+
+// Names lists the examples' names.
+func Names() []string {
+	var out []string
+	for _, e := range All() {
+		out = append(out, e.Name)
+	}
+	return out
+}

@@ -1,0 +1,649 @@
+// Package explore is the model checker: it enumerates every schedule of a
+// small consumption world up to a depth, breadth first, over the Scenario
+// vocabulary (package faults/scenario), and judges every state it reaches
+// with the properties' own monitors and final checks (package properties).
+// A clean exploration proves that no schedule within the bound violates a
+// property; a violation is reported as a shortest schedule, an ordinary
+// scenario that the corpus stores and every other mode replays.
+//
+// Visited states are deduplicated by a 64-bit fingerprint of the whole
+// system state (runner.Fingerprinter), folded by symmetry (interchangeable
+// workers of one group, events alike but for their id); a partial-order
+// reduction skips the second order of two pipeline steps of different
+// workers on different events, which commute. States are kept as
+// fingerprints and a parent link only.
+//
+// Search is stateless: a state is rebuilt by re-executing its schedule from
+// the start against a fresh target, so every target — the in-memory
+// reference, the mutants, SQL stores, a process — is explored exactly, at
+// the cost of replaying the prefix. The frontier of each depth is expanded
+// on every core.
+package explore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/idemcheck/idemcheck/faults/runner"
+	"github.com/idemcheck/idemcheck/faults/scenario"
+	"github.com/idemcheck/idemcheck/impl/system"
+	"github.com/idemcheck/idemcheck/properties"
+	"github.com/idemcheck/idemcheck/properties/coverage"
+)
+
+// Options bound and shape an exploration.
+type Options struct {
+	// World is the world explored.
+	World World
+	// Menu is the step kinds tried from every state (see Steps); nil is
+	// FullMenu.
+	Menu []string
+	// Depth is the longest schedule explored (at least 1).
+	Depth int
+	// Properties judge every state (nil: every consumption property).
+	Properties []properties.Property
+	// Off switches laws off, as in properties.Options.
+	Off map[string]string
+	// Parallel is the number of goroutines expanding the frontier (0: one
+	// per core).
+	Parallel int
+	// NoSymmetry, NoPOR and NoDedup switch the reductions off: symmetry,
+	// partial order, and the visited set itself (a tree search).
+	NoSymmetry, NoPOR, NoDedup bool
+	// NoClone rebuilds every state by replaying its schedule, even for a
+	// target whose worlds can be copied (runner.World.Clone).
+	NoClone bool
+	// Progress, if set, is called after every batch of the frontier.
+	Progress func(Progress)
+	// Coverage counts, for every distinct state, the named situations its
+	// schedule and its drain reached (package coverage), into
+	// Result.Coverage.
+	Coverage bool
+}
+
+// Progress is the state of a running exploration.
+type Progress struct {
+	Depth       int // the depth being expanded into
+	States      int64
+	Transitions int64
+	Frontier    int // states of the depth being expanded from
+	Done        int // of which expanded
+	Elapsed     time.Duration
+}
+
+// Level is what one depth added.
+type Level struct {
+	Depth int `json:"depth"`
+	// States is the number of distinct states first reached at this depth
+	// (the frontier expanded into the next depth).
+	States int `json:"states"`
+	// Transitions is the number of steps executed into this depth.
+	Transitions int64 `json:"transitions"`
+}
+
+// Result is the outcome of an exploration.
+type Result struct {
+	// Depth is the deepest depth fully explored: every schedule of at most
+	// Depth steps was played and judged.
+	Depth int `json:"depth"`
+	// States is the number of distinct states reached (the initial one
+	// included), those of a depth cut short by the context too.
+	States int64 `json:"states"`
+	// Transitions is the number of steps executed, each from a distinct
+	// state.
+	Transitions int64 `json:"transitions"`
+	// Skipped is the number of transitions the partial-order reduction did
+	// not execute.
+	Skipped int64 `json:"skipped"`
+	// Levels are the depths explored, from 0.
+	Levels []Level `json:"levels"`
+	// Elapsed is the wall time of the search.
+	Elapsed time.Duration `json:"elapsedNs"`
+	// BytesPerState is the memory of the visited set and the parent links,
+	// per state.
+	BytesPerState float64 `json:"bytesPerState"`
+	// Interrupted is true when the context ended the search early.
+	Interrupted bool `json:"interrupted,omitempty"`
+	// Counterexample is the first violation found (nil: none).
+	Counterexample *Counterexample `json:"counterexample,omitempty"`
+	// Coverage counts the situations reached, a run per distinct state
+	// judged (Options.Coverage).
+	Coverage coverage.Counts `json:"coverage"`
+}
+
+// StatesPerSecond is the rate of distinct states.
+func (r *Result) StatesPerSecond() float64 {
+	if r.Elapsed <= 0 {
+		return 0
+	}
+	return float64(r.States) / r.Elapsed.Seconds()
+}
+
+// Counterexample is a shortest schedule that breaks a law.
+type Counterexample struct {
+	// Depth is the number of steps of the schedule.
+	Depth int `json:"depth"`
+	// Scenario is the world and the schedule: an ordinary scenario.
+	Scenario *scenario.Scenario `json:"scenario"`
+	// Verdict is the first failing verdict of the scenario, judged again
+	// by properties.Judge.
+	Verdict properties.Verdict `json:"verdict"`
+	// Outcome is the run of the scenario (its trace, for the report).
+	Outcome *runner.Outcome `json:"-"`
+}
+
+// node is one distinct state: its parent at the previous depth, the step
+// that led to it, and the menu steps the partial-order reduction skips
+// from it.
+type node struct {
+	parent int32
+	step   int16
+	skip   uint64
+}
+
+// engine is one exploration in progress.
+type engine struct {
+	target  system.Target
+	opts    Options
+	base    *scenario.Consumption
+	menu    []scenario.Step
+	props   []properties.Property
+	fpOpts  runner.FingerprintOptions
+	levels  [][]node
+	visited *fpSet
+	res     *Result
+	start   time.Time
+	pool    sync.Pool // *executor
+}
+
+// ErrBounds is the error of bad bounds: the caller's mistake.
+var ErrBounds = errors.New("explore: bad bounds")
+
+// Explore enumerates every schedule of opts.World up to opts.Depth steps
+// against target and judges every state. It returns the result so far when
+// ctx ends (Interrupted). The error is for bad bounds (wrapping ErrBounds)
+// or a target that cannot be played.
+func Explore(ctx context.Context, target system.Target, opts Options) (*Result, error) {
+	if opts.Depth < 1 {
+		return nil, fmt.Errorf("%w: depth %d; need at least 1", ErrBounds, opts.Depth)
+	}
+	if target.Consumption == nil {
+		return nil, fmt.Errorf("%w: target %q has no consumption parts", ErrBounds, target.Name)
+	}
+	base, err := opts.World.Scenario()
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrBounds, err)
+	}
+	if opts.Menu == nil {
+		opts.Menu = FullMenu
+	}
+	menu, err := Steps(base, opts.Menu)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrBounds, err)
+	}
+	if len(menu) > 64 || opts.NoDedup {
+		opts.NoPOR = true // the skip set is one word
+	}
+	props := opts.Properties
+	if props == nil {
+		props = properties.ForKind(scenario.KindConsumption)
+	}
+	e := &engine{target: target, opts: opts, base: base, menu: menu, visited: newFPSet(), res: &Result{}, start: time.Now(),
+		fpOpts: runner.FingerprintOptions{SymmetricWorkers: !opts.NoSymmetry, SymmetricEvents: !opts.NoSymmetry}}
+	for _, p := range props {
+		if p.Kind == scenario.KindConsumption {
+			e.props = append(e.props, p)
+		}
+	}
+	e.pool.New = func() any { return &executor{fp: runner.NewFingerprinter(base, e.fpOpts)} }
+	err = e.run(ctx)
+	e.res.Elapsed = time.Since(e.start)
+	if n := e.res.States; n > 0 {
+		nodes := 0
+		for _, l := range e.levels {
+			nodes += cap(l)
+		}
+		e.res.BytesPerState = float64(e.visited.bytes()+nodes*16) / float64(n)
+	}
+	return e.res, err
+}
+
+func (e *engine) parallel() int {
+	if e.opts.Parallel > 0 {
+		return e.opts.Parallel
+	}
+	return runtime.GOMAXPROCS(0)
+}
+
+// path writes the schedule of node i at depth d into buf.
+func (e *engine) path(d int, i int32, buf []scenario.Step) []scenario.Step {
+	buf = buf[:0]
+	for ; d > 0; d-- {
+		n := e.levels[d][i]
+		buf = append(buf, e.menu[n.step])
+		i = n.parent
+	}
+	for l, r := 0, len(buf)-1; l < r; l, r = l+1, r-1 {
+		buf[l], buf[r] = buf[r], buf[l]
+	}
+	return buf
+}
+
+// cand is one transition executed: from a parent, by a menu step.
+type cand struct {
+	parent  int32
+	step    int16
+	fp      uint64
+	skip    uint64
+	world   *runner.World
+	mons    []properties.Monitor
+	steps   []scenario.Step
+	broken  bool // a law broke on the way
+	isNew   bool
+	err     error // the target could not be opened
+	trk     *coverage.Tracker
+	reached coverage.Set
+	judged  bool
+	// selfLoop marks a step that leaves its parent's state as it is (a
+	// step of an idle worker, a delivery to a busy one): not executed.
+	selfLoop bool
+}
+
+// batch is the number of parents expanded between two merges.
+const batch = 64
+
+func (e *engine) run(ctx context.Context) error {
+	// Depth 0: the empty schedule.
+	root := &cand{parent: -1, step: -1}
+	e.execute(e.pool.Get().(*executor), root, nil, -1)
+	if root.err != nil {
+		return fmt.Errorf("explore: target %q: %w", e.target.Name, root.err)
+	}
+	e.visited.add(root.fp)
+	e.levels = append(e.levels, []node{{parent: -1, step: -1, skip: root.skip}})
+	e.res.States = 1
+	e.res.Levels = append(e.res.Levels, Level{Depth: 0, States: 1})
+	root.isNew = true
+	if e.finals([]*cand{root}, 0) {
+		return nil
+	}
+	for d := 1; d <= e.opts.Depth; d++ {
+		from := e.levels[d-1]
+		var next []node
+		nextIdx := map[uint64]int32{}
+		lvl := Level{Depth: d}
+		for lo := 0; lo < len(from); lo += batch {
+			if ctx.Err() != nil {
+				// The states of the depth cut short were reached too; the
+				// depth itself is not complete.
+				e.res.Interrupted = true
+				e.res.States += int64(len(next))
+				return nil
+			}
+			hi := min(lo+batch, len(from))
+			cands := e.expand(d, int32(lo), int32(hi))
+			for _, c := range cands {
+				if c.err != nil {
+					for _, c := range cands {
+						if c.world != nil {
+							c.world.Close()
+						}
+					}
+					return fmt.Errorf("explore: target %q: %w", e.target.Name, c.err)
+				}
+			}
+			lvl.Transitions += int64(len(cands))
+			e.res.Transitions += int64(len(cands))
+			var fresh []*cand
+			for _, c := range cands {
+				if c.selfLoop {
+					continue
+				}
+				if c.broken {
+					fresh = append(fresh, c) // judged whatever the state
+					continue
+				}
+				if e.opts.NoDedup {
+					c.isNew = true
+				} else if j, ok := nextIdx[c.fp]; ok {
+					next[j].skip &= c.skip
+				} else if e.visited.add(c.fp) {
+					c.isNew = true
+					nextIdx[c.fp] = int32(len(next))
+				}
+				if c.isNew {
+					next = append(next, node{parent: c.parent, step: c.step, skip: c.skip})
+					fresh = append(fresh, c)
+				} else {
+					c.world.Close()
+				}
+			}
+			if e.finals(fresh, d) {
+				e.res.Levels = append(e.res.Levels, lvl)
+				return nil
+			}
+			if e.opts.Progress != nil {
+				e.opts.Progress(Progress{Depth: d, States: e.res.States + int64(len(next)), Transitions: e.res.Transitions,
+					Frontier: len(from), Done: hi, Elapsed: time.Since(e.start)})
+			}
+		}
+		lvl.States = len(next)
+		e.res.States += int64(len(next))
+		e.res.Levels = append(e.res.Levels, lvl)
+		e.levels = append(e.levels, next)
+		e.res.Depth = d
+		if len(next) == 0 {
+			// Nothing new: every deeper schedule only revisits.
+			e.res.Depth = e.opts.Depth
+			break
+		}
+	}
+	return nil
+}
+
+// expand executes every menu step from the parents lo..hi-1 of depth d-1,
+// on every core, and returns the transitions in a fixed order. Each parent
+// is rebuilt once by replaying its schedule; each step is then taken on a
+// copy of it (runner.World.Clone), or, for a target that cannot be copied,
+// on a world that replays the schedule again.
+func (e *engine) expand(d int, lo, hi int32) []*cand {
+	var cands []*cand
+	first := make([]int, 0, hi-lo+1)
+	for p := lo; p < hi; p++ {
+		first = append(first, len(cands))
+		skip := e.levels[d-1][p].skip
+		for s := range e.menu {
+			if !e.opts.NoPOR && skip&(1<<s) != 0 {
+				e.res.Skipped++
+				continue
+			}
+			cands = append(cands, &cand{parent: p, step: int16(s)})
+		}
+	}
+	first = append(first, len(cands))
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range min(e.parallel(), int(hi-lo)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			x := e.pool.Get().(*executor)
+			defer e.pool.Put(x)
+			for {
+				i := int(next.Add(1)) - 1
+				if i >= int(hi-lo) {
+					return
+				}
+				x.buf = e.path(d-1, lo+int32(i), x.buf)
+				e.expandParent(x, x.buf, cands[first[i]:first[i+1]])
+			}
+		}()
+	}
+	wg.Wait()
+	return cands
+}
+
+// expandParent takes each of cs's steps from the state prefix reaches.
+func (e *engine) expandParent(x *executor, prefix []scenario.Step, cs []*cand) {
+	if len(cs) == 0 {
+		return
+	}
+	parent := &cand{}
+	e.execute(x, parent, prefix, -1)
+	if parent.err != nil {
+		for _, c := range cs {
+			c.err = parent.err
+		}
+		return
+	}
+	defer parent.world.Close()
+	for _, c := range cs {
+		if !e.opts.NoDedup && e.noop(parent.world, e.menu[c.step]) {
+			// The step leaves the state as it is: a self-loop, known.
+			c.selfLoop = true
+			continue
+		}
+		if !e.fork(x, parent, c) {
+			e.execute(x, c, prefix, int(c.step))
+		}
+	}
+}
+
+// noop reports whether st leaves w's state as it is and records nothing:
+// a pipeline step of an idle worker, or a delivery to a busy one.
+func (e *engine) noop(w *runner.World, st scenario.Step) bool {
+	switch st.Op {
+	case scenario.OpStep:
+		_, busy := w.View().Busy(st.Worker)
+		return !busy
+	case scenario.OpDeliver:
+		_, busy := w.View().Busy(st.Worker)
+		return busy
+	}
+	return false
+}
+
+// fork takes c's step on a copy of the parent's world and monitors; it
+// reports false when the world or a monitor cannot be copied.
+func (e *engine) fork(x *executor, parent, c *cand) bool {
+	if e.opts.NoClone {
+		return false
+	}
+	c.mons = make([]properties.Monitor, len(parent.mons))
+	obs := make([]runner.Observer, 0, len(parent.mons))
+	for i, m := range parent.mons {
+		if m == nil {
+			continue
+		}
+		cm, ok := properties.CloneMonitor(m)
+		if !ok {
+			return false
+		}
+		c.mons[i] = cm
+		obs = append(obs, cm)
+	}
+	if parent.trk != nil {
+		c.trk = parent.trk.Clone()
+		obs = append(obs, c.trk)
+	}
+	w, ok := parent.world.Clone(obs...)
+	if !ok {
+		return false
+	}
+	c.world = w
+	c.steps = make([]scenario.Step, 0, len(parent.steps)+1)
+	c.steps = append(c.steps, parent.steps...)
+	e.take(x, c, int(c.step))
+	return true
+}
+
+// executor is one goroutine's reusable scratch.
+type executor struct {
+	fp  *runner.Fingerprinter
+	buf []scenario.Step
+}
+
+// execute plays prefix and then menu step s (-1: none) on a fresh world
+// with the monitors attached, and fingerprints the state reached. The world
+// stays open for the final judgement.
+func (e *engine) execute(x *executor, c *cand, prefix []scenario.Step, s int) {
+	c.mons = make([]properties.Monitor, len(e.props))
+	obs := make([]runner.Observer, 0, len(e.props))
+	for i, p := range e.props {
+		if p.Monitor != nil {
+			c.mons[i] = p.Monitor()
+			obs = append(obs, c.mons[i])
+		}
+	}
+	if e.opts.Coverage {
+		c.trk = coverage.NewTracker()
+		obs = append(obs, c.trk)
+	}
+	w, err := runner.NewWorld(e.base, e.target.Consumption, obs...)
+	if err != nil {
+		c.err = err
+		return
+	}
+	c.world = w
+	c.steps = make([]scenario.Step, 0, len(prefix)+1)
+	c.steps = append(c.steps, prefix...)
+	for i, st := range prefix {
+		_ = w.Apply(i, st)
+	}
+	e.take(x, c, s)
+}
+
+// take plays menu step s (-1: none) on c's world, then judges the monitors
+// and fingerprints the state reached.
+func (e *engine) take(x *executor, c *cand, s int) {
+	w := c.world
+	ev := -1
+	if s >= 0 {
+		st := e.menu[s]
+		ev = e.busyEvent(w, st)
+		_ = w.Apply(len(c.steps), st)
+		c.steps = append(c.steps, st)
+	}
+	for i, m := range c.mons {
+		if m != nil && e.breaks(e.props[i], m.Breaches()) {
+			c.broken = true
+		}
+	}
+	if !e.opts.NoDedup {
+		c.fp = x.fp.Sum(w)
+	}
+	if !e.opts.NoPOR && s >= 0 {
+		c.skip = e.skipSet(w, s, ev)
+	}
+}
+
+// busyEvent is the index of the event the worker of a step or crash holds
+// a delivery of (-1: another kind of step, or an idle worker).
+func (e *engine) busyEvent(w *runner.World, st scenario.Step) int {
+	if st.Op != scenario.OpStep && st.Op != scenario.OpCrash {
+		return -1
+	}
+	k, busy := w.View().Busy(st.Worker)
+	if !busy {
+		return -1
+	}
+	for i, ev := range e.base.Events {
+		if ev.ID == k.ID {
+			return i
+		}
+	}
+	return -1
+}
+
+// skipSet is the menu steps the partial-order reduction need not take
+// after step y (which acted on event ey): a step or crash of another worker
+// busy with another event commutes with y, and its order with y before it
+// (the lower menu index first) is explored instead.
+func (e *engine) skipSet(w *runner.World, y, ey int) uint64 {
+	if ey < 0 {
+		return 0
+	}
+	var skip uint64
+	sy := e.menu[y]
+	for x := 0; x < y; x++ {
+		sx := e.menu[x]
+		if (sx.Op != scenario.OpStep && sx.Op != scenario.OpCrash) || sx.Worker == sy.Worker {
+			continue
+		}
+		if ex := e.busyEvent(w, sx); ex >= 0 && ex != ey {
+			skip |= 1 << x
+		}
+	}
+	return skip
+}
+
+// breaks reports whether breaches hold a law that is not switched off.
+func (e *engine) breaks(p properties.Property, bs []properties.Breach) bool {
+	for _, b := range bs {
+		if _, off := e.opts.Off[properties.ID(p.Name, b.Law)]; !off {
+			return true
+		}
+	}
+	return false
+}
+
+// finals finishes each candidate's run (drain, replay, drain, probe) on
+// every core and judges the final checks; it reports the first violation,
+// in the candidates' order, and closes every world.
+func (e *engine) finals(cs []*cand, d int) bool {
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range min(e.parallel(), len(cs)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := int(next.Add(1)) - 1
+				if i >= len(cs) {
+					return
+				}
+				c := cs[i]
+				if !c.broken {
+					c.world.Finish()
+					out := &runner.Outcome{Scenario: e.scenario(c.steps), Target: e.target.Name, Trace: c.world.Trace(), Consumption: c.world.Result()}
+					for j, p := range e.props {
+						// The monitors watched the drain and the replay too.
+						if m := c.mons[j]; m != nil && e.breaks(p, m.Breaches()) {
+							c.broken = true
+						}
+						if p.Final != nil && e.breaks(p, p.Final(out, c.mons[j])) {
+							c.broken = true
+						}
+					}
+					if c.trk != nil {
+						c.trk.Finish(out)
+						c.reached, c.judged = c.trk.Reached(), true
+					}
+				}
+				c.world.Close()
+				c.world, c.mons, c.trk = nil, nil, nil
+			}
+		}()
+	}
+	wg.Wait()
+	for _, c := range cs {
+		if c.judged {
+			e.res.Coverage.AddRun(scenario.KindConsumption, c.reached)
+		}
+	}
+	for _, c := range cs {
+		if c.broken {
+			e.res.Counterexample = e.counterexample(c.steps, d)
+			return true
+		}
+	}
+	return false
+}
+
+func (e *engine) scenario(steps []scenario.Step) *scenario.Scenario {
+	c := *e.base
+	c.Steps = steps
+	return &scenario.Scenario{Version: scenario.Version, Kind: scenario.KindConsumption, Consumption: &c}
+}
+
+// counterexample judges the violating schedule again, as any scenario is
+// judged, for its verdict and trace.
+func (e *engine) counterexample(steps []scenario.Step, d int) *Counterexample {
+	s := e.scenario(steps)
+	cx := &Counterexample{Depth: d, Scenario: s}
+	out, vs, err := properties.Judge(s, e.target, e.props, properties.JudgeOptions{Off: e.opts.Off})
+	if err != nil {
+		cx.Verdict = properties.Verdict{Property: "explore", Summary: err.Error()}
+		return cx
+	}
+	cx.Outcome = out
+	if f := properties.Failed(vs); len(f) > 0 {
+		cx.Verdict = f[0]
+	}
+	return cx
+}

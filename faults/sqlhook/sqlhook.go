@@ -1,0 +1,503 @@
+// Package sqlhook is a wrapping database/sql driver: it sits between a
+// team's code and the real driver and calls a Hook before every call that
+// reaches the database (begin, exec, query, end of a row iteration, commit,
+// rollback). The harness's scheduler is that hook: it parks the calling
+// goroutine there, lets another worker run, injects a failure, or crashes
+// the worker, while the team's code is unchanged.
+//
+// Lock waits are the hook's business too: the real driver is opened with no
+// busy timeout, so a statement that meets a lock another connection holds
+// answers "busy" at once; the wrapper then asks Hook.Busy, which parks the
+// caller until the scheduler retries it or gives up (the busy error is then
+// returned, as a lock timeout would be).
+//
+// A Connector owns every connection it opened. Kill closes them all under
+// whatever they were doing — the database rolls open transactions back —
+// and every later call on them fails, as on a process that died.
+package sqlhook
+
+import (
+	"context"
+	"database/sql/driver"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+)
+
+// Op names the kind of call.
+type Op string
+
+// The calls that are scheduling points.
+const (
+	Begin    Op = "begin"
+	Exec     Op = "exec"
+	Query    Op = "query"
+	RowsEnd  Op = "rows end"
+	Commit   Op = "commit"
+	Rollback Op = "rollback"
+)
+
+// Call is one call about to reach the database.
+type Call struct {
+	Op Op
+	// SQL is the statement text ("BEGIN", "COMMIT", "ROLLBACK" for the
+	// transaction calls; the query for a rows end).
+	SQL string
+	// Args are the statement's arguments.
+	Args []driver.NamedValue
+	// InTx reports whether the connection is inside a transaction.
+	InTx bool
+}
+
+// String renders the call for a trace: "exec INSERT ... [e1 300]".
+func (c Call) String() string {
+	s := string(c.Op)
+	if c.SQL != "" && c.Op != Begin && c.Op != Commit && c.Op != Rollback {
+		s += " " + c.SQL
+	}
+	if len(c.Args) > 0 {
+		s += " ["
+		for i, a := range c.Args {
+			if i > 0 {
+				s += " "
+			}
+			s += fmt.Sprint(a.Value)
+		}
+		s += "]"
+	}
+	return s
+}
+
+// Hook is told of every call. Both methods run on the goroutine that made
+// the call, and may block it (the scheduler parks it there) or end it with
+// runtime.Goexit (a crash).
+type Hook interface {
+	// Before is called before c reaches the database. A non-nil error is
+	// returned to the caller instead of running c (an injected failure,
+	// or a crash where runtime.Goexit is not safe). A hook should not fail
+	// a commit or a rollback: their error leaves the transaction's fate
+	// unknown to the caller.
+	Before(c Call) error
+	// Busy is called when the database answered c "busy" (a lock held by
+	// another connection). nil retries c; an error is returned to the
+	// caller (the transaction is rolled back first when c is a commit).
+	Busy(c Call, err error) error
+}
+
+// ErrKilled is returned by every call on a connection after Kill.
+var ErrKilled = errors.New("sqlhook: connection killed (the worker crashed)")
+
+// Connector opens hooked connections through open.
+type Connector struct {
+	open   func() (driver.Conn, error)
+	hook   Hook
+	isBusy func(error) bool
+
+	mu     sync.Mutex
+	conns  []*conn
+	killed bool
+}
+
+// NewConnector returns a connector whose connections come from open and
+// report to hook; isBusy recognises the real driver's lock-conflict error.
+func NewConnector(open func() (driver.Conn, error), hook Hook, isBusy func(error) bool) *Connector {
+	return &Connector{open: open, hook: hook, isBusy: isBusy}
+}
+
+// Connect implements driver.Connector.
+func (c *Connector) Connect(context.Context) (driver.Conn, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.killed {
+		return nil, ErrKilled
+	}
+	inner, err := c.open()
+	if err != nil {
+		return nil, err
+	}
+	cn := &conn{inner: inner, c: c}
+	c.conns = append(c.conns, cn)
+	return cn, nil
+}
+
+// Driver implements driver.Connector.
+func (c *Connector) Driver() driver.Driver { return connectorDriver{c} }
+
+type connectorDriver struct{ c *Connector }
+
+func (d connectorDriver) Open(string) (driver.Conn, error) { return d.c.Connect(context.Background()) }
+
+// Kill closes every connection under whatever it was doing (the database
+// rolls open transactions back) and makes every later call fail.
+func (c *Connector) Kill() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.killed = true
+	for _, cn := range c.conns {
+		cn.kill()
+	}
+}
+
+// InTx reports whether one of the connections is inside a transaction, and
+// if so the statement it last ran there.
+func (c *Connector) InTx() (bool, string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, cn := range c.conns {
+		if !cn.dead && cn.inTx {
+			return true, cn.last
+		}
+	}
+	return false, ""
+}
+
+type conn struct {
+	inner driver.Conn
+	c     *Connector
+	dead  bool
+	inTx  bool
+	last  string
+	// open are the rows and statements not yet closed: a connection
+	// closes for real (and rolls back) only once they are.
+	open []io.Closer
+}
+
+func (cn *conn) track(c io.Closer) {
+	cn.c.mu.Lock()
+	defer cn.c.mu.Unlock()
+	cn.open = append(cn.open, c)
+}
+
+func (cn *conn) untrack(c io.Closer) {
+	cn.c.mu.Lock()
+	defer cn.c.mu.Unlock()
+	for i, o := range cn.open {
+		if o == c {
+			cn.open = append(cn.open[:i], cn.open[i+1:]...)
+			return
+		}
+	}
+}
+
+var (
+	_ driver.Conn               = (*conn)(nil)
+	_ driver.ConnBeginTx        = (*conn)(nil)
+	_ driver.ExecerContext      = (*conn)(nil)
+	_ driver.QueryerContext     = (*conn)(nil)
+	_ driver.ConnPrepareContext = (*conn)(nil)
+	_ driver.SessionResetter    = (*conn)(nil)
+	_ driver.Validator          = (*conn)(nil)
+)
+
+func (cn *conn) kill() {
+	if cn.dead {
+		return
+	}
+	cn.dead = true
+	cn.inTx = false
+	for i := len(cn.open) - 1; i >= 0; i-- {
+		_ = cn.open[i].Close()
+	}
+	cn.open = nil
+	_ = cn.inner.Close()
+}
+
+func (cn *conn) isDead() bool {
+	cn.c.mu.Lock()
+	defer cn.c.mu.Unlock()
+	return cn.dead
+}
+
+// call runs do as c: Before first, then do, retried while it answers busy
+// and Busy says so.
+func (cn *conn) call(c Call, do func() error) error {
+	if cn.isDead() {
+		return ErrKilled
+	}
+	c.InTx = cn.inTx
+	cn.last = c.String()
+	if err := cn.c.hook.Before(c); err != nil {
+		return err
+	}
+	for {
+		if cn.isDead() {
+			return ErrKilled
+		}
+		err := do()
+		if err == nil || !cn.c.isBusy(err) {
+			return err
+		}
+		if herr := cn.c.hook.Busy(c, err); herr != nil {
+			return herr
+		}
+	}
+}
+
+func (cn *conn) Prepare(query string) (driver.Stmt, error) {
+	return cn.PrepareContext(context.Background(), query)
+}
+
+func (cn *conn) PrepareContext(_ context.Context, query string) (driver.Stmt, error) {
+	if cn.isDead() {
+		return nil, ErrKilled
+	}
+	var st driver.Stmt
+	var err error
+	if p, ok := cn.inner.(driver.ConnPrepareContext); ok {
+		st, err = p.PrepareContext(context.Background(), query)
+	} else {
+		st, err = cn.inner.Prepare(query)
+	}
+	if err != nil {
+		return nil, err
+	}
+	cn.track(st)
+	return &stmt{inner: st, cn: cn, query: query}, nil
+}
+
+func (cn *conn) Close() error {
+	cn.c.mu.Lock()
+	defer cn.c.mu.Unlock()
+	if cn.dead {
+		return nil
+	}
+	cn.dead = true
+	return cn.inner.Close()
+}
+
+func (cn *conn) Begin() (driver.Tx, error) {
+	return cn.BeginTx(context.Background(), driver.TxOptions{})
+}
+
+func (cn *conn) BeginTx(_ context.Context, opts driver.TxOptions) (driver.Tx, error) {
+	err := cn.call(Call{Op: Begin, SQL: "BEGIN"}, func() error {
+		var err error
+		if b, ok := cn.inner.(driver.ConnBeginTx); ok {
+			_, err = b.BeginTx(context.Background(), opts)
+		} else {
+			//lint:ignore SA1019 the driver has no BeginTx
+			_, err = cn.inner.Begin()
+		}
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	cn.inTx = true
+	return &tx{cn: cn}, nil
+}
+
+// execInner runs a statement with no arguments on the inner connection.
+func (cn *conn) execInner(query string) error {
+	if e, ok := cn.inner.(driver.ExecerContext); ok {
+		_, err := e.ExecContext(context.Background(), query, nil)
+		return err
+	}
+	st, err := cn.inner.Prepare(query)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	//lint:ignore SA1019 the driver has no ExecContext
+	_, err = st.Exec(nil)
+	return err
+}
+
+func (cn *conn) ExecContext(_ context.Context, query string, args []driver.NamedValue) (driver.Result, error) {
+	e, ok := cn.inner.(driver.ExecerContext)
+	if !ok {
+		return nil, driver.ErrSkip
+	}
+	var res driver.Result
+	err := cn.call(Call{Op: Exec, SQL: query, Args: args}, func() error {
+		var err error
+		res, err = e.ExecContext(context.Background(), query, args)
+		return err
+	})
+	return res, err
+}
+
+func (cn *conn) QueryContext(_ context.Context, query string, args []driver.NamedValue) (driver.Rows, error) {
+	q, ok := cn.inner.(driver.QueryerContext)
+	if !ok {
+		return nil, driver.ErrSkip
+	}
+	var rows driver.Rows
+	err := cn.call(Call{Op: Query, SQL: query, Args: args}, func() error {
+		var err error
+		rows, err = q.QueryContext(context.Background(), query, args)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	cn.track(rows)
+	return &wrappedRows{inner: rows, cn: cn, query: query}, nil
+}
+
+func (cn *conn) ResetSession(context.Context) error {
+	if cn.isDead() {
+		return driver.ErrBadConn
+	}
+	if r, ok := cn.inner.(driver.SessionResetter); ok {
+		return r.ResetSession(context.Background())
+	}
+	return nil
+}
+
+func (cn *conn) IsValid() bool {
+	if cn.isDead() {
+		return false
+	}
+	if v, ok := cn.inner.(driver.Validator); ok {
+		return v.IsValid()
+	}
+	return true
+}
+
+// tx ends a transaction by running COMMIT or ROLLBACK on the connection
+// itself, so that a commit that meets a lock can be retried (a driver's
+// own Commit may roll back on busy).
+type tx struct{ cn *conn }
+
+func (t *tx) Commit() error {
+	cn := t.cn
+	err := cn.call(Call{Op: Commit, SQL: "COMMIT"}, func() error { return cn.execInner("COMMIT") })
+	if err != nil && !errors.Is(err, ErrKilled) && !cn.isDead() {
+		// Leave the connection clean: a failed commit is a rolled-back
+		// transaction, as database/sql expects.
+		_ = cn.execInner("ROLLBACK")
+	}
+	cn.inTx = false
+	return err
+}
+
+func (t *tx) Rollback() error {
+	cn := t.cn
+	if cn.isDead() {
+		return nil
+	}
+	err := cn.call(Call{Op: Rollback, SQL: "ROLLBACK"}, func() error { return cn.execInner("ROLLBACK") })
+	cn.inTx = false
+	return err
+}
+
+type stmt struct {
+	inner driver.Stmt
+	cn    *conn
+	query string
+}
+
+var (
+	_ driver.StmtExecContext  = (*stmt)(nil)
+	_ driver.StmtQueryContext = (*stmt)(nil)
+)
+
+func (s *stmt) Close() error {
+	if s.cn.isDead() {
+		return nil
+	}
+	s.cn.untrack(s.inner)
+	return s.inner.Close()
+}
+func (s *stmt) NumInput() int { return s.inner.NumInput() }
+
+func (s *stmt) Exec(args []driver.Value) (driver.Result, error) {
+	return s.ExecContext(context.Background(), named(args))
+}
+
+func (s *stmt) Query(args []driver.Value) (driver.Rows, error) {
+	return s.QueryContext(context.Background(), named(args))
+}
+
+func named(args []driver.Value) []driver.NamedValue {
+	out := make([]driver.NamedValue, len(args))
+	for i, v := range args {
+		out[i] = driver.NamedValue{Ordinal: i + 1, Value: v}
+	}
+	return out
+}
+
+func unnamed(args []driver.NamedValue) []driver.Value {
+	out := make([]driver.Value, len(args))
+	for i, a := range args {
+		out[i] = a.Value
+	}
+	return out
+}
+
+func (s *stmt) ExecContext(_ context.Context, args []driver.NamedValue) (driver.Result, error) {
+	var res driver.Result
+	err := s.cn.call(Call{Op: Exec, SQL: s.query, Args: args}, func() error {
+		var err error
+		if e, ok := s.inner.(driver.StmtExecContext); ok {
+			res, err = e.ExecContext(context.Background(), args)
+		} else {
+			//lint:ignore SA1019 the driver has no ExecContext
+			res, err = s.inner.Exec(unnamed(args))
+		}
+		return err
+	})
+	return res, err
+}
+
+func (s *stmt) QueryContext(_ context.Context, args []driver.NamedValue) (driver.Rows, error) {
+	var rows driver.Rows
+	err := s.cn.call(Call{Op: Query, SQL: s.query, Args: args}, func() error {
+		var err error
+		if q, ok := s.inner.(driver.StmtQueryContext); ok {
+			rows, err = q.QueryContext(context.Background(), args)
+		} else {
+			//lint:ignore SA1019 the driver has no QueryContext
+			rows, err = s.inner.Query(unnamed(args))
+		}
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	s.cn.track(rows)
+	return &wrappedRows{inner: rows, cn: s.cn, query: s.query}, nil
+}
+
+// wrappedRows makes the end of a row iteration (Close, which database/sql
+// calls when Next runs out or Scan of a single row is done) a point, and
+// retries a step that answers busy.
+type wrappedRows struct {
+	inner  driver.Rows
+	cn     *conn
+	query  string
+	closed bool
+}
+
+func (r *wrappedRows) Columns() []string { return r.inner.Columns() }
+
+func (r *wrappedRows) Close() error {
+	if r.closed {
+		return nil
+	}
+	r.closed = true
+	if r.cn.isDead() {
+		return nil
+	}
+	return r.cn.call(Call{Op: RowsEnd, SQL: r.query}, func() error {
+		r.cn.untrack(r.inner)
+		return r.inner.Close()
+	})
+}
+
+func (r *wrappedRows) Next(dest []driver.Value) error {
+	for {
+		if r.cn.isDead() {
+			return ErrKilled
+		}
+		err := r.inner.Next(dest)
+		if err == nil || err == io.EOF || !r.cn.c.isBusy(err) {
+			return err
+		}
+		if herr := r.cn.c.hook.Busy(Call{Op: Query, SQL: r.query, InTx: r.cn.inTx}, err); herr != nil {
+			return herr
+		}
+	}
+}

@@ -1,0 +1,152 @@
+package sqlhook_test
+
+import (
+	"context"
+	"database/sql"
+	"database/sql/driver"
+	"errors"
+	"fmt"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"modernc.org/sqlite"
+
+	"github.com/idemcheck/idemcheck/faults/sqlhook"
+)
+
+var dbSeq atomic.Int64
+
+// recorder is a hook that records every call and can fail one.
+type recorder struct {
+	calls  []string
+	failOn sqlhook.Op
+	busy   []string
+}
+
+func (r *recorder) Before(c sqlhook.Call) error {
+	r.calls = append(r.calls, c.String())
+	if c.Op == r.failOn {
+		return errors.New("injected")
+	}
+	return nil
+}
+
+func (r *recorder) Busy(c sqlhook.Call, err error) error {
+	r.busy = append(r.busy, c.String())
+	return err // give up at once
+}
+
+func isBusy(err error) bool {
+	var se *sqlite.Error
+	return errors.As(err, &se) && se.Code()&0xff == 5
+}
+
+func open(t *testing.T) (dsn string, admin *sql.DB) {
+	t.Helper()
+	dsn = fmt.Sprintf("file:/sqlhook-test-%d?vfs=memdb&_txlock=immediate", dbSeq.Add(1))
+	admin, err := sql.Open("sqlite", dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	admin.SetMaxOpenConns(1)
+	t.Cleanup(func() { admin.Close() })
+	if _, err := admin.Exec(`CREATE TABLE t (id TEXT PRIMARY KEY)`); err != nil {
+		t.Fatal(err)
+	}
+	return dsn, admin
+}
+
+func hooked(dsn string, h sqlhook.Hook) (*sqlhook.Connector, *sql.DB) {
+	c := sqlhook.NewConnector(func() (driver.Conn, error) { return (&sqlite.Driver{}).Open(dsn) }, h, isBusy)
+	return c, sql.OpenDB(c)
+}
+
+func TestEveryCallIsReportedInOrder(t *testing.T) {
+	dsn, _ := open(t)
+	rec := &recorder{}
+	_, db := hooked(dsn, rec)
+	defer db.Close()
+	ctx := context.Background()
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO t VALUES (?)`, "a"); err != nil {
+		t.Fatal(err)
+	}
+	var n int
+	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM t`).Scan(&n); err != nil || n != 1 {
+		t.Fatalf("count %d, %v", n, err)
+	}
+	if err := tx.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	want := "begin|exec INSERT INTO t VALUES (?) [a]|query SELECT count(*) FROM t|rows end SELECT count(*) FROM t|commit"
+	if got := strings.Join(rec.calls, "|"); got != want {
+		t.Fatalf("calls\n%s\nwant\n%s", got, want)
+	}
+}
+
+func TestBeforeCanFailACall(t *testing.T) {
+	dsn, admin := open(t)
+	_, db := hooked(dsn, &recorder{failOn: sqlhook.Exec})
+	defer db.Close()
+	if _, err := db.Exec(`INSERT INTO t VALUES ('a')`); err == nil || err.Error() != "injected" {
+		t.Fatalf("got %v, want the injected error", err)
+	}
+	var n int
+	if err := admin.QueryRow(`SELECT count(*) FROM t`).Scan(&n); err != nil || n != 0 {
+		t.Fatalf("the failed call reached the database: %d rows, %v", n, err)
+	}
+}
+
+func TestKillRollsBackAndEndsTheConnections(t *testing.T) {
+	dsn, admin := open(t)
+	c, db := hooked(dsn, &recorder{})
+	ctx := context.Background()
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO t VALUES ('a')`); err != nil {
+		t.Fatal(err)
+	}
+	if open, last := c.InTx(); !open || !strings.Contains(last, "INSERT") {
+		t.Fatalf("InTx = %v, %q", open, last)
+	}
+	c.Kill()
+	if open, _ := c.InTx(); open {
+		t.Fatal("a killed connector still reports a transaction")
+	}
+	var n int
+	if err := admin.QueryRow(`SELECT count(*) FROM t`).Scan(&n); err != nil || n != 0 {
+		t.Fatalf("after Kill: %d rows, %v; want the insert rolled back", n, err)
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO t VALUES ('b')`); !errors.Is(err, sqlhook.ErrKilled) {
+		t.Fatalf("a call after Kill: %v, want ErrKilled", err)
+	}
+	_ = tx.Rollback()
+	db.Close()
+}
+
+func TestALockConflictGoesToBusy(t *testing.T) {
+	dsn, _ := open(t)
+	_, a := hooked(dsn, &recorder{})
+	defer a.Close()
+	rec := &recorder{}
+	_, b := hooked(dsn, rec)
+	defer b.Close()
+	ctx := context.Background()
+	tx, err := a.BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback()
+	if _, err := b.BeginTx(ctx, nil); !isBusy(err) {
+		t.Fatalf("second writer: %v, want SQLITE_BUSY once Busy gave up", err)
+	}
+	if len(rec.busy) != 1 || rec.busy[0] != "begin" {
+		t.Fatalf("Busy saw %v, want [begin]", rec.busy)
+	}
+}
