@@ -64,6 +64,19 @@ func brokerConsumer(o *options) (func() (runner.LiveApp, error), string, io.Clos
 		}
 		return nil, "", nil, usagef("-consumer: %v", err)
 	}
+	// Set the consumer up once (its schema on a fresh database, its worker),
+	// so that a schema that fails is said at once, not mid-campaign.
+	probe, err := app()
+	if err == nil {
+		_, err = probe.Group(context.Background(), "probe")
+		err = errors.Join(err, probe.Close())
+	}
+	if err != nil {
+		if closer != nil {
+			closer.Close()
+		}
+		return nil, "", nil, usagef("-consumer: %v", err)
+	}
 	name := c.Name
 	if name == "" {
 		name = safeConsumerName(o.consumer)
