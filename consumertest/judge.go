@@ -208,6 +208,7 @@ func play(ctx context.Context, be backend.Backend, c Consumer, s *Scenario, bubb
 		r.trace.addf("-- quiet again at t=%dms: %d effect row(s) --", r.now(), len(out.Replayed.Rows)-len(out.Base.Rows))
 	}
 	out.DLQ, out.Messages = r.b.DLQ(), r.b.Messages()
+	r.close()
 	out.Failure = r.failure
 	return out, nil
 }
