@@ -3,9 +3,10 @@ package consumertest
 import "slices"
 
 // Reduce shrinks a counterexample further than rapid does: it drops, in
-// turn, the last worker, each event, each step and each pair of steps, and
-// makes values simpler (a pick of zero, a failure made a plain move, a
-// shorter time step, workers renamed so that an idle one is the last), keeping every change for which keep still holds (keep
+// turn, the last worker, each event, blocks of steps, each step and each
+// pair of steps, and makes values simpler (the default retry policy, a pick
+// of zero, a failure made a plain move, a shorter time step, workers
+// renamed so that an idle one is the last), keeping every change for which keep still holds (keep
 // returns the judged result when the same law still breaks), until no
 // change is kept. It returns s itself and nil when nothing could be
 // removed.
@@ -42,7 +43,11 @@ func measure(s *Scenario) []int64 {
 			fails++
 		}
 	}
-	return []int64{int64(len(s.Steps)), int64(len(s.Events)), int64(s.Workers), workers, fails, picks, ms}
+	policy := int64(0)
+	if s.Policy != DefaultPolicy {
+		policy = 1
+	}
+	return []int64{int64(len(s.Steps)), int64(len(s.Events)), int64(s.Workers), policy, workers, fails, picks, ms}
 }
 
 func smaller(a, b *Scenario) bool { return slices.Compare(measure(a), measure(b)) < 0 }
@@ -87,6 +92,14 @@ func reductions(s *Scenario) []*Scenario {
 		c.Steps = append(c.Steps[:i:i], s.Steps[i+1:]...)
 		out = append(out, c)
 	}
+	// Blocks of steps, halves first (delta debugging's chunks).
+	for size := len(s.Steps) / 2; size >= 3; size /= 2 {
+		for i := 0; i+size <= len(s.Steps); i += size {
+			c := s.clone()
+			c.Steps = append(c.Steps[:i:i], s.Steps[i+size:]...)
+			out = append(out, c)
+		}
+	}
 	// Two steps at once: a worker's move and the move that lines it up
 	// with another's often go together.
 	for i := range s.Steps {
@@ -95,6 +108,11 @@ func reductions(s *Scenario) []*Scenario {
 			c.Steps = append(append(c.Steps[:i:i], s.Steps[i+1:j]...), s.Steps[j+1:]...)
 			out = append(out, c)
 		}
+	}
+	if s.Policy != DefaultPolicy {
+		c := s.clone()
+		c.Policy = DefaultPolicy
+		out = append(out, c)
 	}
 	for i, st := range s.Steps {
 		switch {
