@@ -71,26 +71,23 @@ func reductions(s *Scenario) []*Scenario {
 		if len(s.Events) == 1 {
 			break
 		}
-		c := s.clone()
-		c.Events = append(c.Events[:i:i], s.Events[i+1:]...)
-		c.Steps = c.Steps[:0]
-		for _, st := range s.Steps {
-			if st.Op == OpDuplicate {
-				if st.Pick == i {
-					continue
-				}
-				if st.Pick > i {
-					st.Pick--
-				}
-			}
-			c.Steps = append(c.Steps, st)
-		}
-		out = append(out, c)
+		out = append(out, withoutEvent(s, i))
 	}
 	for i := range s.Steps {
 		c := s.clone()
 		c.Steps = append(c.Steps[:i:i], s.Steps[i+1:]...)
 		out = append(out, c)
+	}
+	// An event together with the first steps, which may be the ones that
+	// handled it: without them the rest of the schedule lines up again.
+	if len(s.Events) > 1 {
+		for i := range s.Events {
+			for k := 1; k <= len(s.Steps); k++ {
+				c := withoutEvent(s, i)
+				c.Steps = c.Steps[min(k, len(c.Steps)):]
+				out = append(out, c)
+			}
+		}
 	}
 	// Blocks of steps, halves first (delta debugging's chunks).
 	for size := len(s.Steps) / 2; size >= 3; size /= 2 {
@@ -146,4 +143,23 @@ func reductions(s *Scenario) []*Scenario {
 		}
 	}
 	return out
+}
+
+// withoutEvent is s without event i and the duplicates of it.
+func withoutEvent(s *Scenario, i int) *Scenario {
+	c := s.clone()
+	c.Events = append(c.Events[:i:i], s.Events[i+1:]...)
+	c.Steps = c.Steps[:0]
+	for _, st := range s.Steps {
+		if st.Op == OpDuplicate {
+			if st.Pick == i {
+				continue
+			}
+			if st.Pick > i {
+				st.Pick--
+			}
+		}
+		c.Steps = append(c.Steps, st)
+	}
+	return c
 }
