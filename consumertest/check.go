@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"pgregory.net/rapid"
@@ -29,6 +30,8 @@ type config struct {
 	noReduce   bool
 	shrinkTime time.Duration
 	backend    backend.Backend
+	// t, set by Check, plays every scenario in a testing/synctest bubble.
+	t *testing.T
 }
 
 func newConfig(opts []Option) config {
@@ -75,6 +78,7 @@ const ReplayEnv = "IDEMCHECK_REPLAY"
 func Check(t *testing.T, c Consumer, opts ...Option) {
 	t.Helper()
 	cfg := newConfig(opts)
+	cfg.t = t
 	if cfg.corpusDir == "" {
 		cfg.corpusDir = filepath.Join("testdata", "consumertest")
 	}
@@ -159,7 +163,16 @@ func replay(c Consumer, s *Scenario, cfg config) (Result, error) {
 		return Result{}, err
 	}
 	start := time.Now()
-	out, err := play(context.Background(), cfg.backend, c, s)
+	var out *Outcome
+	var err error
+	if cfg.t != nil {
+		// In a bubble, the handler's clock is the scenario's.
+		synctest.Test(cfg.t, func(*testing.T) {
+			out, err = play(context.Background(), cfg.backend, c, s, true)
+		})
+	} else {
+		out, err = play(context.Background(), cfg.backend, c, s, false)
+	}
 	if err != nil {
 		return Result{}, err
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
 	"io"
 	"strings"
 	"testing"
@@ -244,5 +245,55 @@ func TestACrashRollsBackTheOpenTransaction(t *testing.T) {
 	}
 	if len(res.Outcome.Quiet.Rows) != 1 {
 		t.Fatalf("effects once quiet: %v, want one row", res.Outcome.Quiet.Rows)
+	}
+}
+
+func TestInCheckTheHandlersClockIsTheScenarios(t *testing.T) {
+	var seen []string
+	c := adrConsumer()
+	c.Handler = func(ctx context.Context, db *sql.DB, m handler.Message) error {
+		now := time.Now()
+		seen = append(seen, fmt.Sprintf("%s %s %d", m.EventID, now.UTC().Format(time.RFC3339Nano), now.UnixMilli()-m.Event.OccurredAtMs))
+		return adr(ctx, db, m)
+	}
+	s := &Scenario{Version: 1, Workers: 1, Policy: DefaultPolicy, Events: []Event{{ID: "e1", User: "u1", Amount: 100}, {ID: "e2", User: "u1", Amount: 200}},
+		Steps: []Step{{Op: OpRun, Worker: 1}, {Op: OpAdvance, Ms: 1000}, {Op: OpRun, Worker: 1}}}
+	cfg := newConfig(nil)
+	cfg.t = t
+	var runs []string
+	for range 2 {
+		seen = nil
+		res, err := replay(c, s, cfg)
+		if err != nil || res.Failed {
+			t.Fatalf("%v\n%s", err, res.Report())
+		}
+		runs = append(runs, strings.Join(seen, "\n"))
+	}
+	if runs[0] != runs[1] {
+		t.Fatalf("two plays saw different clocks:\n%s\nthen:\n%s", runs[0], runs[1])
+	}
+	if !strings.HasPrefix(runs[0], "e1 2000-01-01T00:00:00Z 0\n") || !strings.Contains(runs[0], "e2 2000-01-01T00:00:01Z 1000") {
+		t.Fatalf("the handler's clock is not the scenario's:\n%s", runs[0])
+	}
+}
+
+func TestAWorkerThatFailsToStartIsReported(t *testing.T) {
+	starts := 0
+	c := adrConsumer()
+	c.Handler = nil
+	c.Worker = func(string) (handler.Func, io.Closer, error) {
+		if starts++; starts > 1 {
+			return nil, nil, errors.New("no connection to the cache")
+		}
+		return adr, nil, nil
+	}
+	s := &Scenario{Version: 1, Workers: 1, Policy: DefaultPolicy, Events: one.Events, Steps: []Step{{Op: OpCrash, Worker: 1}}}
+	res := lawOf(t, c, s)
+	if !res.Failed || res.Law != LawRuns || !strings.Contains(strings.Join(res.Breaches[0].Details, " "), "no connection to the cache") {
+		t.Fatalf("a failed restart was not reported:\n%s", res.Report())
+	}
+	starts = 1
+	if _, err := Replay(c, one); err == nil || !strings.Contains(err.Error(), "failed to start") {
+		t.Fatalf("a failed first start: %v", err)
 	}
 }

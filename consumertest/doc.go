@@ -65,11 +65,16 @@
 //
 // The broker's clock is virtual: deliveries, ack timeouts, backoffs and the
 // events' occurredAt move only with the scenario's time (Advance steps, and
-// the drain moving to the broker's next deadline). The handler's own
-// time.Now, its timers, and SQLite's CURRENT_TIMESTAMP read the machine's
-// clock: the harness does not control them, so a handler whose decisions
-// depend on them (a TTL on its dedupe records, say) is not reproducible
-// here. Read time from the message (m.Event.OccurredAtMs) instead.
+// the drain moving to the broker's next deadline). Under Check, every
+// scenario plays in its own testing/synctest bubble: the handler's
+// time.Now starts at 2000-01-01T00:00:00Z, the scenario's time zero, and
+// moves exactly as the scenario's time does, and its timers fire on that
+// clock; the same scenario sees the same times. What stays outside: SQLite's
+// CURRENT_TIMESTAMP (the database reads the machine's clock), and, under
+// Hunt, Replay and cmd/fuzzrun (no *testing.T, so no bubble), the handler's
+// time.Now too. A handler blocked on something outside the bubble (a
+// channel made outside it, real I/O) keeps the bubble's clock still and is
+// not reported as hung there.
 //
 // # Verdicts
 //

@@ -165,11 +165,11 @@ func readRows(ctx context.Context, db *sql.DB, query string) ([][]string, error)
 // play runs s against c on be and returns the outcome. An error is bad
 // input (the schema or a query failed) or the harness failing; a broken
 // law is in the outcome.
-func play(ctx context.Context, be backend.Backend, c Consumer, s *Scenario) (*Outcome, error) {
+func play(ctx context.Context, be backend.Backend, c Consumer, s *Scenario, bubble bool) (*Outcome, error) {
 	if err := s.Validate(); err != nil {
 		return nil, err
 	}
-	r, err := newRun(ctx, be, c, s)
+	r, err := newRun(ctx, be, c, s, bubble)
 	if err != nil {
 		return nil, err
 	}

@@ -28,8 +28,10 @@ const (
 	Group = "consumer"
 )
 
-// startMs is the scenario's time zero (2026-01-01T00:00:00Z).
-const startMs = 1767225600000
+// startMs is the scenario's time zero, 2000-01-01T00:00:00Z: the time a
+// testing/synctest bubble starts at, so that inside Check the handler's
+// time.Now and the events' occurredAt agree.
+const startMs = 946684800000
 
 // maxActions bounds a drain: a consumer that has not quiesced after this
 // many calls is looping.
@@ -154,6 +156,9 @@ type run struct {
 	mu    sync.Mutex
 	stray string
 
+	// bubble is set when the run plays in a testing/synctest bubble.
+	bubble bool
+
 	// failure is a breach of law "runs": the run could not go on.
 	failure *Breach
 }
@@ -222,7 +227,7 @@ func (w *worker) park(ev wevent) decision {
 }
 
 // newRun prepares a fresh database and the broker for s.
-func newRun(ctx context.Context, be backend.Backend, c Consumer, s *Scenario) (*run, error) {
+func newRun(ctx context.Context, be backend.Backend, c Consumer, s *Scenario, bubble bool) (*run, error) {
 	db, err := be.Fresh(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("%w: open a fresh %s database: %w", ErrBadInput, be.Name(), err)
@@ -233,7 +238,7 @@ func newRun(ctx context.Context, be backend.Backend, c Consumer, s *Scenario) (*
 	}
 	clk := clock.NewVirtual(startMs)
 	r := &run{c: c, s: s, db: db, clock: clk, b: membroker.New(clk, s.Policy.broker(), []string{Group}),
-		trace: &Trace{}, events: make(chan wevent), hung: make(chan struct{}), stopDog: make(chan struct{})}
+		trace: &Trace{}, events: make(chan wevent), hung: make(chan struct{}), stopDog: make(chan struct{}), bubble: bubble}
 	go r.watchdog()
 	return r, nil
 }
@@ -379,6 +384,16 @@ func (r *run) watchdog() {
 			close(r.hung)
 			return
 		}
+	}
+}
+
+// advance moves the scenario's time by d ms; in a testing/synctest bubble
+// the handler's time.Now moves with it (every other goroutine of the
+// bubble is parked, so the sleep ends at once).
+func (r *run) advance(d int64) {
+	r.clock.Advance(d)
+	if r.bubble {
+		time.Sleep(time.Duration(d) * time.Millisecond)
 	}
 }
 
@@ -660,7 +675,7 @@ func (r *run) step(st Step) {
 	case OpCrash:
 		r.crash(r.workers[st.Worker-1])
 	case OpAdvance:
-		r.clock.Advance(st.Ms)
+		r.advance(st.Ms)
 		r.b.Tick()
 		r.trace.addf("time moves %dms to t=%dms", st.Ms, r.now())
 	case OpDuplicate:
@@ -727,7 +742,7 @@ func (r *run) drain() {
 			return
 		}
 		d := max(next-r.clock.NowMs(), 1)
-		r.clock.Advance(d)
+		r.advance(d)
 		r.b.Tick()
 		r.trace.addf("time moves %dms to t=%dms", d, r.now())
 	}
