@@ -77,6 +77,9 @@ func (p Postgres) Start(ctx context.Context) (Session, error) {
 		dialRes: make(chan dialResult),
 	}
 	s.seed = s.schema + "_seed"
+	// A run's data need not survive a crash of the server: commits do not
+	// wait for the write-ahead log to reach the disk.
+	cfg.RuntimeParams["synchronous_commit"] = "off"
 	adminCfg := cfg.Copy()
 	adminCfg.RuntimeParams["search_path"] = s.schema
 	// The harness's own statements run in the simple protocol: no
