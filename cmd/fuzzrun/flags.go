@@ -46,6 +46,8 @@ type options struct {
 	explore   bool   // -explore: the model checker (explore.go)
 	exploreOp explore.Options
 	consumer  string // -consumer: a team's consumer (consumer.go)
+	db        string // -db: the database of a -consumer run (consumer.go)
+	dbDSN     string // the DSN of -db postgres
 
 	// worker mode: this process is worker index of a campaign or a mutation
 	// benchmark started by a parent fuzzrun (hidden flags).
@@ -116,6 +118,7 @@ func parseFlags(args []string) (*options, error) {
 	fs.StringVar(&o.broker, "broker", "", "")
 	fs.BoolVar(&o.explore, "explore", false, "")
 	fs.StringVar(&o.consumer, "consumer", "", "")
+	fs.StringVar(&o.db, "db", "sqlite", "")
 	if err := fs.Parse(args); err != nil {
 		return nil, flagError(err)
 	}
@@ -360,6 +363,8 @@ flags:
   -broker B[:C]    a campaign against a real broker instead: nats (embedded) or
                    rabbitmq, optionally with a configuration; see -list
   -consumer C      a consumer campaign instead (see -list); saves into corpus/consumers
+  -db D            the database of a -consumer run: sqlite (default, embedded) or
+                   postgres (at IDEMCHECK_POSTGRES_DSN)
   -corpus DIR      where violations are saved (default corpus/cases, corpus/consumers
                    with -consumer; "" to not save)
   -html FILE       HTML report (default fuzzrun-report.html; "" for none)
