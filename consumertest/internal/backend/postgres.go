@@ -130,7 +130,15 @@ type pgSession struct {
 	// the schema left.
 	prepared bool
 	reset    string
+	// vacuum vacuums the team's tables, every vacuumEvery resets.
+	vacuum string
+	resets int
 }
+
+// vacuumEvery is how many scenarios run between two vacuums of the team's
+// tables. Autovacuum is off on them: its lock (to truncate a table's empty
+// end) would make a worker wait at a moment no schedule decides.
+const vacuumEvery = 200
 
 func (s *pgSession) Name() string { return "postgres" }
 
@@ -196,7 +204,7 @@ func (s *pgSession) put(c *pgConn) {
 	pc := c.raw.Conn().PgConn()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	script := "RESET ALL; SELECT pg_advisory_unlock_all()"
+	script := "RESET ALL; DISCARD TEMP; DISCARD SEQUENCES; SELECT pg_advisory_unlock_all()"
 	if pc.TxStatus() != 'I' {
 		script = "ROLLBACK; " + script
 	}
@@ -236,6 +244,11 @@ func (s *pgSession) prepare(ctx context.Context, run func(*sql.DB) error) error 
 		if err := s.adminExec(ctx, s.reset); err != nil {
 			return fmt.Errorf("postgres: reset the schema's state: %w", err)
 		}
+		if s.resets++; s.vacuum != "" && s.resets%vacuumEvery == 0 {
+			if _, err := s.admin.ExecContext(ctx, s.vacuum); err != nil {
+				return fmt.Errorf("postgres: vacuum the schema's tables: %w", err)
+			}
+		}
 		return nil
 	}
 	if err := run(s.admin); err != nil {
@@ -243,11 +256,11 @@ func (s *pgSession) prepare(ctx context.Context, run func(*sql.DB) error) error 
 		_ = s.adminExec(ctx, fmt.Sprintf("DROP SCHEMA IF EXISTS %[1]s CASCADE; CREATE SCHEMA %[1]s", pgx.Identifier{s.schema}.Sanitize()))
 		return err
 	}
-	reset, err := s.discover(ctx)
+	reset, vacuum, err := s.discover(ctx)
 	if err != nil {
 		return fmt.Errorf("postgres: read the schema's tables from the catalog: %w", err)
 	}
-	s.prepared, s.reset = true, reset
+	s.prepared, s.reset, s.vacuum = true, reset, vacuum
 	return nil
 }
 
@@ -255,34 +268,35 @@ type pgTable struct {
 	name string // schema-qualified, quoted
 	cols string // the columns that take values (not generated), quoted
 	rows bool
+	// plain is false for a partitioned table.
+	plain bool
 }
 
 // discover reads the tables and sequences the schema made, saves the rows
 // it seeded into the seed schema, and returns the reset script.
-func (s *pgSession) discover(ctx context.Context) (string, error) {
+func (s *pgSession) discover(ctx context.Context) (reset, vacuum string, err error) {
 	rows, err := s.admin.QueryContext(ctx, `
-SELECT c.oid, quote_ident(n.nspname) || '.' || quote_ident(c.relname),
+SELECT c.relkind = 'r', quote_ident(n.nspname) || '.' || quote_ident(c.relname),
        coalesce((SELECT string_agg(quote_ident(a.attname), ', ' ORDER BY a.attnum) FROM pg_attribute a
                  WHERE a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped AND a.attgenerated = ''), '')
 FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
 WHERE n.nspname = $1 AND c.relkind IN ('r', 'p') AND NOT c.relispartition
 ORDER BY c.relname`, s.schema)
 	if err != nil {
-		return "", err
+		return "", "", err
 	}
 	var tables []pgTable
 	for rows.Next() {
-		var oid uint32
 		var t pgTable
-		if err := rows.Scan(&oid, &t.name, &t.cols); err != nil {
+		if err := rows.Scan(&t.plain, &t.name, &t.cols); err != nil {
 			rows.Close()
-			return "", err
+			return "", "", err
 		}
 		tables = append(tables, t)
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
-		return "", err
+		return "", "", err
 	}
 	var seqs []string
 	srows, err := s.admin.QueryContext(ctx, `
@@ -290,35 +304,35 @@ SELECT quote_ident(n.nspname) || '.' || quote_ident(c.relname)
 FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
 WHERE n.nspname = $1 AND c.relkind = 'S' ORDER BY c.relname`, s.schema)
 	if err != nil {
-		return "", err
+		return "", "", err
 	}
 	for srows.Next() {
 		var name string
 		if err := srows.Scan(&name); err != nil {
 			srows.Close()
-			return "", err
+			return "", "", err
 		}
 		seqs = append(seqs, name)
 	}
 	srows.Close()
 	if err := srows.Err(); err != nil {
-		return "", err
+		return "", "", err
 	}
 	var restore []string
 	for i := range tables {
 		t := &tables[i]
 		if err := s.admin.QueryRowContext(ctx, "SELECT EXISTS (SELECT 1 FROM "+t.name+")").Scan(&t.rows); err != nil {
-			return "", err
+			return "", "", err
 		}
 		if !t.rows || t.cols == "" {
 			continue
 		}
 		seed := pgx.Identifier{s.seed, fmt.Sprintf("t%d", i)}.Sanitize()
 		if _, err := s.admin.ExecContext(ctx, "CREATE SCHEMA IF NOT EXISTS "+pgx.Identifier{s.seed}.Sanitize()); err != nil {
-			return "", err
+			return "", "", err
 		}
 		if _, err := s.admin.ExecContext(ctx, fmt.Sprintf("CREATE TABLE %s AS SELECT %s FROM %s", seed, t.cols, t.name)); err != nil {
-			return "", err
+			return "", "", err
 		}
 		restore = append(restore, fmt.Sprintf("INSERT INTO %s (%s) OVERRIDING SYSTEM VALUE SELECT %s FROM %s", t.name, t.cols, t.cols, seed))
 	}
@@ -326,12 +340,25 @@ WHERE n.nspname = $1 AND c.relkind = 'S' ORDER BY c.relname`, s.schema)
 		var last int64
 		var called bool
 		if err := s.admin.QueryRowContext(ctx, "SELECT last_value, is_called FROM "+q).Scan(&last, &called); err != nil {
-			return "", err
+			return "", "", err
 		}
 		restore = append(restore, fmt.Sprintf("SELECT setval('%s', %d, %t)", strings.ReplaceAll(q, "'", "''"), last, called))
 	}
+	var names []string
+	for _, t := range tables {
+		names = append(names, t.name)
+		if t.plain {
+			// A partitioned table takes no storage parameters.
+			if _, err := s.admin.ExecContext(ctx, "ALTER TABLE "+t.name+" SET (autovacuum_enabled = false)"); err != nil {
+				return "", "", err
+			}
+		}
+	}
+	if len(names) > 0 {
+		vacuum = "VACUUM " + strings.Join(names, ", ")
+	}
 	if len(tables) == 0 && len(seqs) == 0 {
-		return "", nil
+		return "", "", nil
 	}
 	var b strings.Builder
 	b.WriteString("BEGIN; ")
@@ -344,17 +371,13 @@ WHERE n.nspname = $1 AND c.relkind = 'S' ORDER BY c.relname`, s.schema)
 			fmt.Fprintf(&b, "DELETE FROM %s; ", t.name)
 		}
 	} else if len(tables) > 0 {
-		names := make([]string, len(tables))
-		for i, t := range tables {
-			names[i] = t.name
-		}
 		fmt.Fprintf(&b, "TRUNCATE %s CASCADE; ", strings.Join(names, ", "))
 	}
 	for _, r := range restore {
 		b.WriteString(r + "; ")
 	}
 	b.WriteString("COMMIT")
-	return b.String(), nil
+	return b.String(), vacuum, nil
 }
 
 // pgDB is one scenario's database: the run's schema, reset.
@@ -388,7 +411,9 @@ func (d *pgDB) IsBusy(err error) bool { return isLockTimeout(err) }
 
 func isLockTimeout(err error) bool {
 	var pe *pgconn.PgError
-	return errors.As(err, &pe) && pe.Code == "55P03"
+	// 55P03 is also the error of NOWAIT, which the team meant: only the
+	// lock timeout is a wait.
+	return errors.As(err, &pe) && pe.Code == "55P03" && strings.Contains(pe.Message, "lock timeout")
 }
 
 // Close gives back the connections the scenario still holds.
