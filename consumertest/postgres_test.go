@@ -197,3 +197,50 @@ func TestPostgresDrawnScenariosReplayTheSame(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkPostgresTracesRepeat measures what is reproducible on
+// PostgreSQL: b.N drawn scenarios, each played twice against two
+// consumers (pg-balance, and pg-crossed, which deadlocks), on one run. It
+// reports the scenarios whose two traces differ (0 is the claim), those
+// with lock waits, and the ones flagged (0: both consumers are correct).
+func BenchmarkPostgresTracesRepeat(b *testing.B) {
+	dsn := pgDSN(b)
+	cfg := newConfig([]Option{Postgres(dsn)})
+	stop, err := cfg.start()
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer stop()
+	crossed := Consumer{Name: "pg-crossed", Schema: pgAccountsSchema, Handler: pgCrossed, Effects: PerEvent("SELECT event_id FROM processed_events")}
+	gen := Generator(16)
+	differ, waits, flagged := 0, 0, 0
+	i := 0
+	for b.Loop() {
+		s := gen.Example(i)
+		i++
+		for _, c := range []Consumer{pgBalanceConsumer(), crossed} {
+			first, err := replay(c, s, cfg)
+			if err != nil {
+				b.Fatal(err)
+			}
+			again, err := replay(c, s, cfg)
+			if err != nil {
+				b.Fatal(err)
+			}
+			trace := first.Outcome.Trace.String()
+			if trace != again.Outcome.Trace.String() {
+				differ++
+			}
+			if strings.Contains(trace, "waits for a lock") {
+				waits++
+			}
+			if first.Failed || again.Failed {
+				flagged++
+			}
+		}
+	}
+	b.ReportMetric(float64(2*i), "scenario-pairs")
+	b.ReportMetric(float64(differ), "differing")
+	b.ReportMetric(float64(waits), "with-waits")
+	b.ReportMetric(float64(flagged), "flagged")
+}
