@@ -23,6 +23,9 @@ import (
 // consumer-level corpus cases (corpus format version 3) under
 // corpus/consumers.
 
+// postgresConsumerBatch is the -batch of a -consumer -db postgres run.
+const postgresConsumerBatch = 1000
+
 // defaultConsumerCorpus is where -consumer saves counterexamples.
 const defaultConsumerCorpus = "corpus/consumers"
 
@@ -113,6 +116,11 @@ func (o *options) checkConsumer(given map[string]bool) error {
 			return usagef("-db postgres: %s is not set (e.g. %s='postgres://postgres@127.0.0.1:5432/test?sslmode=disable')", consumertest.PostgresEnv, consumertest.PostgresEnv)
 		}
 		o.dbDSN = dsn
+		if !given["batch"] {
+			// Each hunt is a run of its own on PostgreSQL (a schema made,
+			// the team's schema run, the schema dropped): fewer, longer.
+			o.batch = postgresConsumerBatch
+		}
 	default:
 		return usagef("-db: %q is not a database; give sqlite or postgres", o.db)
 	}

@@ -373,7 +373,7 @@ flags:
                    file always holds it)
   -runs N          hunts (seeds) per mutant with -mutants (default 5)
   -batch N         checks per hunt in a campaign (default 200; 10 for sqlite,
-                   postgres, redis and exec: targets)
+                   postgres, redis and exec: targets; 1000 with -consumer -db postgres)
   -off LAW=REASON  switch a law off (e.g. hlc-laws/physical-bound=coarse stamps by
                    design): it is not judged, and every report records the reason;
                    repeat for more laws
