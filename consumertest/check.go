@@ -138,6 +138,9 @@ type Result struct {
 	CorpusFile string
 	// Replay is the command that replays it.
 	Replay string
+	// Coverage counts, for each of Situations, the drawn scenarios that
+	// reached it (rapid's shrinking is not counted).
+	Coverage map[string]int
 }
 
 // Summary is the one line of the breach of the result's law ("" when
@@ -184,9 +187,20 @@ func replay(c Consumer, s *Scenario, cfg config) (Result, error) {
 	var err error
 	if cfg.t != nil {
 		// In a bubble, the handler's clock is the scenario's.
-		synctest.Test(cfg.t, func(*testing.T) {
-			out, err = play(context.Background(), cfg.backend, c, s, true)
-		})
+		func() {
+			defer func() {
+				// Goroutines the handler left blocked make the bubble
+				// panic as it ends; the run has reported them already.
+				if p := recover(); p != nil {
+					if out == nil || out.Failure == nil || out.Failure.Summary != "handler-goroutines" {
+						panic(p)
+					}
+				}
+			}()
+			synctest.Test(cfg.t, func(*testing.T) {
+				out, err = play(context.Background(), cfg.backend, c, s, true)
+			})
+		}()
 	} else {
 		out, err = play(context.Background(), cfg.backend, c, s, false)
 	}
@@ -228,9 +242,11 @@ func hunt(c Consumer, cfg config, name string) (Result, error) {
 		return Result{}, err
 	}
 	start := time.Now()
-	res := Result{Consumer: c.displayName()}
+	res := Result{Consumer: c.displayName(), Coverage: map[string]int{}}
+	counting := true
 	var last *Result
 	var badInput error
+	var rapidMsg string
 	func() {
 		rapidMu.Lock()
 		defer rapidMu.Unlock()
@@ -252,7 +268,13 @@ func hunt(c Consumer, cfg config, name string) (Result, error) {
 				badInput = err
 				t.Fatalf("bad input: %v", err)
 			}
+			if counting {
+				for k := range r.Outcome.Situations {
+					res.Coverage[k]++
+				}
+			}
 			if r.Failed {
+				counting = false // what rapid plays from now on is shrinking
 				if res.FoundAfter == 0 {
 					res.FoundAfter = time.Since(start)
 				}
@@ -262,6 +284,7 @@ func hunt(c Consumer, cfg config, name string) (Result, error) {
 		})
 		res.Failed = rec.failed
 		msg := rec.message()
+		rapidMsg = msg
 		res.Checks = max(cfg.checks, 1)
 		if m := failedAfter.FindStringSubmatch(msg); m != nil {
 			n, _ := strconv.Atoi(m[1])
@@ -274,8 +297,10 @@ func hunt(c Consumer, cfg config, name string) (Result, error) {
 	if badInput != nil {
 		return Result{}, badInput
 	}
-	if !res.Failed || last == nil {
-		res.Failed = false
+	if res.Failed && last == nil {
+		return Result{}, fmt.Errorf("consumertest: the harness failed on consumer %q: %s", c.displayName(), rapidMsg)
+	}
+	if !res.Failed {
 		res.Elapsed = time.Since(start)
 		return res, nil
 	}

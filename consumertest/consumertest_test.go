@@ -6,11 +6,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"pgregory.net/rapid"
+
+	"github.com/idemcheck/idemcheck/impl/contract/broker"
 
 	"github.com/idemcheck/idemcheck/impl/contract/handler"
 )
@@ -296,4 +299,124 @@ func TestAWorkerThatFailsToStartIsReported(t *testing.T) {
 	if _, err := Replay(c, one); err == nil || !strings.Contains(err.Error(), "failed to start") {
 		t.Fatalf("a failed first start: %v", err)
 	}
+}
+
+// leaky starts a goroutine it never waits for, which blocks for good.
+func leaky(ctx context.Context, db *sql.DB, m handler.Message) error {
+	block := make(chan struct{})
+	go func() { <-block }()
+	return adr(ctx, db, m)
+}
+
+func TestGoroutinesLeftRunningAreReported(t *testing.T) {
+	c := adrConsumer()
+	c.Handler = leaky
+	// Outside a bubble the check looks only past a slack of goroutines:
+	// six events, each delivered twice, leave twelve.
+	six := &Scenario{Version: 1, Workers: 2, Policy: DefaultPolicy}
+	for i := range 6 {
+		six.Events = append(six.Events, Event{ID: fmt.Sprintf("e%d", i+1), User: "u1", Amount: 100})
+	}
+	for _, bubble := range []bool{false, true} {
+		cfg := newConfig(nil)
+		s := six
+		if bubble {
+			cfg.t, s = t, one
+		}
+		res, err := replay(c, s, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !res.Failed || res.Law != LawRuns || res.Breaches[0].Summary != "handler-goroutines" ||
+			!strings.Contains(strings.Join(res.Breaches[0].Details, "\n"), "leaky.func1") {
+			t.Fatalf("bubble %v: a goroutine left running was not reported:\n%s", bubble, res.Report())
+		}
+	}
+}
+
+// TestEveryLawCanFail breaks each law on a judged outcome: the laws no
+// example consumer can break (the broker's own) are shown failing here.
+func TestEveryLawCanFail(t *testing.T) {
+	c := adrConsumer()
+	s := &Scenario{Version: 1, Workers: 1, Policy: DefaultPolicy, Events: []Event{{ID: "e1", User: "u1", Amount: 100}, {ID: "e2", User: "u1", Amount: 200}}}
+	row := func(id string) []string { return []string{id, "100"} }
+	good := Snapshot{Rows: [][]string{row("e1"), row("e2")}, Dedupe: []string{"e1", "e2"}}
+	cases := map[string]*Outcome{
+		LawSingleCredit: {Quiet: Snapshot{Rows: [][]string{row("e1"), row("e1"), row("e2")}, Dedupe: good.Dedupe}, Replayed: good},
+		LawNothingLost:  {Quiet: Snapshot{Rows: [][]string{row("e1")}, Dedupe: []string{"e1"}}, Replayed: good},
+		LawAtomicity:    {Quiet: Snapshot{Rows: good.Rows, Dedupe: []string{"e1"}}, Replayed: good},
+		LawReplay:       {Quiet: good, Replayed: Snapshot{Rows: [][]string{row("e1"), {"e2", "999"}}, Dedupe: good.Dedupe}},
+		LawBoundedAttempts: {Quiet: good, Replayed: good, DLQ: []broker.DLQEntry{{Topic: Topic, Offset: 0, Attempts: 2, Key: "e1"}},
+			Messages: []broker.MessageState{{Message: broker.Message{Key: "e2", Attempts: 9}}}},
+	}
+	for law, o := range cases {
+		o.Scenario, o.Trace = s, &Trace{}
+		bs := Judge(c, o)
+		found := false
+		for _, b := range bs {
+			found = found || b.Law == law
+		}
+		if !found {
+			t.Errorf("%s: not broken by its outcome; breaches %+v", law, bs)
+		}
+	}
+	o := &Outcome{Scenario: s, Trace: &Trace{}, Quiet: good, Replayed: good}
+	if bs := Judge(c, o); len(bs) != 0 {
+		t.Fatalf("a clean outcome is flagged: %+v", bs)
+	}
+	agg := Consumer{Effects: Aggregate("q"), Dedupe: "d"}
+	base := Snapshot{Rows: [][]string{{"u1", "50"}}}
+	total := func(n string) Snapshot { return Snapshot{Rows: [][]string{{"u1", n}}, Dedupe: []string{"e1", "e2"}} }
+	for want, o := range map[string]*Outcome{
+		"":              {Base: base, Quiet: total("350"), Replayed: total("350")},
+		LawSingleCredit: {Base: base, Quiet: total("450"), Replayed: total("450")},
+		LawNothingLost:  {Base: base, Quiet: total("250"), Replayed: total("250")},
+		LawReplay:       {Base: base, Quiet: total("350"), Replayed: total("360")},
+	} {
+		o.Scenario, o.Trace = s, &Trace{}
+		bs := Judge(agg, o)
+		if (want == "") != (len(bs) == 0) || (want != "" && !slices.ContainsFunc(bs, func(b Breach) bool { return b.Law == want })) {
+			t.Errorf("aggregate, want %q broken: got %+v", want, bs)
+		}
+	}
+}
+
+// TestTheGeneratorReachesEverySituation: a campaign over the ADR consumer
+// reaches every named situation, or its passes would prove little.
+func TestTheGeneratorReachesEverySituation(t *testing.T) {
+	res, err := Hunt(adrConsumer(), Checks(400), Seed(7))
+	if err != nil || res.Failed {
+		t.Fatalf("%v\n%s", err, res.Report())
+	}
+	for _, s := range Situations {
+		if res.Coverage[s] == 0 {
+			t.Errorf("never reached in 400 scenarios: %s", s)
+		}
+	}
+	t.Logf("coverage: %v", res.Coverage)
+}
+
+func TestCheckReplaysTheFileTheEnvironmentNames(t *testing.T) {
+	path, err := SaveScenario(t.TempDir(), "adr", LawSingleCredit, "a saved case", busy, nil, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, err := LoadScenario(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a, b := mustJSON(t, back), mustJSON(t, busy); a != b {
+		t.Fatalf("saved and loaded scenarios differ:\n%s\n%s", a, b)
+	}
+	t.Setenv(ReplayEnv, path)
+	Check(t, adrConsumer()) // the ADR consumer passes it
+}
+
+func mustJSON(t *testing.T, s *Scenario) string {
+	t.Helper()
+	b, err := s.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }

@@ -72,9 +72,10 @@
 // clock; the same scenario sees the same times. What stays outside: SQLite's
 // CURRENT_TIMESTAMP (the database reads the machine's clock), and, under
 // Hunt, Replay and cmd/fuzzrun (no *testing.T, so no bubble), the handler's
-// time.Now too. A handler blocked on something outside the bubble (a
-// channel made outside it, real I/O) keeps the bubble's clock still and is
-// not reported as hung there.
+// time.Now too. A handler blocked for good on something outside the bubble
+// (a channel made outside it, real I/O) keeps the bubble's clock still:
+// under Check it is not reported as hung, and the test waits until go
+// test's -timeout ends it; Hunt and Replay report it after 10 s.
 //
 // # Verdicts
 //
@@ -83,8 +84,12 @@
 // event applied exactly once or dead-lettered), replay leaves the effects
 // unchanged, bounded attempts with dead-letter metadata, atomicity of the
 // effect and the mark (when Dedupe is set), and "runs": the handler does
-// not panic, leave a transaction open, leave goroutines calling the
-// database, hang outside it, or loop forever.
+// not panic, leave a transaction open, hang outside the database, loop
+// forever, or leave goroutines running. Goroutines a handler starts carry
+// the run's pprof label; those still alive when the scenario ends are
+// reported with their stack (under Check exactly, the bubble having
+// settled; under Hunt and Replay once the process has grown by more than a
+// few goroutines, since others may still be on their way out).
 //
 // # Classifying errors
 //

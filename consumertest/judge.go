@@ -81,6 +81,20 @@ type Outcome struct {
 	Messages []broker.MessageState `json:"messages"`
 	// Failure is set when the run could not go on (law runs).
 	Failure *Breach `json:"failure,omitempty"`
+	// Situations counts what the run reached, by name (see Situations).
+	Situations map[string]int `json:"situations,omitempty"`
+}
+
+// Situations are the named situations a campaign over a transactional
+// consumer should reach: a run that never crashes a worker at a commit, say,
+// proves nothing about commits. A run also counts "crash at handler.Point"
+// (for handlers that call it) and "lock wait given up" (a deadlock, or a
+// lock a handler left held), which a correct consumer may never meet.
+var Situations = []string{
+	"crash at begin", "crash at exec", "crash at query", "crash at rows end", "crash at commit", "crash at rollback",
+	"crash at ack or nack", "crash while idle", "injected failure", "lock wait", "nack",
+	"redelivery after a nack", "redelivery after an ack timeout", "duplicate delivered", "dead-letter: poison",
+	"dead-letter: attempts spent",
 }
 
 // snapshot reads the effects and dedupe queries.
@@ -208,7 +222,13 @@ func play(ctx context.Context, be backend.Backend, c Consumer, s *Scenario, bubb
 		r.trace.addf("-- quiet again at t=%dms: %d effect row(s) --", r.now(), len(out.Replayed.Rows)-len(out.Base.Rows))
 	}
 	out.DLQ, out.Messages = r.b.DLQ(), r.b.Messages()
-	out.Failure = r.failure
+	for _, d := range out.DLQ {
+		if !d.Poison {
+			r.reach("dead-letter: attempts spent")
+		}
+	}
+	r.close()
+	out.Failure, out.Situations = r.failure, r.situations
 	return out, nil
 }
 

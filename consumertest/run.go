@@ -8,9 +8,12 @@ import (
 	"io"
 	"runtime"
 	"runtime/debug"
+	"runtime/pprof"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"testing/synctest"
 	"time"
 
 	"github.com/idemcheck/idemcheck/consumertest/internal/backend"
@@ -81,6 +84,18 @@ func (p point) String() string {
 		return p.what
 	}
 	return p.call.String()
+}
+
+// kind names the point for coverage: the call's op, "ack" for a
+// settling worker, "call" for a handler.Point.
+func (p point) kind() string {
+	switch {
+	case p.settle:
+		return "ack or nack"
+	case p.what != "":
+		return "handler.Point"
+	}
+	return string(p.call.Op)
 }
 
 func (p point) injectable() bool {
@@ -158,6 +173,14 @@ type run struct {
 
 	// bubble is set when the run plays in a testing/synctest bubble.
 	bubble bool
+	// id labels the run's goroutines; loops counts its workers' goroutines.
+	id     string
+	loops  sync.WaitGroup
+	closed bool
+	baseG  int
+
+	// situations counts what the run reached (see Situations).
+	situations map[string]int
 
 	// failure is a breach of law "runs": the run could not go on.
 	failure *Breach
@@ -238,7 +261,8 @@ func newRun(ctx context.Context, be backend.Backend, c Consumer, s *Scenario, bu
 	}
 	clk := clock.NewVirtual(startMs)
 	r := &run{c: c, s: s, db: db, clock: clk, b: membroker.New(clk, s.Policy.broker(), []string{Group}),
-		trace: &Trace{}, events: make(chan wevent), hung: make(chan struct{}), stopDog: make(chan struct{}), bubble: bubble}
+		trace: &Trace{}, events: make(chan wevent), hung: make(chan struct{}), stopDog: make(chan struct{}), bubble: bubble,
+		id: fmt.Sprintf("r%d", runSeq.Add(1)), baseG: runtime.NumGoroutine()}
 	go r.watchdog()
 	return r, nil
 }
@@ -308,6 +332,7 @@ func (r *run) start(w *worker) error {
 	w.db = sql.OpenDB(w.conn)
 	w.resume = make(chan decision)
 	w.jobs = make(chan job)
+	r.loops.Add(1)
 	go w.loop(w.jobs)
 	w.crashing.Store(false)
 	w.state = idle
@@ -397,6 +422,14 @@ func (r *run) advance(d int64) {
 	}
 }
 
+// reach counts a situation of the coverage table.
+func (r *run) reach(situation string) {
+	if r.situations == nil {
+		r.situations = map[string]int{}
+	}
+	r.situations[situation]++
+}
+
 // fail stops the run with a breach of law "runs".
 func (r *run) fail(what, detail string) {
 	if r.failure == nil {
@@ -437,6 +470,7 @@ func (r *run) handle(w *worker, ev wevent) {
 	case evBlocked:
 		w.state, w.at = blocked, ev.p
 		r.trace.addf("%s waits for a lock at %s", w.name, ev.p)
+		r.reach("lock wait")
 	case evDone:
 		w.state, w.at = idle, point{}
 	case evPanic:
@@ -470,6 +504,15 @@ func (r *run) deliver(w *worker, pick int) bool {
 	m := handler.Message{EventID: ev.EventID, Event: ev, Topic: d.Message.Topic, Group: d.Message.Group,
 		Tenant: d.Message.Tenant, IdempotencyKey: d.Message.Key, Attempts: d.Message.Attempts, LastError: d.Message.LastError}
 	r.trace.addf("t=%dms %s receives %s (offset %d, %s, attempt %d%s)", r.now(), w.name, ev.EventID, d.Message.Offset, d.Message.Origin, d.Message.Attempts, lastErrNote(d.Message.LastError))
+	switch {
+	case d.Message.LastError == "ack_timeout":
+		r.reach("redelivery after an ack timeout")
+	case d.Message.Attempts > 1:
+		r.reach("redelivery after a nack")
+	}
+	if d.Message.Origin == broker.Duplicated {
+		r.reach("duplicate delivered")
+	}
 	ctx := handler.WithPoint(context.Background(), func(what string) {
 		if w.crashing.Load() {
 			return
@@ -508,6 +551,10 @@ type job struct {
 // another, so that its stack, grown by the database driver, is grown
 // once. A crash ends it (runtime.Goexit); the restarted worker has its own.
 func (w *worker) loop(jobs chan job) {
+	defer w.r.loops.Done()
+	// Goroutines the handler starts inherit this label: those still
+	// alive once the scenario is over are found by it (see leaked).
+	pprof.SetGoroutineLabels(pprof.WithLabels(context.Background(), pprof.Labels(runLabel, w.r.id)))
 	for j := range jobs {
 		w.handle(j.ctx, j.m)
 	}
@@ -568,6 +615,7 @@ func (r *run) act(w *worker, d decision) {
 	if d == fail {
 		w.hadFault = true
 		r.trace.addf("%s %s -> injected failure", w.name, p)
+		r.reach("injected failure")
 	} else {
 		r.trace.addf("%s %s", w.name, p)
 	}
@@ -584,8 +632,10 @@ func (r *run) settle(w *worker, p point) {
 		r.b.DeadLetter(w.d, p.result.Error())
 		r.b.Ack(w.d)
 		r.trace.addf("%s dead-letters %s as poison: %s", w.name, w.ev.EventID, quoteShort(p.result.Error()))
+		r.reach("dead-letter: poison")
 	default:
 		r.b.Nack(w.d, p.result.Error())
+		r.reach("nack")
 		r.trace.addf("%s nacks %s: %s", w.name, w.ev.EventID, quoteShort(p.result.Error()))
 	}
 }
@@ -613,6 +663,7 @@ func (r *run) retry(w *worker) {
 	}
 	if ev.w == w && ev.kind == evBlocked && !r.othersCanMove(w) {
 		r.trace.addf("%s gives up waiting at %s: %s", w.name, call, quoteShort(ev.p.busy.Error()))
+		r.reach("lock wait given up")
 		w.resume <- giveUp
 		r.await(w)
 		return
@@ -632,7 +683,9 @@ func (r *run) retry(w *worker) {
 func (r *run) crash(w *worker) {
 	if w.state == idle {
 		r.trace.addf("%s crashes while idle and restarts", w.name)
+		r.reach("crash while idle")
 	} else {
+		r.reach("crash at " + w.at.kind())
 		r.trace.addf("%s crashes at %s (handling %s): connections closed, delivery not acked; it restarts", w.name, w.at, w.ev.EventID)
 		w.crashing.Store(true)
 		w.conn.Kill()
@@ -748,8 +801,13 @@ func (r *run) drain() {
 	}
 }
 
-// close stops every worker and drops the database.
+// close stops every worker and drops the database, then looks for
+// goroutines the handler left running.
 func (r *run) close() {
+	if r.closed {
+		return
+	}
+	r.closed = true
 	for _, w := range r.workers {
 		if w.state != idle {
 			w.crashing.Store(true)
@@ -765,4 +823,85 @@ func (r *run) close() {
 	}
 	r.db.Close()
 	close(r.stopDog)
+	done := make(chan struct{})
+	go func() { r.loops.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(time.Second):
+		return // a worker is hung: already reported
+	}
+	if r.bubble {
+		synctest.Wait() // every goroutine left is now blocked for good, or gone
+	}
+	// The cheap test first: in a bubble every goroutine left is settled,
+	// so any growth is worth a look; outside one, goroutines of the
+	// harness and of database/sql may still be on their way out.
+	slack := 0
+	if !r.bubble {
+		slack = leakSlack
+	}
+	if runtime.NumGoroutine() <= r.baseG+slack {
+		return
+	}
+	n, stack := leaked(r.id)
+	for try := 0; n > 0 && !r.bubble && try < 3; try++ {
+		// Outside a bubble, a goroutine on its way out may not be gone yet.
+		time.Sleep(time.Millisecond)
+		n, stack = leaked(r.id)
+	}
+	if n > 0 && r.failure == nil {
+		r.fail("handler-goroutines", fmt.Sprintf("%d goroutine(s) the handler started are still running after the scenario ended (started by the handler and never waited for):\n%s", n, stack))
+	}
+}
+
+// sqlWatcher reports whether a goroutine is database/sql's own watcher of
+// a context (it ends with its transaction or rows), not the handler's.
+func sqlWatcher(entry string) bool {
+	for _, line := range strings.Split(entry, "\n") {
+		if strings.HasPrefix(line, "#\t0x") {
+			fields := strings.Fields(line)
+			return len(fields) >= 3 && strings.HasPrefix(fields[2], "database/sql.")
+		}
+	}
+	return false
+}
+
+// leakSlack is how many more goroutines than at its start a run outside a
+// bubble may end with before the goroutine profile is read.
+const leakSlack = 8
+
+// runLabel is the pprof label that marks the goroutines of one run.
+const runLabel = "idemcheck-run"
+
+var runSeq atomic.Int64
+
+// leaked counts the goroutines still labelled with run id, and returns
+// the stack of the first. The goroutine profile is read only when the
+// process has more goroutines than the harness's own.
+func leaked(id string) (int, string) {
+	var b strings.Builder
+	if err := pprof.Lookup("goroutine").WriteTo(&b, 1); err != nil {
+		return 0, ""
+	}
+	want := fmt.Sprintf("%q:%q", runLabel, id)
+	n, first := 0, ""
+	for _, entry := range strings.Split(b.String(), "\n\n") {
+		if !strings.Contains(entry, want) || sqlWatcher(entry) {
+			continue
+		}
+		count := 1
+		for _, line := range strings.Split(entry, "\n") {
+			if c, _, ok := strings.Cut(line, " @ "); ok {
+				if k, err := strconv.Atoi(c); err == nil {
+					count = k
+				}
+				break
+			}
+		}
+		n += count
+		if first == "" {
+			first = trimStack([]byte(entry))
+		}
+	}
+	return n, first
 }

@@ -187,10 +187,14 @@ func (s *Scenario) clone() *Scenario {
 var DefaultPolicy = Policy{MaxAttempts: 4, BackoffMs: 100, MaxBackoffMs: 800, AckTimeoutMs: 5000}
 
 // Generator draws scenarios: one to four events (one in eight poison), one
-// to three workers and up to maxSteps steps, mostly runs.
+// to three workers, max_attempts from 1 to the default 4, and up to
+// maxSteps steps, mostly runs.
 func Generator(maxSteps int) *rapid.Generator[*Scenario] {
 	return rapid.Custom(func(t *rapid.T) *Scenario {
 		s := &Scenario{Version: ScenarioVersion, Policy: DefaultPolicy}
+		// Fewer attempts let a crash or two spend them all; shrinking goes
+		// back to the default.
+		s.Policy.MaxAttempts -= rapid.IntRange(0, DefaultPolicy.MaxAttempts-1).Draw(t, "fewer attempts")
 		s.Workers = rapid.IntRange(1, 3).Draw(t, "workers")
 		n := rapid.IntRange(1, 4).Draw(t, "events")
 		for i := range n {

@@ -153,7 +153,11 @@ type consumerJSON struct {
 	CorpusFile string   `json:"corpusFile,omitempty"`
 	Replay     string   `json:"replay,omitempty"`
 	Trace      []string `json:"trace,omitempty"`
-	Exit       int      `json:"exit"`
+	// Coverage counts the drawn scenarios that reached each situation.
+	Coverage map[string]int `json:"coverage,omitempty"`
+	// Unreached lists the consumertest.Situations no scenario reached.
+	Unreached []string `json:"unreached,omitempty"`
+	Exit      int      `json:"exit"`
 }
 
 // runConsumer runs a -consumer campaign, or replays one file against it.
@@ -202,6 +206,12 @@ func runConsumer(ctx context.Context, o *options, stdout, stderr io.Writer) int 
 			return exitInternal
 		}
 		checks += int64(res.Checks)
+		if rep.Coverage == nil {
+			rep.Coverage = map[string]int{}
+		}
+		for k, n := range res.Coverage {
+			rep.Coverage[k] += n
+		}
 		if res.Failed {
 			rep.Failed, rep.Law, rep.Summary, rep.Size = true, res.Law, res.Summary(), res.Scenario.Size()
 			rep.CorpusFile = res.CorpusFile
@@ -222,6 +232,11 @@ func runConsumer(ctx context.Context, o *options, stdout, stderr io.Writer) int 
 	if elapsed > 0 {
 		rep.PerSecond = float64(checks) / elapsed.Seconds()
 	}
+	for _, sit := range consumertest.Situations {
+		if rep.Coverage[sit] == 0 {
+			rep.Unreached = append(rep.Unreached, sit)
+		}
+	}
 	rep.Exit = exitOK
 	if rep.Failed {
 		rep.Exit = exitViolation
@@ -232,6 +247,14 @@ func runConsumer(ctx context.Context, o *options, stdout, stderr io.Writer) int 
 		}
 	} else if !rep.Failed {
 		fmt.Fprintf(stdout, "PASS %s: no law broken in %d scenarios (%s, %.0f scenarios/s)\n", c.Name, checks, elapsed.Round(time.Millisecond), rep.PerSecond)
+		fmt.Fprintf(stdout, "coverage: %d of %d situations reached", len(consumertest.Situations)-len(rep.Unreached), len(consumertest.Situations))
+		if len(rep.Unreached) > 0 {
+			fmt.Fprintf(stdout, "; never: %s (a consumer that never reaches them is not tested there)", strings.Join(rep.Unreached, ", "))
+		}
+		fmt.Fprintln(stdout)
+		for _, sit := range slices.Sorted(maps.Keys(rep.Coverage)) {
+			fmt.Fprintf(stdout, "  %-34s %d\n", sit, rep.Coverage[sit])
+		}
 	}
 	return rep.Exit
 }
