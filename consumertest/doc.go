@@ -142,7 +142,10 @@
 // move) returns the lock timeout error (SQLSTATE 55P03, "canceling
 // statement due to lock timeout") to the handler. Unlike a real lock
 // timeout, the transaction is left usable. PostgreSQL's own deadlock
-// detector never runs: two statements never wait at once.
+// detector never runs: two statements never wait at once. A wait no
+// savepoint covers (a session-level advisory lock another worker holds
+// outside any transaction) aborts the transaction and returns the lock
+// timeout, as PostgreSQL would.
 //
 // What is reproducible on PostgreSQL: the drawn scenario and its schedule
 // (rapid, the seed), and, for a consumer that reads neither the server's

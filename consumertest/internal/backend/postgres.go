@@ -409,6 +409,22 @@ func (d *pgDB) Open() (driver.Conn, error) {
 // IsBusy recognises a lock timeout (SQLSTATE 55P03, lock_not_available).
 func (d *pgDB) IsBusy(err error) bool { return isLockTimeout(err) }
 
+// lastWait is a lock timeout that left no transaction to retry in: the
+// handler gets it (its SQLState is 55P03), the scheduler does not park on
+// it.
+type lastWait struct{ err error }
+
+func (e lastWait) Error() string { return e.err.Error() }
+
+// SQLState returns the SQLSTATE of the lock timeout.
+func (e lastWait) SQLState() string {
+	var pe *pgconn.PgError
+	if errors.As(e.err, &pe) {
+		return pe.Code
+	}
+	return ""
+}
+
 func isLockTimeout(err error) bool {
 	var pe *pgconn.PgError
 	// 55P03 is also the error of NOWAIT, which the team meant: only the
@@ -538,6 +554,11 @@ func (c *pgConn) underSavepoint() (bool, error) {
 // a lock timeout is rolled back to it, so the transaction goes on.
 func (c *pgConn) endSavepoint(sp bool, err error) error {
 	switch {
+	case !sp && isLockTimeout(err) && c.raw.Conn().PgConn().TxStatus() == 'E':
+		// A wait with no savepoint (a session-level advisory lock another
+		// connection holds outside a transaction): the transaction is
+		// aborted, as under a real lock timeout, and retrying is no use.
+		return lastWait{err}
 	case !sp:
 		return err
 	case err == nil:
@@ -561,7 +582,7 @@ func (c *pgConn) ExecContext(ctx context.Context, query string, args []driver.Na
 		c.noteErr(err)
 		if commit && isLockTimeout(err) {
 			// The transaction is gone: this is no wait to retry.
-			err = errors.New(err.Error())
+			err = lastWait{err}
 		}
 		return res, err
 	}

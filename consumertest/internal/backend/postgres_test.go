@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"database/sql/driver"
+	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -149,5 +150,38 @@ CREATE TABLE processed_events (event_id TEXT PRIMARY KEY)`
 				}
 			}
 		})
+	}
+}
+
+// TestPostgresWaitWithoutSavepointIsFinal: a statement inside a
+// transaction that waits for a lock no transaction holds (a session-level
+// advisory lock) aborts the transaction, as a real lock timeout does, and
+// its error is not a wait to retry.
+func TestPostgresWaitWithoutSavepointIsFinal(t *testing.T) {
+	s := pgSessionForTest(t)
+	ctx := context.Background()
+	db, _ := s.Fresh(ctx)
+	defer db.Close()
+	if err := db.(Preparer).Prepare(ctx, func(a *sql.DB) error { return runScript(a, seededSchema) }); err != nil {
+		t.Fatal(err)
+	}
+	a, _ := db.Open()
+	defer a.Close()
+	b, _ := db.Open()
+	defer b.Close()
+	pa, pb := a.(*pgConn), b.(*pgConn)
+	if _, err := pa.ExecContext(ctx, "SELECT pg_advisory_lock(7)", nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pb.BeginTx(ctx, driver.TxOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	_, err := pb.ExecContext(ctx, "SELECT pg_advisory_xact_lock(7)", nil)
+	var st interface{ SQLState() string }
+	if err == nil || db.IsBusy(err) || !errors.As(err, &st) || st.SQLState() != "55P03" {
+		t.Fatalf("got %v, want a final lock timeout (SQLSTATE 55P03)", err)
+	}
+	if _, err := pb.ExecContext(ctx, "ROLLBACK", nil); err != nil {
+		t.Fatal(err)
 	}
 }
