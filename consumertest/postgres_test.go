@@ -4,9 +4,11 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/idemcheck/idemcheck/impl/contract/handler"
 )
@@ -243,4 +245,34 @@ func BenchmarkPostgresTracesRepeat(b *testing.B) {
 	b.ReportMetric(float64(differ), "differing")
 	b.ReportMetric(float64(waits), "with-waits")
 	b.ReportMetric(float64(flagged), "flagged")
+}
+
+// TestPostgresInCheckTheHandlersClockIsTheScenarios: on PostgreSQL too,
+// under Check, the handler's time.Now is the scenario's; the server's
+// now() is not (it is the machine's clock, outside the harness).
+func TestPostgresInCheckTheHandlersClockIsTheScenarios(t *testing.T) {
+	var seen []string
+	var server time.Time
+	c := pgBalanceConsumer()
+	c.Handler = func(ctx context.Context, db *sql.DB, m handler.Message) error {
+		seen = append(seen, fmt.Sprintf("%s %s", m.EventID, time.Now().UTC().Format(time.RFC3339Nano)))
+		if err := db.QueryRowContext(ctx, "SELECT now()").Scan(&server); err != nil {
+			return err
+		}
+		return pgBalance(ctx, db, m)
+	}
+	s := &Scenario{Version: 1, Workers: 1, Policy: DefaultPolicy, Events: []Event{{ID: "e1", User: "u1", Amount: 100}, {ID: "e2", User: "u1", Amount: 200}},
+		Steps: []Step{runW(1), {Op: OpAdvance, Ms: 1000}, runW(1)}}
+	cfg := pgStarted(t)
+	cfg.t = t
+	res, err := replay(c, s, cfg)
+	if err != nil || res.Failed {
+		t.Fatalf("%v\n%s", err, res.Report())
+	}
+	if got := strings.Join(seen, "\n"); !strings.HasPrefix(got, "e1 2000-01-01T00:00:00Z\n") || !strings.Contains(got, "e2 2000-01-01T00:00:01Z") {
+		t.Fatalf("the handler's clock is not the scenario's:\n%s", got)
+	}
+	if server.Year() < 2020 {
+		t.Fatalf("the server's now() was %s: expected the machine's clock", server)
+	}
 }
