@@ -79,6 +79,11 @@ func Check(t *testing.T, c Consumer, opts ...Option) {
 	t.Helper()
 	cfg := newConfig(opts)
 	cfg.t = t
+	stop, err := cfg.start()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop()
 	if cfg.corpusDir == "" {
 		cfg.corpusDir = filepath.Join("testdata", "consumertest")
 	}
@@ -153,12 +158,24 @@ func (r Result) Summary() string {
 // rapid and reduces it further, without failing any test: a failure is a
 // result. An error means c could not be run at all.
 func Hunt(c Consumer, opts ...Option) (Result, error) {
-	return hunt(c, newConfig(opts), "hunt/"+c.displayName())
+	cfg := newConfig(opts)
+	stop, err := cfg.start()
+	if err != nil {
+		return Result{}, err
+	}
+	defer stop()
+	return hunt(c, cfg, "hunt/"+c.displayName())
 }
 
 // Replay plays one scenario against c and judges it.
 func Replay(c Consumer, s *Scenario, opts ...Option) (Result, error) {
-	return replay(c, s, newConfig(opts))
+	cfg := newConfig(opts)
+	stop, err := cfg.start()
+	if err != nil {
+		return Result{}, err
+	}
+	defer stop()
+	return replay(c, s, cfg)
 }
 
 func replay(c Consumer, s *Scenario, cfg config) (Result, error) {
@@ -209,7 +226,7 @@ func preflight(c Consumer, be backend.Backend) error {
 		return fmt.Errorf("%w: open a fresh %s database: %w", ErrBadInput, be.Name(), err)
 	}
 	defer db.Close()
-	if err := runSchema(ctx, db.Admin(), c.Schema); err != nil {
+	if err := prepareSchema(ctx, db, c.Schema); err != nil {
 		return err
 	}
 	_, err = snapshot(ctx, db.Admin(), c)

@@ -255,7 +255,7 @@ func newRun(ctx context.Context, be backend.Backend, c Consumer, s *Scenario, bu
 	if err != nil {
 		return nil, fmt.Errorf("%w: open a fresh %s database: %w", ErrBadInput, be.Name(), err)
 	}
-	if err := runSchema(ctx, db.Admin(), c.Schema); err != nil {
+	if err := prepareSchema(ctx, db, c.Schema); err != nil {
 		db.Close()
 		return nil, err
 	}

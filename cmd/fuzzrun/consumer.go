@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"os"
 	"slices"
 	"strings"
 	"time"
@@ -21,6 +22,9 @@ import (
 // registers "exec"). Violations are shrunk, reduced and saved as
 // consumer-level corpus cases (corpus format version 3) under
 // corpus/consumers.
+
+// postgresConsumerBatch is the -batch of a -consumer -db postgres run.
+const postgresConsumerBatch = 1000
 
 // defaultConsumerCorpus is where -consumer saves counterexamples.
 const defaultConsumerCorpus = "corpus/consumers"
@@ -99,12 +103,40 @@ func safeConsumerName(spec string) string {
 // checkConsumer rejects -consumer combined with what it cannot mean.
 func (o *options) checkConsumer(given map[string]bool) error {
 	if o.consumer == "" {
+		if given["db"] {
+			return usagef("-db: picks the database of a -consumer run; give -consumer too (a store campaign on PostgreSQL is -target postgres)")
+		}
 		return nil
 	}
-	for _, f := range []string{"mutants", "broker", "target", "property", "without", "html", "explore", "off"} {
+	switch o.db {
+	case "sqlite":
+	case "postgres":
+		dsn := os.Getenv(consumertest.PostgresEnv)
+		if dsn == "" {
+			return usagef("-db postgres: %s is not set (e.g. %s='postgres://postgres@127.0.0.1:5432/test?sslmode=disable')", consumertest.PostgresEnv, consumertest.PostgresEnv)
+		}
+		o.dbDSN = dsn
+		if !given["batch"] {
+			// Each hunt is a run of its own on PostgreSQL (a schema made,
+			// the team's schema run, the schema dropped): fewer, longer.
+			o.batch = postgresConsumerBatch
+		}
+	default:
+		return usagef("-db: %q is not a database; give sqlite or postgres", o.db)
+	}
+	for _, f := range []string{"mutants", "target", "property", "without", "html", "explore", "off"} {
+		if given[f] && given["broker"] {
+			return usagef("-%s: a -consumer -broker run takes no -%s (the team's consumer replaces the target)", f, f)
+		}
 		if given[f] {
 			return usagef("-%s: a -consumer run takes no -%s (it judges the consumer by the consumertest laws)", f, f)
 		}
+	}
+	if given["broker"] {
+		if given["db"] {
+			return usagef("-db: a -consumer -broker run keeps the consumer on embedded SQLite; drop -db")
+		}
+		return nil // a live broker campaign with the team's consumer: checkBroker
 	}
 	if o.list {
 		return usagef("-list: lists every consumer already; drop -consumer")
@@ -154,7 +186,7 @@ func runConsumer(ctx context.Context, o *options, stdout, stderr io.Writer) int 
 	if !o.seedGiven {
 		seed = uint64(time.Now().UnixNano() % 1_000_000_000)
 	}
-	fmt.Fprintf(stderr, "fuzzrun: consumer %s, seed %d, budget %s", c.Name, seed, o.duration)
+	fmt.Fprintf(stderr, "fuzzrun: consumer %s on %s, seed %d, budget %s", c.Name, o.db, seed, o.duration)
 	if o.checks > 0 {
 		fmt.Fprintf(stderr, " or %d scenarios", o.checks)
 	}
@@ -174,7 +206,7 @@ func runConsumer(ctx context.Context, o *options, stdout, stderr io.Writer) int 
 		if o.corpusDir != "" {
 			opts = append(opts, consumertest.CorpusDir(o.corpusDir))
 		}
-		res, err := consumertest.Hunt(c, opts...)
+		res, err := consumertest.Hunt(c, append(opts, o.dbOptions()...)...)
 		if err != nil {
 			fmt.Fprintf(stderr, "fuzzrun: -consumer %s: %v\n", c.Name, err)
 			if errors.Is(err, consumertest.ErrBadInput) {
@@ -193,7 +225,7 @@ func runConsumer(ctx context.Context, o *options, stdout, stderr io.Writer) int 
 			rep.Failed, rep.Law, rep.Summary, rep.Size = true, res.Law, res.Summary(), res.Scenario.Size()
 			rep.CorpusFile = res.CorpusFile
 			if res.CorpusFile != "" {
-				rep.Replay = fmt.Sprintf("go run ./cmd/fuzzrun -consumer %s -replay %s", shellQuote(o.consumer), shellQuote(res.CorpusFile))
+				rep.Replay = fmt.Sprintf("go run ./cmd/fuzzrun -consumer %s%s -replay %s", shellQuote(o.consumer), o.dbFlag(), shellQuote(res.CorpusFile))
 			}
 			rep.Trace = res.Outcome.Trace.Lines()
 			res.Replay = rep.Replay
@@ -247,7 +279,7 @@ func replayConsumer(o *options, c consumertest.Consumer, stdout, stderr io.Write
 	if cs, err := corpus.Load(o.replay); err == nil && cs.IsConsumer() {
 		recorded = fmt.Sprintf("recorded: %s broke %s (%s)\n", cs.Target, cs.Law, cs.Summary)
 	}
-	res, err := consumertest.Replay(c, s)
+	res, err := consumertest.Replay(c, s, o.dbOptions()...)
 	if err != nil {
 		fmt.Fprintf(stderr, "fuzzrun: -replay %s -consumer %s: %v\n", o.replay, c.Name, err)
 		if errors.Is(err, consumertest.ErrBadInput) {
@@ -285,4 +317,21 @@ func listConsumers(w io.Writer) {
 	for _, name := range slices.Sorted(maps.Keys(consumerSchemes)) {
 		fmt.Fprintf(w, "  %s:ARG  %s\n", name, consumerSchemeDocs[name])
 	}
+}
+
+// dbFlag is the -db flag that picks the run's database again ("" for the
+// default, sqlite).
+func (o *options) dbFlag() string {
+	if o.db == "" || o.db == "sqlite" {
+		return ""
+	}
+	return " -db " + o.db
+}
+
+// dbOptions are the consumertest options of -db.
+func (o *options) dbOptions() []consumertest.Option {
+	if o.db == "postgres" {
+		return []consumertest.Option{consumertest.Postgres(o.dbDSN)}
+	}
+	return nil
 }

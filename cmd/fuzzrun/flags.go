@@ -46,6 +46,8 @@ type options struct {
 	explore   bool   // -explore: the model checker (explore.go)
 	exploreOp explore.Options
 	consumer  string // -consumer: a team's consumer (consumer.go)
+	db        string // -db: the database of a -consumer run (consumer.go)
+	dbDSN     string // the DSN of -db postgres
 
 	// worker mode: this process is worker index of a campaign or a mutation
 	// benchmark started by a parent fuzzrun (hidden flags).
@@ -116,6 +118,7 @@ func parseFlags(args []string) (*options, error) {
 	fs.StringVar(&o.broker, "broker", "", "")
 	fs.BoolVar(&o.explore, "explore", false, "")
 	fs.StringVar(&o.consumer, "consumer", "", "")
+	fs.StringVar(&o.db, "db", "sqlite", "")
 	if err := fs.Parse(args); err != nil {
 		return nil, flagError(err)
 	}
@@ -357,9 +360,13 @@ flags:
   -target T        reference (default), a mutant's name, or a system under test:
                    sqlite, postgres, redis, exec:CMD (a store), exec-hlc:CMD (an
                    HLC), exec-projector:CMD (a projector); see -list
-  -broker B[:C]    a campaign against a real broker instead: nats (embedded) or
-                   rabbitmq, optionally with a configuration; see -list
+  -broker B[:C]    a campaign against a real broker instead: nats (embedded),
+                   rabbitmq or kafka, optionally with a configuration; see -list;
+                   with -consumer C, the team's consumer C is driven by the broker
+                   (saves into corpus/brokers/consumers)
   -consumer C      a consumer campaign instead (see -list); saves into corpus/consumers
+  -db D            the database of a -consumer run: sqlite (default, embedded) or
+                   postgres (at IDEMCHECK_POSTGRES_DSN)
   -corpus DIR      where violations are saved (default corpus/cases, corpus/consumers
                    with -consumer; "" to not save)
   -html FILE       HTML report (default fuzzrun-report.html; "" for none)
@@ -368,7 +375,7 @@ flags:
                    file always holds it)
   -runs N          hunts (seeds) per mutant with -mutants (default 5)
   -batch N         checks per hunt in a campaign (default 200; 10 for sqlite,
-                   postgres, redis and exec: targets)
+                   postgres, redis and exec: targets; 1000 with -consumer -db postgres)
   -off LAW=REASON  switch a law off (e.g. hlc-laws/physical-bound=coarse stamps by
                    design): it is not judged, and every report records the reason;
                    repeat for more laws

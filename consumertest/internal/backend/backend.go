@@ -5,17 +5,19 @@
 // connections through Open, wrapped by faults/sqlhook so that each call is a
 // scheduling point.
 //
-// SQLite (modernc.org/sqlite, in memory) is the one backend today. Another
-// database plugs in by implementing Backend: it must give each scenario a
-// database no other scenario sees, answer a lock conflict at once with an
-// error IsBusy recognises (so that the scheduler, not the database, decides
-// who waits), and roll a transaction back when its connection is closed.
+// SQLite (modernc.org/sqlite, in memory, the default) and PostgreSQL are
+// the backends. Another database plugs in by implementing Backend: it must
+// give each scenario a database no other scenario sees, answer a lock
+// conflict promptly with an error IsBusy recognises (so that the
+// scheduler, not the database, decides who waits), and roll a transaction
+// back when its connection is closed, before Close returns.
 package backend
 
 import (
 	"context"
 	"database/sql"
 	"database/sql/driver"
+	"io"
 )
 
 // Backend makes fresh databases.
@@ -38,4 +40,25 @@ type Database interface {
 	IsBusy(err error) bool
 	// Close drops the database.
 	Close() error
+}
+
+// Starter is a Backend that keeps state across the scenarios of one run
+// (pooled connections, a schema of the run's own): the harness starts it
+// once per run, outside any testing/synctest bubble, uses the Session as
+// the run's Backend, and closes it when the run ends.
+type Starter interface {
+	Start(ctx context.Context) (Session, error)
+}
+
+// Session is a started Backend.
+type Session interface {
+	Backend
+	io.Closer
+}
+
+// Preparer is a Database that runs the team's schema itself: run runs it
+// on the Admin handle. A database reused across scenarios runs it once and
+// then restores the state it left.
+type Preparer interface {
+	Prepare(ctx context.Context, run func(*sql.DB) error) error
 }

@@ -22,7 +22,7 @@ CREATE TABLE ledger (
 );
 CREATE TABLE processed_events (
 	event_id     TEXT PRIMARY KEY,
-	processed_at INTEGER NOT NULL
+	processed_at BIGINT  NOT NULL
 );`
 
 // Handle credits the ledger once per event.
@@ -37,18 +37,18 @@ func Handle(ctx context.Context, db *sql.DB, m handler.Message) error {
 	defer tx.Rollback()
 
 	var seen int
-	err = tx.QueryRowContext(ctx, `SELECT 1 FROM processed_events WHERE event_id = ?`, m.EventID).Scan(&seen)
+	err = tx.QueryRowContext(ctx, `SELECT 1 FROM processed_events WHERE event_id = $1`, m.EventID).Scan(&seen)
 	switch {
 	case err == nil:
 		return nil // a duplicate: already applied
 	case !errors.Is(err, sql.ErrNoRows):
 		return err
 	}
-	if _, err := tx.ExecContext(ctx, `INSERT INTO ledger (event_id, user_id, amount_cents) VALUES (?, ?, ?)`,
+	if _, err := tx.ExecContext(ctx, `INSERT INTO ledger (event_id, user_id, amount_cents) VALUES ($1, $2, $3)`,
 		m.EventID, m.Event.UserID, m.Event.AmountCents); err != nil {
 		return err
 	}
-	if _, err := tx.ExecContext(ctx, `INSERT INTO processed_events (event_id, processed_at) VALUES (?, ?)`,
+	if _, err := tx.ExecContext(ctx, `INSERT INTO processed_events (event_id, processed_at) VALUES ($1, $2)`,
 		m.EventID, m.Event.OccurredAtMs); err != nil {
 		return err
 	}

@@ -34,18 +34,18 @@ func Handle(ctx context.Context, db *sql.DB, m handler.Message) error {
 	}
 	defer tx.Rollback()
 	var id string
-	err = tx.QueryRowContext(ctx, `SELECT event_id FROM processed_events WHERE event_id = ?`, m.EventID).Scan(&id)
+	err = tx.QueryRowContext(ctx, `SELECT event_id FROM processed_events WHERE event_id = $1`, m.EventID).Scan(&id)
 	switch {
 	case err == nil:
 		return nil
 	case !errors.Is(err, sql.ErrNoRows):
 		return err
 	}
-	if _, err := tx.ExecContext(ctx, `UPDATE accounts SET balance_cents = balance_cents + ? WHERE user_id = ?`,
+	if _, err := tx.ExecContext(ctx, `UPDATE accounts SET balance_cents = balance_cents + $1 WHERE user_id = $2`,
 		m.Event.AmountCents, m.Event.UserID); err != nil {
 		return err
 	}
-	if _, err := tx.ExecContext(ctx, `INSERT INTO processed_events (event_id) VALUES (?)`, m.EventID); err != nil {
+	if _, err := tx.ExecContext(ctx, `INSERT INTO processed_events (event_id) VALUES ($1)`, m.EventID); err != nil {
 		return err
 	}
 	return tx.Commit()

@@ -29,7 +29,7 @@ func Handle(ctx context.Context, db *sql.DB, m handler.Message) error {
 		return handler.Poison(fmt.Errorf("order %s: amount %d", m.Event.OrderID, m.Event.AmountCents))
 	}
 	var n int
-	if err := db.QueryRowContext(ctx, `SELECT count(*) FROM processed_events WHERE event_id = ?`, m.EventID).Scan(&n); err != nil {
+	if err := db.QueryRowContext(ctx, `SELECT count(*) FROM processed_events WHERE event_id = $1`, m.EventID).Scan(&n); err != nil {
 		return err
 	}
 	if n > 0 {
@@ -40,11 +40,11 @@ func Handle(ctx context.Context, db *sql.DB, m handler.Message) error {
 		return err
 	}
 	defer tx.Rollback()
-	if _, err := tx.ExecContext(ctx, `UPDATE accounts SET balance_cents = balance_cents + ? WHERE user_id = ?`,
+	if _, err := tx.ExecContext(ctx, `UPDATE accounts SET balance_cents = balance_cents + $1 WHERE user_id = $2`,
 		m.Event.AmountCents, m.Event.UserID); err != nil {
 		return err
 	}
-	if _, err := tx.ExecContext(ctx, `INSERT INTO processed_events (event_id) VALUES (?) ON CONFLICT DO NOTHING`, m.EventID); err != nil {
+	if _, err := tx.ExecContext(ctx, `INSERT INTO processed_events (event_id) VALUES ($1) ON CONFLICT DO NOTHING`, m.EventID); err != nil {
 		return err
 	}
 	return tx.Commit()

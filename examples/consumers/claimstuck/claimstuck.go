@@ -31,7 +31,7 @@ func Handle(ctx context.Context, db *sql.DB, m handler.Message) error {
 	if m.Event.AmountCents <= 0 {
 		return handler.Poison(fmt.Errorf("order %s: amount %d", m.Event.OrderID, m.Event.AmountCents))
 	}
-	res, err := db.ExecContext(ctx, `INSERT INTO claims (event_id, status, attempts) VALUES (?, 'processing', 1) ON CONFLICT DO NOTHING`, m.EventID)
+	res, err := db.ExecContext(ctx, `INSERT INTO claims (event_id, status, attempts) VALUES ($1, 'processing', 1) ON CONFLICT DO NOTHING`, m.EventID)
 	if err != nil {
 		return err
 	}
@@ -40,7 +40,7 @@ func Handle(ctx context.Context, db *sql.DB, m handler.Message) error {
 	}
 	if err := apply(ctx, db, m); err != nil {
 		// Count the failure and let the broker retry; the claim stays ours.
-		_, _ = db.ExecContext(ctx, `UPDATE claims SET attempts = attempts + 1 WHERE event_id = ?`, m.EventID)
+		_, _ = db.ExecContext(ctx, `UPDATE claims SET attempts = attempts + 1 WHERE event_id = $1`, m.EventID)
 		return err
 	}
 	return nil
@@ -52,11 +52,11 @@ func apply(ctx context.Context, db *sql.DB, m handler.Message) error {
 		return err
 	}
 	defer tx.Rollback()
-	if _, err := tx.ExecContext(ctx, `INSERT INTO ledger (event_id, user_id, amount_cents) VALUES (?, ?, ?)`,
+	if _, err := tx.ExecContext(ctx, `INSERT INTO ledger (event_id, user_id, amount_cents) VALUES ($1, $2, $3)`,
 		m.EventID, m.Event.UserID, m.Event.AmountCents); err != nil {
 		return err
 	}
-	if _, err := tx.ExecContext(ctx, `UPDATE claims SET status = 'done' WHERE event_id = ?`, m.EventID); err != nil {
+	if _, err := tx.ExecContext(ctx, `UPDATE claims SET status = 'done' WHERE event_id = $1`, m.EventID); err != nil {
 		return err
 	}
 	return tx.Commit()

@@ -7,6 +7,7 @@ package insertfirst
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -34,19 +35,25 @@ func Handle(ctx context.Context, db *sql.DB, m handler.Message) error {
 		return err
 	}
 	defer tx.Rollback()
-	if _, err := tx.ExecContext(ctx, `INSERT INTO processed_events (event_id) VALUES (?)`, m.EventID); err != nil {
+	if _, err := tx.ExecContext(ctx, `INSERT INTO processed_events (event_id) VALUES ($1)`, m.EventID); err != nil {
 		if isUniqueViolation(err) {
 			return nil // a duplicate
 		}
 		return err
 	}
-	if _, err := tx.ExecContext(ctx, `INSERT INTO ledger (event_id, user_id, amount_cents) VALUES (?, ?, ?)`,
+	if _, err := tx.ExecContext(ctx, `INSERT INTO ledger (event_id, user_id, amount_cents) VALUES ($1, $2, $3)`,
 		m.EventID, m.Event.UserID, m.Event.AmountCents); err != nil {
 		return err
 	}
 	return tx.Commit()
 }
 
+// isUniqueViolation recognises a duplicate key on SQLite (the message) and
+// on PostgreSQL (SQLSTATE 23505, through the driver's SQLState method).
 func isUniqueViolation(err error) bool {
+	var pg interface{ SQLState() string }
+	if errors.As(err, &pg) && pg.SQLState() == "23505" {
+		return true
+	}
 	return strings.Contains(err.Error(), "UNIQUE constraint failed")
 }

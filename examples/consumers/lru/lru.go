@@ -78,7 +78,7 @@ func NewWorker(string) (handler.Func, io.Closer, error) {
 		if cache.Seen(m.EventID) {
 			return nil
 		}
-		if _, err := db.ExecContext(ctx, `INSERT INTO ledger (event_id, user_id, amount_cents) VALUES (?, ?, ?)`,
+		if _, err := db.ExecContext(ctx, `INSERT INTO ledger (event_id, user_id, amount_cents) VALUES ($1, $2, $3)`,
 			m.EventID, m.Event.UserID, m.Event.AmountCents); err != nil {
 			return err
 		}

@@ -27,14 +27,14 @@ func Handle(ctx context.Context, db *sql.DB, m handler.Message) error {
 	if m.Event.AmountCents <= 0 {
 		return handler.Poison(fmt.Errorf("order %s: amount %d", m.Event.OrderID, m.Event.AmountCents))
 	}
-	res, err := db.ExecContext(ctx, `INSERT INTO processed_events (event_id) VALUES (?) ON CONFLICT DO NOTHING`, m.EventID)
+	res, err := db.ExecContext(ctx, `INSERT INTO processed_events (event_id) VALUES ($1) ON CONFLICT DO NOTHING`, m.EventID)
 	if err != nil {
 		return err
 	}
 	if n, err := res.RowsAffected(); err != nil || n == 0 {
 		return err // already processed (or the count failed)
 	}
-	_, err = db.ExecContext(ctx, `INSERT INTO ledger (event_id, user_id, amount_cents) VALUES (?, ?, ?)`,
+	_, err = db.ExecContext(ctx, `INSERT INTO ledger (event_id, user_id, amount_cents) VALUES ($1, $2, $3)`,
 		m.EventID, m.Event.UserID, m.Event.AmountCents)
 	return err
 }

@@ -25,13 +25,13 @@ func Handle(ctx context.Context, db *sql.DB, m handler.Message) error {
 		return handler.Poison(fmt.Errorf("order %s: amount %d", m.Event.OrderID, m.Event.AmountCents))
 	}
 	var n int
-	if err := db.QueryRowContext(ctx, `SELECT count(*) FROM ledger WHERE event_id = ?`, m.EventID).Scan(&n); err != nil {
+	if err := db.QueryRowContext(ctx, `SELECT count(*) FROM ledger WHERE event_id = $1`, m.EventID).Scan(&n); err != nil {
 		return err
 	}
 	if n > 0 {
 		return nil
 	}
-	_, err := db.ExecContext(ctx, `INSERT INTO ledger (event_id, user_id, amount_cents) VALUES (?, ?, ?)`,
+	_, err := db.ExecContext(ctx, `INSERT INTO ledger (event_id, user_id, amount_cents) VALUES ($1, $2, $3)`,
 		m.EventID, m.Event.UserID, m.Event.AmountCents)
 	return err
 }

@@ -54,7 +54,7 @@ func (c *Consumer) Handle(ctx context.Context, db *sql.DB, m handler.Message) er
 	if !won {
 		return nil // seen before: a duplicate delivery
 	}
-	_, err = db.ExecContext(ctx, `INSERT INTO ledger (event_id, user_id, amount_cents) VALUES (?, ?, ?)`,
+	_, err = db.ExecContext(ctx, `INSERT INTO ledger (event_id, user_id, amount_cents) VALUES ($1, $2, $3)`,
 		m.EventID, m.Event.UserID, m.Event.AmountCents)
 	if err != nil {
 		// Let a redelivery try again.

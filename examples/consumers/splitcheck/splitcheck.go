@@ -37,11 +37,11 @@ func Handle(ctx context.Context, db *sql.DB, m handler.Message) error {
 		return err
 	}
 	defer tx.Rollback()
-	if _, err := tx.ExecContext(ctx, `INSERT INTO ledger (event_id, user_id, amount_cents) VALUES (?, ?, ?)`,
+	if _, err := tx.ExecContext(ctx, `INSERT INTO ledger (event_id, user_id, amount_cents) VALUES ($1, $2, $3)`,
 		m.EventID, m.Event.UserID, m.Event.AmountCents); err != nil {
 		return err
 	}
-	if _, err := tx.ExecContext(ctx, `INSERT INTO processed_events (event_id) VALUES (?) ON CONFLICT DO NOTHING`, m.EventID); err != nil {
+	if _, err := tx.ExecContext(ctx, `INSERT INTO processed_events (event_id) VALUES ($1) ON CONFLICT DO NOTHING`, m.EventID); err != nil {
 		return err
 	}
 	return tx.Commit()
@@ -54,7 +54,7 @@ func alreadyProcessed(ctx context.Context, db *sql.DB, id string) (bool, error) 
 	}
 	defer tx.Rollback()
 	var n int
-	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM processed_events WHERE event_id = ?`, id).Scan(&n); err != nil {
+	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM processed_events WHERE event_id = $1`, id).Scan(&n); err != nil {
 		return false, err
 	}
 	return n > 0, tx.Commit()

@@ -1,0 +1,187 @@
+package backend
+
+import (
+	"context"
+	"database/sql"
+	"database/sql/driver"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+)
+
+func pgSessionForTest(tb testing.TB) *pgSession {
+	tb.Helper()
+	dsn := os.Getenv("IDEMCHECK_POSTGRES_DSN")
+	if dsn == "" {
+		tb.Skip("IDEMCHECK_POSTGRES_DSN is not set: skipping the PostgreSQL backend")
+	}
+	s, err := Postgres{DSN: dsn}.Start(context.Background())
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { s.Close() })
+	return s.(*pgSession)
+}
+
+const seededSchema = `
+CREATE TABLE accounts (user_id TEXT PRIMARY KEY, balance_cents BIGINT NOT NULL);
+INSERT INTO accounts VALUES ('u1', 10), ('u2', 20);
+CREATE TABLE ledger (id BIGSERIAL PRIMARY KEY, user_id TEXT NOT NULL REFERENCES accounts, cents BIGINT NOT NULL,
+  doubled BIGINT GENERATED ALWAYS AS (cents * 2) STORED)`
+
+func runScript(db *sql.DB, script string) error {
+	for _, stmt := range strings.Split(script, ";") {
+		if _, err := db.Exec(stmt); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func state(t *testing.T, db *sql.DB) string {
+	t.Helper()
+	var accounts, ledger string
+	if err := db.QueryRow(`SELECT string_agg(user_id || '=' || balance_cents, ' ' ORDER BY user_id) FROM accounts`).Scan(&accounts); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.QueryRow(`SELECT coalesce(string_agg(id || ':' || cents || ':' || doubled, ' ' ORDER BY id), '') FROM ledger`).Scan(&ledger); err != nil {
+		t.Fatal(err)
+	}
+	return accounts + " | " + ledger
+}
+
+// TestPostgresResetRestoresTheSchemasState: the second scenario starts
+// from the seeded rows and the sequences as the schema left them.
+func TestPostgresResetRestoresTheSchemasState(t *testing.T) {
+	s := pgSessionForTest(t)
+	ctx := context.Background()
+	for i := range 3 {
+		db, _ := s.Fresh(ctx)
+		if err := db.(Preparer).Prepare(ctx, func(a *sql.DB) error { return runScript(a, seededSchema) }); err != nil {
+			t.Fatal(err)
+		}
+		if got, want := state(t, db.Admin()), "u1=10 u2=20 | "; got != want {
+			t.Fatalf("scenario %d starts from %q, want %q", i, got, want)
+		}
+		if _, err := db.Admin().Exec(`UPDATE accounts SET balance_cents = 99; INSERT INTO ledger (user_id, cents) VALUES ('u1', 5)`); err != nil {
+			t.Fatal(err)
+		}
+		if got, want := state(t, db.Admin()), "u1=99 u2=99 | 1:5:10"; got != want {
+			t.Fatalf("scenario %d: %q, want %q (the sequence starts again at 1)", i, got, want)
+		}
+		db.Close()
+	}
+}
+
+// TestPostgresClosedConnectionRollsBackAtOnce: a worker connection closed
+// inside a transaction is rolled back before Close returns, so its locks
+// are gone for the next statement.
+func TestPostgresClosedConnectionRollsBackAtOnce(t *testing.T) {
+	s := pgSessionForTest(t)
+	ctx := context.Background()
+	db, _ := s.Fresh(ctx)
+	defer db.Close()
+	if err := db.(Preparer).Prepare(ctx, func(a *sql.DB) error { return runScript(a, seededSchema) }); err != nil {
+		t.Fatal(err)
+	}
+	a, err := db.Open()
+	if err != nil {
+		t.Fatal(err)
+	}
+	pa := a.(*pgConn)
+	if _, err := pa.BeginTx(ctx, driver.TxOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pa.ExecContext(ctx, "UPDATE accounts SET balance_cents = 1 WHERE user_id = 'u1'", nil); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := db.Open()
+	pb := b.(*pgConn)
+	if _, err := pb.BeginTx(ctx, driver.TxOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	_, err = pb.ExecContext(ctx, "UPDATE accounts SET balance_cents = 2 WHERE user_id = 'u1'", nil)
+	if !db.IsBusy(err) {
+		t.Fatalf("a statement meeting another's row lock answered %v, want a lock timeout", err)
+	}
+	// The savepoint kept b's transaction alive.
+	if _, err := pb.ExecContext(ctx, "UPDATE accounts SET balance_cents = 3 WHERE user_id = 'u2'", nil); err != nil {
+		t.Fatalf("b's transaction did not survive the wait: %v", err)
+	}
+	a.Close() // a crash: rolled back now
+	if _, err := pb.ExecContext(ctx, "UPDATE accounts SET balance_cents = 2 WHERE user_id = 'u1'", nil); err != nil {
+		t.Fatalf("a's lock outlived its Close: %v", err)
+	}
+	if _, err := pb.ExecContext(ctx, "COMMIT", nil); err != nil {
+		t.Fatal(err)
+	}
+	b.Close()
+	if got, want := state(t, db.Admin()), "u1=2 u2=3 | "; got != want {
+		t.Fatalf("state %q, want %q", got, want)
+	}
+}
+
+// BenchmarkPostgresReset compares ways to bring a small schema back to its
+// starting state between scenarios: delete (what the backend does),
+// TRUNCATE, and dropping and creating the tables again.
+func BenchmarkPostgresReset(b *testing.B) {
+	s := pgSessionForTest(b)
+	ctx := context.Background()
+	const schema = `CREATE TABLE ledger (event_id TEXT NOT NULL, amount_cents INTEGER NOT NULL);
+CREATE TABLE processed_events (event_id TEXT PRIMARY KEY)`
+	if err := runScript(s.admin, schema); err != nil {
+		b.Fatal(err)
+	}
+	fill := "INSERT INTO ledger VALUES ('e1', 1); INSERT INTO processed_events VALUES ('e1')"
+	for _, way := range []struct{ name, reset string }{
+		{"delete", "BEGIN; SET LOCAL session_replication_role = replica; DELETE FROM ledger; DELETE FROM processed_events; COMMIT"},
+		{"truncate", "TRUNCATE ledger, processed_events"},
+		{"drop-create", "DROP TABLE ledger, processed_events; " + schema},
+	} {
+		b.Run(way.name, func(b *testing.B) {
+			for b.Loop() {
+				if err := s.adminExec(ctx, fill); err != nil {
+					b.Fatal(err)
+				}
+				if err := s.adminExec(ctx, way.reset); err != nil {
+					b.Fatal(fmt.Errorf("%s: %w", way.name, err))
+				}
+			}
+		})
+	}
+}
+
+// TestPostgresWaitWithoutSavepointIsFinal: a statement inside a
+// transaction that waits for a lock no transaction holds (a session-level
+// advisory lock) aborts the transaction, as a real lock timeout does, and
+// its error is not a wait to retry.
+func TestPostgresWaitWithoutSavepointIsFinal(t *testing.T) {
+	s := pgSessionForTest(t)
+	ctx := context.Background()
+	db, _ := s.Fresh(ctx)
+	defer db.Close()
+	if err := db.(Preparer).Prepare(ctx, func(a *sql.DB) error { return runScript(a, seededSchema) }); err != nil {
+		t.Fatal(err)
+	}
+	a, _ := db.Open()
+	defer a.Close()
+	b, _ := db.Open()
+	defer b.Close()
+	pa, pb := a.(*pgConn), b.(*pgConn)
+	if _, err := pa.ExecContext(ctx, "SELECT pg_advisory_lock(7)", nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pb.BeginTx(ctx, driver.TxOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	_, err := pb.ExecContext(ctx, "SELECT pg_advisory_xact_lock(7)", nil)
+	var st interface{ SQLState() string }
+	if err == nil || db.IsBusy(err) || !errors.As(err, &st) || st.SQLState() != "55P03" {
+		t.Fatalf("got %v, want a final lock timeout (SQLSTATE 55P03)", err)
+	}
+	if _, err := pb.ExecContext(ctx, "ROLLBACK", nil); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -1,0 +1,48 @@
+package consumertest
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+
+	"github.com/idemcheck/idemcheck/consumertest/internal/backend"
+)
+
+// PostgresEnv names the environment variable that conventionally holds the
+// PostgreSQL connection string for Postgres, for example
+// postgres://postgres@127.0.0.1:5432/test?sslmode=disable.
+const PostgresEnv = "IDEMCHECK_POSTGRES_DSN"
+
+// Postgres plays every scenario on PostgreSQL at dsn (a pgx connection
+// string) instead of the embedded SQLite. Each Check, Hunt or Replay gets a
+// schema of its own, dropped when it ends, and the team's schema runs once
+// in it; later scenarios start from the same state, restored (rows deleted,
+// seeded rows put back, sequences set back) rather than created again. See
+// the package documentation, "PostgreSQL", for lock waits and what is
+// reproducible there.
+func Postgres(dsn string) Option {
+	return func(c *config) { c.backend = backend.Postgres{DSN: dsn} }
+}
+
+// start starts c's backend for one run when it keeps state across
+// scenarios, and returns what ends the run.
+func (c *config) start() (func(), error) {
+	st, ok := c.backend.(backend.Starter)
+	if !ok {
+		return func() {}, nil
+	}
+	s, err := st.Start(context.Background())
+	if err != nil {
+		return nil, fmt.Errorf("%w: start the %s backend: %w", ErrBadInput, c.backend.Name(), err)
+	}
+	c.backend = s
+	return func() { _ = s.Close() }, nil
+}
+
+// prepareSchema brings db to the state the team's schema makes.
+func prepareSchema(ctx context.Context, db backend.Database, schema string) error {
+	if p, ok := db.(backend.Preparer); ok {
+		return p.Prepare(ctx, func(admin *sql.DB) error { return runSchema(ctx, admin, schema) })
+	}
+	return runSchema(ctx, db.Admin(), schema)
+}
