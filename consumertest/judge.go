@@ -87,11 +87,13 @@ type Outcome struct {
 
 // Situations are the named situations a campaign over a transactional
 // consumer should reach: a run that never crashes a worker at a commit, say,
-// proves nothing about commits. A run also counts "crash at handler.Point"
-// (for handlers that call it) and "lock wait given up" (a deadlock, or a
-// lock a handler left held), which a correct consumer may never meet.
+// proves nothing about commits. A run also counts "crash at rollback" (a
+// handler that rolls back at all, and a crash just there, are rarer),
+// "crash at handler.Point" (for handlers that call it) and "lock wait given
+// up" (a deadlock, or a lock a handler left held), which a correct consumer
+// may never meet.
 var Situations = []string{
-	"crash at begin", "crash at exec", "crash at query", "crash at rows end", "crash at commit", "crash at rollback",
+	"crash at begin", "crash at exec", "crash at query", "crash at rows end", "crash at commit",
 	"crash at ack or nack", "crash while idle", "injected failure", "lock wait", "nack",
 	"redelivery after a nack", "redelivery after an ack timeout", "duplicate delivered", "dead-letter: poison",
 	"dead-letter: attempts spent",

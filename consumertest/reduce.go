@@ -3,9 +3,10 @@ package consumertest
 import "slices"
 
 // Reduce shrinks a counterexample further than rapid does: it drops, in
-// turn, the last worker, each event, each step and each pair of steps, and
-// makes values simpler (a pick of zero, a failure made a plain move, a
-// shorter time step, workers renamed so that an idle one is the last), keeping every change for which keep still holds (keep
+// turn, the last worker, each event, blocks of steps, each step and each
+// pair of steps, and makes values simpler (the default retry policy, a pick
+// of zero, a failure made a plain move, a shorter time step, workers
+// renamed so that an idle one is the last), keeping every change for which keep still holds (keep
 // returns the judged result when the same law still breaks), until no
 // change is kept. It returns s itself and nil when nothing could be
 // removed.
@@ -42,7 +43,11 @@ func measure(s *Scenario) []int64 {
 			fails++
 		}
 	}
-	return []int64{int64(len(s.Steps)), int64(len(s.Events)), int64(s.Workers), workers, fails, picks, ms}
+	policy := int64(0)
+	if s.Policy != DefaultPolicy {
+		policy = 1
+	}
+	return []int64{int64(len(s.Steps)), int64(len(s.Events)), int64(s.Workers), policy, workers, fails, picks, ms}
 }
 
 func smaller(a, b *Scenario) bool { return slices.Compare(measure(a), measure(b)) < 0 }
@@ -66,26 +71,31 @@ func reductions(s *Scenario) []*Scenario {
 		if len(s.Events) == 1 {
 			break
 		}
-		c := s.clone()
-		c.Events = append(c.Events[:i:i], s.Events[i+1:]...)
-		c.Steps = c.Steps[:0]
-		for _, st := range s.Steps {
-			if st.Op == OpDuplicate {
-				if st.Pick == i {
-					continue
-				}
-				if st.Pick > i {
-					st.Pick--
-				}
-			}
-			c.Steps = append(c.Steps, st)
-		}
-		out = append(out, c)
+		out = append(out, withoutEvent(s, i))
 	}
 	for i := range s.Steps {
 		c := s.clone()
 		c.Steps = append(c.Steps[:i:i], s.Steps[i+1:]...)
 		out = append(out, c)
+	}
+	// An event together with the first steps, which may be the ones that
+	// handled it: without them the rest of the schedule lines up again.
+	if len(s.Events) > 1 {
+		for i := range s.Events {
+			for k := 1; k <= len(s.Steps); k++ {
+				c := withoutEvent(s, i)
+				c.Steps = c.Steps[min(k, len(c.Steps)):]
+				out = append(out, c)
+			}
+		}
+	}
+	// Blocks of steps, halves first (delta debugging's chunks).
+	for size := len(s.Steps) / 2; size >= 3; size /= 2 {
+		for i := 0; i+size <= len(s.Steps); i += size {
+			c := s.clone()
+			c.Steps = append(c.Steps[:i:i], s.Steps[i+size:]...)
+			out = append(out, c)
+		}
 	}
 	// Two steps at once: a worker's move and the move that lines it up
 	// with another's often go together.
@@ -95,6 +105,11 @@ func reductions(s *Scenario) []*Scenario {
 			c.Steps = append(append(c.Steps[:i:i], s.Steps[i+1:j]...), s.Steps[j+1:]...)
 			out = append(out, c)
 		}
+	}
+	if s.Policy != DefaultPolicy {
+		c := s.clone()
+		c.Policy = DefaultPolicy
+		out = append(out, c)
 	}
 	for i, st := range s.Steps {
 		switch {
@@ -128,4 +143,23 @@ func reductions(s *Scenario) []*Scenario {
 		}
 	}
 	return out
+}
+
+// withoutEvent is s without event i and the duplicates of it.
+func withoutEvent(s *Scenario, i int) *Scenario {
+	c := s.clone()
+	c.Events = append(c.Events[:i:i], s.Events[i+1:]...)
+	c.Steps = c.Steps[:0]
+	for _, st := range s.Steps {
+		if st.Op == OpDuplicate {
+			if st.Pick == i {
+				continue
+			}
+			if st.Pick > i {
+				st.Pick--
+			}
+		}
+		c.Steps = append(c.Steps, st)
+	}
+	return c
 }

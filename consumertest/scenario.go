@@ -204,8 +204,9 @@ func Generator(maxSteps int) *rapid.Generator[*Scenario] {
 			}
 			s.Events = append(s.Events, e)
 		}
-		steps := rapid.IntRange(0, maxSteps).Draw(t, "steps")
-		for range steps {
+		// A slice generator, so that rapid's shrinker can delete any step,
+		// not only the last ones.
+		step := rapid.Custom(func(t *rapid.T) Step {
 			var st Step
 			switch k := rapid.IntRange(0, 19).Draw(t, "op"); {
 			case k < 13:
@@ -224,7 +225,11 @@ func Generator(maxSteps int) *rapid.Generator[*Scenario] {
 			default:
 				st = Step{Op: OpReplay}
 			}
-			s.Steps = append(s.Steps, st)
+			return st
+		})
+		s.Steps = rapid.SliceOfN(step, 0, maxSteps).Draw(t, "steps")
+		if len(s.Steps) == 0 {
+			s.Steps = nil
 		}
 		return s
 	})

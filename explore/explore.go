@@ -13,11 +13,13 @@
 // workers on different events, which commute. States are kept as
 // fingerprints and a parent link only.
 //
-// Search is stateless: a state is rebuilt by re-executing its schedule from
-// the start against a fresh target, so every target — the in-memory
-// reference, the mutants, SQL stores, a process — is explored exactly, at
-// the cost of replaying the prefix. The frontier of each depth is expanded
-// on every core.
+// A state is rebuilt from its parent: the parent's schedule is replayed
+// once, and each step is taken on a copy of it (runner.World.Clone) when
+// the target is made of the reference's in-memory parts; any other target
+// — a SQL store, a process, a mutant store or broker — is searched
+// statelessly, each state rebuilt by replaying its schedule against a
+// fresh target, which is slower but exact. The frontier of each depth is
+// expanded on every core.
 package explore
 
 import (
@@ -311,7 +313,15 @@ func (e *engine) run(ctx context.Context) error {
 				if e.opts.NoDedup {
 					c.isNew = true
 				} else if j, ok := nextIdx[c.fp]; ok {
-					next[j].skip &= c.skip
+					// Reached again at its depth: skip only what every edge
+					// into it may skip. Under symmetry the other edge may
+					// reach a permutation of the state, whose skip set
+					// names other workers: then skip nothing.
+					if e.fpOpts.SymmetricWorkers || e.fpOpts.SymmetricEvents {
+						next[j].skip = 0
+					} else {
+						next[j].skip &= c.skip
+					}
 				} else if e.visited.add(c.fp) {
 					c.isNew = true
 					nextIdx[c.fp] = int32(len(next))
@@ -324,6 +334,8 @@ func (e *engine) run(ctx context.Context) error {
 				}
 			}
 			if e.finals(fresh, d) {
+				lvl.States = len(next)
+				e.res.States += int64(len(next))
 				e.res.Levels = append(e.res.Levels, lvl)
 				return nil
 			}

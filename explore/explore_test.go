@@ -264,3 +264,25 @@ func TestExplorationCountsCoverage(t *testing.T) {
 		}
 	}
 }
+
+// The same exploration gives the same counterexample and the same counts,
+// whatever the number of goroutines.
+func TestExplorationIsDeterministic(t *testing.T) {
+	m, _ := system.Lookup("takeover-without-fencing")
+	var first []byte
+	var states int64
+	for _, par := range []int{1, 2, 4, 4} {
+		r, err := Explore(context.Background(), m, Options{World: tiny, Depth: 7, Parallel: par})
+		if err != nil || r.Counterexample == nil {
+			t.Fatalf("parallel %d: %v, counterexample %v", par, err, r.Counterexample != nil)
+		}
+		js, _ := scenario.Marshal(r.Counterexample.Scenario)
+		if first == nil {
+			first, states = js, r.States
+			continue
+		}
+		if string(js) != string(first) || r.States != states {
+			t.Fatalf("parallel %d: %d states and\n%s\nwant %d states and\n%s", par, r.States, js, states, first)
+		}
+	}
+}

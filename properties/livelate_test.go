@@ -103,7 +103,7 @@ func (s *memSession) Next(_ context.Context, wait time.Duration) (broker.LiveDel
 		r.late = false
 		r.f.lates.Add(1)
 		r.mu.Unlock()
-		time.Sleep(wait + 45*time.Millisecond)
+		time.Sleep(wait + 300*time.Millisecond)
 		r.mu.Lock()
 	}
 	defer r.mu.Unlock()
@@ -197,7 +197,7 @@ func TestLiveLateRunsAreNeverViolations(t *testing.T) {
 	if c := rep.Cell(properties.LiveProducerGate); c.Status != properties.LiveUnconfirmed || c.Unconfirmed == 0 {
 		t.Errorf("every run late: producer-gate %s (%d unconfirmed), want unconfirmed", c.Status, c.Unconfirmed)
 	}
-	if rep.LateRuns == 0 || rep.MaxLagMs < 45 {
+	if rep.LateRuns == 0 || rep.MaxLagMs < 250 {
 		t.Errorf("every run late: %d late runs, longest lag %dms", rep.LateRuns, rep.MaxLagMs)
 	}
 

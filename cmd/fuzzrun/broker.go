@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/idemcheck/idemcheck/corpus"
+	"github.com/idemcheck/idemcheck/faults/liveapp"
+	"github.com/idemcheck/idemcheck/faults/runner"
 	"github.com/idemcheck/idemcheck/impl/contract/broker"
 	"github.com/idemcheck/idemcheck/impl/system/resolve"
 	"github.com/idemcheck/idemcheck/properties"
@@ -37,8 +39,49 @@ func (o *options) checkBroker(given map[string]bool) error {
 	}
 	if !given["corpus"] {
 		o.corpusDir = corpus.BrokersDir
+		if o.consumer != "" {
+			o.corpusDir = corpus.BrokerConsumersDir
+		}
 	}
 	return nil
+}
+
+// brokerConsumer resolves -consumer for a -broker campaign into the
+// application each live run drives (nil without -consumer), and the name
+// the report and the corpus give it.
+func brokerConsumer(o *options) (func() (runner.LiveApp, error), string, io.Closer, error) {
+	if o.consumer == "" {
+		return nil, "", nil, nil
+	}
+	c, closer, err := resolveConsumer(o.consumer)
+	if err != nil {
+		return nil, "", nil, err
+	}
+	app, err := liveapp.New(c)
+	if err != nil {
+		if closer != nil {
+			closer.Close()
+		}
+		return nil, "", nil, usagef("-consumer: %v", err)
+	}
+	// Set the consumer up once (its schema on a fresh database, its worker),
+	// so that a schema that fails is said at once, not mid-campaign.
+	probe, err := app()
+	if err == nil {
+		_, err = probe.Group(context.Background(), "probe")
+		err = errors.Join(err, probe.Close())
+	}
+	if err != nil {
+		if closer != nil {
+			closer.Close()
+		}
+		return nil, "", nil, usagef("-consumer: %v", err)
+	}
+	name := c.Name
+	if name == "" {
+		name = safeConsumerName(o.consumer)
+	}
+	return app, name, closer, nil
 }
 
 // brokerJSON is the -broker -json output.
@@ -53,14 +96,26 @@ type brokerJSON struct {
 
 // runBroker runs a live broker campaign.
 func runBroker(ctx context.Context, o *options, stdout, stderr io.Writer) int {
+	app, consumerName, closer, err := brokerConsumer(o)
+	if err != nil {
+		fmt.Fprintf(stderr, "fuzzrun: %v\n", err)
+		return exitUsage
+	}
+	if closer != nil {
+		defer closer.Close()
+	}
 	f, err := resolve.Broker(o.broker)
 	if err != nil {
 		fmt.Fprintf(stderr, "fuzzrun: -broker: %v\n", err)
 		return exitUsage
 	}
 	defer f.Close()
+	target := o.target.Name
+	if app != nil {
+		target = "consumer " + consumerName
+	}
 	if o.replay != "" {
-		return replayBroker(ctx, o, f, stdout, stderr)
+		return replayBroker(ctx, o, properties.LiveCampaign{Factory: f, Parts: o.target.Consumption, App: app}, stdout, stderr)
 	}
 	runs := math.MaxInt
 	if o.checks > 0 {
@@ -70,8 +125,8 @@ func runBroker(ctx context.Context, o *options, stdout, stderr io.Writer) int {
 	if !o.seedGiven {
 		seed = uint64(time.Now().UnixNano() % 1_000_000)
 	}
-	fmt.Fprintf(stderr, "fuzzrun: broker %s, target %s, seed %d, %d workers, budget %s\n", f.Name(), o.target.Name, seed, o.workers, o.duration)
-	c := properties.LiveCampaign{Factory: f, Parts: o.target.Consumption, Runs: runs, Seed: int(seed % math.MaxInt32),
+	fmt.Fprintf(stderr, "fuzzrun: broker %s, target %s, seed %d, %d workers, budget %s\n", f.Name(), target, seed, o.workers, o.duration)
+	c := properties.LiveCampaign{Factory: f, Parts: o.target.Consumption, App: app, Runs: runs, Seed: int(seed % math.MaxInt32),
 		Workers: o.workers, Budget: o.duration}
 	rep, err := properties.RunLiveCampaign(ctx, c)
 	switch {
@@ -84,7 +139,7 @@ func runBroker(ctx context.Context, o *options, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "fuzzrun: -broker %s: %v\n", o.broker, err)
 		return exitInternal
 	}
-	out := brokerJSON{LiveReport: rep, Target: o.target.Name, Seed: seed}
+	out := brokerJSON{LiveReport: rep, Target: target, Seed: seed}
 	if s := rep.Elapsed.Seconds(); s > 0 {
 		out.ScenariosPerSec = float64(rep.Runs) / s
 		out.DeliveriesPerS = float64(rep.Deliveries) / s
@@ -105,8 +160,13 @@ func runBroker(ctx context.Context, o *options, stdout, stderr io.Writer) int {
 		if detail == "" {
 			detail = cell.Detail
 		}
-		path, err := corpus.WriteBrokerCase(o.corpusDir, &corpus.BrokerCase{Broker: rep.Broker, Invariant: cell.Invariant,
-			Detail: detail, Fix: fixOr(resolve.BrokerFix(rep.Broker, cell.Invariant)), Seed: cell.Seed, Scenario: small})
+		fix := fixOr(resolve.BrokerFix(rep.Broker, cell.Invariant))
+		if app != nil && resolve.BrokerFix(rep.Broker, cell.Invariant) == "" {
+			fix = "The reference consumer keeps " + cell.Invariant + " over this configuration, so the consumer " + consumerName +
+				" breaks it: dedupe in the database, in the effect's own transaction (fuzzrun -consumer " + consumerName + " finds its smallest case)."
+		}
+		path, err := corpus.WriteBrokerCase(o.corpusDir, &corpus.BrokerCase{Broker: rep.Broker, Consumer: consumerName, Invariant: cell.Invariant,
+			Detail: detail, Fix: fix, Seed: cell.Seed, Scenario: small})
 		if err != nil {
 			fmt.Fprintf(stderr, "fuzzrun: %v\n", err)
 			return exitInternal
@@ -175,7 +235,8 @@ func listBrokers(w io.Writer) {
 // replayBroker re-runs a corpus/brokers case up to ConfirmRuns times and
 // prints the history of the first run that breaks its invariant (or of
 // the last run). Exit 1 when the invariant broke again, 0 when it did not.
-func replayBroker(ctx context.Context, o *options, f broker.LiveFactory, stdout, stderr io.Writer) int {
+func replayBroker(ctx context.Context, o *options, lc properties.LiveCampaign, stdout, stderr io.Writer) int {
+	f := lc.Factory
 	c, err := corpus.LoadBrokerCase(o.replay)
 	if err != nil {
 		fmt.Fprintf(stderr, "fuzzrun: -replay: %v\n", err)
@@ -184,7 +245,7 @@ func replayBroker(ctx context.Context, o *options, f broker.LiveFactory, stdout,
 	if c.Broker != f.Name() {
 		fmt.Fprintf(stderr, "fuzzrun: -replay: %s was found against %s; replaying it against %s\n", o.replay, c.Broker, f.Name())
 	}
-	h, broke, err := properties.ReplayLive(ctx, properties.LiveCampaign{Factory: f, Parts: o.target.Consumption}, c.Scenario, c.Invariant)
+	h, broke, err := properties.ReplayLive(ctx, lc, c.Scenario, c.Invariant)
 	if err != nil {
 		fmt.Fprintf(stderr, "fuzzrun: -replay: %v\n", err)
 		if errors.Is(err, broker.ErrBrokerDown) {

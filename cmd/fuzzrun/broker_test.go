@@ -97,3 +97,61 @@ func TestBrokerReplay(t *testing.T) {
 		t.Fatalf("a missing file: exit %d, want %d", r.code, exitUsage)
 	}
 }
+
+// TestBrokerWithConsumer: -broker with -consumer drives a team's consumer
+// (an example's handler over *sql.DB) by a real broker: the in-process
+// cache of lru credits an event twice after a crash and JetStream's
+// redelivery; the counterexample is saved apart from the broker table's
+// cells, names the consumer, and replays.
+func TestBrokerWithConsumer(t *testing.T) {
+	dir := t.TempDir()
+	r := fuzzrun(t, "-broker", "nats", "-consumer", "lru", "-checks", "24", "-seed", "1", "-workers", "4", "-corpus", dir, "-json")
+	if r.code != exitViolation && r.code != exitOK {
+		t.Fatalf("exit %d\nstderr: %s", r.code, r.stderr)
+	}
+	rep := decode[brokerJSON](t, r)
+	if rep.Target != "consumer lru" {
+		t.Fatalf("target %q, want consumer lru", rep.Target)
+	}
+	cell := rep.Cell(properties.LiveSingleCredit)
+	if r.code == exitOK && cell.Status == properties.LiveUnconfirmed && rep.LateRuns > 0 {
+		t.Skipf("the failure came only in runs that missed their timing (%d late runs): unconfirmed on this loaded machine", rep.LateRuns)
+	}
+	if cell.Status != properties.LiveFails {
+		t.Fatalf("single-credit %s, want a confirmed failure", cell.Status)
+	}
+	file := filepath.Join(dir, corpus.BrokerCaseName("nats:advisory-dlq-lru", properties.LiveSingleCredit))
+	c, err := corpus.LoadBrokerCase(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Consumer != "lru" || !strings.Contains(c.Fix, "dedupe in the database") {
+		t.Fatalf("saved case names consumer %q with fix %q", c.Consumer, c.Fix)
+	}
+	r = fuzzrun(t, "-broker", "nats", "-consumer", "lru", "-replay", file)
+	if strings.Contains(r.stdout, "no run kept its timing") {
+		t.Skipf("no replay kept its timing on this loaded machine")
+	}
+	if r.code != exitViolation || !strings.Contains(r.stdout, "single-credit broke again") {
+		t.Fatalf("replay: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+}
+
+// TestBrokerWithConsumerBadInput: a consumer a live run cannot judge, or
+// a flag the combination cannot mean, is a usage error at once.
+func TestBrokerWithConsumerBadInput(t *testing.T) {
+	cases := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-broker", "nats", "-consumer", "balance"}, "per-event effects"},
+		{[]string{"-broker", "nats", "-consumer", "nope"}, "not an example consumer"},
+		{[]string{"-broker", "nats", "-consumer", "adr", "-target", "sqlite"}, "replaces the target"},
+	}
+	for _, c := range cases {
+		r := fuzzrun(t, append(c.args, "-checks", "1")...)
+		if r.code != exitUsage || !strings.Contains(r.stderr, c.want) {
+			t.Errorf("%v: exit %d, stderr %q; want exit %d naming %q", c.args, r.code, r.stderr, exitUsage, c.want)
+		}
+	}
+}

@@ -124,10 +124,19 @@ func (o *options) checkConsumer(given map[string]bool) error {
 	default:
 		return usagef("-db: %q is not a database; give sqlite or postgres", o.db)
 	}
-	for _, f := range []string{"mutants", "broker", "target", "property", "without", "html", "explore", "off"} {
+	for _, f := range []string{"mutants", "target", "property", "without", "html", "explore", "off"} {
+		if given[f] && given["broker"] {
+			return usagef("-%s: a -consumer -broker run takes no -%s (the team's consumer replaces the target)", f, f)
+		}
 		if given[f] {
 			return usagef("-%s: a -consumer run takes no -%s (it judges the consumer by the consumertest laws)", f, f)
 		}
+	}
+	if given["broker"] {
+		if given["db"] {
+			return usagef("-db: a -consumer -broker run keeps the consumer on embedded SQLite; drop -db")
+		}
+		return nil // a live broker campaign with the team's consumer: checkBroker
 	}
 	if o.list {
 		return usagef("-list: lists every consumer already; drop -consumer")

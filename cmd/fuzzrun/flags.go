@@ -360,8 +360,10 @@ flags:
   -target T        reference (default), a mutant's name, or a system under test:
                    sqlite, postgres, redis, exec:CMD (a store), exec-hlc:CMD (an
                    HLC), exec-projector:CMD (a projector); see -list
-  -broker B[:C]    a campaign against a real broker instead: nats (embedded) or
-                   rabbitmq, optionally with a configuration; see -list
+  -broker B[:C]    a campaign against a real broker instead: nats (embedded),
+                   rabbitmq or kafka, optionally with a configuration; see -list;
+                   with -consumer C, the team's consumer C is driven by the broker
+                   (saves into corpus/brokers/consumers)
   -consumer C      a consumer campaign instead (see -list); saves into corpus/consumers
   -db D            the database of a -consumer run: sqlite (default, embedded) or
                    postgres (at IDEMCHECK_POSTGRES_DSN)

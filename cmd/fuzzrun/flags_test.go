@@ -30,6 +30,7 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"-without", "crashes"}, `fuzzrun: -without: "crashes" is not a fault that can be switched off; the faults are duplicate, crash,`},
 		{[]string{"-duration", "0"}, `fuzzrun: -duration: 0 (no time limit) needs -checks`},
 		{[]string{"-mutants", "-replay", "x.json"}, `fuzzrun: -list, -replay, -mutants and -explore are different modes`},
+		{[]string{"-explore", "-mutants", "-depth", "3"}, `fuzzrun: -list, -replay, -mutants and -explore are different modes`},
 		{[]string{"-mutants", "-target", "no-dedup"}, `fuzzrun: -target: -mutants hunts every mutant`},
 		{[]string{"-target", "exec-hlc:"}, `fuzzrun: -target: "exec-hlc:" cannot be used: target exec-hlc:: procparts: empty command`},
 		{[]string{"-target", "exec-projector:/nonexistent/projector"}, `fuzzrun: -target: "exec-projector:/nonexistent/projector" cannot be used: target exec-projector:/nonexistent/projector: procparts: projector implementation "/nonexistent/projector" failed on request 1 (hello): could not start`},

@@ -73,10 +73,10 @@ func runContext(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		return runWorker(ctx, o, stdout)
 	case o.list:
 		return runList(o, stdout)
+	case o.broker != "": // with -consumer too: the team's consumer over a real broker
+		return runBroker(ctx, o, stdout, stderr)
 	case o.consumer != "":
 		return runConsumer(ctx, o, stdout, stderr)
-	case o.broker != "":
-		return runBroker(ctx, o, stdout, stderr)
 	case o.replay != "":
 		return runReplay(o, stdout, stderr)
 	case o.mutants:

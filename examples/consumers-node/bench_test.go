@@ -2,8 +2,12 @@ package consumersnode_test
 
 import (
 	"context"
+	"slices"
 	"strconv"
 	"testing"
+	"time"
+
+	"github.com/idemcheck/idemcheck/consumertest"
 )
 
 // BenchmarkInsertFirst: one delivery of insert-first.js (begin, two
@@ -45,4 +49,36 @@ func BenchmarkInsertFirst(b *testing.B) {
 			}
 		}
 	})
+}
+
+// BenchmarkFind is the time the harness takes to find each broken Node.js
+// consumer breaking its law: the median over five seeds of the time to the
+// first failing scenario (shrinking not included), with the scenarios
+// drawn until then. Run it with -benchtime 1x.
+func BenchmarkFind(b *testing.B) {
+	for _, br := range broken {
+		b.Run(br.file, func(b *testing.B) {
+			c := consumer(b, br.file)
+			var found []time.Duration
+			var checks []int
+			for range b.N {
+				for seed := uint64(1); seed <= 5; seed++ {
+					res, err := consumertest.Hunt(c, consumertest.Checks(200), consumertest.Seed(seed),
+						consumertest.ShrinkTime(time.Millisecond), consumertest.NoReduce())
+					if err != nil {
+						b.Fatal(err)
+					}
+					if !res.Failed || res.Law != br.law {
+						b.Fatalf("seed %d: failed %v, law %q, want %s", seed, res.Failed, res.Law, br.law)
+					}
+					found = append(found, res.FoundAfter)
+					checks = append(checks, res.Checks)
+				}
+			}
+			slices.Sort(found)
+			slices.Sort(checks)
+			b.ReportMetric(found[len(found)/2].Seconds(), "s-to-find(median)")
+			b.ReportMetric(float64(checks[len(checks)/2]), "scenarios(median)")
+		})
+	}
 }

@@ -71,6 +71,7 @@ func (r *liveRun) appTake(g *liveGroup, crashAfter int, stall bool, wait time.Du
 	defer func() { r.held(d.Message.Key, time.Since(t0)-r.slept) }()
 	if crashAfter == 0 {
 		r.appCrash(g, rec)
+		rec.Reason = "before the handler"
 		return true
 	}
 	m := d.Message
@@ -85,6 +86,7 @@ func (r *liveRun) appTake(g *liveGroup, crashAfter int, stall bool, wait time.Du
 	switch {
 	case crashAfter > 0:
 		r.appCrash(g, rec)
+		rec.Reason = "after the handler, before the ack"
 	case stall:
 		rec.Outcome = LiveStalled
 		if !r.caps.AckTimeout {

@@ -1,7 +1,6 @@
 package redissetnx_test
 
 import (
-	"flag"
 	"io"
 	"strings"
 	"sync"
@@ -49,12 +48,6 @@ func consumer(t *testing.T) consumertest.Consumer {
 // the SET and the credit: the redelivery finds the key and skips) and
 // shrinks it to at most 8 steps, with the Redis call in the trace.
 func TestHarnessCatchesIt(t *testing.T) {
-	// rapid shrinks a lost event slowly (thousands of scenarios, each with
-	// Redis round trips); a few seconds of it and the harness's own
-	// reduction pass reach a small counterexample.
-	if err := flag.Set("rapid.shrinktime", "3s"); err != nil {
-		t.Fatal(err)
-	}
 	res, err := consumertest.Hunt(consumer(t), consumertest.Checks(500), consumertest.Seed(1))
 	if err != nil {
 		t.Fatal(err)

@@ -268,8 +268,8 @@ func TestFailingMidDelivery(t *testing.T) {
 			if again.Error() != err.Error() || time.Since(begin) > 100*time.Millisecond {
 				t.Errorf("delivery after the failure: %v after %v, want the same error at once", again, time.Since(begin))
 			}
-			if _, _, again := w("w2"); again == nil || again.Error() != err.Error() {
-				t.Errorf("the Worker after the failure: %v, want the same error", again)
+			if _, _, again := w("w2"); !errors.Is(again, err) || !strings.Contains(again.Error(), "not starting") {
+				t.Errorf("the Worker after the failure: %v, want an error wrapping the failure", again)
 			}
 			if got := ledger(t, db); got != c.ledger {
 				t.Errorf("ledger %q, want %q", got, c.ledger)
@@ -285,5 +285,20 @@ func TestParseCommand(t *testing.T) {
 	}
 	if _, err := consumerproc.ParseCommand("  "); err == nil {
 		t.Error("an empty command parsed")
+	}
+}
+
+// TestDeclare: Declare reads what the hello declares and kills the process.
+func TestDeclare(t *testing.T) {
+	env := []string{fakeEnv + "=aggregate", "GORACE=atexit_sleep_ms=0"}
+	d, err := consumerproc.Declare([]string{os.Args[0]}, consumerproc.Options{Env: env, Timeout: timeout})
+	want := consumerproc.Declaration{Schema: "CREATE TABLE t (x)", Effects: "SELECT x FROM t", Aggregate: true, Dedupe: "SELECT 1"}
+	if err != nil || d != want {
+		t.Errorf("Declare = %+v, %v; want %+v", d, err, want)
+	}
+	env = []string{fakeEnv + "=version2", "GORACE=atexit_sleep_ms=0"}
+	if _, err := consumerproc.Declare([]string{os.Args[0]}, consumerproc.Options{Env: env, Timeout: timeout, StartTimeout: timeout}); err == nil ||
+		!strings.Contains(err.Error(), "speaks protocol version 2") {
+		t.Errorf("Declare of a process of another version: %v", err)
 	}
 }

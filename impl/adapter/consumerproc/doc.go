@@ -23,6 +23,6 @@
 // went unanswered, with the tail of its stderr. Such a failure is not an
 // outcome of the team's handler: the Func panics with the *Error (the
 // harness reports the run as one that could not be judged) and every later
-// call of the Worker returns the same error at once, which stops the
+// call of the Worker returns an error wrapping it at once, which stops the
 // campaign.
 package consumerproc

@@ -82,7 +82,8 @@ func fake(mode string) int {
 	if _, ok := recv(); !ok {
 		return 0
 	}
-	send(map[string]any{"type": "hello", "protocol": 1})
+	send(map[string]any{"type": "hello", "protocol": 1, "schema": "CREATE TABLE t (x)", "effects": "SELECT x FROM t",
+		"aggregate": mode == "aggregate", "dedupe": "SELECT 1"})
 	for {
 		d, ok := recv()
 		if !ok {

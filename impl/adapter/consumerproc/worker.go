@@ -99,8 +99,8 @@ func (e *Error) Error() string {
 // outcome of the team's handler and must not be taken for one (nacked,
 // redelivered, and the run judged as if nothing happened): the Func panics
 // with the *Error, which the harness reports as a run that could not be
-// judged, and every later call of the Worker returns the same error, which
-// stops the campaign.
+// judged, and every later call of the Worker returns an error wrapping it,
+// which stops the campaign.
 func Worker(command []string, opts Options) handler.Worker {
 	opts = opts.withDefaults()
 	argv := append([]string(nil), command...)
@@ -114,7 +114,7 @@ func Worker(command []string, opts Options) handler.Worker {
 		failed := sh.failed
 		sh.mu.Unlock()
 		if failed != nil {
-			return nil, nil, failed
+			return nil, nil, fmt.Errorf("consumerproc: not starting %q again after an earlier process failed: %w", w.command, failed)
 		}
 		if err := w.start(); err != nil {
 			return nil, nil, err
@@ -183,7 +183,10 @@ func Declare(command []string, opts Options) (Declaration, error) {
 func (w *worker) start() error {
 	env := append(append(os.Environ(), w.opts.Env...), WorkerEnv+"="+w.id)
 	const what = "hello (the handshake, protocol version 1)"
-	p, err := lineproc.Start(w.argv, w.opts.Dir, env)
+	var p *lineproc.Proc
+	var err error
+	// Started from outside any bubble, so are its reader and its waiter.
+	outside(func() { p, err = lineproc.Start(w.argv, w.opts.Dir, env) })
 	if err != nil {
 		return w.fail(0, what, fmt.Errorf("could not start: %w", err))
 	}
@@ -191,7 +194,7 @@ func (w *worker) start() error {
 	w.p = p
 	if w.killed { // closed meanwhile
 		w.mu.Unlock()
-		p.Kill()
+		<-goOutside(p.Kill)
 		return w.broken
 	}
 	w.mu.Unlock()
@@ -230,7 +233,7 @@ func (w *worker) kill() {
 	w.killed = true
 	w.mu.Unlock()
 	if p != nil && !done {
-		p.Kill()
+		<-goOutside(p.Kill)
 	}
 }
 
@@ -275,7 +278,18 @@ func (w *worker) roundTripWithin(ctx context.Context, line []byte, delivery int6
 	w.mu.Lock()
 	p := w.p
 	w.mu.Unlock()
-	ans, err := p.RoundTrip(ctx, line, timeout)
+	// The round trip and its timeout run outside any bubble, on the
+	// machine's clock; the caller waits for it (or for its context).
+	var ans []byte
+	var err error
+	done := goOutside(func() { ans, err = p.RoundTrip(context.Background(), line, timeout) })
+	select {
+	case <-done:
+	case <-ctx.Done():
+		w.kill()
+		<-done
+		return nil, fmt.Errorf("consumerproc: consumer %q (worker %s), %s: gave up waiting: %w", w.command, w.id, what, ctx.Err())
+	}
 	if err == nil {
 		return ans, nil
 	}

@@ -118,9 +118,14 @@ func New(config string) (*Factory, error) {
 	return f, nil
 }
 
+// connectTimeout bounds a connection's dial and handshake: the server is
+// in the process, but on a starved machine its accept loop may take
+// seconds to run, which is no broker going down.
+const connectTimeout = 10 * time.Second
+
 func connect(url, name string) (*nats.Conn, error) {
 	nc, err := nats.Connect(url, nats.Name(name), nats.ReconnectWait(20*time.Millisecond),
-		nats.MaxReconnects(250), nats.Timeout(2*time.Second))
+		nats.MaxReconnects(250), nats.Timeout(connectTimeout))
 	if err != nil {
 		return nil, fmt.Errorf("%w: nats %s: %w", broker.ErrBrokerDown, url, err)
 	}
