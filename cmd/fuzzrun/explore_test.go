@@ -41,7 +41,7 @@ func TestExploreSavesTheShortestCounterexample(t *testing.T) {
 	if len(c.Scenario.Consumption.Steps) != 6 || c.Target != "takeover-without-fencing" {
 		t.Fatalf("saved %d steps against %s", len(c.Scenario.Consumption.Steps), c.Target)
 	}
-	replay := fuzzrun(t, "-replay", dir+"/"+fs[0], "-target", "takeover-without-fencing", "-corpus", "")
+	replay := fuzzrun(t, "-replay", dir+"/"+fs[0], "-target", "takeover-without-fencing", "-corpus", "", "-html", "")
 	if replay.code != exitViolation {
 		t.Fatalf("the saved scenario does not fail again: exit %d\n%s", replay.code, replay.stdout)
 	}
