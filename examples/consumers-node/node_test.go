@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 
 	_ "modernc.org/sqlite"
@@ -38,13 +39,26 @@ func worker(t testing.TB, file string) handler.Worker {
 	return consumerproc.Worker([]string{node(t), file}, consumerproc.Options{})
 }
 
+// declarations caches what each consumer declares: a process start saved
+// per test.
+var (
+	declMu       sync.Mutex
+	declarations = map[string]consumerproc.Declaration{}
+)
+
 // declared is what the consumer in file declares in its hello.
 func declared(t testing.TB, file string) consumerproc.Declaration {
 	t.Helper()
+	declMu.Lock()
+	defer declMu.Unlock()
+	if d, ok := declarations[file]; ok {
+		return d
+	}
 	d, err := consumerproc.Declare([]string{node(t), file}, consumerproc.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
+	declarations[file] = d
 	if d.Schema == "" || d.Effects == "" {
 		t.Fatalf("%s declares schema %q and effects %q; want both", file, d.Schema, d.Effects)
 	}

@@ -12,6 +12,7 @@ import (
 
 	_ "github.com/jackc/pgx/v5/stdlib"
 
+	"github.com/idemcheck/idemcheck/consumertest"
 	"github.com/idemcheck/idemcheck/impl/adapter/consumerproc"
 	"github.com/idemcheck/idemcheck/impl/contract/handler"
 )
@@ -72,5 +73,29 @@ func TestPostgres(t *testing.T) {
 	}
 	if got := ledger(t, db); got != "e1=5 e2=7" {
 		t.Errorf("ledger %q, want one credit per event", got)
+	}
+}
+
+// TestUnderTheHarnessOnPostgres: the process consumer (insert-first, in
+// PostgreSQL's SQL) is never flagged by the harness playing on PostgreSQL,
+// where a duplicate aborts the transaction and must be rolled back.
+func TestUnderTheHarnessOnPostgres(t *testing.T) {
+	dsn := os.Getenv(consumertest.PostgresEnv)
+	if dsn == "" {
+		t.Skip("IDEMCHECK_POSTGRES_DSN is not set: skipping the process consumer under the harness on PostgreSQL")
+	}
+	env := []string{fakeEnv + "=ok", dollarEnv + "=1", "GORACE=atexit_sleep_ms=0"}
+	c := consumertest.Consumer{
+		Name:    "insert-first-process",
+		Schema:  strings.ReplaceAll(schema, "INTEGER", "BIGINT"),
+		Worker:  consumerproc.Worker([]string{os.Args[0]}, consumerproc.Options{Env: env}),
+		Effects: consumertest.PerEvent("SELECT event_id, amount_cents FROM ledger"),
+	}
+	res, err := consumertest.Hunt(c, consumertest.Postgres(dsn), consumertest.Checks(20), consumertest.Seed(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Failed {
+		t.Fatalf("flagged on PostgreSQL:\n%s", res.Report())
 	}
 }
