@@ -9,12 +9,12 @@ import (
 	"github.com/idemcheck/idemcheck/properties"
 )
 
-// TestTeamConsumersOverNATS: a team's consumer as written (the examples'
+// TestLiveTeamConsumersOverNATS: a team's consumer as written (the examples'
 // handlers over *sql.DB) driven by a real broker. The correct ones keep
 // every invariant over the advisory-DLQ configuration; the one that
 // dedupes with an in-process cache credits an event twice when a crash
 // after its commit (before the ack) restarts it and JetStream redelivers.
-func TestTeamConsumersOverNATS(t *testing.T) {
+func TestLiveTeamConsumersOverNATS(t *testing.T) {
 	f, err := natsbroker.New(natsbroker.AdvisoryDLQ)
 	if err != nil {
 		t.Fatal(err)
@@ -54,10 +54,10 @@ func TestTeamConsumersOverNATS(t *testing.T) {
 	}
 }
 
-// TestTeamConsumerWithTotalsIsRefused: a consumer whose effects are
+// TestLiveTeamConsumerWithTotalsIsRefused: a consumer whose effects are
 // totals (Aggregate) cannot be judged per event in a live run; it is
 // refused at once, saying why.
-func TestTeamConsumerWithTotalsIsRefused(t *testing.T) {
+func TestLiveTeamConsumerWithTotalsIsRefused(t *testing.T) {
 	e, ok := catalog.Lookup("balance")
 	if !ok {
 		t.Fatal("no example consumer balance")

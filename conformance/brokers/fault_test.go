@@ -11,11 +11,11 @@ import (
 	"github.com/idemcheck/idemcheck/properties"
 )
 
-// TestNATSRestartsKeepEveryInvariant: with one worker the campaign draws
+// TestBrokerNATSRestartsKeepEveryInvariant: with one worker the campaign draws
 // broker restarts (the embedded server stops and starts over its storage
 // directory); the advisory-DLQ configuration keeps every invariant
 // through them.
-func TestNATSRestartsKeepEveryInvariant(t *testing.T) {
+func TestBrokerNATSRestartsKeepEveryInvariant(t *testing.T) {
 	f, err := natsbroker.New(natsbroker.AdvisoryDLQ)
 	if err != nil {
 		t.Fatal(err)

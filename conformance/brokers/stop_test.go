@@ -63,10 +63,10 @@ func (p *proxy) cut() {
 	}
 }
 
-// TestRabbitMQStoppingMidCampaign: RabbitMQ going away mid-campaign (here
+// TestBrokerRabbitMQStoppingMidCampaign: RabbitMQ going away mid-campaign (here
 // its connections cut) ends the campaign with a broker-down error,
 // promptly, and is reported as no violation.
-func TestRabbitMQStoppingMidCampaign(t *testing.T) {
+func TestBrokerRabbitMQStoppingMidCampaign(t *testing.T) {
 	raw := os.Getenv(resolve.RabbitMQURLEnv)
 	if raw == "" {
 		t.Skipf("%s is unset: set it to a RabbitMQ server, e.g. amqp://guest:guest@127.0.0.1:5672/", resolve.RabbitMQURLEnv)

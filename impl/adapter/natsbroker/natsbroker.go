@@ -198,11 +198,11 @@ func (f *Factory) Open(ctx context.Context, spec broker.LiveSpec) (broker.Live, 
 	}
 	ctx, cancel := context.WithTimeout(ctx, requestTimeout)
 	defer cancel()
-	if _, err := f.js.CreateStream(ctx, jetstream.StreamConfig{Name: r.stream, Subjects: []string{r.subject},
+	if err := createStream(ctx, f.js, jetstream.StreamConfig{Name: r.stream, Subjects: []string{r.subject},
 		Storage: storage, Duplicates: window}); err != nil {
 		return nil, down("create stream", err)
 	}
-	if _, err := f.js.CreateStream(ctx, jetstream.StreamConfig{Name: r.dlqStream, Subjects: []string{r.dlqSubject},
+	if err := createStream(ctx, f.js, jetstream.StreamConfig{Name: r.dlqStream, Subjects: []string{r.dlqSubject},
 		Storage: storage, Duplicates: DedupeWindow}); err != nil {
 		_ = r.Close()
 		return nil, down("create DLQ stream", err)
@@ -238,6 +238,29 @@ func (f *Factory) Open(ctx context.Context, spec broker.LiveSpec) (broker.Live, 
 }
 
 func ms(v int64) time.Duration { return time.Duration(v) * time.Millisecond }
+
+// errCodeStreamCreate is the server's error code of a stream it could not
+// create (JSStreamCreateErrF), which wraps a store that failed.
+const errCodeStreamCreate jetstream.ErrorCode = 10049
+
+// createStream creates a stream. A file-storage stream the server failed
+// to set up ("error creating store for stream", whose cause the server
+// only logs) is tried twice more: it was seen once, under -race on a
+// loaded machine, and not reproduced since.
+func createStream(ctx context.Context, js jetstream.JetStream, cfg jetstream.StreamConfig) error {
+	var err error
+	for try := 0; try < 3; try++ {
+		if _, err = js.CreateStream(ctx, cfg); err == nil {
+			return nil
+		}
+		var apiErr *jetstream.APIError
+		if cfg.Storage != jetstream.FileStorage || !errors.As(err, &apiErr) || apiErr.ErrorCode != errCodeStreamCreate {
+			return err
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return err
+}
 
 // consumerName is a durable name for a group (durable names allow no dots).
 func consumerName(group string) string {
