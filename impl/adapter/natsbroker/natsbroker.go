@@ -317,19 +317,30 @@ func (r *run) Produce(ctx context.Context, tenant, key string, payload []byte) (
 // Restart implements broker.Restarter: the whole embedded server restarts
 // over its storage (every run on the factory sees it).
 func (r *run) Restart(ctx context.Context) error {
+	before := r.f.nc.Stats().Reconnects
 	if err := r.f.srv.Restart(); err != nil {
 		return err
 	}
-	// Wait for the admin connection to be back, so the next request does
-	// not race the reconnect.
+	// Wait for the admin connection to have noticed the restart and come
+	// back, and for JetStream to serve the stream again: right after the
+	// restart the client may still believe its old socket alive, and a
+	// request written there is lost and times out, which would read as a
+	// broker that is down.
 	deadline := time.Now().Add(requestTimeout)
-	for !r.f.nc.IsConnected() {
+	for {
+		if r.f.nc.Stats().Reconnects > before && r.f.nc.IsConnected() {
+			tctx, cancel := context.WithTimeout(ctx, 250*time.Millisecond)
+			_, err := r.f.js.Stream(tctx, r.stream)
+			cancel()
+			if err == nil {
+				return nil
+			}
+		}
 		if time.Now().After(deadline) || ctx.Err() != nil {
-			return fmt.Errorf("%w: nats: no reconnect after restart", broker.ErrBrokerDown)
+			return fmt.Errorf("%w: nats: the stream did not come back after a restart", broker.ErrBrokerDown)
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
-	return nil
 }
 
 // advisory is the max-deliveries advisory's body.
