@@ -2,7 +2,6 @@ package consumertest
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -17,6 +16,7 @@ import (
 	"pgregory.net/rapid"
 
 	"github.com/idemcheck/idemcheck/consumertest/internal/backend"
+	"github.com/idemcheck/idemcheck/internal/rapidtb"
 )
 
 // Option tunes a Check, Hunt or Replay.
@@ -257,10 +257,10 @@ func hunt(c Consumer, cfg config, name string) (Result, error) {
 		if cfg.seed != 0 {
 			settings["rapid.seed"] = strconv.FormatUint(cfg.seed, 10)
 		}
-		restore := setFlags(settings)
+		restore := rapidtb.SetFlags(settings)
 		defer restore()
 		gen := Generator(cfg.maxSteps)
-		rec := &recorder{name: name}
+		rec := rapidtb.NewRecorder(name)
 		rapid.Check(rec, func(t *rapid.T) {
 			s := gen.Draw(t, "scenario")
 			r, err := replay(c, s, cfg)
@@ -282,8 +282,8 @@ func hunt(c Consumer, cfg config, name string) (Result, error) {
 				t.Fatalf("%s: %s", r.Law, r.Breaches[0].Summary)
 			}
 		})
-		res.Failed = rec.failed
-		msg := rec.message()
+		res.Failed = rec.Failed()
+		msg := rec.Message()
 		rapidMsg = msg
 		res.Checks = max(cfg.checks, 1)
 		if m := failedAfter.FindStringSubmatch(msg); m != nil {
@@ -345,52 +345,6 @@ func stillFails(c Consumer, cfg config, law string) func(*Scenario) *Result {
 		return nil
 	}
 }
-
-func setFlags(values map[string]string) (restore func()) {
-	old := map[string]string{}
-	for name, v := range values {
-		f := flag.Lookup(name)
-		if f == nil {
-			continue
-		}
-		old[name] = f.Value.String()
-		_ = f.Value.Set(v)
-	}
-	return func() {
-		for name, v := range old {
-			_ = flag.Lookup(name).Value.Set(v)
-		}
-	}
-}
-
-// recorder is a rapid.TB that records a failure instead of failing a test.
-type recorder struct {
-	name   string
-	failed bool
-	msgs   []string
-}
-
-func (r *recorder) Helper()                           {}
-func (r *recorder) Name() string                      { return r.name }
-func (r *recorder) Logf(string, ...any)               {}
-func (r *recorder) Log(...any)                        {}
-func (r *recorder) Skipf(string, ...any)              {}
-func (r *recorder) Skip(...any)                       {}
-func (r *recorder) SkipNow()                          {}
-func (r *recorder) Errorf(format string, args ...any) { r.fail(fmt.Sprintf(format, args...)) }
-func (r *recorder) Error(args ...any)                 { r.fail(fmt.Sprint(args...)) }
-func (r *recorder) Fatalf(format string, args ...any) { r.fail(fmt.Sprintf(format, args...)) }
-func (r *recorder) Fatal(args ...any)                 { r.fail(fmt.Sprint(args...)) }
-func (r *recorder) FailNow()                          { r.failed = true }
-func (r *recorder) Fail()                             { r.failed = true }
-func (r *recorder) Failed() bool                      { return r.failed }
-
-func (r *recorder) fail(msg string) {
-	r.failed = true
-	r.msgs = append(r.msgs, msg)
-}
-
-func (r *recorder) message() string { return strings.Join(r.msgs, "\n") }
 
 // Report renders the result for a person: the broken laws with their
 // details and diff, the numbered trace, the seed, the corpus file and the

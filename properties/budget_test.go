@@ -9,12 +9,13 @@ import (
 	"github.com/idemcheck/idemcheck/faults/gen"
 	"github.com/idemcheck/idemcheck/faults/scenario"
 	"github.com/idemcheck/idemcheck/impl/system"
+	"github.com/idemcheck/idemcheck/internal/rapidtb"
 	"github.com/idemcheck/idemcheck/properties/coverage"
 )
 
 // fakeT records what checkLaw reports instead of failing this test.
 type fakeT struct {
-	recorder
+	rapidtb.Recorder
 	cleanups []func()
 	logs     []string
 }
@@ -38,15 +39,15 @@ func TestConformanceFailsOnSituationNeverReached(t *testing.T) {
 	opts := HuntOptions{Kind: scenario.KindConsumption, Properties: []Property{fencing}, Generator: gen.ConsumptionWithout(scenario.OpCrash)}
 	checkLaw(ft, system.Reference(), opts, budget{checks: coverage.MinChecks})
 	ft.done()
-	if !ft.failed || !strings.Contains(ft.message(), coverage.CrashAfterClaim) {
-		t.Fatalf("failed=%t, message %q: want a coverage failure naming %s", ft.failed, ft.message(), coverage.CrashAfterClaim)
+	if !ft.Failed() || !strings.Contains(ft.Message(), coverage.CrashAfterClaim) {
+		t.Fatalf("failed=%t, message %q: want a coverage failure naming %s", ft.Failed(), ft.Message(), coverage.CrashAfterClaim)
 	}
 	// The same check below MinChecks is not judged.
 	small := &fakeT{}
 	checkLaw(small, system.Reference(), opts, budget{checks: 200})
 	small.done()
-	if small.failed {
-		t.Fatalf("a check of 200 scenarios failed: %s", small.message())
+	if small.Failed() {
+		t.Fatalf("a check of 200 scenarios failed: %s", small.Message())
 	}
 	// A fixed count spans rapid's rounds of 100 and stops at the count.
 	if !strings.Contains(strings.Join(small.logs, "\n"), "200 scenarios checked") {

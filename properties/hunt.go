@@ -1,12 +1,9 @@
 package properties
 
 import (
-	"flag"
-	"fmt"
 	"regexp"
 	"slices"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -16,6 +13,7 @@ import (
 	"github.com/idemcheck/idemcheck/faults/runner"
 	"github.com/idemcheck/idemcheck/faults/scenario"
 	"github.com/idemcheck/idemcheck/impl/system"
+	"github.com/idemcheck/idemcheck/internal/rapidtb"
 	"github.com/idemcheck/idemcheck/properties/coverage"
 )
 
@@ -110,14 +108,14 @@ func Hunt(target system.Target, opts HuntOptions) HuntResult {
 func hunt(target system.Target, opts HuntOptions) HuntResult {
 	rapidMu.Lock()
 	defer rapidMu.Unlock()
-	restore := setFlags(map[string]string{
+	restore := rapidtb.SetFlags(map[string]string{
 		"rapid.checks":     strconv.Itoa(max(opts.Checks, 1)),
 		"rapid.seed":       strconv.FormatUint(opts.Seed, 10),
 		"rapid.nofailfile": "true",
 	})
 	defer restore()
 
-	rec := &recorder{name: "hunt/" + target.Name}
+	rec := rapidtb.NewRecorder("hunt/" + target.Name)
 	var last *failure
 	var foundAfter time.Duration
 	start := time.Now()
@@ -136,8 +134,8 @@ func hunt(target system.Target, opts HuntOptions) HuntResult {
 	// rapid stops drawing early when its deadline (a day away, by the
 	// clock of the goroutine: a synctest bubble's fake clock, which a run
 	// may move by years) nears, so a passed hunt counts what it played.
-	res := HuntResult{Target: target.Name, Failed: rec.failed, Elapsed: time.Since(start), Checks: drawn, Message: rec.message()}
-	if rec.failed {
+	res := HuntResult{Target: target.Name, Failed: rec.Failed(), Elapsed: time.Since(start), Checks: drawn, Message: rec.Message()}
+	if rec.Failed() {
 		res.FoundAfter = foundAfter
 	}
 	if m := failedAfter.FindStringSubmatch(res.Message); m != nil {
@@ -147,7 +145,7 @@ func hunt(target system.Target, opts HuntOptions) HuntResult {
 	if m := seedRe.FindStringSubmatch(res.Message); m != nil {
 		res.Seed, _ = strconv.ParseUint(m[1], 10, 64)
 	}
-	if last != nil && rec.failed {
+	if last != nil && rec.Failed() {
 		res.Law, res.Verdict, res.Scenario, res.Outcome = last.law, last.verdict, last.scenario, last.outcome
 		if last.scenario != nil {
 			res.ShrunkSize = last.scenario.Size()
@@ -265,53 +263,6 @@ func referencePasses(s *scenario.Scenario) bool {
 	_, verdicts, err := Judge(s, system.Reference(), nil)
 	return err == nil && len(Failed(verdicts)) == 0
 }
-
-func setFlags(values map[string]string) (restore func()) {
-	old := map[string]string{}
-	for name, v := range values {
-		f := flag.Lookup(name)
-		if f == nil {
-			continue
-		}
-		old[name] = f.Value.String()
-		_ = f.Value.Set(v)
-	}
-	return func() {
-		for name, v := range old {
-			_ = flag.Lookup(name).Value.Set(v)
-		}
-	}
-}
-
-// recorder is a rapid.TB that records a failure instead of failing a test.
-type recorder struct {
-	name    string
-	failed  bool
-	skipped bool
-	msgs    []string
-}
-
-func (r *recorder) Helper()                           {}
-func (r *recorder) Name() string                      { return r.name }
-func (r *recorder) Logf(string, ...any)               {}
-func (r *recorder) Log(...any)                        {}
-func (r *recorder) Skipf(format string, args ...any)  { r.skipped = true }
-func (r *recorder) Skip(...any)                       { r.skipped = true }
-func (r *recorder) SkipNow()                          { r.skipped = true }
-func (r *recorder) Errorf(format string, args ...any) { r.fail(fmt.Sprintf(format, args...)) }
-func (r *recorder) Error(args ...any)                 { r.fail(fmt.Sprint(args...)) }
-func (r *recorder) Fatalf(format string, args ...any) { r.fail(fmt.Sprintf(format, args...)) }
-func (r *recorder) Fatal(args ...any)                 { r.fail(fmt.Sprint(args...)) }
-func (r *recorder) FailNow()                          { r.failed = true }
-func (r *recorder) Fail()                             { r.failed = true }
-func (r *recorder) Failed() bool                      { return r.failed }
-
-func (r *recorder) fail(msg string) {
-	r.failed = true
-	r.msgs = append(r.msgs, msg)
-}
-
-func (r *recorder) message() string { return strings.Join(r.msgs, "\n") }
 
 // HuntEach hunts the laws of opts.Properties one after another, the way a
 // campaign does: each time a law breaks, its counterexample is kept and the

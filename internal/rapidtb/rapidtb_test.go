@@ -1,0 +1,36 @@
+package rapidtb_test
+
+import (
+	"flag"
+	"testing"
+
+	"github.com/idemcheck/idemcheck/internal/rapidtb"
+)
+
+func TestRecorderKeepsFailuresAndSkips(t *testing.T) {
+	r := rapidtb.NewRecorder("hunt/x")
+	if r.Failed() || r.Skipped() || r.Name() != "hunt/x" {
+		t.Fatal("a new recorder has neither failed nor skipped, and keeps its name")
+	}
+	r.Logf("dropped %d", 1)
+	r.Errorf("law %s broken", "a")
+	r.Fatal("law b broken")
+	r.Skip()
+	if !r.Failed() || !r.Skipped() || r.Message() != "law a broken\nlaw b broken" {
+		t.Fatalf("recorder: failed %v skipped %v message %q", r.Failed(), r.Skipped(), r.Message())
+	}
+}
+
+func TestSetFlagsRestores(t *testing.T) {
+	fs := flag.CommandLine
+	name := "rapidtb.test.flag"
+	fs.String(name, "before", "")
+	restore := rapidtb.SetFlags(map[string]string{name: "during", "no.such.flag": "x"})
+	if got := fs.Lookup(name).Value.String(); got != "during" {
+		t.Fatalf("flag is %q while set, want during", got)
+	}
+	restore()
+	if got := fs.Lookup(name).Value.String(); got != "before" {
+		t.Fatalf("flag is %q after restore, want before", got)
+	}
+}
