@@ -62,6 +62,13 @@ type Options struct {
 	NoClone bool
 	// Progress, if set, is called after every batch of the frontier.
 	Progress func(Progress)
+	// Engine chooses how states are built: EngineCompact searches the
+	// reference's compact restatement (package explore/compact), fastest;
+	// EngineRunner plays the target's own parts through the runner, copying
+	// worlds where it can (see NoClone). The empty Engine is EngineCompact
+	// for the reference when the world fits it (compact.MaxEvents and the
+	// rest) and NoClone is not set, EngineRunner otherwise.
+	Engine string
 	// Coverage counts, for every distinct state, the named situations its
 	// schedule and its drain reached (package coverage), into
 	// Result.Coverage.
@@ -109,6 +116,8 @@ type Result struct {
 	// BytesPerState is the memory of the visited set and the parent links,
 	// per state.
 	BytesPerState float64 `json:"bytesPerState"`
+	// Engine is the engine that searched (EngineCompact or EngineRunner).
+	Engine string `json:"engine"`
 	// Interrupted is true when the context ended the search early.
 	Interrupted bool `json:"interrupted,omitempty"`
 	// Counterexample is the first violation found (nil: none).
@@ -161,7 +170,17 @@ type engine struct {
 	res     *Result
 	start   time.Time
 	pool    sync.Pool // *executor
+	// skipped counts the compact engine's partial-order skips, from every
+	// core; compactErr is its drift from the reference, if it found one.
+	skipped    atomic.Int64
+	compactErr error
 }
+
+// The engines (Options.Engine).
+const (
+	EngineCompact = "compact"
+	EngineRunner  = "runner"
+)
 
 // ErrBounds is the error of bad bounds: the caller's mistake.
 var ErrBounds = errors.New("explore: bad bounds")
@@ -203,7 +222,35 @@ func Explore(ctx context.Context, target system.Target, opts Options) (*Result, 
 		}
 	}
 	e.pool.New = func() any { return &executor{fp: runner.NewFingerprinter(base, e.fpOpts)} }
-	err = e.run(ctx)
+	switch opts.Engine {
+	case "":
+		if system.IsReference(target.Consumption) && !opts.NoClone {
+			if ce, cerr := e.newCompactEngine(); cerr == nil {
+				err = e.runCompact(ctx, ce)
+				break
+			}
+		}
+		e.res.Engine = EngineRunner
+		err = e.run(ctx)
+	case EngineCompact:
+		if !system.IsReference(target.Consumption) {
+			return nil, fmt.Errorf("%w: engine %q searches the reference only; target %q is not it", ErrBounds, EngineCompact, target.Name)
+		}
+		ce, cerr := e.newCompactEngine()
+		if cerr != nil {
+			return nil, fmt.Errorf("%w: engine %q: %v", ErrBounds, EngineCompact, cerr)
+		}
+		err = e.runCompact(ctx, ce)
+	case EngineRunner:
+		e.res.Engine = EngineRunner
+		err = e.run(ctx)
+	default:
+		return nil, fmt.Errorf("%w: unknown engine %q (known: %s, %s)", ErrBounds, opts.Engine, EngineCompact, EngineRunner)
+	}
+	e.res.Skipped += e.skipped.Load()
+	if err == nil && e.compactErr != nil {
+		err = e.compactErr
+	}
 	e.res.Elapsed = time.Since(e.start)
 	if n := e.res.States; n > 0 {
 		nodes := 0

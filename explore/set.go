@@ -52,3 +52,20 @@ func mix(x uint64) uint64 {
 	x ^= x >> 33
 	return x
 }
+
+// has reports whether fp is in the set; it may run beside other calls of
+// has, never beside add.
+func (s *fpSet) has(fp uint64) bool {
+	if fp == 0 {
+		fp = 1
+	}
+	mask := uint64(len(s.slots) - 1)
+	for i := mix(fp) & mask; ; i = (i + 1) & mask {
+		switch s.slots[i] {
+		case 0:
+			return false
+		case fp:
+			return true
+		}
+	}
+}

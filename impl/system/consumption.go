@@ -9,6 +9,7 @@ import (
 	"github.com/idemcheck/idemcheck/impl/reference/membroker"
 	"github.com/idemcheck/idemcheck/impl/reference/memstore"
 	"github.com/idemcheck/idemcheck/impl/reference/producer"
+	"reflect"
 )
 
 // Consumption builds the parts of a consumption run. Every constructor gets
@@ -29,15 +30,18 @@ type Consumption struct {
 }
 
 func referenceConsumption() *Consumption {
-	return &Consumption{
-		NewStore: func(c clock.Source) (store.Store, error) { return memstore.New(c), nil },
-		NewBroker: func(c clock.Source, p broker.Policy, groups []string) broker.Broker {
-			return membroker.New(c, p, groups)
-		},
-		NewGate:  func() broker.Gate { return producer.NewGate() },
-		Pipeline: consumer.Reference,
-	}
+	return &Consumption{NewStore: newReferenceStore, NewBroker: newReferenceBroker, NewGate: newReferenceGate, Pipeline: consumer.Reference}
 }
+
+// The reference's constructors are named functions, not literals, so that
+// IsReference can tell them by their code pointers.
+func newReferenceStore(c clock.Source) (store.Store, error) { return memstore.New(c), nil }
+
+func newReferenceBroker(c clock.Source, p broker.Policy, groups []string) broker.Broker {
+	return membroker.New(c, p, groups)
+}
+
+func newReferenceGate() broker.Gate { return producer.NewGate() }
 
 // WithStore returns the reference consumption parts over another store
 // implementation: how the SQL stores and other teams' stores are checked.
@@ -135,4 +139,20 @@ func init() {
 // storeOf adapts a store constructor that cannot fail.
 func storeOf(newStore func(clock.Source) store.Store) func(clock.Source) (store.Store, error) {
 	return func(c clock.Source) (store.Store, error) { return newStore(c), nil }
+}
+
+// IsReference reports whether c is made of the reference's own parts — its
+// store, broker, gate and pipeline constructors under the reference
+// conventions — and nothing else: a world the explorer may search on its
+// compact restatement of the reference (explore/compact).
+func IsReference(c *Consumption) bool {
+	if c == nil || c.Conventions != (store.Conventions{}) {
+		return false
+	}
+	same := func(a, b any) bool {
+		va, vb := reflect.ValueOf(a), reflect.ValueOf(b)
+		return !va.IsNil() && va.Pointer() == vb.Pointer()
+	}
+	return same(c.NewStore, newReferenceStore) && same(c.NewBroker, newReferenceBroker) && same(c.NewGate, newReferenceGate) &&
+		same(c.Pipeline, consumer.Reference)
 }

@@ -27,3 +27,23 @@ func TestRegistry(t *testing.T) {
 		t.Fatalf("only %d mutants registered", len(Mutants()))
 	}
 }
+
+func TestIsReference(t *testing.T) {
+	if !IsReference(Reference().Consumption) {
+		t.Fatal("the reference is not recognised as the reference")
+	}
+	for _, m := range Mutants() {
+		if m.Consumption != nil && IsReference(m.Consumption) {
+			t.Errorf("mutant %s taken for the reference", m.Name)
+		}
+	}
+	other := WithStore("other", Reference().Consumption.NewStore)
+	if !IsReference(other.Consumption) {
+		t.Error("the reference over its own store constructor is the reference")
+	}
+	c := *Reference().Consumption
+	c.Conventions.LeaseEnd = "inclusive"
+	if IsReference(&c) || IsReference(nil) {
+		t.Error("other conventions, or no parts, taken for the reference")
+	}
+}

@@ -1,0 +1,452 @@
+package compact
+
+import (
+	"github.com/idemcheck/idemcheck/properties/coverage"
+)
+
+// Law is a law of the consumption properties, as the compact judge checks
+// it: the properties' monitors and final checks (package properties)
+// restated over the compact state.
+type Law uint8
+
+// The laws, by the properties' names (Laws lists them).
+const (
+	LawNone Law = iota
+	LawAtMostOnce
+	LawClaimStoreDedupes
+	LawRetentionWindow
+	LawLedgerUnchanged
+	LawAttemptsCount
+	LawAtMostMaxAttempts
+	LawDLQAfterMaxAttempts
+	LawPoisonAtOnce
+	LawDLQMetadata
+	LawQuiesces
+	LawCreditedOrDLQ
+	LawNotStuck
+	LawTogether
+	LawStaleChangesNothing
+	LawNotReenqueued
+	LawDLQOnce
+	numLaws
+)
+
+// Laws maps each law to its property and law names.
+var Laws = [numLaws][2]string{
+	LawAtMostOnce:          {"single-credit", "at-most-once"},
+	LawClaimStoreDedupes:   {"single-credit", "claim-store-dedupes"},
+	LawRetentionWindow:     {"single-credit", "retention-window"},
+	LawLedgerUnchanged:     {"replay-unchanged", "ledger-unchanged"},
+	LawAttemptsCount:       {"bounded-attempts", "attempts-count-deliveries"},
+	LawAtMostMaxAttempts:   {"bounded-attempts", "at-most-max-attempts"},
+	LawDLQAfterMaxAttempts: {"bounded-attempts", "dlq-after-max-attempts"},
+	LawPoisonAtOnce:        {"bounded-attempts", "poison-at-once"},
+	LawDLQMetadata:         {"bounded-attempts", "dlq-metadata"},
+	LawQuiesces:            {"nothing-lost", "quiesces"},
+	LawCreditedOrDLQ:       {"nothing-lost", "credited-or-dlq"},
+	LawNotStuck:            {"nothing-lost", "not-stuck"},
+	LawTogether:            {"atomicity", "effect-with-mark"},
+	LawStaleChangesNothing: {"fencing", "stale-token-changes-nothing"},
+	LawNotReenqueued:       {"producer-gate", "committed-not-reenqueued"},
+	LawDLQOnce:             {"producer-gate", "dlq-once"},
+}
+
+// String is the law's "property/law" id.
+func (l Law) String() string {
+	if l == LawNone || l >= numLaws {
+		return "none"
+	}
+	return Laws[l][0] + "/" + Laws[l][1]
+}
+
+// Judge checks the laws as a compact run goes and records the coverage
+// situations it reaches. The zero Judge checks nothing; use NewJudge.
+type Judge = judge
+
+type judge struct {
+	on       [numLaws]bool
+	coverage bool
+	// broken is the first law broken (LawNone: none).
+	broken Law
+}
+
+// NewJudge returns a judge of the laws on (nil: every law) that records
+// coverage when asked to.
+func NewJudge(on func(Law) bool, coverage bool) *Judge {
+	j := &judge{coverage: coverage}
+	for l := LawNone + 1; l < numLaws; l++ {
+		j.on[l] = on == nil || on(l)
+	}
+	return j
+}
+
+// Broken returns the first law broken so far (LawNone: none).
+func (j *judge) Broken() Law { return j.broken }
+
+// Reset forgets the breach, for the next run.
+func (j *judge) Reset() { j.broken = LawNone }
+
+func (j *judge) breach(l Law) {
+	if j.on[l] && j.broken == LawNone {
+		j.broken = l
+	}
+}
+
+// The coverage situations, by their bit in a coverage.Set.
+var (
+	situationTakeover           = coverage.Set(0).With(coverage.TakeoverAfterLeaseExpiry)
+	situationStaleCommit        = coverage.Set(0).With(coverage.StaleCommitRefused)
+	situationCrashBeforeClaim   = coverage.Set(0).With(coverage.CrashBeforeClaim)
+	situationCrashAfterClaim    = coverage.Set(0).With(coverage.CrashAfterClaim)
+	situationCrashAfterHandle   = coverage.Set(0).With(coverage.CrashAfterHandle)
+	situationCrashAfterCommit   = coverage.Set(0).With(coverage.CrashAfterCommit)
+	situationCrashAfterFail     = coverage.Set(0).With(coverage.CrashAfterFail)
+	situationCrashAfterDLQ      = coverage.Set(0).With(coverage.CrashAfterDeadLetter)
+	situationAfterAckTimeout    = coverage.Set(0).With(coverage.RedeliveryAfterAckTimeout)
+	situationAfterNack          = coverage.Set(0).With(coverage.RedeliveryAfterNack)
+	situationMaxAttempts        = coverage.Set(0).With(coverage.MaxAttemptsReached)
+	situationPoisonToDLQ        = coverage.Set(0).With(coverage.PoisonToDLQ)
+	situationCleanupPending     = coverage.Set(0).With(coverage.CleanupWhileRedeliveryPending)
+	situationReplayRecovers     = coverage.Set(0).With(coverage.ReplayRecoversDLQ)
+	situationDuplicate          = coverage.Set(0).With(coverage.Duplicate2To10)
+	situationConcurrentClaims   = coverage.Set(0).With(coverage.ConcurrentClaims)
+	situationStaleRelease       = coverage.Set(0).With(coverage.TakeoverThenStaleRelease)
+	situationCleanupStaleCommit = coverage.Set(0).With(coverage.CleanupReclaimStaleCommit)
+)
+
+func (j *judge) cov(s *State, sit coverage.Set) {
+	if j.coverage {
+		s.cov |= uint64(sit)
+	}
+}
+
+// Coverage returns the situations s's run reached.
+func (s *State) Coverage() coverage.Set { return coverage.Set(s.cov) }
+
+// --- bounded-attempts ---
+
+func (j *judge) delivered(s *State, cfg *Config, wi int, e *entry) {
+	e.deliveries++
+	if e.attempts != e.deliveries {
+		j.breach(LawAttemptsCount)
+	}
+	if int(e.deliveries) > cfg.MaxAttempts {
+		j.breach(LawAtMostMaxAttempts)
+	}
+	w := &s.workers[wi]
+	if w.attempts >= 2 {
+		switch w.lastErr {
+		case reasonNone:
+		case reasonAckTimout:
+			j.cov(s, situationAfterAckTimeout)
+		default:
+			j.cov(s, situationAfterNack)
+		}
+	}
+	if int(w.attempts) >= cfg.MaxAttempts {
+		j.cov(s, situationMaxAttempts)
+	}
+}
+
+func (j *judge) poisoned(s *State, cfg *Config, wi int) {
+	w := &s.workers[wi]
+	e := s.ent(cfg, w.offset, cfg.Workers[wi].Group)
+	e.poisoned |= 1 << w.attempts
+}
+
+func (j *judge) nacking(s *State, _ *Config, wi int) {
+	if s.workers[wi].result == resPoison {
+		j.breach(LawPoisonAtOnce)
+	}
+}
+
+// dlqEntry judges a DLQ entry as it appears.
+func (j *judge) dlqEntry(s *State, cfg *Config, d dlqEntry) {
+	e := s.ent(cfg, d.offset, int(d.group))
+	switch {
+	case d.attempts == 0 || d.lastErr == reasonNone:
+		j.breach(LawDLQMetadata)
+	case d.poison && e.poisoned&(1<<d.attempts) == 0:
+		j.breach(LawPoisonAtOnce)
+	case !d.poison && (d.attempts != e.deliveries || int(d.attempts) != cfg.MaxAttempts):
+		j.breach(LawDLQAfterMaxAttempts)
+	}
+}
+
+// --- single-credit, atomicity, fencing ---
+
+// storeWritten judges the store after an action that may write it.
+func (j *judge) storeWritten(s *State, cfg *Config) {
+	for g := range cfg.Groups {
+		for ev := range cfg.Events {
+			n := s.ledger[g][ev]
+			if n > 1 {
+				j.breach(LawAtMostOnce)
+			}
+			processed := s.recs[g][ev].state == recProcessed
+			if n > 0 && !processed && !s.legit[g][ev] {
+				j.breach(LawTogether)
+			}
+			if processed && n == 0 {
+				j.breach(LawTogether)
+			}
+		}
+	}
+}
+
+// removing judges a record a cleanup removes.
+func (j *judge) removing(s *State, cfg *Config, g, ev int) {
+	if s.recs[g][ev].finished > s.now-cfg.RetentionMs {
+		j.breach(LawRetentionWindow)
+		return
+	}
+	s.legit[g][ev] = true
+}
+
+func (j *judge) cleaned(s *State, cfg *Config, removed uint64) {
+	if !j.coverage {
+		return
+	}
+	for wi := range cfg.Workers {
+		w := &s.workers[wi]
+		if w.stage != stageIdle && w.hold && removed&(1<<(cfg.Workers[wi].Group*MaxEvents+int(w.event))) != 0 {
+			w.cleaned = true
+		}
+	}
+	for off, m := range s.msgs {
+		for g := range cfg.Groups {
+			e := s.ent(cfg, int32(off), g)
+			if (e.status == stPending || e.status == stInflight) && removed&(1<<(g*MaxEvents+int(m.event))) != 0 {
+				j.cov(s, situationCleanupPending)
+				return
+			}
+		}
+	}
+}
+
+// committing judges a commit about to land.
+func (j *judge) committing(s *State, cfg *Config, wi int) {
+	w := &s.workers[wi]
+	g, ev := cfg.Workers[wi].Group, int(w.event)
+	if w.token < s.latest[g][ev] {
+		j.breach(LawStaleChangesNothing) // a stale token accepted
+	}
+	if s.ledger[g][ev] > 0 && !s.legit[g][ev] {
+		j.breach(LawClaimStoreDedupes)
+	}
+}
+
+func (j *judge) failing(s *State, cfg *Config, wi int) {
+	w := &s.workers[wi]
+	if w.token < s.latest[cfg.Workers[wi].Group][w.event] {
+		j.breach(LawStaleChangesNothing)
+	}
+}
+
+// --- coverage of the pipeline ---
+
+func (j *judge) claiming(s *State, cfg *Config, wi int) {
+	if !j.coverage {
+		return
+	}
+	w := &s.workers[wi]
+	for oi := range cfg.Workers {
+		o := &s.workers[oi]
+		if oi != wi && o.stage != stageIdle && cfg.Workers[oi].Group == cfg.Workers[wi].Group && o.event == w.event {
+			j.cov(s, situationConcurrentClaims)
+			return
+		}
+	}
+}
+
+func (j *judge) acquired(s *State, cfg *Config, wi int) {
+	w := &s.workers[wi]
+	if j.coverage {
+		for oi := range cfg.Workers {
+			o := &s.workers[oi]
+			if oi == wi || o.stage == stageIdle || !o.hold || cfg.Workers[oi].Group != cfg.Workers[wi].Group || o.event != w.event {
+				continue
+			}
+			if s.now-o.holdAt >= cfg.LeaseMs {
+				o.taken = true
+				j.cov(s, situationTakeover)
+			}
+			if o.cleaned {
+				o.reclam = true
+			}
+		}
+	}
+	w.hold, w.holdAt, w.taken, w.cleaned, w.reclam = true, s.now, false, false, false
+}
+
+func (j *judge) staleCommit(s *State, _ *Config, wi int) {
+	w := &s.workers[wi]
+	j.cov(s, situationStaleCommit)
+	if w.hold && w.reclam {
+		j.cov(s, situationCleanupStaleCommit)
+	}
+	w.hold = false
+}
+
+func (j *judge) committed(s *State, cfg *Config, wi int) {
+	w := &s.workers[wi]
+	if w.hold && w.reclam {
+		j.cov(s, situationCleanupStaleCommit)
+	}
+	w.hold = false
+	if !j.coverage || w.origin != originReplayed {
+		return
+	}
+	for _, d := range s.dlq {
+		if int(d.group) == cfg.Workers[wi].Group && s.msgs[d.offset].event == w.event {
+			j.cov(s, situationReplayRecovers)
+			return
+		}
+	}
+}
+
+func (j *judge) staleFail(s *State, _ *Config, wi int) { j.released(s, &s.workers[wi]) }
+
+func (j *judge) released(s *State, w *worker) {
+	if w.hold && w.taken {
+		j.cov(s, situationStaleRelease)
+	}
+	w.hold = false
+}
+
+// crashed names the pipeline point a busy worker crashed at.
+func (j *judge) crashed(s *State, w *worker) {
+	if w.stage == stageIdle {
+		return
+	}
+	switch w.last {
+	case 0:
+		j.cov(s, situationCrashBeforeClaim)
+	case repClaimAcquired, repClaimProcessed, repClaimLocked:
+		if w.hold {
+			j.cov(s, situationCrashAfterClaim)
+		}
+	case repHandleOK, repHandleTransient, repHandlePoison:
+		j.cov(s, situationCrashAfterHandle)
+	case repCommit, repCommitStale:
+		j.cov(s, situationCrashAfterCommit)
+	case repFail, repFailStale:
+		j.cov(s, situationCrashAfterFail)
+	case repDeadLetter:
+		j.cov(s, situationCrashAfterDLQ)
+	}
+}
+
+// --- the end of a run ---
+
+// Finish ends s's run as the runner's Finish does — drain, replay the
+// stream, drain again, probe every record left in processing — and judges
+// the final laws. s is changed.
+func (s *State) Finish(cfg *Config, j *judge) {
+	if !s.Drain(cfg, j) {
+		j.breach(LawQuiesces)
+		s.probe(cfg, j)
+		return
+	}
+	before := s.ledger
+	var deadBefore [MaxGroups][MaxEvents]bool
+	for _, d := range s.dlq {
+		deadBefore[d.group][s.msgs[d.offset].event] = true
+	}
+	s.replay(cfg)
+	quiesced := s.Drain(cfg, j)
+	if !quiesced {
+		j.breach(LawQuiesces)
+	}
+	s.probe(cfg, j)
+	if quiesced {
+		for g := range cfg.Groups {
+			for ev := range cfg.Events {
+				b, a := before[g][ev], s.ledger[g][ev]
+				if a != b && !(b == 0 && a == 1 && deadBefore[g][ev]) {
+					j.breach(LawLedgerUnchanged)
+				}
+			}
+		}
+		s.judgeNothingLost(cfg, j)
+	}
+	s.judgeProducerGate(cfg, j)
+}
+
+// probe claims every record left in processing after one lease: each must
+// be claimable.
+func (s *State) probe(cfg *Config, j *judge) {
+	stuck := false
+	for g := range cfg.Groups {
+		for ev := range cfg.Events {
+			stuck = stuck || s.recs[g][ev].state == recProcessing
+		}
+	}
+	if !stuck {
+		return
+	}
+	s.now += cfg.LeaseMs
+	for g := range cfg.Groups {
+		for ev := range cfg.Events {
+			if s.recs[g][ev].state != recProcessing {
+				continue
+			}
+			if out, _, _ := s.claim(cfg, g, ev); out != repClaimAcquired {
+				j.breach(LawNotStuck)
+			}
+			j.storeWritten(s, cfg)
+		}
+	}
+}
+
+func (s *State) judgeNothingLost(cfg *Config, j *judge) {
+	var produced [MaxEvents]bool
+	for _, m := range s.msgs {
+		produced[m.event] = true
+	}
+	var dead [MaxGroups][MaxEvents]bool
+	for _, d := range s.dlq {
+		dead[d.group][s.msgs[d.offset].event] = true
+	}
+	for g := range cfg.Groups {
+		for ev, e := range cfg.Events {
+			if !produced[ev] {
+				continue
+			}
+			got, want := int(s.ledger[g][ev]), 1
+			if e.Poison {
+				want = 0
+			}
+			ok := (got == want && (want > 0 || dead[g][ev])) || (got == 0 && dead[g][ev])
+			if !ok {
+				j.breach(LawCreditedOrDLQ)
+			}
+		}
+	}
+	for i := range s.ents {
+		if st := s.ents[i].status; st == stPending || st == stInflight {
+			j.breach(LawNotStuck)
+		}
+	}
+}
+
+func (s *State) judgeProducerGate(cfg *Config, j *judge) {
+	var produced [MaxEvents]int
+	for _, m := range s.msgs {
+		if m.origin == originProduced {
+			produced[m.event]++
+		}
+	}
+	for ev := range cfg.Events {
+		if produced[ev] > 1 {
+			j.breach(LawNotReenqueued)
+		}
+	}
+	for i, d := range s.dlq {
+		for _, o := range s.dlq[:i] {
+			if o.group == d.group && o.offset == d.offset {
+				j.breach(LawDLQOnce)
+			}
+		}
+	}
+}

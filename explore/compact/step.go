@@ -1,0 +1,97 @@
+package compact
+
+import (
+	"fmt"
+
+	"github.com/idemcheck/idemcheck/faults/scenario"
+)
+
+type op uint8
+
+const (
+	opProduce op = iota
+	opProduceFail
+	opDuplicate
+	opDeliver
+	opStep
+	opCrash
+	opAdvance
+	opSkew
+	opClockStep
+	opCleanup
+	opReplay
+)
+
+// Step is a schedule step (scenario.Step) by index: the event, the worker
+// and the node it names, N copies of a duplicate or the pick of a
+// delivery, Ms of time or skew.
+type Step struct {
+	Op     op
+	Event  int
+	Worker int
+	Node   int
+	N      int
+	Ms     int64
+}
+
+// Compile reads a scenario step for the world cfg.
+func Compile(cfg *Config, st scenario.Step) (Step, error) {
+	sc := cfg.Sc
+	worker := func() (int, error) {
+		for i, w := range sc.Config.Workers {
+			if w.Name == st.Worker {
+				return i, nil
+			}
+		}
+		return 0, fmt.Errorf("compact: step %s: unknown worker %q", st.Op, st.Worker)
+	}
+	node := func() (int, error) {
+		for i, n := range sc.Config.Nodes {
+			if n.Name == st.Node {
+				return i, nil
+			}
+		}
+		return 0, fmt.Errorf("compact: step %s: unknown node %q", st.Op, st.Node)
+	}
+	event := func() (int, error) {
+		if st.Event < 0 || st.Event >= len(cfg.Events) {
+			return 0, fmt.Errorf("compact: step %s: no event %d", st.Op, st.Event)
+		}
+		return st.Event, nil
+	}
+	var out Step
+	var err error
+	switch st.Op {
+	case scenario.OpProduce, scenario.OpProduceFail, scenario.OpDuplicate:
+		out.Op = map[scenario.Op]op{scenario.OpProduce: opProduce, scenario.OpProduceFail: opProduceFail, scenario.OpDuplicate: opDuplicate}[st.Op]
+		out.Event, err = event()
+		out.N = st.N
+	case scenario.OpDeliver:
+		out.Op, out.N = opDeliver, st.Pick
+		out.Worker, err = worker()
+	case scenario.OpStep, scenario.OpCrash, scenario.OpCleanup:
+		out.Op = map[scenario.Op]op{scenario.OpStep: opStep, scenario.OpCrash: opCrash, scenario.OpCleanup: opCleanup}[st.Op]
+		out.Worker, err = worker()
+	case scenario.OpAdvance:
+		out.Op, out.Ms = opAdvance, st.Ms
+	case scenario.OpSkew, scenario.OpClockStep:
+		out.Op, out.Ms = opSkew, st.Ms
+		if st.Op == scenario.OpClockStep {
+			out.Op = opClockStep
+		}
+		out.Node, err = node()
+	case scenario.OpReplay:
+		out.Op = opReplay
+	default:
+		return out, fmt.Errorf("compact: unknown step %q", st.Op)
+	}
+	return out, err
+}
+
+// IsPipeline reports whether the step is a pipeline step or a crash of
+// worker Worker.
+func (st Step) IsPipeline() bool { return st.Op == opStep || st.Op == opCrash }
+
+// IsStep and IsDeliver name the steps a worker's state makes a no-op.
+func (st Step) IsStep() bool    { return st.Op == opStep }
+func (st Step) IsDeliver() bool { return st.Op == opDeliver }
