@@ -159,6 +159,13 @@ func (e *engine) runCompact(ctx context.Context, ce *compactEngine) error {
 		e.levels = append(e.levels, next)
 		e.res.Depth = d
 		frontier = nextStates
+		var packed int64
+		for _, s := range frontier {
+			packed += int64(len(s))
+		}
+		if packed > e.res.FrontierBytes {
+			e.res.FrontierStates, e.res.FrontierBytes = len(frontier), packed
+		}
 		if len(next) == 0 {
 			e.res.Depth = e.opts.Depth
 			break

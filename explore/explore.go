@@ -118,6 +118,11 @@ type Result struct {
 	BytesPerState float64 `json:"bytesPerState"`
 	// Engine is the engine that searched (EngineCompact or EngineRunner).
 	Engine string `json:"engine"`
+	// FrontierStates and FrontierBytes are the compact engine's largest
+	// frontier: its states, and the bytes they take packed
+	// (compact.State.Pack). BytesPerState does not count them.
+	FrontierStates int   `json:"frontierStates,omitempty"`
+	FrontierBytes  int64 `json:"frontierBytes,omitempty"`
 	// Interrupted is true when the context ended the search early.
 	Interrupted bool `json:"interrupted,omitempty"`
 	// Counterexample is the first violation found (nil: none).

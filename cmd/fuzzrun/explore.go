@@ -14,17 +14,18 @@ import (
 	"github.com/idemcheck/idemcheck/corpus"
 	"github.com/idemcheck/idemcheck/explore"
 	"github.com/idemcheck/idemcheck/faults/scenario"
+	"github.com/idemcheck/idemcheck/impl/system"
 	"github.com/idemcheck/idemcheck/properties"
 )
 
 // exploreFlags are the raw values of the -explore flags.
 type exploreFlags struct {
-	depth, events, groups, groupWorkers, nodes, steps string
-	noSymmetry, noPOR                                 bool
+	depth, events, groups, groupWorkers, nodes, steps, engine string
+	noSymmetry, noPOR                                         bool
 }
 
 // exploreOnly are the flags that mean something with -explore only.
-var exploreOnly = []string{"depth", "events", "groups", "group-workers", "nodes", "steps", "no-symmetry", "no-por"}
+var exploreOnly = []string{"depth", "events", "groups", "group-workers", "nodes", "steps", "engine", "no-symmetry", "no-por"}
 
 // parseExplore validates the -explore flags into o.exploreOp.
 func (o *options) parseExplore(given map[string]bool, f exploreFlags) error {
@@ -92,8 +93,17 @@ func (o *options) parseExplore(given map[string]bool, f exploreFlags) error {
 	if o.target.Consumption == nil {
 		return usagef("-target: %s has no consumption parts to explore", o.target.Name)
 	}
+	switch f.engine {
+	case "", explore.EngineRunner:
+	case explore.EngineCompact:
+		if !system.IsReference(o.target.Consumption) {
+			return usagef("-engine compact: searches the reference only, not %s (use -engine runner)", o.target.Name)
+		}
+	default:
+		return usagef("-engine: %q is not compact or runner", f.engine)
+	}
 	o.exploreOp = explore.Options{World: w, Menu: menu, Depth: depth, Properties: o.props, Parallel: o.workers,
-		NoSymmetry: f.noSymmetry, NoPOR: f.noPOR, Coverage: true}
+		NoSymmetry: f.noSymmetry, NoPOR: f.noPOR, Coverage: true, Engine: f.engine}
 	return nil
 }
 
@@ -114,10 +124,14 @@ type exploreReport struct {
 // runExplore is fuzzrun -explore: the model checker over the world the
 // flags describe.
 func runExplore(ctx context.Context, o *options, stdout, stderr io.Writer) int {
-	// The search keeps little alive (fingerprints and a frontier) and
-	// makes much garbage: collecting less often saves a third of the CPU.
-	defer debug.SetGCPercent(debug.SetGCPercent(400))
 	op := o.exploreOp
+	if op.Engine == explore.EngineRunner || !system.IsReference(o.target.Consumption) {
+		// The runner engine keeps little alive (fingerprints and a
+		// frontier of links) and makes much garbage: collecting less often
+		// saves a third of its CPU. The compact engine keeps its frontier's
+		// states alive, which a lazier collector would let grow fivefold.
+		defer debug.SetGCPercent(debug.SetGCPercent(400))
+	}
 	if o.exploreOp.Properties != nil {
 		// -property narrows the judges to the consumption properties named.
 		var ps []properties.Property
@@ -198,8 +212,12 @@ func printExplore(w io.Writer, o *options, op explore.Options, res *explore.Resu
 	for _, l := range res.Levels {
 		fmt.Fprintf(w, "%5d  %10d  %11d\n", l.Depth, l.States, l.Transitions)
 	}
-	fmt.Fprintf(w, "distinct states %d, transitions %d (%d skipped by partial order), %.0f states/s, %.0f bytes/state, %s\n",
-		res.States, res.Transitions, res.Skipped, res.StatesPerSecond(), res.BytesPerState, res.Elapsed.Round(time.Millisecond))
+	fmt.Fprintf(w, "distinct states %d, transitions %d (%d skipped by partial order), %.0f states/s, %.0f bytes/state, %s, engine %s\n",
+		res.States, res.Transitions, res.Skipped, res.StatesPerSecond(), res.BytesPerState, res.Elapsed.Round(time.Millisecond), res.Engine)
+	if res.FrontierBytes > 0 {
+		fmt.Fprintf(w, "largest frontier: %d states packed in %.1f MB (%.0f bytes/state)\n",
+			res.FrontierStates, float64(res.FrontierBytes)/(1<<20), float64(res.FrontierBytes)/float64(max(res.FrontierStates, 1)))
+	}
 	printCoverage(w, res.Coverage.Rows(), "(a run is a distinct state: its schedule, then its drain and replay; a situation never reached\n"+
 		"is one this world and step menu cannot reach within the depth, and does not fail an exploration)")
 	fmt.Fprintln(w)

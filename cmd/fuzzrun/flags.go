@@ -104,6 +104,7 @@ func parseFlags(args []string) (*options, error) {
 		steps    = fs.String("steps", "full", "")
 		noSym    = fs.Bool("no-symmetry", false, "")
 		noPOR    = fs.Bool("no-por", false, "")
+		engine   = fs.String("engine", "", "")
 		o        = &options{}
 	)
 	fs.Func("off", "", func(v string) error { offs = append(offs, v); return nil })
@@ -184,7 +185,7 @@ func parseFlags(args []string) (*options, error) {
 	if err := o.checkModes(given); err != nil {
 		return nil, err
 	}
-	if err := o.parseExplore(given, exploreFlags{*depth, *events, *groups, *gworkers, *nodes, *steps, *noSym, *noPOR}); err != nil {
+	if err := o.parseExplore(given, exploreFlags{*depth, *events, *groups, *gworkers, *nodes, *steps, *engine, *noSym, *noPOR}); err != nil {
 		return nil, err
 	}
 	if err := o.checkConsumer(given); err != nil {
@@ -396,6 +397,9 @@ explore flags (with -explore; -target, -property, -corpus, -json and -workers ap
                    advance[:MS], skew[:MS], clock-step[:MS], cleanup, replay
   -no-symmetry     do not fold interchangeable workers and events together
   -no-por          no partial-order reduction
+  -engine E        compact: the reference's compact restatement, fastest (the
+                   default for the reference when the world fits it); runner:
+                   the target's own parts through the runner (any target)
   -workers N       goroutines expanding the frontier (default: the number of CPUs)
 
 exit status: 0 nothing violated, 1 a violation found (or a mutant survived),
