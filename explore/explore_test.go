@@ -3,6 +3,7 @@ package explore
 import (
 	"context"
 	"errors"
+	"slices"
 	"testing"
 
 	"github.com/idemcheck/idemcheck/faults/runner"
@@ -65,12 +66,14 @@ func TestExplorationVisitsEverySchedule(t *testing.T) {
 	schedules, plain := bruteForce(t, tiny, menu, depth, runner.FingerprintOptions{})
 	_, sym := bruteForce(t, tiny, menu, depth, runner.FingerprintOptions{SymmetricWorkers: true, SymmetricEvents: true})
 
-	tree, err := Explore(context.Background(), ref, Options{World: tiny, Menu: menu, Depth: depth, NoDedup: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got := tree.Transitions + 1; got != int64(schedules) {
-		t.Errorf("tree search played %d schedules, brute force %d", got, schedules)
+	for _, engine := range []string{EngineCompact, EngineRunner} {
+		tree, err := Explore(context.Background(), ref, Options{World: tiny, Menu: menu, Depth: depth, NoDedup: true, Engine: engine})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := tree.Transitions + 1; got != int64(schedules) {
+			t.Errorf("%s: tree search played %d schedules, brute force %d", engine, got, schedules)
+		}
 	}
 	for _, c := range []struct {
 		name string
@@ -82,17 +85,19 @@ func TestExplorationVisitsEverySchedule(t *testing.T) {
 		{"symmetry", Options{NoPOR: true}, len(sym)},
 		{"symmetry and partial order", Options{}, len(sym)},
 	} {
-		o := c.opts
-		o.World, o.Menu, o.Depth = tiny, menu, depth
-		r, err := Explore(context.Background(), ref, o)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if r.Counterexample != nil {
-			t.Fatalf("%s: the reference was flagged:\n%s", c.name, r.Counterexample.Verdict)
-		}
-		if r.States != int64(c.want) || r.Depth != depth {
-			t.Errorf("%s: %d states to depth %d, brute force reaches %d", c.name, r.States, r.Depth, c.want)
+		for _, engine := range []string{EngineCompact, EngineRunner} {
+			o := c.opts
+			o.World, o.Menu, o.Depth, o.Engine = tiny, menu, depth, engine
+			r, err := Explore(context.Background(), ref, o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r.Counterexample != nil {
+				t.Fatalf("%s, %s: the reference was flagged:\n%s", c.name, engine, r.Counterexample.Verdict)
+			}
+			if r.States != int64(c.want) || r.Depth != depth {
+				t.Errorf("%s, %s: %d states to depth %d, brute force reaches %d", c.name, engine, r.States, r.Depth, c.want)
+			}
 		}
 	}
 	if len(sym) >= len(plain) {
@@ -208,7 +213,7 @@ func TestCloneAgreesWithReplay(t *testing.T) {
 		}
 		var rs [2]*Result
 		for i, noClone := range []bool{false, true} {
-			r, err := Explore(context.Background(), target, Options{World: tiny, Depth: 5, NoClone: noClone})
+			r, err := Explore(context.Background(), target, Options{World: tiny, Depth: 5, NoClone: noClone, Engine: EngineRunner})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -266,8 +271,21 @@ func TestExplorationCountsCoverage(t *testing.T) {
 }
 
 // The same exploration gives the same counterexample and the same counts,
-// whatever the number of goroutines.
+// whatever the number of goroutines: on the compact engine too.
 func TestExplorationIsDeterministic(t *testing.T) {
+	var levels []Level
+	for _, par := range []int{1, 2, 4} {
+		r, err := Explore(context.Background(), system.Reference(), Options{World: World{Events: []string{"ok", "transient:1"}, Groups: 1, WorkersPerGroup: 2},
+			Menu: CoreMenu, Depth: 6, Parallel: par, Coverage: true})
+		if err != nil || r.Engine != EngineCompact {
+			t.Fatalf("parallel %d: %v on engine %q", par, err, r.Engine)
+		}
+		if levels == nil {
+			levels = r.Levels
+		} else if !slices.Equal(levels, r.Levels) {
+			t.Fatalf("parallel %d: levels %v, want %v", par, r.Levels, levels)
+		}
+	}
 	m, _ := system.Lookup("takeover-without-fencing")
 	var first []byte
 	var states int64
