@@ -107,7 +107,10 @@ func (e *engine) runCompact(ctx context.Context, ce *compactEngine) error {
 		var nextStates [][]byte
 		nextIdx := map[uint64]int32{}
 		lvl := Level{Depth: d}
-		cbatch := max(batch, 1024)
+		cbatch := compactBatch
+		if e.batch > 0 {
+			cbatch = e.batch
+		}
 		for lo := 0; lo < len(frontier); lo += cbatch {
 			if ctx.Err() != nil {
 				e.res.Interrupted = true
@@ -115,7 +118,7 @@ func (e *engine) runCompact(ctx context.Context, ce *compactEngine) error {
 				return nil
 			}
 			hi := min(lo+cbatch, len(frontier))
-			cands, taken := e.expandCompact(ce, &pool, d, frontier, lo, hi)
+			cands, taken := e.expandCompact(ce, &pool, d, frontier, lo, hi, nextIdx)
 			lvl.Transitions += taken
 			e.res.Transitions += taken
 			var fresh []*ccand
@@ -178,7 +181,12 @@ func (e *engine) runCompact(ctx context.Context, ce *compactEngine) error {
 // on every core; it returns, in a fixed order, the transitions that reach
 // a state not visited before this batch or break a law, and the number of
 // transitions taken.
-func (e *engine) expandCompact(ce *compactEngine, pool *sync.Pool, d int, frontier [][]byte, lo, hi int) ([]*ccand, int64) {
+//
+// A state visited before is dropped at once — unless the partial-order
+// reduction is on and it was first reached at this very depth, where the
+// merge intersects the skip sets of every edge into it. nextIdx is only
+// read here: the merge, which writes it, waits for the batch.
+func (e *engine) expandCompact(ce *compactEngine, pool *sync.Pool, d int, frontier [][]byte, lo, hi int, nextIdx map[uint64]int32) ([]*ccand, int64) {
 	per := make([][]*ccand, hi-lo)
 	var taken atomic.Int64
 	var next atomic.Int64
@@ -196,7 +204,7 @@ func (e *engine) expandCompact(ce *compactEngine, pool *sync.Pool, d int, fronti
 					break
 				}
 				p := lo + i
-				per[i] = e.expandCompactParent(ce, x, d, int32(p), frontier[p], &n)
+				per[i] = e.expandCompactParent(ce, x, d, int32(p), frontier[p], nextIdx, &n)
 			}
 			taken.Add(n)
 		}()
@@ -209,7 +217,7 @@ func (e *engine) expandCompact(ce *compactEngine, pool *sync.Pool, d int, fronti
 	return out, taken.Load()
 }
 
-func (e *engine) expandCompactParent(ce *compactEngine, x *cworker, d int, p int32, packed []byte, taken *int64) []*ccand {
+func (e *engine) expandCompactParent(ce *compactEngine, x *cworker, d int, p int32, packed []byte, nextIdx map[uint64]int32, taken *int64) []*ccand {
 	var out []*ccand
 	parent := &x.parent
 	parent.Unpack(ce.cfg, packed)
@@ -238,7 +246,9 @@ func (e *engine) expandCompactParent(ce *compactEngine, x *cworker, d int, p int
 		if !e.opts.NoDedup {
 			c.fp = x.fp.Sum(s)
 			if c.broken == compact.LawNone && e.visited.has(c.fp) {
-				continue // known: only the parent links of new states are kept
+				if _, thisDepth := nextIdx[c.fp]; e.opts.NoPOR || !thisDepth {
+					continue // known: only the parent links of new states are kept
+				}
 			}
 		}
 		if !e.opts.NoPOR {

@@ -34,6 +34,9 @@ func TestCompactEngineMatchesRunner(t *testing.T) {
 		{"mixed-no-symmetry", World{Events: []string{"ok", "poison"}, Groups: 1, WorkersPerGroup: 2, Nodes: 2}, []string{"produce", "duplicate:2", "deliver", "step", "crash", "advance:600", "cleanup", "replay", "clock-step"}, 5,
 			func(o *Options) { o.NoSymmetry = true }},
 		{"no-por", World{Events: []string{"ok"}, Groups: 1, WorkersPerGroup: 3}, CoreMenu, 6, func(o *Options) { o.NoPOR = true }},
+		{"por-across-batches", World{Events: []string{"ok", "ok"}, Groups: 1, WorkersPerGroup: 2}, []string{"produce", "deliver:1", "step", "crash"}, 7,
+			func(o *Options) { o.NoSymmetry = true }},
+		{"por-symmetry", World{Events: []string{"ok", "ok"}, Groups: 1, WorkersPerGroup: 2}, []string{"produce", "deliver:1", "step", "crash", "advance"}, 7, nil},
 		{"retention", World{Events: []string{"ok"}, Groups: 1, WorkersPerGroup: 2, RetentionMs: 500, AckTimeoutMs: 700, LeaseMs: 300}, []string{"produce", "duplicate", "deliver", "step", "crash", "advance:400", "cleanup"}, 8, nil},
 	}
 	for _, tc := range cases {
@@ -43,7 +46,7 @@ func TestCompactEngineMatchesRunner(t *testing.T) {
 				if tc.opts != nil {
 					tc.opts(&o)
 				}
-				r, err := Explore(context.Background(), system.Reference(), o)
+				r, err := explore(context.Background(), system.Reference(), o, 1)
 				if err != nil {
 					t.Fatal(err)
 				}

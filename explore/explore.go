@@ -179,6 +179,9 @@ type engine struct {
 	// core; compactErr is its drift from the reference, if it found one.
 	skipped    atomic.Int64
 	compactErr error
+	// batch, when set, is the parents expanded between two merges, on
+	// either engine: the tests merge after every parent.
+	batch int
 }
 
 // The engines (Options.Engine).
@@ -195,6 +198,11 @@ var ErrBounds = errors.New("explore: bad bounds")
 // ctx ends (Interrupted). The error is for bad bounds (wrapping ErrBounds)
 // or a target that cannot be played.
 func Explore(ctx context.Context, target system.Target, opts Options) (*Result, error) {
+	return explore(ctx, target, opts, 0)
+}
+
+// explore is Explore merging every batch parents (0: the engine's own).
+func explore(ctx context.Context, target system.Target, opts Options, batch int) (*Result, error) {
 	if opts.Depth < 1 {
 		return nil, fmt.Errorf("%w: depth %d; need at least 1", ErrBounds, opts.Depth)
 	}
@@ -219,7 +227,7 @@ func Explore(ctx context.Context, target system.Target, opts Options) (*Result, 
 	if props == nil {
 		props = properties.ForKind(scenario.KindConsumption)
 	}
-	e := &engine{target: target, opts: opts, base: base, menu: menu, visited: newFPSet(), res: &Result{}, start: time.Now(),
+	e := &engine{target: target, opts: opts, base: base, menu: menu, visited: newFPSet(), res: &Result{}, start: time.Now(), batch: batch,
 		fpOpts: runner.FingerprintOptions{SymmetricWorkers: !opts.NoSymmetry, SymmetricEvents: !opts.NoSymmetry}}
 	for _, p := range props {
 		if p.Kind == scenario.KindConsumption {
@@ -308,8 +316,12 @@ type cand struct {
 	selfLoop bool
 }
 
-// batch is the number of parents expanded between two merges.
-const batch = 64
+// batch is the number of parents the runner engine expands between two
+// merges; compactBatch the compact engine's, whose parents are cheaper.
+const (
+	batch        = 64
+	compactBatch = 1024
+)
 
 func (e *engine) run(ctx context.Context) error {
 	// Depth 0: the empty schedule.
@@ -331,7 +343,11 @@ func (e *engine) run(ctx context.Context) error {
 		var next []node
 		nextIdx := map[uint64]int32{}
 		lvl := Level{Depth: d}
-		for lo := 0; lo < len(from); lo += batch {
+		step := batch
+		if e.batch > 0 {
+			step = e.batch
+		}
+		for lo := 0; lo < len(from); lo += step {
 			if ctx.Err() != nil {
 				// The states of the depth cut short were reached too; the
 				// depth itself is not complete.
@@ -339,7 +355,7 @@ func (e *engine) run(ctx context.Context) error {
 				e.res.States += int64(len(next))
 				return nil
 			}
-			hi := min(lo+batch, len(from))
+			hi := min(lo+step, len(from))
 			cands := e.expand(d, int32(lo), int32(hi))
 			for _, c := range cands {
 				if c.err != nil {
