@@ -105,7 +105,11 @@ func (e *engine) runCompact(ctx context.Context, ce *compactEngine) error {
 	for d := 1; d <= e.opts.Depth; d++ {
 		var next []node
 		var nextStates [][]byte
-		nextIdx := map[uint64]int32{}
+		var keep arena
+		nextIdx := newFPIndex()
+		// The deepest level's states are judged, never expanded: none is
+		// kept.
+		last := d == e.opts.Depth
 		lvl := Level{Depth: d}
 		cbatch := compactBatch
 		if e.batch > 0 {
@@ -129,7 +133,7 @@ func (e *engine) runCompact(ctx context.Context, ce *compactEngine) error {
 				}
 				if e.opts.NoDedup {
 					c.isNew = true
-				} else if j, ok := nextIdx[c.fp]; ok {
+				} else if j, ok := nextIdx.get(c.fp); ok {
 					if e.fpOpts.SymmetricWorkers || e.fpOpts.SymmetricEvents {
 						next[j].skip = 0
 					} else {
@@ -137,11 +141,13 @@ func (e *engine) runCompact(ctx context.Context, ce *compactEngine) error {
 					}
 				} else if e.visited.add(c.fp) {
 					c.isNew = true
-					nextIdx[c.fp] = int32(len(next))
+					nextIdx.put(c.fp, int32(len(next)))
 				}
 				if c.isNew {
 					next = append(next, node{parent: c.parent, step: c.step, skip: c.skip})
-					nextStates = append(nextStates, c.state)
+					if !last {
+						nextStates = append(nextStates, keep.add(c.state))
+					}
 					fresh = append(fresh, c)
 				}
 			}
@@ -186,7 +192,7 @@ func (e *engine) runCompact(ctx context.Context, ce *compactEngine) error {
 // reduction is on and it was first reached at this very depth, where the
 // merge intersects the skip sets of every edge into it. nextIdx is only
 // read here: the merge, which writes it, waits for the batch.
-func (e *engine) expandCompact(ce *compactEngine, pool *sync.Pool, d int, frontier [][]byte, lo, hi int, nextIdx map[uint64]int32) ([]*ccand, int64) {
+func (e *engine) expandCompact(ce *compactEngine, pool *sync.Pool, d int, frontier [][]byte, lo, hi int, nextIdx *fpIndex) ([]*ccand, int64) {
 	per := make([][]*ccand, hi-lo)
 	var taken atomic.Int64
 	var next atomic.Int64
@@ -217,7 +223,7 @@ func (e *engine) expandCompact(ce *compactEngine, pool *sync.Pool, d int, fronti
 	return out, taken.Load()
 }
 
-func (e *engine) expandCompactParent(ce *compactEngine, x *cworker, d int, p int32, packed []byte, nextIdx map[uint64]int32, taken *int64) []*ccand {
+func (e *engine) expandCompactParent(ce *compactEngine, x *cworker, d int, p int32, packed []byte, nextIdx *fpIndex, taken *int64) []*ccand {
 	var out []*ccand
 	parent := &x.parent
 	parent.Unpack(ce.cfg, packed)
@@ -246,7 +252,7 @@ func (e *engine) expandCompactParent(ce *compactEngine, x *cworker, d int, p int
 		if !e.opts.NoDedup {
 			c.fp = x.fp.Sum(s)
 			if c.broken == compact.LawNone && e.visited.has(c.fp) {
-				if _, thisDepth := nextIdx[c.fp]; e.opts.NoPOR || !thisDepth {
+				if _, thisDepth := nextIdx.get(c.fp); e.opts.NoPOR || !thisDepth {
 					continue // known: only the parent links of new states are kept
 				}
 			}

@@ -131,6 +131,11 @@ func runExplore(ctx context.Context, o *options, stdout, stderr io.Writer) int {
 		// saves a third of its CPU. The compact engine keeps its frontier's
 		// states alive, which a lazier collector would let grow fivefold.
 		defer debug.SetGCPercent(debug.SetGCPercent(400))
+	} else if limit := memoryLimit(); limit > 0 {
+		// A deep search of a large world fills the memory with its
+		// frontier: near three quarters of it the collector works harder
+		// rather than let the heap grow into swap.
+		defer debug.SetMemoryLimit(debug.SetMemoryLimit(limit))
 	}
 	if o.exploreOp.Properties != nil {
 		// -property narrows the judges to the consumption properties named.
@@ -236,3 +241,4 @@ func printExplore(w io.Writer, o *options, op explore.Options, res *explore.Resu
 		fmt.Fprintf(w, "verified: every schedule up to depth %d, %d distinct states, no violation\n", res.Depth, res.States)
 	}
 }
+
