@@ -241,4 +241,3 @@ func printExplore(w io.Writer, o *options, op explore.Options, res *explore.Resu
 		fmt.Fprintf(w, "verified: every schedule up to depth %d, %d distinct states, no violation\n", res.Depth, res.States)
 	}
 }
-
