@@ -109,3 +109,17 @@ func BenchmarkMutantsFound(b *testing.B) {
 		b.ReportMetric(float64(deepest), "deepest")
 	}
 }
+
+// BenchmarkVerifyTwoEventsTwoWorkers explores the reference, 2 events x 2
+// workers x the full menu, to depth 11, on every core (-cpu sets them).
+func BenchmarkVerifyTwoEventsTwoWorkers(b *testing.B) {
+	for b.Loop() {
+		r, err := Explore(context.Background(), system.Reference(), Options{World: World{Events: []string{"ok", "ok"}, Groups: 1, WorkersPerGroup: 2}, Depth: 11})
+		if err != nil || r.Counterexample != nil || r.Depth != 11 {
+			b.Fatal(err, r.Counterexample)
+		}
+		b.ReportMetric(float64(r.States), "states")
+		b.ReportMetric(r.StatesPerSecond(), "states/s")
+		b.ReportMetric(float64(r.FrontierBytes)/float64(max(r.FrontierStates, 1)), "packed-bytes/state")
+	}
+}

@@ -13,13 +13,21 @@
 // workers on different events, which commute. States are kept as
 // fingerprints and a parent link only.
 //
-// A state is rebuilt from its parent: the parent's schedule is replayed
-// once, and each step is taken on a copy of it (runner.World.Clone) when
-// the target is made of the reference's in-memory parts; any other target
-// — a SQL store, a process, a mutant store or broker — is searched
-// statelessly, each state rebuilt by replaying its schedule against a
-// fresh target, which is slower but exact. The frontier of each depth is
-// expanded on every core.
+// Two engines build the states. The compact engine, the default for the
+// reference, searches its restatement as a value-typed state machine
+// (package explore/compact): the frontier's states are kept packed, a step
+// is taken on a copy made by assignment, and the laws are checked over the
+// state itself — a hundred thousand states a second and more on one core.
+// Its tests hold it to the reference state for state, and a violation it
+// finds is judged again on the reference before it is reported. The runner
+// engine plays the target's own parts through the runner: a state is
+// rebuilt from its parent, whose schedule is replayed once, and each step
+// is taken on a copy of it (runner.World.Clone) when the target is made of
+// the reference's in-memory parts; any other target — a SQL store, a
+// process, a mutant store or broker — is searched statelessly, each state
+// rebuilt by replaying its schedule against a fresh target, which is
+// slower but exact. Either engine expands each depth's frontier on every
+// core and merges it in a fixed order, so a search is deterministic.
 package explore
 
 import (
