@@ -53,7 +53,7 @@ func ProjectionHistories() []NamedHistory {
 		},
 		{
 			Name: "ahead",
-			Doc: "A runs 100 ms ahead (within any sane max offset) and B receives its OrderCreated at once, " +
+			Doc: "A runs 100 ms ahead (well within a max offset of 500 ms) and B receives its OrderCreated at once, " +
 				"then cancels: the merge must take A's stamp, not refuse it",
 			History: &scenario.Projection{
 				Nodes: []scenario.Node{{Name: "A", SkewMs: 100}, {Name: "B"}},

@@ -45,6 +45,11 @@ type options struct {
 	broker    string // -broker: a live broker campaign (broker.go)
 	explore   bool   // -explore: the model checker (explore.go)
 	exploreOp explore.Options
+	// projection: -explore -projection, every delivery order of each of
+	// projHistories with up to projCopies copies (explore_projection.go).
+	projection    bool
+	projCopies    int
+	projHistories []explore.NamedHistory
 	consumer  string // -consumer: a team's consumer (consumer.go)
 	db        string // -db: the database of a -consumer run (consumer.go)
 	dbDSN     string // the DSN of -db postgres
@@ -105,6 +110,8 @@ func parseFlags(args []string) (*options, error) {
 		noSym    = fs.Bool("no-symmetry", false, "")
 		noPOR    = fs.Bool("no-por", false, "")
 		engine   = fs.String("engine", "", "")
+		copies   = fs.String("copies", "2", "")
+		history  = fs.String("history", "", "")
 		o        = &options{}
 	)
 	fs.Func("off", "", func(v string) error { offs = append(offs, v); return nil })
@@ -118,6 +125,7 @@ func parseFlags(args []string) (*options, error) {
 	fs.BoolVar(&o.worker, "worker", false, "")
 	fs.StringVar(&o.broker, "broker", "", "")
 	fs.BoolVar(&o.explore, "explore", false, "")
+	fs.BoolVar(&o.projection, "projection", false, "")
 	fs.StringVar(&o.consumer, "consumer", "", "")
 	fs.StringVar(&o.db, "db", "sqlite", "")
 	if err := fs.Parse(args); err != nil {
@@ -185,7 +193,7 @@ func parseFlags(args []string) (*options, error) {
 	if err := o.checkModes(given); err != nil {
 		return nil, err
 	}
-	if err := o.parseExplore(given, exploreFlags{*depth, *events, *groups, *gworkers, *nodes, *steps, *engine, *noSym, *noPOR}); err != nil {
+	if err := o.parseExplore(given, exploreFlags{*depth, *events, *groups, *gworkers, *nodes, *steps, *engine, *noSym, *noPOR, *copies, *history}); err != nil {
 		return nil, err
 	}
 	if err := o.checkConsumer(given); err != nil {
