@@ -45,14 +45,15 @@ type options struct {
 	broker    string // -broker: a live broker campaign (broker.go)
 	explore   bool   // -explore: the model checker (explore.go)
 	exploreOp explore.Options
+	consumer  string // -consumer: a team's consumer (consumer.go)
+	db        string // -db: the database of a -consumer run (consumer.go)
+	dbDSN     string // the DSN of -db postgres
+
 	// projection: -explore -projection, every delivery order of each of
 	// projHistories with up to projCopies copies (explore_projection.go).
 	projection    bool
 	projCopies    int
 	projHistories []explore.NamedHistory
-	consumer  string // -consumer: a team's consumer (consumer.go)
-	db        string // -db: the database of a -consumer run (consumer.go)
-	dbDSN     string // the DSN of -db postgres
 
 	// worker mode: this process is worker index of a campaign or a mutation
 	// benchmark started by a parent fuzzrun (hidden flags).
