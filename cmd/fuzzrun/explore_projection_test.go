@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -117,7 +118,7 @@ func TestExploreProjectionFindsAMutant(t *testing.T) {
 		t.Fatalf("the saved scenario does not fail again: exit %d\n%s", replay.code, replay.stdout)
 	}
 	html := readFile(t, page)
-	for _, want := range []string{`<p class="headline bad" id="headline">violation: 1 of 1 histories fail some delivery order`,
+	for _, want := range []string{`<p class="headline bad" id="headline">violation: a shortest failing delivery order of skew is e2 e1`,
 		`data-history="skew" data-status="violated"`, `<table class="timeline" data-kind="projection"`} {
 		if !strings.Contains(html, want) {
 			t.Errorf("the report lacks %s", want)
@@ -130,5 +131,15 @@ func TestExploreProjectionFindsAMutant(t *testing.T) {
 	if j.Verified || len(j.Histories) != 1 || j.Histories[0].Name != file || j.Histories[0].Verdict == nil ||
 		j.Histories[0].Counterexample == nil || len(j.Histories[0].Order) == 0 {
 		t.Fatalf("-json report: %+v", j)
+	}
+}
+
+// Ctrl-C ends the exploration between histories and says how far it got.
+func TestExploreProjectionInterrupted(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	r := fuzzrunContext(t, ctx, "-explore", "-projection", "-corpus", "", "-html", "")
+	if r.code != exitOK || !strings.Contains(r.stdout, "interrupted: 0 of 5 histories explored, no violation") {
+		t.Fatalf("exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 }
