@@ -143,3 +143,28 @@ func TestExploreProjectionInterrupted(t *testing.T) {
 		t.Fatalf("exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 }
+
+// The count of delivery orders agrees with their enumeration, and a
+// history with too many is refused before it takes the machine's memory.
+func TestDeliveryOrdersCounted(t *testing.T) {
+	for _, h := range explore.ProjectionHistories() {
+		var ids []string
+		for _, st := range h.History.Steps {
+			if st.Op == scenario.OpEmit {
+				ids = append(ids, st.ID)
+			}
+		}
+		for copies := 1; copies <= 5; copies++ {
+			if got, want := deliveryOrders(h.History, copies).Int64(), int64(len(explore.DeliveryOrders(ids, copies))); got != want {
+				t.Errorf("%s, %d copies: counted %d orders, enumerated %d", h.Name, copies, got, want)
+			}
+		}
+	}
+	if got := deliveryOrders(explore.ProjectionHistories()[0].History, 10).Int64(); got != 705_410 {
+		t.Errorf("skew with 10 copies: %d orders, want 705,410", got)
+	}
+	r := fuzzrun(t, "-explore", "-projection", "-copies", "10", "-corpus", "", "-html", "")
+	if want := "-copies: 10 copies give history skew 705410 delivery orders; at most 50000 are judged"; r.code != exitUsage || !strings.Contains(r.stderr, want) {
+		t.Fatalf("exit %d, stderr %q; want exit 2 naming %q", r.code, r.stderr, want)
+	}
+}
