@@ -72,52 +72,10 @@ func TestExplorationFindsEveryConsumptionMutant(t *testing.T) {
 // Exploring every delivery order with duplicates finds every projection
 // mutant, and the reference passes every order.
 func TestExplorationFindsEveryProjectionMutant(t *testing.T) {
-	skew := &scenario.Projection{
-		Nodes: []scenario.Node{{Name: "A", SkewMs: 5 * 60_000}, {Name: "B", SkewMs: -3 * 60_000}},
-		Steps: []scenario.ProjectionStep{
-			{Op: scenario.OpEmit, Node: "A", ID: "e1", Order: "o1", Kind: scenario.EventOrderCreated},
-			{Op: scenario.OpAdvance, Ms: 500},
-			{Op: scenario.OpReceive, Node: "B", Event: "e1"},
-			{Op: scenario.OpAdvance, Ms: 500},
-			{Op: scenario.OpEmit, Node: "B", ID: "e2", Order: "o1", Kind: scenario.EventOrderCancelled},
-		},
+	var histories []*scenario.Projection
+	for _, h := range ProjectionHistories() {
+		histories = append(histories, h.History)
 	}
-	stepBack := &scenario.Projection{
-		Nodes: []scenario.Node{{Name: "A"}},
-		Steps: []scenario.ProjectionStep{
-			{Op: scenario.OpEmit, Node: "A", ID: "e1", Order: "o1", Kind: scenario.EventOrderCreated},
-			{Op: scenario.OpClockStep, Node: "A", Ms: -60_000},
-			{Op: scenario.OpEmit, Node: "A", ID: "e2", Order: "o1", Kind: scenario.EventOrderPaid},
-		},
-	}
-	// A is 100 ms ahead and B receives at once; then B receives after a
-	// 2 s delay in the queue; then A stamps a burst of local events.
-	ahead := &scenario.Projection{
-		Nodes: []scenario.Node{{Name: "A", SkewMs: 100}, {Name: "B"}},
-		Steps: []scenario.ProjectionStep{
-			{Op: scenario.OpEmit, Node: "A", ID: "e1", Order: "o1", Kind: scenario.EventOrderCreated},
-			{Op: scenario.OpReceive, Node: "B", Event: "e1"},
-			{Op: scenario.OpEmit, Node: "B", ID: "e2", Order: "o1", Kind: scenario.EventOrderCancelled},
-		},
-	}
-	delayed := &scenario.Projection{
-		Nodes: []scenario.Node{{Name: "A"}, {Name: "B"}},
-		Steps: []scenario.ProjectionStep{
-			{Op: scenario.OpEmit, Node: "A", ID: "e1", Order: "o1", Kind: scenario.EventOrderCreated},
-			{Op: scenario.OpAdvance, Ms: 2000},
-			{Op: scenario.OpReceive, Node: "B", Event: "e1"},
-			{Op: scenario.OpEmit, Node: "B", ID: "e2", Order: "o1", Kind: scenario.EventOrderCancelled},
-		},
-	}
-	burst := &scenario.Projection{
-		Nodes: []scenario.Node{{Name: "A"}},
-		Steps: []scenario.ProjectionStep{
-			{Op: scenario.OpEmit, Node: "A", ID: "e1", Order: "o1", Kind: scenario.EventOrderCreated},
-			{Op: scenario.OpBurst, Node: "A", Count: 70_000},
-			{Op: scenario.OpEmit, Node: "A", ID: "e2", Order: "o1", Kind: scenario.EventOrderPaid},
-		},
-	}
-	histories := []*scenario.Projection{skew, stepBack, ahead, delayed, burst}
 	for _, h := range histories {
 		r, err := ExploreProjection(system.Reference(), h, 3, nil)
 		if err != nil {
@@ -152,5 +110,25 @@ func TestExplorationFindsEveryProjectionMutant(t *testing.T) {
 	}
 	if found == 0 {
 		t.Error("no projection mutant registered")
+	}
+}
+
+// The catalogue's names are distinct and each history is valid.
+func TestProjectionHistoriesAreNamedAndValid(t *testing.T) {
+	seen := map[string]bool{}
+	for _, h := range ProjectionHistories() {
+		if h.Name == "" || h.Doc == "" || seen[h.Name] {
+			t.Errorf("history %q: empty or repeated name, or no doc", h.Name)
+		}
+		seen[h.Name] = true
+		if got, ok := ProjectionHistory(h.Name); !ok || got.Name != h.Name {
+			t.Errorf("ProjectionHistory(%q) does not find it", h.Name)
+		}
+		if _, err := ExploreProjection(system.Reference(), h.History, 1, nil); err != nil {
+			t.Errorf("%s: %v", h.Name, err)
+		}
+	}
+	if _, ok := ProjectionHistory("nope"); ok {
+		t.Error("ProjectionHistory finds a history that is not in the catalogue")
 	}
 }

@@ -96,7 +96,7 @@ func ExploreProjection(target system.Target, p *scenario.Projection, maxCopies i
 	if err := all.Validate(); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrBounds, err)
 	}
-	_, vs, err := properties.Judge(all, target, props)
+	allOut, vs, err := properties.Judge(all, target, props)
 	if err != nil {
 		return nil, err
 	}
@@ -116,6 +116,6 @@ func ExploreProjection(target system.Target, p *scenario.Projection, maxCopies i
 	}
 	// Only the orders together fail (replicas diverging from each other):
 	// the whole set is the counterexample.
-	res.Counterexample, res.Verdict = all, properties.Failed(vs)[0]
+	res.Counterexample, res.Verdict, res.Outcome = all, properties.Failed(vs)[0], allOut
 	return res, nil
 }

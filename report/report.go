@@ -27,7 +27,7 @@ import (
 type Run struct {
 	// Title heads the page.
 	Title string
-	// Mode is "campaign", "mutants" or "replay".
+	// Mode is "campaign", "mutants", "replay" or "explore".
 	Mode string
 	// Command is the command line that produced the run.
 	Command string
@@ -58,6 +58,8 @@ type Run struct {
 	Mutants []MutantRow
 	// Notes are extra lines shown under the tables (e.g. the goals).
 	Notes []string
+	// Explore is the model checker's search (mode "explore").
+	Explore *Exploration
 	// Cases are the counterexamples, each with its timeline.
 	Cases []Case
 }

@@ -104,6 +104,39 @@ details summary { cursor:pointer; color:var(--blue); margin:6px 0; }
 <main>
 <p class="headline {{if .Bad}}bad{{else}}good{{end}}" id="headline">{{.Headline}}</p>
 
+{{with .Explore}}
+<h2>Exploration</h2>
+<table class="grid" id="exploration">
+<tbody>
+<tr><th>world</th><td>{{.World}}</td></tr>
+{{if .Menu}}<tr><th>step menu</th><td>{{range $i, $m := .Menu}}{{if $i}}, {{end}}<code>{{$m}}</code>{{end}}</td></tr>{{end}}
+{{if .Engine}}<tr><th>engine</th><td><code>{{.Engine}}</code></td></tr>{{end}}
+{{if .DepthAsked}}<tr><th>depth asked</th><td class="num">{{.DepthAsked}}</td></tr>{{end}}
+{{if .Levels}}<tr><th>distinct states</th><td class="num" data-figure="states">{{.States}}</td></tr>
+<tr><th>transitions</th><td class="num" data-figure="transitions">{{.Transitions}}{{if .Skipped}} ({{.Skipped}} skipped by partial order){{end}}</td></tr>
+<tr><th>states/s</th><td class="num" data-figure="states-per-second">{{printf "%.0f" .StatesPerSecond}}</td></tr>
+<tr><th>bytes/state</th><td class="num" data-figure="bytes-per-state">{{printf "%.0f" .BytesPerState}}</td></tr>{{end}}
+<tr><th>verdict</th><td class="status {{if .Violated}}violated{{else}}pass{{end}}" id="explore-verdict">{{.Verdict}}</td></tr>
+</tbody></table>
+{{if .Levels}}
+<h3>New states per depth</h3>
+<table class="grid" id="levels">
+<thead><tr><th>depth</th><th>new states</th><th>transitions</th></tr></thead>
+<tbody>
+{{range .Levels}}<tr data-depth="{{.Depth}}"><td class="num">{{.Depth}}</td><td class="num">{{.States}}</td><td class="num">{{.Transitions}}</td></tr>
+{{end}}</tbody></table>
+{{end}}
+{{if .Histories}}
+<h3>Histories</h3>
+<table class="grid" id="histories">
+<thead><tr><th>history</th><th>delivery orders judged</th><th>verdict</th><th>what it does</th></tr></thead>
+<tbody>
+{{range .Histories}}<tr data-history="{{.Name}}" data-status="{{if .Violated}}violated{{else}}pass{{end}}">
+<td><code>{{.Name}}</code></td><td class="num">{{.Orders}}</td><td class="status {{if .Violated}}violated{{else}}pass{{end}}">{{.Verdict}}</td><td class="doc">{{.Doc}}</td></tr>
+{{end}}</tbody></table>
+{{end}}
+{{end}}
+
 {{if .Properties}}
 <h2>Properties</h2>
 <table class="grid" id="properties">

@@ -50,6 +50,8 @@ func newView(r *Run) *view {
 		}
 	}
 	switch {
+	case r.Explore != nil:
+		v.Headline, v.Bad = r.Explore.Verdict, r.Explore.Violated
 	case r.Mode == "mutants" && survivors > 0:
 		v.Headline, v.Bad = fmt.Sprintf("%d mutant(s) survived some hunts", survivors), true
 	case r.Mode == "mutants":

@@ -13,19 +13,23 @@ import (
 
 	"github.com/idemcheck/idemcheck/corpus"
 	"github.com/idemcheck/idemcheck/explore"
+	"github.com/idemcheck/idemcheck/faults/runner"
 	"github.com/idemcheck/idemcheck/faults/scenario"
 	"github.com/idemcheck/idemcheck/impl/system"
 	"github.com/idemcheck/idemcheck/properties"
+	"github.com/idemcheck/idemcheck/report"
 )
 
 // exploreFlags are the raw values of the -explore flags.
 type exploreFlags struct {
 	depth, events, groups, groupWorkers, nodes, steps, engine string
 	noSymmetry, noPOR                                         bool
+	copies, history                                           string
 }
 
 // exploreOnly are the flags that mean something with -explore only.
-var exploreOnly = []string{"depth", "events", "groups", "group-workers", "nodes", "steps", "engine", "no-symmetry", "no-por"}
+var exploreOnly = []string{"depth", "events", "groups", "group-workers", "nodes", "steps", "engine", "no-symmetry", "no-por",
+	"projection", "copies", "history"}
 
 // parseExplore validates the -explore flags into o.exploreOp.
 func (o *options) parseExplore(given map[string]bool, f exploreFlags) error {
@@ -40,6 +44,14 @@ func (o *options) parseExplore(given map[string]bool, f exploreFlags) error {
 	for _, name := range []string{"duration", "checks", "seed", "broker", "without", "runs", "batch"} {
 		if given[name] {
 			return usagef("-%s: means nothing with -explore, which enumerates every schedule", name)
+		}
+	}
+	if o.projection {
+		return o.parseProjection(given, f.copies, f.history)
+	}
+	for _, name := range projectionOnly {
+		if given[name] {
+			return usagef("-%s: needs -projection (with -explore)", name)
 		}
 	}
 	if !given["depth"] {
@@ -119,6 +131,7 @@ type exploreReport struct {
 	CorpusFile     string              `json:"corpusFile,omitempty"`
 	Counterexample *json.RawMessage    `json:"counterexampleScenario,omitempty"`
 	Verdict        *properties.Verdict `json:"verdict,omitempty"`
+	HTML           string              `json:"html,omitempty"`
 }
 
 // runExplore is fuzzrun -explore: the model checker over the world the
@@ -172,23 +185,20 @@ func runExplore(ctx context.Context, o *options, stdout, stderr io.Writer) int {
 	rep := exploreReport{Target: o.target.Name, World: op.World, Menu: op.Menu, DepthAsked: op.Depth, Result: res,
 		StatesPerSec: res.StatesPerSecond(), Verified: res.Counterexample == nil && !res.Interrupted}
 	var file string
-	if cx := res.Counterexample; cx != nil && o.corpusDir != "" && cx.Outcome != nil && !cx.Verdict.Pass {
-		law := ""
-		if len(cx.Verdict.Breaches) > 0 {
-			law = cx.Verdict.Breaches[0].Law
-		}
-		c := &corpus.Case{Property: cx.Verdict.Property, Law: law, Target: o.target.Name, Summary: cx.Verdict.Summary,
-			Trace: cx.Outcome.Trace.Lines(), Scenario: cx.Scenario}
-		if caught, err := corpus.Catches(cx.Scenario); err == nil {
-			c.CaughtBy = caught
-		}
-		f, _, err := corpus.Write(o.corpusDir, c)
+	if cx := res.Counterexample; cx != nil && cx.Outcome != nil && !cx.Verdict.Pass {
+		f, err := saveExploreCase(o, cx.Verdict, cx.Outcome, cx.Scenario)
 		if err != nil {
 			fmt.Fprintf(stderr, "fuzzrun: save the counterexample: %v\n", err)
 			return exitInternal
 		}
-		file = f
-		rep.CorpusFile = f
+		file, rep.CorpusFile = f, f
+	}
+	if o.html != "" {
+		if err := report.WriteFile(o.html, exploreHTML(o, op, res, file)); err != nil {
+			fmt.Fprintf(stderr, "fuzzrun: %v\n", err)
+			return exitInternal
+		}
+		rep.HTML = o.html
 	}
 	if o.json {
 		if cx := res.Counterexample; cx != nil {
@@ -203,6 +213,9 @@ func runExplore(ctx context.Context, o *options, stdout, stderr io.Writer) int {
 		_ = enc.Encode(rep)
 	} else {
 		printExplore(stdout, o, op, res, file)
+		if o.html != "" {
+			fmt.Fprintf(stdout, "\nreport: %s\n", o.html)
+		}
 	}
 	if res.Counterexample != nil {
 		return exitViolation
@@ -211,8 +224,7 @@ func runExplore(ctx context.Context, o *options, stdout, stderr io.Writer) int {
 }
 
 func printExplore(w io.Writer, o *options, op explore.Options, res *explore.Result, file string) {
-	fmt.Fprintf(w, "explore %s: events %s, %d group(s) x %d worker(s), %d node(s), steps %s\n",
-		o.target.Name, strings.Join(op.World.Events, ","), op.World.Groups, op.World.WorkersPerGroup, max(op.World.Nodes, 1), strings.Join(op.Menu, ","))
+	fmt.Fprintf(w, "explore %s: %s, steps %s\n", o.target.Name, describeWorld(op.World), strings.Join(op.Menu, ","))
 	fmt.Fprintf(w, "depth  new states  transitions\n")
 	for _, l := range res.Levels {
 		fmt.Fprintf(w, "%5d  %10d  %11d\n", l.Depth, l.States, l.Transitions)
@@ -226,18 +238,88 @@ func printExplore(w io.Writer, o *options, op explore.Options, res *explore.Resu
 	printCoverage(w, res.Coverage.Rows(), "(a run is a distinct state: its schedule, then its drain and replay; a situation never reached\n"+
 		"is one this world and step menu cannot reach within the depth, and does not fail an exploration)")
 	fmt.Fprintln(w)
+	if cx := res.Counterexample; cx != nil {
+		fmt.Fprintf(w, "%s:\n", exploreVerdict(res))
+		fmt.Fprint(w, properties.Report(cx.Verdict, cx.Outcome, exploreReportOptions(o, file)))
+		return
+	}
+	fmt.Fprintln(w, exploreVerdict(res))
+}
+
+// exploreVerdict is the verdict line of an exploration.
+func exploreVerdict(res *explore.Result) string {
 	switch {
 	case res.Counterexample != nil:
-		cx := res.Counterexample
-		fmt.Fprintf(w, "violation at depth %d (a shortest schedule):\n", cx.Depth)
-		ro := properties.ReportOptions{Scenario: o.verbose, CorpusFile: file}
-		if file != "" {
-			ro.Replay = fmt.Sprintf("go run ./cmd/fuzzrun -replay %s -target %s", file, o.target.Name)
-		}
-		fmt.Fprint(w, properties.Report(cx.Verdict, cx.Outcome, ro))
+		return fmt.Sprintf("violation at depth %d (a shortest schedule)", res.Counterexample.Depth)
 	case res.Interrupted:
-		fmt.Fprintf(w, "interrupted: every schedule up to depth %d explored, %d distinct states, no violation\n", res.Depth, res.States)
-	default:
-		fmt.Fprintf(w, "verified: every schedule up to depth %d, %d distinct states, no violation\n", res.Depth, res.States)
+		return fmt.Sprintf("interrupted: every schedule up to depth %d explored, %d distinct states, no violation", res.Depth, res.States)
 	}
+	return fmt.Sprintf("verified: every schedule up to depth %d, %d distinct states, no violation", res.Depth, res.States)
+}
+
+// exploreReportOptions are the options of a counterexample's report: where
+// it was saved (file, "" for nowhere) and the command that replays it.
+func exploreReportOptions(o *options, file string) properties.ReportOptions {
+	ro := properties.ReportOptions{Scenario: o.verbose, CorpusFile: file}
+	if file != "" {
+		ro.Replay = replayCommand(o, file)
+	}
+	return ro
+}
+
+func replayCommand(o *options, file string) string {
+	return fmt.Sprintf("go run ./cmd/fuzzrun -replay %s -target %s", file, o.target.Name)
+}
+
+// saveExploreCase saves a counterexample of an exploration in -corpus and
+// returns its file ("" when -corpus is ""). A scenario the corpus already
+// holds is not written again; its file is returned.
+func saveExploreCase(o *options, v properties.Verdict, out *runner.Outcome, s *scenario.Scenario) (string, error) {
+	if o.corpusDir == "" {
+		return "", nil
+	}
+	law := ""
+	if len(v.Breaches) > 0 {
+		law = v.Breaches[0].Law
+	}
+	c := &corpus.Case{Property: v.Property, Law: law, Target: o.target.Name, Summary: v.Summary, Trace: out.Trace.Lines(), Scenario: s}
+	if caught, err := corpus.Catches(s); err == nil {
+		c.CaughtBy = caught
+	}
+	f, _, err := corpus.Write(o.corpusDir, c)
+	return f, err
+}
+
+// exploreHTML is the HTML report of a consumption exploration.
+func exploreHTML(o *options, op explore.Options, res *explore.Result, file string) *report.Run {
+	e := &report.Exploration{World: describeWorld(op.World), Menu: op.Menu, Engine: res.Engine, DepthAsked: op.Depth,
+		States: res.States, Transitions: res.Transitions, Skipped: res.Skipped,
+		StatesPerSecond: res.StatesPerSecond(), BytesPerState: res.BytesPerState,
+		Verdict: exploreVerdict(res), Violated: res.Counterexample != nil}
+	for _, l := range res.Levels {
+		e.Levels = append(e.Levels, report.ExploreLevel{Depth: l.Depth, States: l.States, Transitions: l.Transitions})
+	}
+	r := &report.Run{Title: "fuzzrun -explore against " + o.target.Name, Mode: "explore", Command: commandLine(o.args),
+		Target: o.target.Name, Workers: op.Parallel, Budget: fmt.Sprintf("depth %d", op.Depth), Elapsed: res.Elapsed,
+		Interrupted: res.Interrupted, Checks: res.States, Coverage: res.Coverage.Rows(), Explore: e}
+	if cx := res.Counterexample; cx != nil && cx.Outcome != nil {
+		r.Cases = []report.Case{exploreCase(o, cx.Verdict, cx.Outcome, file)}
+	}
+	return r
+}
+
+// exploreCase is a counterexample of an exploration as a report case.
+func exploreCase(o *options, v properties.Verdict, out *runner.Outcome, file string) report.Case {
+	c := report.Case{Title: v.Property + " against " + o.target.Name, Property: v.Property, Target: o.target.Name,
+		Verdicts: []properties.Verdict{v}, CorpusFile: file, Outcome: out}
+	if file != "" {
+		c.Replay = replayCommand(o, file)
+	}
+	return c
+}
+
+// describeWorld says what a world holds, as the text report's first line.
+func describeWorld(w explore.World) string {
+	return fmt.Sprintf("events %s, %d group(s) x %d worker(s), %d node(s)",
+		strings.Join(w.Events, ","), w.Groups, w.WorkersPerGroup, max(w.Nodes, 1))
 }

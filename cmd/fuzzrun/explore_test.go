@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -9,7 +11,7 @@ import (
 )
 
 func TestExploreVerifiesTheReference(t *testing.T) {
-	r := fuzzrun(t, "-explore", "-depth", "4", "-corpus", "")
+	r := fuzzrun(t, "-explore", "-depth", "4", "-corpus", "", "-html", "")
 	if r.code != exitOK {
 		t.Fatalf("exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
@@ -23,7 +25,7 @@ func TestExploreVerifiesTheReference(t *testing.T) {
 
 func TestExploreSavesTheShortestCounterexample(t *testing.T) {
 	dir := t.TempDir()
-	r := fuzzrun(t, "-explore", "-depth", "8", "-target", "takeover-without-fencing", "-corpus", dir)
+	r := fuzzrun(t, "-explore", "-depth", "8", "-target", "takeover-without-fencing", "-corpus", dir, "-html", "")
 	if r.code != exitViolation {
 		t.Fatalf("exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
@@ -71,8 +73,64 @@ func TestExploreBadBounds(t *testing.T) {
 func TestExploreInterrupted(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	r := fuzzrunContext(t, ctx, "-explore", "-depth", "20", "-corpus", "")
+	r := fuzzrunContext(t, ctx, "-explore", "-depth", "20", "-corpus", "", "-html", "")
 	if r.code != exitOK || !strings.Contains(r.stdout, "interrupted: every schedule up to depth 0 explored") {
 		t.Fatalf("exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
+}
+
+// -explore writes an HTML report holding the search and its verdict, and
+// the counterexample's timeline when there is one; -html "" writes none.
+func TestExploreWritesHTML(t *testing.T) {
+	dir := t.TempDir()
+	page := filepath.Join(dir, "explore.html")
+	r := fuzzrun(t, "-explore", "-depth", "3", "-corpus", "", "-html", page)
+	if r.code != exitOK || !strings.Contains(r.stdout, "report: "+page) {
+		t.Fatalf("exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	html := readFile(t, page)
+	for _, want := range []string{`id="headline">verified: every schedule up to depth 3,`, `id="levels"`, `<tr data-depth="3">`,
+		`data-figure="states-per-second"`, `data-figure="bytes-per-state"`, `id="coverage"`, "step menu"} {
+		if !strings.Contains(html, want) {
+			t.Errorf("the report lacks %s", want)
+		}
+	}
+
+	page = filepath.Join(dir, "violation.html")
+	r = fuzzrun(t, "-explore", "-depth", "2", "-target", "no-dedup", "-corpus", "", "-html", page)
+	if r.code != exitViolation {
+		t.Fatalf("exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	html = readFile(t, page)
+	for _, want := range []string{`<p class="headline bad" id="headline">violation at depth `, `<table class="timeline" data-kind="consumption"`, "FAIL single-credit"} {
+		if !strings.Contains(html, want) {
+			t.Errorf("the report lacks %s", want)
+		}
+	}
+
+	empty := t.TempDir()
+	r = fuzzrunIn(t, empty, "-explore", "-depth", "2", "-corpus", "", "-html", "")
+	if r.code != exitOK || strings.Contains(r.stdout, "report:") {
+		t.Fatalf("exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if fs := files(t, empty); len(fs) != 0 {
+		t.Fatalf("-html \"\" wrote %v", fs)
+	}
+}
+
+func readFile(t *testing.T, path string) string {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(data)
+}
+
+// fuzzrunIn runs fuzzrun with dir as the working directory, so that a file
+// it writes by default would land there.
+func fuzzrunIn(t *testing.T, dir string, args ...string) result {
+	t.Helper()
+	t.Chdir(dir)
+	return fuzzrun(t, args...)
 }

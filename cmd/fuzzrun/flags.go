@@ -49,6 +49,12 @@ type options struct {
 	db        string // -db: the database of a -consumer run (consumer.go)
 	dbDSN     string // the DSN of -db postgres
 
+	// projection: -explore -projection, every delivery order of each of
+	// projHistories with up to projCopies copies (explore_projection.go).
+	projection    bool
+	projCopies    int
+	projHistories []explore.NamedHistory
+
 	// worker mode: this process is worker index of a campaign or a mutation
 	// benchmark started by a parent fuzzrun (hidden flags).
 	worker      bool
@@ -105,6 +111,8 @@ func parseFlags(args []string) (*options, error) {
 		noSym    = fs.Bool("no-symmetry", false, "")
 		noPOR    = fs.Bool("no-por", false, "")
 		engine   = fs.String("engine", "", "")
+		copies   = fs.String("copies", "2", "")
+		history  = fs.String("history", "", "")
 		o        = &options{}
 	)
 	fs.Func("off", "", func(v string) error { offs = append(offs, v); return nil })
@@ -118,6 +126,7 @@ func parseFlags(args []string) (*options, error) {
 	fs.BoolVar(&o.worker, "worker", false, "")
 	fs.StringVar(&o.broker, "broker", "", "")
 	fs.BoolVar(&o.explore, "explore", false, "")
+	fs.BoolVar(&o.projection, "projection", false, "")
 	fs.StringVar(&o.consumer, "consumer", "", "")
 	fs.StringVar(&o.db, "db", "sqlite", "")
 	if err := fs.Parse(args); err != nil {
@@ -185,7 +194,7 @@ func parseFlags(args []string) (*options, error) {
 	if err := o.checkModes(given); err != nil {
 		return nil, err
 	}
-	if err := o.parseExplore(given, exploreFlags{*depth, *events, *groups, *gworkers, *nodes, *steps, *engine, *noSym, *noPOR}); err != nil {
+	if err := o.parseExplore(given, exploreFlags{*depth, *events, *groups, *gworkers, *nodes, *steps, *engine, *noSym, *noPOR, *copies, *history}); err != nil {
 		return nil, err
 	}
 	if err := o.checkConsumer(given); err != nil {
@@ -349,6 +358,8 @@ usage:
                                   replay one consumer-level case against it
   fuzzrun -explore -depth N       the model checker: every schedule of a small world
                                   up to N steps, breadth first (shortest counterexample)
+  fuzzrun -explore -projection    every delivery order, with duplicates, of small
+                                  causal histories, judged by the projection properties
 
 flags:
   -duration D      time budget of the campaign (default 30s; 0: no limit, needs -checks)
@@ -385,7 +396,7 @@ flags:
                    coverage table then shows what the campaign never reached
   -progress-every D  interval of progress lines when stderr is not a terminal (default 5s)
 
-explore flags (with -explore; -target, -property, -corpus, -json and -workers apply):
+explore flags (with -explore; -target, -property, -corpus, -json, -html and -workers apply):
   -depth N         the longest schedule explored (required, at least 1)
   -events F,...    the events, one fate each: ok, transient:N, poison; or a count
                    of ok events (default ok: one event)
@@ -401,6 +412,13 @@ explore flags (with -explore; -target, -property, -corpus, -json and -workers ap
                    default for the reference when the world fits it); runner:
                    the target's own parts through the runner (any target)
   -workers N       goroutines expanding the frontier (default: the number of CPUs)
+
+projection explore flags (with -explore -projection; -target, -property, -corpus,
+-json and -html apply, the consumption world's flags above do not):
+  -copies N        each event delivered 1 to N times, 1..10 (default 2)
+  -history H       a history by name (skew, stepBack, ahead, delayed, burst) or a
+                   projection scenario or corpus file, its replicas ignored
+                   (default: all five)
 
 exit status: 0 nothing violated, 1 a violation found (or a mutant survived),
 2 usage error, 3 the harness itself failed.

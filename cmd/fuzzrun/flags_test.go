@@ -61,7 +61,7 @@ func TestHelp(t *testing.T) {
 	if r.code != exitOK {
 		t.Fatalf("exit %d", r.code)
 	}
-	mustContain(t, "usage", r.stdout, "-duration", "-replay FILE", "-mutants", "exit status")
+	mustContain(t, "usage", r.stdout, "-duration", "-replay FILE", "-mutants", "-explore -projection", "-copies N", "-history H", "exit status")
 }
 
 func TestList(t *testing.T) {

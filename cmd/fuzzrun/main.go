@@ -81,6 +81,8 @@ func runContext(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		return runReplay(o, stdout, stderr)
 	case o.mutants:
 		return runMutants(ctx, o, stdout, stderr)
+	case o.explore && o.projection:
+		return runExploreProjection(ctx, o, stdout, stderr)
 	case o.explore:
 		return runExplore(ctx, o, stdout, stderr)
 	}
