@@ -131,19 +131,7 @@ func (e *engine) runCompact(ctx context.Context, ce *compactEngine) error {
 					fresh = append(fresh, c)
 					continue
 				}
-				if e.opts.NoDedup {
-					c.isNew = true
-				} else if j, ok := nextIdx.get(c.fp); ok {
-					if e.fpOpts.SymmetricWorkers || e.fpOpts.SymmetricEvents {
-						next[j].skip = 0
-					} else {
-						next[j].skip &= c.skip
-					}
-				} else if e.visited.add(c.fp) {
-					c.isNew = true
-					nextIdx.put(c.fp, int32(len(next)))
-				}
-				if c.isNew {
+				if c.isNew = e.admit(c.fp, c.skip, next, nextIdx); c.isNew {
 					next = append(next, node{parent: c.parent, step: c.step, skip: c.skip})
 					if !last {
 						nextStates = append(nextStates, keep.add(c.state))

@@ -349,7 +349,7 @@ func (e *engine) run(ctx context.Context) error {
 	for d := 1; d <= e.opts.Depth; d++ {
 		from := e.levels[d-1]
 		var next []node
-		nextIdx := map[uint64]int32{}
+		nextIdx := newFPIndex()
 		lvl := Level{Depth: d}
 		step := batch
 		if e.batch > 0 {
@@ -386,23 +386,7 @@ func (e *engine) run(ctx context.Context) error {
 					fresh = append(fresh, c) // judged whatever the state
 					continue
 				}
-				if e.opts.NoDedup {
-					c.isNew = true
-				} else if j, ok := nextIdx[c.fp]; ok {
-					// Reached again at its depth: skip only what every edge
-					// into it may skip. Under symmetry the other edge may
-					// reach a permutation of the state, whose skip set
-					// names other workers: then skip nothing.
-					if e.fpOpts.SymmetricWorkers || e.fpOpts.SymmetricEvents {
-						next[j].skip = 0
-					} else {
-						next[j].skip &= c.skip
-					}
-				} else if e.visited.add(c.fp) {
-					c.isNew = true
-					nextIdx[c.fp] = int32(len(next))
-				}
-				if c.isNew {
+				if c.isNew = e.admit(c.fp, c.skip, next, nextIdx); c.isNew {
 					next = append(next, node{parent: c.parent, step: c.step, skip: c.skip})
 					fresh = append(fresh, c)
 				} else {
@@ -432,6 +416,32 @@ func (e *engine) run(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// admit decides whether a transition into the state fp, with the
+// partial-order skip set skip, reaches a new state of the depth whose
+// states so far are next (indexed by idx); the caller appends it to next
+// when it does. A state reached again at its depth keeps only the skips
+// every edge into it allows; under symmetry the other edge may reach a
+// permutation of the state, whose skip set names other workers: then it
+// skips nothing.
+func (e *engine) admit(fp, skip uint64, next []node, idx *fpIndex) bool {
+	if e.opts.NoDedup {
+		return true
+	}
+	if j, ok := idx.get(fp); ok {
+		if e.fpOpts.SymmetricWorkers || e.fpOpts.SymmetricEvents {
+			next[j].skip = 0
+		} else {
+			next[j].skip &= skip
+		}
+		return false
+	}
+	if !e.visited.add(fp) {
+		return false
+	}
+	idx.put(fp, int32(len(next)))
+	return true
 }
 
 // expand executes every menu step from the parents lo..hi-1 of depth d-1,

@@ -6,7 +6,7 @@ import (
 	"hash/maphash"
 	"slices"
 
-	"github.com/idemcheck/idemcheck/faults/scenario"
+	"github.com/idemcheck/idemcheck/faults/runner"
 )
 
 // Fingerprinter hashes a compact state into 64 bits from a canonical
@@ -35,7 +35,7 @@ var seed = maphash.MakeSeed()
 // symmetries asked for.
 func NewFingerprinter(cfg *Config, symmetricWorkers, symmetricEvents bool) *Fingerprinter {
 	f := &Fingerprinter{cfg: cfg, seed: seed}
-	f.perms = eventPerms(cfg.Sc.Events, symmetricEvents)
+	f.perms = runner.EventSymmetries(cfg.Sc.Events, symmetricEvents)
 	type class struct{ g, n, w int }
 	idx := map[class]int{}
 	for i, w := range cfg.Workers {
@@ -52,44 +52,6 @@ func NewFingerprinter(cfg *Config, symmetricWorkers, symmetricEvents bool) *Fing
 		f.classes[c] = append(f.classes[c], i)
 	}
 	return f
-}
-
-const maxPerms = 24
-
-// eventPerms lists the labellings that permute only events alike but for
-// their ids, the identity first (as runner.Fingerprinter does).
-func eventPerms(evs []scenario.Event, symmetric bool) [][]int {
-	id := make([]int, len(evs))
-	for i := range id {
-		id[i] = i
-	}
-	perms := [][]int{id}
-	if !symmetric {
-		return perms
-	}
-	alike := func(a, b scenario.Event) bool {
-		a.ID, b.ID = "", ""
-		return a == b
-	}
-	var rec func(p []int, i int)
-	rec = func(p []int, i int) {
-		if i == len(p) {
-			if !slices.Equal(p, id) && len(perms) < maxPerms {
-				perms = append(perms, slices.Clone(p))
-			}
-			return
-		}
-		for j := i; j < len(p); j++ {
-			if !alike(evs[p[i]], evs[p[j]]) {
-				continue
-			}
-			p[i], p[j] = p[j], p[i]
-			rec(p, i+1)
-			p[i], p[j] = p[j], p[i]
-		}
-	}
-	rec(slices.Clone(id), 0)
-	return perms
 }
 
 // Sum returns s's fingerprint: the least hash of its encoding over the

@@ -77,7 +77,7 @@ func NewFingerprinter(sc *scenario.Consumption, o FingerprintOptions) *Fingerpri
 	for i, c := range sc.Config.Consumers {
 		f.consIdx[c] = i
 	}
-	f.perms = eventPerms(sc.Events, o.SymmetricEvents)
+	f.perms = EventSymmetries(sc.Events, o.SymmetricEvents)
 	f.inv = make([]int, len(sc.Events))
 	byClass := map[[2]string][]int{}
 	var keys [][2]string
@@ -102,9 +102,11 @@ func NewFingerprinter(sc *scenario.Consumption, o FingerprintOptions) *Fingerpri
 // folds fewer states together, never wrongly.
 const maxPerms = 24
 
-// eventPerms lists the labellings of the events that permute only events
-// alike but for their ids (the identity first).
-func eventPerms(evs []scenario.Event, symmetric bool) [][]int {
+// EventSymmetries lists the labellings of the events that permute only
+// events alike but for their ids (the identity first), at most 24: what a
+// fingerprint folds under SymmetricEvents. The explorer's compact engine
+// folds by the same list, so that both engines meet the same states.
+func EventSymmetries(evs []scenario.Event, symmetric bool) [][]int {
 	id := make([]int, len(evs))
 	for i := range id {
 		id[i] = i
