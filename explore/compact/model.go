@@ -266,8 +266,9 @@ type worker struct {
 	holdAt                       int64
 }
 
-// State is the whole state of a compact world: copy it by assignment, then
-// Fork it before changing a copy (the messages live in slices).
+// State is the whole state of a compact world. The messages, their
+// per-group entries and the DLQ live in slices: copy a state with
+// CopyFrom, or keep it packed (Pack).
 type State struct {
 	now       int64
 	lastToken uint32
@@ -291,29 +292,9 @@ type State struct {
 	cov uint64
 }
 
-// New returns the initial state: true time StartMs, nothing produced.
-func New(cfg *Config) *State {
-	s := &State{now: StartMs}
-	_ = cfg
-	return s
-}
-
-// Fork makes s independent of the state it was copied from: the slices are
-// copied, with room for a few more elements.
-func (s *State) Fork() {
-	s.msgs = append(make([]message, 0, len(s.msgs)+4), s.msgs...)
-	s.ents = append(make([]entry, 0, len(s.ents)+8), s.ents...)
-	if s.dlq != nil {
-		s.dlq = append(make([]dlqEntry, 0, len(s.dlq)+2), s.dlq...)
-	}
-}
-
-// Clone returns an independent copy of s.
-func (s *State) Clone() *State {
-	c := *s
-	c.Fork()
-	return &c
-}
+// New returns the initial state of cfg's world: true time StartMs,
+// nothing produced, every worker idle.
+func New(*Config) *State { return &State{now: StartMs} }
 
 func (s *State) ent(cfg *Config, off int32, g int) *entry { return &s.ents[int(off)*cfg.Groups+g] }
 
@@ -348,9 +329,8 @@ func (s *State) produceFail(i int) {
 // duplicate enqueues n copies of event i's first produced message; it
 // reports whether there was one.
 func (s *State) duplicate(cfg *Config, i, n int) bool {
-	for off, m := range s.msgs {
+	for _, m := range s.msgs {
 		if int(m.event) == i && m.origin == originProduced {
-			_ = off
 			for range n {
 				s.enqueue(cfg, m.event, originDuplicated)
 			}
