@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"github.com/idemcheck/idemcheck/explore/compact"
 	"github.com/idemcheck/idemcheck/faults/scenario"
@@ -111,14 +110,10 @@ func (e *engine) runCompact(ctx context.Context, ce *compactEngine) error {
 		// kept.
 		last := d == e.opts.Depth
 		lvl := Level{Depth: d}
-		cbatch := compactBatch
-		if e.batch > 0 {
-			cbatch = e.batch
-		}
+		cbatch := e.batchOf(compactBatch)
 		for lo := 0; lo < len(frontier); lo += cbatch {
 			if ctx.Err() != nil {
-				e.res.Interrupted = true
-				e.res.States += int64(len(next))
+				e.interrupt(next)
 				return nil
 			}
 			hi := min(lo+cbatch, len(frontier))
@@ -140,21 +135,12 @@ func (e *engine) runCompact(ctx context.Context, ce *compactEngine) error {
 				}
 			}
 			if e.compactFinals(ce, &pool, fresh, d) {
-				lvl.States = len(next)
-				e.res.States += int64(len(next))
-				e.res.Levels = append(e.res.Levels, lvl)
+				e.stopAt(lvl, next)
 				return nil
 			}
-			if e.opts.Progress != nil {
-				e.opts.Progress(Progress{Depth: d, States: e.res.States + int64(len(next)), Transitions: e.res.Transitions,
-					Frontier: len(frontier), Done: hi, Elapsed: time.Since(e.start)})
-			}
+			e.progress(d, len(frontier), hi, len(next))
 		}
-		lvl.States = len(next)
-		e.res.States += int64(len(next))
-		e.res.Levels = append(e.res.Levels, lvl)
-		e.levels = append(e.levels, next)
-		e.res.Depth = d
+		done := e.closeLevel(lvl, next)
 		frontier = nextStates
 		var packed int64
 		for _, s := range frontier {
@@ -163,8 +149,7 @@ func (e *engine) runCompact(ctx context.Context, ce *compactEngine) error {
 		if packed > e.res.FrontierBytes {
 			e.res.FrontierStates, e.res.FrontierBytes = len(frontier), packed
 		}
-		if len(next) == 0 {
-			e.res.Depth = e.opts.Depth
+		if done {
 			break
 		}
 	}

@@ -351,16 +351,10 @@ func (e *engine) run(ctx context.Context) error {
 		var next []node
 		nextIdx := newFPIndex()
 		lvl := Level{Depth: d}
-		step := batch
-		if e.batch > 0 {
-			step = e.batch
-		}
+		step := e.batchOf(batch)
 		for lo := 0; lo < len(from); lo += step {
 			if ctx.Err() != nil {
-				// The states of the depth cut short were reached too; the
-				// depth itself is not complete.
-				e.res.Interrupted = true
-				e.res.States += int64(len(next))
+				e.interrupt(next)
 				return nil
 			}
 			hi := min(lo+step, len(from))
@@ -394,28 +388,62 @@ func (e *engine) run(ctx context.Context) error {
 				}
 			}
 			if e.finals(fresh, d) {
-				lvl.States = len(next)
-				e.res.States += int64(len(next))
-				e.res.Levels = append(e.res.Levels, lvl)
+				e.stopAt(lvl, next)
 				return nil
 			}
-			if e.opts.Progress != nil {
-				e.opts.Progress(Progress{Depth: d, States: e.res.States + int64(len(next)), Transitions: e.res.Transitions,
-					Frontier: len(from), Done: hi, Elapsed: time.Since(e.start)})
-			}
+			e.progress(d, len(from), hi, len(next))
 		}
-		lvl.States = len(next)
-		e.res.States += int64(len(next))
-		e.res.Levels = append(e.res.Levels, lvl)
-		e.levels = append(e.levels, next)
-		e.res.Depth = d
-		if len(next) == 0 {
-			// Nothing new: every deeper schedule only revisits.
-			e.res.Depth = e.opts.Depth
+		if e.closeLevel(lvl, next) {
 			break
 		}
 	}
 	return nil
+}
+
+// batchOf is the parents expanded between two merges: def, or the test's
+// choice.
+func (e *engine) batchOf(def int) int {
+	if e.batch > 0 {
+		return e.batch
+	}
+	return def
+}
+
+// interrupt ends a search the context stopped: the states of the depth
+// cut short were reached too; the depth itself is not complete.
+func (e *engine) interrupt(next []node) {
+	e.res.Interrupted = true
+	e.res.States += int64(len(next))
+}
+
+// stopAt records the depth a violation ended the search in, as far as it
+// went.
+func (e *engine) stopAt(lvl Level, next []node) {
+	lvl.States = len(next)
+	e.res.States += int64(len(next))
+	e.res.Levels = append(e.res.Levels, lvl)
+}
+
+// progress reports a merged batch, if anyone listens.
+func (e *engine) progress(d, frontier, done, next int) {
+	if e.opts.Progress != nil {
+		e.opts.Progress(Progress{Depth: d, States: e.res.States + int64(next), Transitions: e.res.Transitions,
+			Frontier: frontier, Done: done, Elapsed: time.Since(e.start)})
+	}
+}
+
+// closeLevel records depth d, fully explored, whose new states are next;
+// it reports whether the search is over: nothing new, so every deeper
+// schedule only revisits.
+func (e *engine) closeLevel(lvl Level, next []node) bool {
+	e.stopAt(lvl, next)
+	e.levels = append(e.levels, next)
+	e.res.Depth = lvl.Depth
+	if len(next) == 0 {
+		e.res.Depth = e.opts.Depth
+		return true
+	}
+	return false
 }
 
 // admit decides whether a transition into the state fp, with the
