@@ -228,6 +228,9 @@ func judgeHLC(res *runner.ProjectionResult) hlcJudgement {
 			HasPrev: r.HasPrev, Prev: projStamp(r.Prev), Remote: projStamp(r.Remote), Got: projStamp(r.Got),
 			Refused: r.Refused, MaxOffsetNs: d.MaxOffset.Nanoseconds(), GranularityNs: d.WallGranularity.Nanoseconds(),
 		}
+		if r.Refused {
+			readings[i].Sent = sending(res, r.Event)
+		}
 	}
 	pasts := CausalPasts(res)
 	emissions := make([]hlclaw.Emission, len(res.Events))
@@ -237,6 +240,22 @@ func judgeHLC(res *runner.ProjectionResult) hlcJudgement {
 		pairs += len(pasts[e.Event.ID])
 	}
 	return hlcJudgement{readings: readings, pairs: pairs, violations: append(hlclaw.CheckReadings(readings), hlclaw.CheckCausality(emissions)...)}
+}
+
+// sending is how event was stamped, for explaining a refusal of it: the
+// sender's physical clock at its tick, and the true time it was emitted.
+func sending(res *runner.ProjectionResult, event string) *hlclaw.Sending {
+	for _, e := range res.Events {
+		if e.Event.ID != event {
+			continue
+		}
+		for _, r := range res.Readings {
+			if r.Op == runner.OpTick && r.Event == event {
+				return &hlclaw.Sending{Node: e.Node, PhysMs: r.PhysMs, TrueMs: e.TrueMs}
+			}
+		}
+	}
+	return nil
 }
 
 func passHLCLaws(o *runner.Outcome, _ Monitor) string {

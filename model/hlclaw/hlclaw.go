@@ -11,6 +11,7 @@ import (
 	"cmp"
 	"fmt"
 	"math"
+	"strings"
 )
 
 // Stamp is an HLC timestamp: wall milliseconds (and, for clocks that stamp
@@ -145,6 +146,20 @@ type Reading struct {
 	// GranularityNs how coarse its wall is by design (0: exact).
 	MaxOffsetNs   int64
 	GranularityNs int64
+	// Sent, when known, says how the remote stamp was made (merge only):
+	// what tells a sender whose clock runs behind from a message delayed
+	// in transit when a refusal is explained.
+	Sent *Sending
+	// TrueMs is true time at the reading, when known (0: unknown).
+	TrueMs int64
+}
+
+// Sending is how a received stamp was made: by which node, when its
+// physical clock read PhysMs at true time TrueMs.
+type Sending struct {
+	Node   string
+	PhysMs int64
+	TrueMs int64
 }
 
 // Beyond reports whether remote is further ahead of the physical reading
@@ -200,16 +215,68 @@ func CheckReadings(rs []Reading) []Violation {
 	return out
 }
 
-// refusalWhy says why a refusal was not allowed.
+// refusalWhy says why a refusal was not allowed, naming what put the stamp
+// where it was: the sender's clock, the time in transit, or this node's own
+// clock, as far as the reading knows them.
 func refusalWhy(r Reading) string {
 	ahead := r.Remote.wallNs() - r.PhysMs*1e6
 	switch {
 	case r.MaxOffsetNs == 0:
 		return "the clock declares no max offset, so it must never refuse"
 	case ahead <= 0:
-		return fmt.Sprintf("the stamp is %dms behind the physical clock, not ahead: merely delayed, not skewed (declared max offset %dms)", -ahead/1e6, r.MaxOffsetNs/1e6)
+		return fmt.Sprintf("the stamp is %s behind this node's physical clock, not ahead of it (%s); a stamp behind the clock is never beyond the declared max offset of %s",
+			msText(-ahead), behindWhy(r), msText(r.MaxOffsetNs))
 	}
-	return fmt.Sprintf("the stamp is %.3fms ahead, within the declared max offset of %.3fms", float64(ahead)/1e6, float64(r.MaxOffsetNs)/1e6)
+	return fmt.Sprintf("the stamp is %s ahead, within the declared max offset of %s", msText(ahead), msText(r.MaxOffsetNs))
+}
+
+// behindWhy names what put a remote stamp behind the receiver's clock.
+func behindWhy(r Reading) string {
+	s := r.Sent
+	if s == nil {
+		return "delayed in transit, or made by a sender whose clock runs behind"
+	}
+	senderOff := s.PhysMs - s.TrueMs
+	parts := []string{}
+	if senderOff != 0 {
+		dir := "behind"
+		if senderOff > 0 {
+			dir = "ahead of"
+		}
+		parts = append(parts, fmt.Sprintf("its sender %s's clock ran %s %s true time when it stamped it", s.Node, msText(abs(senderOff)*1e6), dir))
+	}
+	if r.TrueMs != 0 {
+		if transit := r.TrueMs - s.TrueMs; transit != 0 {
+			parts = append(parts, fmt.Sprintf("it spent %s in transit", msText(transit*1e6)))
+		}
+		if own := r.PhysMs - r.TrueMs; own != 0 {
+			dir := "behind"
+			if own > 0 {
+				dir = "ahead of"
+			}
+			parts = append(parts, fmt.Sprintf("this node's clock runs %s %s true time", msText(abs(own)*1e6), dir))
+		}
+	}
+	if len(parts) == 0 {
+		return fmt.Sprintf("made by %s", s.Node)
+	}
+	return strings.Join(parts, "; ")
+}
+
+func abs(x int64) int64 {
+	if x < 0 {
+		return -x
+	}
+	return x
+}
+
+// msText renders a nanosecond span in milliseconds, with the fraction only
+// when there is one.
+func msText(ns int64) string {
+	if ns%1e6 == 0 {
+		return fmt.Sprintf("%dms", ns/1e6)
+	}
+	return fmt.Sprintf("%.3fms", float64(ns)/1e6)
 }
 
 // Action is one step of a causal history: Node emits the event named Emit,

@@ -2,6 +2,7 @@ package hlclaw
 
 import (
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -48,5 +49,29 @@ func TestPhysicalBoundAllowsTheDeclaredGranularity(t *testing.T) {
 		if broken := slices.Contains(got, PhysicalBound); broken != c.broken {
 			t.Errorf("lag %dns, granularity %dns: violations %v, want physical-bound broken=%v", c.lagNs, c.granularity, got, c.broken)
 		}
+	}
+}
+
+// A refusal of a stamp behind the clock names what put it there: a sender
+// skewed 60 s behind is not a message delayed in transit.
+func TestRefusalNamesTheRealCause(t *testing.T) {
+	r := Reading{Node: "B", Op: OpMerge, PhysMs: 1_000_000, Remote: Stamp{WallMs: 940_000, Node: "A"}, Refused: true, MaxOffsetNs: 500e6,
+		Sent: &Sending{Node: "A", PhysMs: 940_000, TrueMs: 1_000_000}}
+	vs := CheckReadings([]Reading{r})
+	if len(vs) != 1 {
+		t.Fatalf("violations %v, want one refusal", vs)
+	}
+	d := vs[0].Detail
+	for _, want := range []string{"60000ms behind this node's physical clock", "its sender A's clock ran 60000ms behind true time", "declared max offset of 500ms"} {
+		if !strings.Contains(d, want) {
+			t.Errorf("detail %q does not say %q", d, want)
+		}
+	}
+	if strings.Contains(d, "delayed") {
+		t.Errorf("detail %q calls a skewed sender's stamp delayed", d)
+	}
+	r.Sent, r.TrueMs = &Sending{Node: "A", PhysMs: 940_000, TrueMs: 940_000}, 1_000_000
+	if d := CheckReadings([]Reading{r})[0].Detail; !strings.Contains(d, "it spent 60000ms in transit") || strings.Contains(d, "sender A's clock") {
+		t.Errorf("a delayed stamp's detail %q does not name the transit alone", d)
 	}
 }

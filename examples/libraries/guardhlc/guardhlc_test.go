@@ -1,6 +1,7 @@
 package guardhlc_test
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -47,5 +48,11 @@ func TestGuardHLCv1IsCaught(t *testing.T) {
 	if !res.Failed || res.Law != "hlc-laws/refuse-only-beyond-max-offset" {
 		t.Fatalf("version 1 not caught by refuse-only-beyond-max-offset: failed=%v law=%q", res.Failed, res.Law)
 	}
-	t.Logf("caught after %d checks:\n%s", res.Checks, properties.Report(res.Verdict, res.Outcome, properties.ReportOptions{}))
+	report := properties.Report(res.Verdict, res.Outcome, properties.ReportOptions{})
+	t.Logf("caught after %d checks:\n%s", res.Checks, report)
+	// The refusal names what put the stamp behind the clock: a sender's
+	// skew is not a delay in a queue.
+	if !strings.Contains(report, "'s clock ran") && !strings.Contains(report, "in transit") {
+		t.Errorf("the refusal does not name its cause:\n%s", report)
+	}
 }
