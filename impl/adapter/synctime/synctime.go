@@ -5,26 +5,37 @@
 //     inside a testing/synctest bubble, whose fake clock this package keeps
 //     at the harness's virtual time: Store wraps such a store so that every
 //     call first advances the bubble's clock to the harness's time (a
-//     time.Sleep that a bubble completes at once). The bubble's clock only
-//     moves forward and is the same for every goroutine in it, so this way
-//     cannot express per-node clock skew, nor a wall clock stepping back:
-//     use it for stores, whose time is one store clock that moves forward,
-//     and give HLCs a clock instead. The harness's scenarios move a store's
-//     time forward only, so every consumption property can be checked this
-//     way; the linearizability check, whose clients move one shared clock
-//     from many goroutines, cannot.
+//     time.Sleep that a bubble completes at once). Library describes such a
+//     store once for every check: system.WithTimeNowStore (the invariants,
+//     under properties.Conformance and CheckProperty), storetest.RunTimeNow
+//     (the contract) and linearizability.CheckTimeNowStore each play every
+//     scenario, rule or recording in a bubble of its own (Test), so the
+//     library's timers and tickers move with the scenario too. A goroutine
+//     the library leaves running after the run (a ticker it never stops) is
+//     reported as a leak, or tolerated when Library.Lingering says why.
+//     The bubble's clock only moves forward and is the same for every
+//     goroutine in it, so this way cannot express per-node clock skew, nor
+//     a wall clock stepping back: use it for stores, whose time is one store
+//     clock that moves forward, and give HLCs a clock instead.
 //   - A library that takes a clock — a func() time.Time, or an interface
 //     with Now() time.Time — gets Clock or NowFunc over the harness's
 //     clock.Source: per-node skew and steps backwards then reach it as they
 //     are (a node's wall clock for an HLC, hlcformat.WallNs for one that
 //     reads nanoseconds).
 //
+// Something else in the process that replaces time.Now (a monkey patch left
+// in place by another test) takes the library's clock away from the bubble;
+// Sync detects it and says so.
+//
 // Times are whole milliseconds, the harness's unit.
 package synctime
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"strings"
+	"testing/synctest"
 	"time"
 
 	"github.com/idemcheck/idemcheck/impl/contract/clock"
@@ -53,6 +64,12 @@ func (f nowFunc) Now() time.Time { return f() }
 type Follower struct {
 	src      clock.Source
 	offsetMs int64
+	// lenient: a harness time behind the bubble's clock is not an error.
+	// Goroutines that move one harness clock and call the store at once
+	// (a linearizability recording) race to the bubble's clock; the store
+	// then reads a time a little ahead of the harness's, which is still
+	// its own clock moving forward.
+	lenient bool
 }
 
 // Follow returns a Follower of src.
@@ -60,65 +77,124 @@ func Follow(src clock.Source) *Follower { return &Follower{src: src} }
 
 // Sync advances the bubble's clock to src's time (plus the offset). It
 // fails if that is behind the bubble's clock: a bubble's time cannot go
-// back. Outside a bubble the machine's clock is years ahead of the
-// harness's, so Sync fails there too, rather than sleeping.
+// back. Outside a bubble it fails too, rather than sleeping for real, and
+// it fails when time.Now does not read the bubble's clock (something in the
+// process replaced it), naming which.
 func (f *Follower) Sync() error {
 	want := time.UnixMilli(f.src.NowMs() + f.offsetMs)
 	d := time.Until(want)
 	if d < 0 {
-		return fmt.Errorf("synctime: the harness's time %s is %v behind this goroutine's clock; a synctest bubble's time only moves forward (is the store used inside synctest.Test?)",
-			want.UTC().Format(time.RFC3339Nano), -d)
+		if f.lenient {
+			return nil
+		}
+		return f.behind(want, -d)
 	}
 	if d > 0 {
 		time.Sleep(d)
 	}
+	if got := time.Now(); !got.Equal(want) {
+		if err := follows(); err != nil {
+			return err
+		}
+		return fmt.Errorf("synctime: the bubble's clock reads %s after moving to %s", got.UTC().Format(time.RFC3339Nano), want.UTC().Format(time.RFC3339Nano))
+	}
 	return nil
+}
+
+// behind explains a harness time behind the clock time.Now reads.
+func (f *Follower) behind(want time.Time, by time.Duration) error {
+	if err := follows(); err != nil {
+		return err
+	}
+	return fmt.Errorf("synctime: the harness's time %s is %v behind the bubble's clock; a synctest bubble's time only moves forward",
+		want.UTC().Format(time.RFC3339Nano), by)
+}
+
+// ErrNoBubble is what a store of Store answers outside a testing/synctest
+// bubble: there time.Now is the machine's clock, which the harness cannot
+// move.
+var ErrNoBubble = errors.New("synctime: the store reads time.Now but runs outside a testing/synctest bubble, where the harness cannot move its clock; " +
+	"check it with properties.Conformance or CheckProperty on system.WithTimeNowStore, storetest.RunTimeNow or linearizability.CheckTimeNowStore (each run in a bubble of its own), or call properties.Hunt with HuntOptions.T")
+
+// ErrTimeNowReplaced is what a store of Store answers when time.Now does
+// not read the bubble's clock although it runs in one: something in the
+// process replaced time.Now.
+var ErrTimeNowReplaced = errors.New("synctime: time.Now does not read the testing/synctest bubble's clock: something in this process replaced it " +
+	"(a monkey patch of time.Now, such as gomonkey's ApplyFunc, left in place by another test or an init function), so neither the library's clock nor the harness's moves with the scenario; remove the patch, or give the library a clock (NowFunc)")
+
+// follows reports why time.Now does not follow the bubble's clock, if it
+// does not: the goroutine is in no bubble, or time.Now was replaced. In a
+// bubble a sleep of a millisecond moves time.Now by exactly that.
+func follows() error {
+	if !InBubble() {
+		return ErrNoBubble
+	}
+	before := time.Now()
+	time.Sleep(time.Millisecond)
+	if moved := time.Since(before); moved != time.Millisecond {
+		return fmt.Errorf("%w (after a sleep of 1ms in the bubble it moved %v, and reads %s)", ErrTimeNowReplaced, moved, time.Now().UTC().Format(time.RFC3339Nano))
+	}
+	return nil
+}
+
+// InBubble reports whether the calling goroutine runs in a testing/synctest
+// bubble. It waits, as synctest.Wait does, until every other goroutine of
+// the bubble is durably blocked.
+func InBubble() (in bool) {
+	defer func() {
+		if p := recover(); p != nil {
+			// Outside a bubble Wait panics; inside one it may only panic
+			// because another goroutine is waiting already.
+			in = !strings.Contains(fmt.Sprint(p), "not in a bubble")
+		}
+	}()
+	synctest.Wait()
+	return true
 }
 
 // Store returns a store constructor for system.WithStore (or
 // storetest-style helpers) over a store that reads time.Now: open builds
 // the library's store, and every call on it first brings the bubble's clock
-// to the harness's store clock. Use it inside synctest.Test. A bubble's
-// clock cannot go back, yet every run starts its virtual time afresh: a
-// later run's store lives ahead of the harness's time by the bubble's lead
-// (and the first runs behind it, in the bubble's year 2000), and the
-// wrapper takes the lead off every time the store reports. The bubble's
-// clock then moves only as far as the scenarios move the harness's time:
-// rapid stops drawing when a day of the bubble's time has passed, so a hunt
-// in one bubble draws at most about a day's worth of scenarios' virtual
-// time (thousands of consumption scenarios); HuntResult.Checks says how
-// many it played. A SplitTx
-// loses its two-step commit through the wrapper; Crasher and Closer are
-// kept.
+// to the harness's store clock. It must be called in a testing/synctest
+// bubble (ErrNoBubble otherwise): system.WithTimeNowStore, storetest's
+// RunTimeNow and linearizability's CheckTimeNowStore make one for every
+// run. A bubble's clock cannot go back, yet every run starts its virtual
+// time afresh: a store lives at the harness's time plus the bubble's lead
+// (negative in a fresh bubble, which starts in 2000), and the wrapper takes
+// the lead off every time the store reports. Sharing one bubble among many
+// runs (a hunt inside synctest.Test) works, but the bubble's clock then
+// moves as far as all the scenarios together move the harness's time, and
+// rapid, which reads it, stops drawing once a day of it has passed.
+// SplitTx, Crasher and Closer are kept.
 func Store(open func() (store.Store, error)) func(clock.Source) (store.Store, error) {
 	return func(src clock.Source) (store.Store, error) {
-		f := Follow(src)
-		// The store lives at the harness's time plus a lead: the bubble's
-		// clock minus the harness's. A fresh bubble starts in 2000, years
-		// behind the harness's 2023, and its lead is negative: jumping the
-		// bubble's clock years forward instead would tell rapid, which
-		// stops a check a (bubble's) day after it started, that a scenario
-		// takes years, and it would stop after the first one.
-		if lead := time.Now().UnixMilli() - src.NowMs(); lead < maxLeadMs {
-			f.offsetMs = lead
-		}
-		if err := f.Sync(); err != nil {
-			return nil, err
-		}
-		s, err := open()
-		if err != nil {
-			return nil, err
-		}
-		return &synced{s: s, f: f}, nil
+		return newSynced(src, open, false)
 	}
 }
 
-// maxLeadMs bounds the lead a bubble's clock may gather over the
-// harness's start time, run after run. The harness's virtual time starts in
-// November 2023; the machine's clock is years past it, so a goroutine
-// outside a bubble is never mistaken for one with a lead, and Sync fails
-// instead of sleeping for real.
-const maxLeadMs = 2 * 365 * 24 * 3600 * 1000
+func newSynced(src clock.Source, open func() (store.Store, error), lenient bool) (store.Store, error) {
+	// In a bubble, with time.Now its clock (not replaced by a patch).
+	if err := follows(); err != nil {
+		return nil, err
+	}
+	f := Follow(src)
+	f.lenient = lenient
+	// The store lives at the harness's time plus a lead: the bubble's
+	// clock minus the harness's. A fresh bubble starts in 2000, years
+	// behind the harness's 2023, and its lead is negative: jumping the
+	// bubble's clock years forward instead would tell rapid, which stops
+	// a check a (bubble's) day after it started, that a scenario takes
+	// years.
+	f.offsetMs = time.Now().UnixMilli() - src.NowMs()
+	if err := f.Sync(); err != nil {
+		return nil, err
+	}
+	s, err := open()
+	if err != nil {
+		return nil, err
+	}
+	return &synced{s: s, f: f}, nil
+}
 
 type synced struct {
 	s store.Store
@@ -155,7 +231,13 @@ func (s *synced) Begin(ctx context.Context, key store.Key, token uint64) (store.
 	if err != nil {
 		return nil, err
 	}
-	return &syncedTx{tx: tx, s: s}, nil
+	synced := &syncedTx{tx: tx, s: s}
+	if split, ok := tx.(store.SplitTx); ok {
+		// The library's two writes stay two steps, so a crash can fall
+		// between them as it can in production.
+		return &syncedSplitTx{syncedTx: synced, split: split}, nil
+	}
+	return synced, nil
 }
 
 func (s *synced) Fail(ctx context.Context, key store.Key, token uint64, reason string) error {
@@ -240,4 +322,27 @@ func (t *syncedTx) Crash() {
 		return
 	}
 	_ = t.tx.Rollback(context.Background())
+}
+
+// syncedSplitTx is the unit of work of a library that commits in two
+// writes (store.SplitTx).
+type syncedSplitTx struct {
+	*syncedTx
+	split store.SplitTx
+}
+
+func (t *syncedSplitTx) CommitEffect(ctx context.Context) (store.CommitResult, error) {
+	if err := t.s.f.Sync(); err != nil {
+		return store.CommitResult{}, err
+	}
+	res, err := t.split.CommitEffect(ctx)
+	res.AtMs = t.s.back(res.AtMs)
+	return res, err
+}
+
+func (t *syncedSplitTx) CommitMark(ctx context.Context) error {
+	if err := t.s.f.Sync(); err != nil {
+		return err
+	}
+	return t.split.CommitMark(ctx)
 }

@@ -2,6 +2,7 @@ package synctime
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 	"testing/synctest"
@@ -12,6 +13,7 @@ import (
 	"github.com/idemcheck/idemcheck/impl/contract/store"
 	"github.com/idemcheck/idemcheck/impl/reference/memstore"
 	"github.com/idemcheck/idemcheck/impl/system"
+	"github.com/idemcheck/idemcheck/internal/timepatch"
 	"github.com/idemcheck/idemcheck/properties"
 )
 
@@ -98,3 +100,128 @@ func TestHuntInAFreshBubblePlaysEveryScenario(t *testing.T) {
 type wallNow struct{}
 
 func (wallNow) NowMs() int64 { return time.Now().UnixMilli() }
+
+// A goroutine the library never stops is reported as a leak, not a panic;
+// one stopped by Close is not.
+func TestTestReportsLeakedGoroutines(t *testing.T) {
+	leak, err := Test(t, func(t *testing.T) {
+		tick := time.NewTicker(time.Second)
+		go func() {
+			for range tick.C {
+			}
+		}()
+		time.Sleep(3 * time.Second)
+	})
+	if err != nil || leak == nil || leak.Goroutines != 1 || !strings.Contains(leak.Stack, "TestTestReportsLeakedGoroutines") {
+		t.Fatalf("leak %+v, error %v: want one goroutine with its stack", leak, err)
+	}
+	leak, err = Test(t, func(t *testing.T) {
+		tick := time.NewTicker(time.Second)
+		done := make(chan struct{})
+		go func() {
+			for {
+				select {
+				case <-tick.C:
+				case <-done:
+					return
+				}
+			}
+		}()
+		t.Cleanup(func() { close(done) })
+		time.Sleep(3 * time.Second)
+	})
+	if err != nil || leak != nil {
+		t.Fatalf("a stopped ticker: leak %+v, error %v", leak, err)
+	}
+	_, err = Test(t, func(t *testing.T) {
+		<-make(chan struct{})
+	})
+	if err == nil || !strings.Contains(err.Error(), "blocked for ever") {
+		t.Fatalf("a bubble blocked for ever: error %v", err)
+	}
+}
+
+// splitStore's units of work commit in two writes.
+type splitStore struct{ *memstore.Store }
+
+type splitTx struct {
+	store.Tx
+	effect, mark int
+}
+
+func (s splitStore) Begin(ctx context.Context, key store.Key, token uint64) (store.Tx, error) {
+	tx, err := s.Store.Begin(ctx, key, token)
+	return &splitTx{Tx: tx}, err
+}
+
+func (t *splitTx) CommitEffect(ctx context.Context) (store.CommitResult, error) {
+	t.effect++
+	return t.Tx.Commit(ctx)
+}
+
+func (t *splitTx) CommitMark(context.Context) error { t.mark++; return nil }
+
+// A library's two-step commit stays two steps through the wrapper.
+func TestStoreKeepsSplitTx(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		v := clock.NewVirtual(1_700_000_000_000)
+		s, err := Store(func() (store.Store, error) { return splitStore{memstore.New(wallNow{})}, nil })(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		k := store.Key{Consumer: "c", ID: "e1"}
+		c, err := s.Claim(t.Context(), k, 1000)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tx, err := s.Begin(t.Context(), k, c.Token)
+		if err != nil {
+			t.Fatal(err)
+		}
+		split, ok := tx.(store.SplitTx)
+		if !ok {
+			t.Fatalf("the wrapped unit of work %T is no store.SplitTx", tx)
+		}
+		v.Advance(5)
+		res, err := split.CommitEffect(t.Context())
+		if err != nil || res.AtMs != v.NowMs() {
+			t.Fatalf("CommitEffect = %+v, %v; want the harness's time %d", res, err, v.NowMs())
+		}
+		if err := split.CommitMark(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
+
+func TestStoreOutsideABubbleSaysSo(t *testing.T) {
+	_, err := Store(func() (store.Store, error) { return memstore.New(wallNow{}), nil })(clock.NewVirtual(1_700_000_000_000))
+	if !errors.Is(err, ErrNoBubble) {
+		t.Fatalf("error %v, want ErrNoBubble", err)
+	}
+}
+
+// A patch of time.Now elsewhere in the process is named, not taken for a
+// clock behind the harness.
+func TestAReplacedTimeNowIsNamed(t *testing.T) {
+	fixed := time.Date(2031, 1, 2, 3, 4, 5, 0, time.UTC)
+	var err error
+	_, bubbleErr := Test(t, func(t *testing.T) {
+		restore, perr := timepatch.Now(func() time.Time { return fixed })
+		if errors.Is(perr, timepatch.ErrUnsupported) {
+			err = perr
+			return
+		}
+		if perr != nil {
+			t.Fatal(perr)
+		}
+		defer restore()
+		_, err = Store(func() (store.Store, error) { return memstore.New(wallNow{}), nil })(clock.NewVirtual(1_700_000_000_000))
+	})
+	if errors.Is(err, timepatch.ErrUnsupported) {
+		t.Skip(err)
+	}
+	if bubbleErr != nil || !errors.Is(err, ErrTimeNowReplaced) {
+		t.Fatalf("under a patch of time.Now: error %v (bubble %v), want ErrTimeNowReplaced", err, bubbleErr)
+	}
+	t.Log(err)
+}
