@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/idemcheck/idemcheck/impl/adapter/synctime"
 	"github.com/idemcheck/idemcheck/impl/contract/clock"
 	"github.com/idemcheck/idemcheck/impl/contract/store"
 )
@@ -73,4 +74,42 @@ func writeArtifact(cfg Config, r Result) (string, error) {
 		return "", err
 	}
 	return path, nil
+}
+
+// CheckTimeNowStore is CheckStore for a store library that reads time.Now
+// and takes no clock (synctime.Library): the whole recording plays in a
+// testing/synctest bubble of its own, whose clock the library's wrapper
+// moves with the shared virtual clock the clients advance. Clients race to
+// move it, so a store may read a time a little ahead of the virtual clock;
+// the check judges the times the store reports, which still only move
+// forward. A goroutine the library leaves running after the recording (the
+// store is closed, store.Closer) fails t as a leak, unless lib.Lingering
+// says why it may.
+//
+//	linearizability.CheckTimeNowStore(t, synctime.Library{Open: func() (store.Store, error) { return mylib.New(), nil }})
+func CheckTimeNowStore(t *testing.T, lib synctime.Library, opts ...Option) Result {
+	t.Helper()
+	if err := lib.Validate(); err != nil {
+		t.Fatalf("linearizability: %v", err)
+	}
+	open := lib.ConcurrentStore()
+	var r Result
+	leak, err := synctime.Test(t, func(t *testing.T) {
+		r = CheckStore(t, func(c clock.Source) store.Store {
+			s, err := open(c)
+			if err != nil {
+				t.Fatalf("linearizability: opening the store: %v", err)
+			}
+			return s
+		}, opts...)
+	})
+	switch {
+	case err != nil:
+		t.Fatalf("linearizability: %v", err)
+	case leak != nil && lib.Lingering == "":
+		t.Errorf("linearizability: %v", leak)
+	case leak != nil:
+		t.Logf("linearizability: %d goroutine(s) left running, tolerated: %s", leak.Goroutines, lib.Lingering)
+	}
+	return r
 }

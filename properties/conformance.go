@@ -11,6 +11,7 @@ import (
 	"github.com/idemcheck/idemcheck/faults/scenario"
 	"github.com/idemcheck/idemcheck/impl/contract/store"
 	"github.com/idemcheck/idemcheck/impl/system"
+	"github.com/idemcheck/idemcheck/internal/machineclock"
 	"github.com/idemcheck/idemcheck/properties/coverage"
 )
 
@@ -83,7 +84,7 @@ func (b budget) spent(n int, start time.Time) bool {
 	case b.checks > 0:
 		return n >= b.checks
 	}
-	return time.Since(start) >= b.until
+	return machineclock.Since(start) >= b.until
 }
 
 // applyOptions returns target as o declares it, or fails t on a bad option.
@@ -203,30 +204,37 @@ type lawT interface {
 	Cleanup(func())
 }
 
+// goOn is a test for rapid whose FailNow and Fatal mark the failure and
+// return: rapid.Check then returns after a failure instead of ending the
+// test, so that the counterexample is reduced before the test ends — not in
+// a cleanup, where a store that reads time.Now could not be given the
+// bubbles it plays in.
+type goOn struct{ lawT }
+
+func (g goOn) FailNow()                          { g.Fail() }
+func (g goOn) Fatalf(format string, args ...any) { g.Errorf(format, args...) }
+func (g goOn) Fatal(args ...any)                 { g.Error(args...) }
+
 // checkLaw runs rapid over scenarios of opts.Kind, failing on the hunted
 // law, until b is spent: rapid.Check is called round after round (each
 // round draws from a fresh seed), and once the budget is spent the rest of a
-// round passes at once. rapid shrinks a failure; the cleanup then reduces
-// the smallest one further and logs its report. A law checked on
+// round passes at once. rapid shrinks a failure; checkLaw then reduces the
+// smallest one further and logs its report. A law checked on
 // coverage.MinChecks scenarios or more must have reached every situation.
+// A target whose store reads time.Now plays each scenario in a bubble of
+// t's own (JudgeOptions.T).
 func checkLaw(t lawT, target system.Target, opts HuntOptions, b budget) {
 	t.Helper()
+	if tt, ok := t.(*testing.T); ok {
+		opts.T = tt
+	}
+	if c := target.Consumption; c != nil && c.TimeNow != nil && c.TimeNow.Lingering != "" {
+		t.Logf("goroutines the library leaves running after a scenario are tolerated: %s", c.TimeNow.Lingering)
+	}
 	var last *failure
-	t.Cleanup(func() {
-		if !t.Failed() || last == nil || last.outcome == nil {
-			return
-		}
-		reduced := Reduce(last.scenario, StillFails(target, opts.Properties, last.law))
-		out, v, ok := judgeLaw(reduced, target, opts, last.law)
-		if !ok {
-			out, v = last.outcome, last.verdict
-		}
-		t.Logf("the counterexample, shrunk by rapid to size %d and reduced to size %d:\n%s", last.scenario.Size(), out.Scenario.Size(),
-			Report(v, out, ReportOptions{Scenario: testing.Verbose(), Replay: "rerun this test with the -rapid.seed printed above"}))
-	})
 	cov := coverage.NewObserver()
 	opts.Coverage = cov
-	start, n := time.Now(), 0
+	start, n := machineclock.Now(), 0
 	prop := func(rt *rapid.T) {
 		if last == nil && b.spent(n, start) {
 			return // the budget is spent: the rest of rapid's round passes
@@ -244,15 +252,25 @@ func checkLaw(t lawT, target system.Target, opts HuntOptions, b budget) {
 		rt.Fatalf("%s: %s", f.law, f.verdict.Summary)
 	}
 	for {
-		rapid.Check(t, prop)
+		rapid.Check(goOn{t}, prop)
 		if t.Failed() || b.single || b.spent(n, start) {
 			break
 		}
 	}
 	if t.Failed() {
+		if last != nil && last.outcome != nil {
+			reduced := Reduce(last.scenario, stillFails(target, HuntOptions{Properties: opts.Properties, T: opts.T}, last.law))
+			out, v, ok := judgeLaw(reduced, target, opts, last.law)
+			if !ok {
+				out, v = last.outcome, last.verdict
+			}
+			t.Logf("the counterexample, shrunk by rapid to size %d and reduced to size %d:\n%s", last.scenario.Size(), out.Scenario.Size(),
+				Report(v, out, ReportOptions{Scenario: testing.Verbose(), Replay: "rerun this test with the -rapid.seed printed above"}))
+		}
+		t.FailNow()
 		return
 	}
-	t.Logf("%d scenarios checked in %s", n, time.Since(start).Round(time.Millisecond))
+	t.Logf("%d scenarios checked in %s", n, machineclock.Since(start).Round(time.Millisecond))
 	if f := cov.Counts().Failure(); f != "" {
 		t.Error(f)
 	}

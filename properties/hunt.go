@@ -1,10 +1,12 @@
 package properties
 
 import (
+	"errors"
 	"regexp"
 	"slices"
 	"strconv"
 	"sync"
+	"testing"
 	"time"
 
 	"pgregory.net/rapid"
@@ -13,6 +15,7 @@ import (
 	"github.com/idemcheck/idemcheck/faults/runner"
 	"github.com/idemcheck/idemcheck/faults/scenario"
 	"github.com/idemcheck/idemcheck/impl/system"
+	"github.com/idemcheck/idemcheck/internal/machineclock"
 	"github.com/idemcheck/idemcheck/internal/rapidtb"
 	"github.com/idemcheck/idemcheck/properties/coverage"
 )
@@ -41,6 +44,11 @@ type HuntOptions struct {
 	// reached (package coverage); rapid's shrinking and the reduction
 	// pass are not counted.
 	Coverage *coverage.Observer
+	// T, when set, is the test in which every scenario of a target whose
+	// store reads time.Now (system.WithTimeNowStore) plays in a
+	// testing/synctest bubble of its own (see JudgeOptions.T). Without it
+	// such a hunt must run inside the caller's own bubble.
+	T *testing.T
 }
 
 // hunted reports whether a breach of law of property p counts as a failure.
@@ -62,10 +70,12 @@ type HuntResult struct {
 	Checks int `json:"checks"`
 	// Seed reproduces the failure with -rapid.seed.
 	Seed uint64 `json:"seed,omitempty"`
-	// Elapsed is the wall time of the hunt, shrinking and reduction included.
+	// Elapsed is the machine's time the hunt took, shrinking and reduction
+	// included — inside a testing/synctest bubble too, whose clock the
+	// scenarios move by hours.
 	Elapsed time.Duration `json:"elapsedNs"`
-	// FoundAfter is the wall time to the first failing check — the time to
-	// kill — before any shrinking; zero when nothing failed.
+	// FoundAfter is the machine's time to the first failing check — the
+	// time to kill — before any shrinking; zero when nothing failed.
 	FoundAfter time.Duration `json:"foundAfterNs,omitempty"`
 	// Law is the law broken, "property/law".
 	Law string `json:"law,omitempty"`
@@ -91,16 +101,16 @@ var rapidMu sync.Mutex
 // not a failed test: this is how the mutant table is measured and how
 // campaigns run.
 func Hunt(target system.Target, opts HuntOptions) HuntResult {
-	start := time.Now()
+	start := machineclock.Now()
 	res := hunt(target, opts)
 	if res.Failed && res.Scenario != nil && !opts.NoReduce {
-		reduced := Reduce(res.Scenario, StillFails(target, opts.Properties, res.Law))
+		reduced := Reduce(res.Scenario, stillFails(target, HuntOptions{Properties: opts.Properties, T: opts.T}, res.Law))
 		if reduced != res.Scenario {
 			if out, v, ok := judgeLaw(reduced, target, opts, res.Law); ok {
 				res.Scenario, res.Outcome, res.Verdict = reduced, out, v
 			}
 		}
-		res.Elapsed = time.Since(start)
+		res.Elapsed = machineclock.Since(start)
 	}
 	return res
 }
@@ -118,13 +128,13 @@ func hunt(target system.Target, opts HuntOptions) HuntResult {
 	rec := rapidtb.NewRecorder("hunt/" + target.Name)
 	var last *failure
 	var foundAfter time.Duration
-	start := time.Now()
+	start := machineclock.Now()
 	drawn := 0 // scenarios played: rapid may stop short of Checks (see below)
 	rapid.Check(rec, func(t *rapid.T) {
 		drawn++
 		if f := judgeDrawn(t, target, opts); f != nil {
 			if foundAfter == 0 {
-				foundAfter = time.Since(start)
+				foundAfter = machineclock.Since(start)
 			}
 			last = f
 			opts.Coverage = nil // what rapid plays while shrinking was not drawn
@@ -134,7 +144,7 @@ func hunt(target system.Target, opts HuntOptions) HuntResult {
 	// rapid stops drawing early when its deadline (a day away, by the
 	// clock of the goroutine: a synctest bubble's fake clock, which a run
 	// may move by years) nears, so a passed hunt counts what it played.
-	res := HuntResult{Target: target.Name, Failed: rec.Failed(), Elapsed: time.Since(start), Checks: drawn, Message: rec.Message()}
+	res := HuntResult{Target: target.Name, Failed: rec.Failed(), Elapsed: machineclock.Since(start), Checks: drawn, Message: rec.Message()}
 	if rec.Failed() {
 		res.FoundAfter = foundAfter
 	}
@@ -183,10 +193,9 @@ func judgeDrawn(t *rapid.T, target system.Target, opts HuntOptions) *failure {
 
 // judgeScenario plays s and returns its first hunted breach, if any.
 func judgeScenario(s *scenario.Scenario, target system.Target, opts HuntOptions) *failure {
-	out, verdicts, err := Judge(s, target, opts.Properties, JudgeOptions{Off: opts.Off, Coverage: opts.Coverage, breachesOnly: true})
-	if err != nil {
-		v := Verdict{Property: "runner", Law: "plays", Summary: "the runner could not play the scenario", Details: []string{err.Error()}}
-		return &failure{law: RunnerLaw, verdict: v, scenario: s}
+	out, verdicts, err := Judge(s, target, opts.Properties, JudgeOptions{Off: opts.Off, Coverage: opts.Coverage, T: opts.T, breachesOnly: true})
+	if f := runnerFailure(s, out, err); f != nil {
+		return f
 	}
 	for _, v := range verdicts {
 		for _, b := range v.Breaches {
@@ -196,6 +205,22 @@ func judgeScenario(s *scenario.Scenario, target system.Target, opts HuntOptions)
 		}
 	}
 	return nil
+}
+
+// runnerFailure is the failure of a scenario the runner could not play, or
+// whose store left goroutines running; nil when err is.
+func runnerFailure(s *scenario.Scenario, out *runner.Outcome, err error) *failure {
+	var leak *LeakError
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &leak):
+		v := Verdict{Property: "runner", Law: "goroutines-left", Summary: "the store left goroutines running after the scenario ended",
+			Details: []string{leak.Leak.Error()}}
+		return &failure{law: LeakLaw, verdict: v, scenario: s, outcome: out}
+	}
+	v := Verdict{Property: "runner", Law: "plays", Summary: "the runner could not play the scenario", Details: []string{err.Error()}}
+	return &failure{law: RunnerLaw, verdict: v, scenario: s}
 }
 
 // lawVerdict is v narrowed to breach b, so that a report shows the law the
@@ -224,7 +249,11 @@ func lawVerdict(v Verdict, b Breach) Verdict {
 // property of its kind), and — when target is a mutant — the reference
 // still passes it, so the counterexample keeps blaming the mutant.
 func StillFails(target system.Target, props []Property, law string) func(*scenario.Scenario) bool {
-	opts := HuntOptions{Properties: props}
+	return stillFails(target, HuntOptions{Properties: props}, law)
+}
+
+// stillFails is StillFails judged under opts (its properties and its T).
+func stillFails(target system.Target, opts HuntOptions, law string) func(*scenario.Scenario) bool {
 	return func(s *scenario.Scenario) bool {
 		return failsLaw(s, target, opts, law) && (!target.Mutant || referencePasses(s))
 	}
@@ -242,8 +271,11 @@ func judgeLaw(s *scenario.Scenario, target system.Target, opts HuntOptions, law 
 	if s.Validate() != nil {
 		return nil, Verdict{}, false
 	}
-	out, verdicts, err := Judge(s, target, opts.Properties, JudgeOptions{Off: opts.Off})
+	out, verdicts, err := Judge(s, target, opts.Properties, JudgeOptions{Off: opts.Off, T: opts.T})
 	if err != nil {
+		if f := runnerFailure(s, out, err); f != nil && f.law == law && f.outcome != nil {
+			return f.outcome, f.verdict, true
+		}
 		return nil, Verdict{}, false
 	}
 	for _, v := range verdicts {

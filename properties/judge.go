@@ -1,10 +1,13 @@
 package properties
 
 import (
+	"errors"
 	"fmt"
+	"testing"
 
 	"github.com/idemcheck/idemcheck/faults/runner"
 	"github.com/idemcheck/idemcheck/faults/scenario"
+	"github.com/idemcheck/idemcheck/impl/adapter/synctime"
 	"github.com/idemcheck/idemcheck/impl/contract/store"
 	"github.com/idemcheck/idemcheck/impl/system"
 	"github.com/idemcheck/idemcheck/properties/coverage"
@@ -18,6 +21,13 @@ type JudgeOptions struct {
 	// Coverage, when set, watches the run and counts the situations it
 	// reached (package coverage).
 	Coverage *coverage.Observer
+	// T, when set, is the test a scenario of a target whose store reads
+	// time.Now (system.WithTimeNowStore) plays in: each in a
+	// testing/synctest bubble of its own. A goroutine the store leaves
+	// running after the scenario is then a *LeakError (law LeakLaw),
+	// unless the library says why it lingers. Without T such a scenario
+	// plays in the caller's bubble, if any.
+	T *testing.T
 	// breachesOnly skips what only a report reads — a passing verdict's
 	// summary and notes — as hunts do: most of their runs pass, and nobody
 	// reads why.
@@ -52,7 +62,12 @@ func Judge(s *scenario.Scenario, target system.Target, props []Property, opts ..
 	if o.Coverage != nil {
 		obs = append(obs, o.Coverage)
 	}
-	out, err := runner.Run(s, target, obs...)
+	out, err := play(o.T, s, target, obs)
+	var leak *LeakError
+	if errors.As(err, &leak) {
+		// The run itself completed: its outcome is the trace to read.
+		return out, nil, err
+	}
 	if o.Coverage != nil {
 		o.Coverage.End(out)
 	}
@@ -71,6 +86,42 @@ func Judge(s *scenario.Scenario, target system.Target, props []Property, opts ..
 		verdicts[i] = p.verdict(out, monitors[i], breaches, o.Off, !o.breachesOnly)
 	}
 	return out, verdicts, nil
+}
+
+// LeakLaw is the law a failure names when a store that reads time.Now
+// left goroutines running after the scenario ended (see JudgeOptions.T).
+const LeakLaw = "runner/goroutines-left"
+
+// LeakError is a scenario whose store left goroutines running once it
+// ended: a ticker or worker the library never stops, which would outlive
+// every scenario of a campaign.
+type LeakError struct {
+	Leak *synctime.Leak
+}
+
+func (e *LeakError) Error() string {
+	return "the store left goroutines running after the scenario: " + e.Leak.Error()
+}
+
+// play runs s against target: in a testing/synctest bubble of t's when
+// the target's store reads time.Now and t is given, directly otherwise.
+func play(t *testing.T, s *scenario.Scenario, target system.Target, obs []runner.Observer) (*runner.Outcome, error) {
+	c := target.Consumption
+	if t == nil || s.Kind != scenario.KindConsumption || c == nil || c.TimeNow == nil {
+		return runner.Run(s, target, obs...)
+	}
+	var out *runner.Outcome
+	var err error
+	leak, berr := synctime.Test(t, func(*testing.T) { out, err = runner.Run(s, target, obs...) })
+	switch {
+	case berr != nil:
+		return nil, berr
+	case err != nil:
+		return nil, err
+	case leak != nil && c.TimeNow.Lingering == "":
+		return out, &LeakError{Leak: leak}
+	}
+	return out, nil
 }
 
 // Failed returns the verdicts that failed.

@@ -1,6 +1,7 @@
 package system
 
 import (
+	"github.com/idemcheck/idemcheck/impl/adapter/synctime"
 	"github.com/idemcheck/idemcheck/impl/contract/broker"
 	"github.com/idemcheck/idemcheck/impl/contract/clock"
 	"github.com/idemcheck/idemcheck/impl/contract/store"
@@ -27,6 +28,12 @@ type Consumption struct {
 	// the reference store's). The runner sees the store through
 	// Conventions.Canonical and lets leases run out by its lease end.
 	Conventions store.Conventions
+	// TimeNow is set for a store library that reads the machine's clock
+	// (time.Now) instead of the clock it is given (WithTimeNowStore):
+	// properties.Conformance and CheckProperty (and Hunt given a T) then
+	// play every scenario in a testing/synctest bubble of its own, whose
+	// clock the store's wrapper keeps at the store's time.
+	TimeNow *synctime.Library
 }
 
 func referenceConsumption() *Consumption {
@@ -56,6 +63,18 @@ func WithStore(name string, newStore func(clock.Source) (store.Store, error)) Ta
 func WithStoreConventions(name string, conv store.Conventions, newStore func(clock.Source) (store.Store, error)) Target {
 	t := WithStore(name, newStore)
 	t.Consumption.Conventions = conv
+	return t
+}
+
+// WithTimeNowStore returns the reference consumption parts over a store
+// library that reads time.Now and takes no clock: its stores are built by
+// lib.Open inside a testing/synctest bubble per scenario, wrapped by
+// synctime so that every call first brings the bubble's clock to the
+// store's time. Goroutines the library leaves running after a scenario are
+// a finding unless lib.Lingering says why they may.
+func WithTimeNowStore(name string, lib synctime.Library) Target {
+	t := WithStore(name, lib.Store())
+	t.Consumption.TimeNow = &lib
 	return t
 }
 
@@ -146,7 +165,7 @@ func storeOf(newStore func(clock.Source) store.Store) func(clock.Source) (store.
 // conventions — and nothing else: a world the explorer may search on its
 // compact restatement of the reference (explore/compact).
 func IsReference(c *Consumption) bool {
-	if c == nil || c.Conventions != (store.Conventions{}) {
+	if c == nil || c.Conventions != (store.Conventions{}) || c.TimeNow != nil {
 		return false
 	}
 	same := func(a, b any) bool {

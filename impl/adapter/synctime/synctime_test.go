@@ -1,4 +1,4 @@
-package synctime
+package synctime_test
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/idemcheck/idemcheck/faults/scenario"
+	"github.com/idemcheck/idemcheck/impl/adapter/synctime"
 	"github.com/idemcheck/idemcheck/impl/contract/clock"
 	"github.com/idemcheck/idemcheck/impl/contract/store"
 	"github.com/idemcheck/idemcheck/impl/reference/memstore"
@@ -20,7 +21,7 @@ import (
 func TestSyncFollowsTheHarnessForwardOnly(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		v := clock.NewVirtual(1_700_000_000_000)
-		f := Follow(v)
+		f := synctime.Follow(v)
 		if err := f.Sync(); err != nil {
 			t.Fatal(err)
 		}
@@ -31,7 +32,7 @@ func TestSyncFollowsTheHarnessForwardOnly(t *testing.T) {
 		if err := f.Sync(); err != nil || time.Now().UnixMilli() != v.NowMs() {
 			t.Fatalf("after an advance: %v, bubble %d, harness %d", err, time.Now().UnixMilli(), v.NowMs())
 		}
-		behind := Follow(clock.NewVirtual(1_600_000_000_000))
+		behind := synctime.Follow(clock.NewVirtual(1_600_000_000_000))
 		if err := behind.Sync(); err == nil || !strings.Contains(err.Error(), "only moves forward") {
 			t.Fatalf("a harness clock behind the bubble: error %v", err)
 		}
@@ -39,14 +40,14 @@ func TestSyncFollowsTheHarnessForwardOnly(t *testing.T) {
 }
 
 func TestSyncOutsideABubbleFails(t *testing.T) {
-	if err := Follow(clock.NewVirtual(1_700_000_000_000)).Sync(); err == nil {
+	if err := synctime.Follow(clock.NewVirtual(1_700_000_000_000)).Sync(); err == nil {
 		t.Fatal("Sync outside a bubble did not fail")
 	}
 }
 
 func TestClockOfReadsTheSource(t *testing.T) {
 	n := clock.NewNode("A", clock.NewVirtual(1_700_000_000_000), -5_000)
-	if got := ClockOf(n).Now().UnixMilli(); got != n.NowMs() {
+	if got := synctime.ClockOf(n).Now().UnixMilli(); got != n.NowMs() {
 		t.Fatalf("ClockOf = %d, want %d", got, n.NowMs())
 	}
 }
@@ -60,7 +61,7 @@ func (nowStore) NowMs(context.Context) (int64, error) { return time.Now().UnixMi
 // although the bubble's clock cannot go back to a run's start.
 func TestStoreReportsHarnessTimeRunAfterRun(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		open := Store(func() (store.Store, error) { return nowStore{}, nil })
+		open := synctime.Store(func() (store.Store, error) { return nowStore{}, nil })
 		for run := range 3 {
 			v := clock.NewVirtual(1_700_000_000_000)
 			s, err := open(v)
@@ -81,7 +82,7 @@ func TestStoreReportsHarnessTimeRunAfterRun(t *testing.T) {
 func TestHuntInAFreshBubblePlaysEveryScenario(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		start := time.Now()
-		target := system.WithStore("memstore-in-a-bubble", Store(func() (store.Store, error) { return memstore.New(wallNow{}), nil }))
+		target := system.WithStore("memstore-in-a-bubble", synctime.Store(func() (store.Store, error) { return memstore.New(wallNow{}), nil }))
 		res := properties.Hunt(target, properties.HuntOptions{Kind: scenario.KindConsumption,
 			Properties: properties.ForKind(scenario.KindConsumption), Checks: 200, Seed: 1})
 		if res.Failed {
@@ -104,7 +105,7 @@ func (wallNow) NowMs() int64 { return time.Now().UnixMilli() }
 // A goroutine the library never stops is reported as a leak, not a panic;
 // one stopped by Close is not.
 func TestTestReportsLeakedGoroutines(t *testing.T) {
-	leak, err := Test(t, func(t *testing.T) {
+	leak, err := synctime.Test(t, func(t *testing.T) {
 		tick := time.NewTicker(time.Second)
 		go func() {
 			for range tick.C {
@@ -115,7 +116,7 @@ func TestTestReportsLeakedGoroutines(t *testing.T) {
 	if err != nil || leak == nil || leak.Goroutines != 1 || !strings.Contains(leak.Stack, "TestTestReportsLeakedGoroutines") {
 		t.Fatalf("leak %+v, error %v: want one goroutine with its stack", leak, err)
 	}
-	leak, err = Test(t, func(t *testing.T) {
+	leak, err = synctime.Test(t, func(t *testing.T) {
 		tick := time.NewTicker(time.Second)
 		done := make(chan struct{})
 		go func() {
@@ -133,7 +134,7 @@ func TestTestReportsLeakedGoroutines(t *testing.T) {
 	if err != nil || leak != nil {
 		t.Fatalf("a stopped ticker: leak %+v, error %v", leak, err)
 	}
-	_, err = Test(t, func(t *testing.T) {
+	_, err = synctime.Test(t, func(t *testing.T) {
 		<-make(chan struct{})
 	})
 	if err == nil || !strings.Contains(err.Error(), "blocked for ever") {
@@ -165,7 +166,7 @@ func (t *splitTx) CommitMark(context.Context) error { t.mark++; return nil }
 func TestStoreKeepsSplitTx(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		v := clock.NewVirtual(1_700_000_000_000)
-		s, err := Store(func() (store.Store, error) { return splitStore{memstore.New(wallNow{})}, nil })(v)
+		s, err := synctime.Store(func() (store.Store, error) { return splitStore{memstore.New(wallNow{})}, nil })(v)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -194,8 +195,8 @@ func TestStoreKeepsSplitTx(t *testing.T) {
 }
 
 func TestStoreOutsideABubbleSaysSo(t *testing.T) {
-	_, err := Store(func() (store.Store, error) { return memstore.New(wallNow{}), nil })(clock.NewVirtual(1_700_000_000_000))
-	if !errors.Is(err, ErrNoBubble) {
+	_, err := synctime.Store(func() (store.Store, error) { return memstore.New(wallNow{}), nil })(clock.NewVirtual(1_700_000_000_000))
+	if !errors.Is(err, synctime.ErrNoBubble) {
 		t.Fatalf("error %v, want ErrNoBubble", err)
 	}
 }
@@ -205,7 +206,7 @@ func TestStoreOutsideABubbleSaysSo(t *testing.T) {
 func TestAReplacedTimeNowIsNamed(t *testing.T) {
 	fixed := time.Date(2031, 1, 2, 3, 4, 5, 0, time.UTC)
 	var err error
-	_, bubbleErr := Test(t, func(t *testing.T) {
+	_, bubbleErr := synctime.Test(t, func(t *testing.T) {
 		restore, perr := timepatch.Now(func() time.Time { return fixed })
 		if errors.Is(perr, timepatch.ErrUnsupported) {
 			err = perr
@@ -215,12 +216,12 @@ func TestAReplacedTimeNowIsNamed(t *testing.T) {
 			t.Fatal(perr)
 		}
 		defer restore()
-		_, err = Store(func() (store.Store, error) { return memstore.New(wallNow{}), nil })(clock.NewVirtual(1_700_000_000_000))
+		_, err = synctime.Store(func() (store.Store, error) { return memstore.New(wallNow{}), nil })(clock.NewVirtual(1_700_000_000_000))
 	})
 	if errors.Is(err, timepatch.ErrUnsupported) {
 		t.Skip(err)
 	}
-	if bubbleErr != nil || !errors.Is(err, ErrTimeNowReplaced) {
+	if bubbleErr != nil || !errors.Is(err, synctime.ErrTimeNowReplaced) {
 		t.Fatalf("under a patch of time.Now: error %v (bubble %v), want ErrTimeNowReplaced", err, bubbleErr)
 	}
 	t.Log(err)

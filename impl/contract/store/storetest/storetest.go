@@ -20,6 +20,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/idemcheck/idemcheck/impl/adapter/synctime"
 	"github.com/idemcheck/idemcheck/impl/contract/clock"
 	"github.com/idemcheck/idemcheck/impl/contract/store"
 )
@@ -93,6 +94,63 @@ var checks = []check{
 // convention promises. An unknown convention fails the test at once.
 func Run(t *testing.T, newStore func(t *testing.T, c clock.Source) store.Store, conv ...store.Conventions) {
 	t.Helper()
+	cv := conventionsOf(t, conv)
+	for _, c := range checks {
+		t.Run(c.name, func(t *testing.T) {
+			clk := clock.NewVirtual(startMs)
+			runCheckOn(t, c, newStore(t, clk), clk, cv)
+		})
+	}
+}
+
+// RunTimeNow runs the suite against a store library that reads time.Now
+// and takes no clock (synctime.Library): each rule plays in a
+// testing/synctest bubble of its own, whose clock the library's wrapper
+// (synctime.Store) keeps at the rule's clock, so every time a rule asserts
+// is still exact, and the library's own timers and tickers move with it.
+// The suite closes each rule's store (store.Closer) at the end of the rule;
+// a goroutine the library leaves running after that fails the rule as a
+// leak, unless lib.Lingering says why it may. conv is as for Run.
+//
+//	storetest.RunTimeNow(t, synctime.Library{Open: func() (store.Store, error) { return mylib.New(), nil }})
+func RunTimeNow(t *testing.T, lib synctime.Library, conv ...store.Conventions) {
+	t.Helper()
+	cv := conventionsOf(t, conv)
+	if err := lib.Validate(); err != nil {
+		t.Fatalf("storetest: %v", err)
+	}
+	open := lib.Store()
+	for _, c := range checks {
+		t.Run(c.name, func(t *testing.T) {
+			leak, err := synctime.Test(t, func(t *testing.T) {
+				clk := clock.NewVirtual(startMs)
+				s, err := open(clk)
+				if err != nil {
+					t.Fatalf("storetest: opening the store: %v", err)
+				}
+				if cl, ok := s.(store.Closer); ok {
+					t.Cleanup(func() {
+						if err := cl.Close(); err != nil {
+							t.Errorf("storetest: closing the store: %v", err)
+						}
+					})
+				}
+				runCheckOn(t, c, s, clk, cv)
+			})
+			switch {
+			case err != nil:
+				t.Fatalf("storetest: %v", err)
+			case leak != nil && lib.Lingering == "":
+				t.Errorf("storetest: %v", leak)
+			case leak != nil:
+				t.Logf("storetest: %d goroutine(s) left running, tolerated: %s", leak.Goroutines, lib.Lingering)
+			}
+		})
+	}
+}
+
+func conventionsOf(t *testing.T, conv []store.Conventions) store.Conventions {
+	t.Helper()
 	var cv store.Conventions
 	if len(conv) > 0 {
 		cv = conv[0]
@@ -100,13 +158,12 @@ func Run(t *testing.T, newStore func(t *testing.T, c clock.Source) store.Store, 
 	if err := cv.Validate(); err != nil {
 		t.Fatalf("storetest: %v", err)
 	}
-	for _, c := range checks {
-		t.Run(c.name, func(t *testing.T) {
-			clk := clock.NewVirtual(startMs)
-			s := newStore(t, clk)
-			ctx, cancel := context.WithTimeout(t.Context(), blockTimeout)
-			defer cancel()
-			c.run(&env{t: t, s: s, clock: clk, ctx: ctx, conv: cv})
-		})
-	}
+	return cv
+}
+
+// runCheckOn runs rule c against s, whose time is clk.
+func runCheckOn(t *testing.T, c check, s store.Store, clk *clock.Virtual, cv store.Conventions) {
+	ctx, cancel := context.WithTimeout(t.Context(), blockTimeout)
+	defer cancel()
+	c.run(&env{t: t, s: s, clock: clk, ctx: ctx, conv: cv})
 }
