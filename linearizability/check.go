@@ -13,6 +13,8 @@ import (
 	"github.com/anishathalye/porcupine"
 
 	"github.com/idemcheck/idemcheck/impl/contract/store"
+
+	"github.com/idemcheck/idemcheck/internal/machineclock"
 )
 
 // Verdict is the outcome of a check. There are three, and they are never
@@ -85,7 +87,7 @@ func Check(h History, timeout time.Duration) Result {
 	if timeout <= 0 {
 		timeout = DefaultCheckTimeout
 	}
-	start := time.Now()
+	start := machineclock.Now()
 	deadline := start.Add(timeout)
 	parts := byKey(h.Ops)
 	verdicts := checkKeys(parts, deadline, h.Conventions)
@@ -111,7 +113,7 @@ func Check(h History, timeout time.Duration) Result {
 	default:
 		res.Verdict = Linearizable
 	}
-	res.Elapsed = time.Since(start)
+	res.Elapsed = machineclock.Since(start)
 	return res
 }
 
