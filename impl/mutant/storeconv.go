@@ -16,6 +16,13 @@ var (
 	DeleteOnFail   = store.Conventions{FailedAttempt: store.FailedAttemptDeleted}
 	SilentRelease  = store.Conventions{StaleRelease: store.StaleReleaseNoOp}
 	MarkOnClaim    = store.Conventions{ClaimMark: store.ClaimMarkOnClaim}
+	KeptMark       = store.Conventions{FailedAttempt: store.FailedAttemptKeptMark}
+	// LibraryExpiry expires results two minutes after they finished: longer
+	// than any redelivery window the generator draws.
+	LibraryExpiry  = store.Conventions{Expiry: store.ExpiryByLibrary, ExpiryMs: 120_000}
+	VanishingLease = store.Conventions{ExpiredLease: store.ExpiredLeaseVanishes}
+	LateRefused    = store.Conventions{LateCommit: store.LateCommitRefused}
+	OneError       = store.Conventions{Refusal: store.RefusalOneError}
 )
 
 func conventional(c clock.Source, conv store.Conventions) *memstore.Store {
@@ -83,6 +90,9 @@ func (s *failDeleteRestartsTokens) forget(key store.Key) {
 }
 
 func (s *failDeleteRestartsTokens) Claim(ctx context.Context, key store.Key, leaseMs int64) (store.Claim, error) {
+	if _, ok, err := s.Store.Get(ctx, key); err == nil && !ok {
+		s.forget(key) // the record is gone, whatever removed it: its count restarts
+	}
 	c, err := s.Store.Claim(ctx, key, leaseMs)
 	if err == nil && c.Outcome == store.Acquired {
 		s.mu.Lock()
@@ -168,4 +178,117 @@ func (s markOnClaimNeverExpires) Claim(ctx context.Context, key store.Key, lease
 		return store.Claim{Outcome: store.AlreadyProcessed, AtMs: now}, err
 	}
 	return s.Store.Claim(ctx, key, leaseMs)
+}
+
+// keptMarkNeverExpires keeps a failed attempt's mark for ever.
+type keptMarkNeverExpires struct {
+	*memstore.Store
+	mu   sync.Mutex
+	kept map[store.Key]uint64 // the token whose failed mark never expires
+}
+
+// NewKeptMarkNeverExpires is a store that keeps a failed attempt's mark,
+// as its documentation says (KeptMark), but lets it hold for ever: a failed
+// key is never claimed again and the event is never processed.
+func NewKeptMarkNeverExpires(c clock.Source) store.Store {
+	return &keptMarkNeverExpires{Store: conventional(c, KeptMark), kept: map[store.Key]uint64{}}
+}
+
+func (s *keptMarkNeverExpires) Claim(ctx context.Context, key store.Key, leaseMs int64) (store.Claim, error) {
+	s.mu.Lock()
+	token, kept := s.kept[key]
+	s.mu.Unlock()
+	if r, ok, err := s.Store.Get(ctx, key); err == nil && kept && ok && r.State == store.Processing && r.Token == token {
+		now, err := s.Store.NowMs(ctx)
+		return store.Claim{Outcome: store.Locked, AtMs: now}, err
+	}
+	return s.Store.Claim(ctx, key, leaseMs)
+}
+
+func (s *keptMarkNeverExpires) Fail(ctx context.Context, key store.Key, token uint64, reason string) error {
+	r, ok, _ := s.Store.Get(ctx, key)
+	if err := s.Store.Fail(ctx, key, token, reason); err != nil {
+		return err
+	}
+	if ok && r.State == store.Processing && r.Token == token {
+		s.mu.Lock()
+		s.kept[key] = token
+		s.mu.Unlock()
+	}
+	return nil
+}
+
+// NewLibraryExpiryTooEarly is a store that declares results expire two
+// minutes after they finished (LibraryExpiry) but reads the setting as
+// seconds where it means milliseconds and expires them after 120 ms: a
+// redelivery after that is processed a second time.
+func NewLibraryExpiryTooEarly(c clock.Source) store.Store {
+	return conventional(c, store.Conventions{Expiry: store.ExpiryByLibrary, ExpiryMs: LibraryExpiry.ExpiryMs / 1000})
+}
+
+// NewVanishedLeaseRestartsTokens is a store whose expired leases vanish
+// (VanishingLease) and whose fencing tokens are numbered per record, so
+// they restart once an expired record is gone: the worker whose lease
+// vanished holds a token equal to the next holder's, and its commit lands.
+func NewVanishedLeaseRestartsTokens(c clock.Source) store.Store {
+	return &failDeleteRestartsTokens{Store: conventional(c, VanishingLease), issued: map[store.Key][]uint64{}}
+}
+
+// NewLateCommitLands is a store that declares a commit after its lease ran
+// out refused (LateRefused) but lands it when nobody took the key over: a
+// worker that trusts the refusal to stop a slow commit finds it applied.
+func NewLateCommitLands(c clock.Source) store.Store {
+	return conventional(c, store.Conventions{})
+}
+
+// oneErrorCommitsSettledTwice answers every refusal with one error and
+// checks only the token.
+type oneErrorCommitsSettledTwice struct{ *memstore.Store }
+
+// NewOneErrorCommitsSettledTwice is a store with one error for every
+// refusal (OneError) whose commit compares the token alone: a processed
+// record keeps its token, so a second commit with the token of a settled
+// claim lands again — its entries credited and the record marked anew.
+func NewOneErrorCommitsSettledTwice(c clock.Source) store.Store {
+	return oneErrorCommitsSettledTwice{conventional(c, OneError)}
+}
+
+func (s oneErrorCommitsSettledTwice) Begin(ctx context.Context, key store.Key, token uint64) (store.Tx, error) {
+	tx, err := s.Store.Begin(ctx, key, token)
+	if err != nil {
+		return nil, err
+	}
+	return &tokenOnlyTx{Tx: tx, s: s.Store, key: key, token: token}, nil
+}
+
+type tokenOnlyTx struct {
+	store.Tx
+	s      *memstore.Store
+	key    store.Key
+	token  uint64
+	staged []store.Entry
+}
+
+func (t *tokenOnlyTx) Credit(e store.Entry) {
+	t.staged = append(t.staged, e)
+	t.Tx.Credit(e)
+}
+
+func (t *tokenOnlyTx) Commit(ctx context.Context) (store.CommitResult, error) {
+	r, ok, err := t.s.Get(ctx, t.key)
+	if err != nil || !ok || r.State != store.Processed || r.Token != t.token {
+		return t.Tx.Commit(ctx)
+	}
+	// The bug: the token matches, so the settled claim commits again.
+	_ = t.Tx.Rollback(ctx)
+	now, _ := t.s.NowMs(ctx)
+	res := store.CommitResult{AtMs: now}
+	for _, e := range t.staged {
+		if in, _ := t.s.InsertEntry(ctx, e); in {
+			res.Credited++
+		} else {
+			res.DuplicatesIgnored++
+		}
+	}
+	return res, t.s.MarkProcessed(ctx, t.key)
 }

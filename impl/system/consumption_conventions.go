@@ -28,4 +28,19 @@ func init() {
 	conventionMutant("mark-on-claim-never-expires",
 		"the claim marks the key before the handler (its documented design), but the mark never expires: after a crash the event is never processed",
 		"nothing-lost", mutant.MarkOnClaim, func(c *Consumption) { c.NewStore = storeOf(mutant.NewMarkOnClaimNeverExpires) })
+	conventionMutant("kept-mark-never-expires",
+		"a failed attempt keeps its mark until the lease runs out (its convention), but the mark never runs out: the failed event is never retried",
+		"nothing-lost", mutant.KeptMark, func(c *Consumption) { c.NewStore = storeOf(mutant.NewKeptMarkNeverExpires) })
+	conventionMutant("library-expiry-too-early",
+		"the library expires results itself, declared after two minutes, but reads the setting as seconds and expires them after 120 ms: a later redelivery is processed again",
+		"single-credit", mutant.LibraryExpiry, func(c *Consumption) { c.NewStore = storeOf(mutant.NewLibraryExpiryTooEarly) })
+	conventionMutant("vanished-lease-restarts-tokens",
+		"an expired lease vanishes (its convention) and fencing tokens are numbered per record, so they restart once the record is gone",
+		"linearizability", mutant.VanishingLease, func(c *Consumption) { c.NewStore = storeOf(mutant.NewVanishedLeaseRestartsTokens) })
+	conventionMutant("late-commit-lands",
+		"the store declares a commit after its lease ran out refused, but lands it when nobody took the key over",
+		"linearizability", mutant.LateRefused, func(c *Consumption) { c.NewStore = storeOf(mutant.NewLateCommitLands) })
+	conventionMutant("one-error-commits-settled-twice",
+		"one error answers every refusal (its convention), and the commit compares the token alone: a second commit with a settled claim's token lands again",
+		"linearizability", mutant.OneError, func(c *Consumption) { c.NewStore = storeOf(mutant.NewOneErrorCommitsSettledTwice) })
 }

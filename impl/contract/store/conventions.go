@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"errors"
 	"fmt"
 )
 
@@ -23,6 +24,22 @@ type Conventions struct {
 	// ClaimMark says what a claim answers while another holder's lease
 	// runs.
 	ClaimMark ClaimMark `json:"claimMark,omitempty"`
+	// Expiry says who removes processed records: Cleanup, or the library
+	// itself after ExpiryMs.
+	Expiry Expiry `json:"expiry,omitempty"`
+	// ExpiryMs is, under ExpiryByLibrary, how long after its finishedAt
+	// the library removes a processed record (its result TTL, or its
+	// window). It must be positive then, and zero otherwise.
+	ExpiryMs int64 `json:"expiryMs,omitempty"`
+	// ExpiredLease says what becomes of a record in processing once its
+	// lease ran out.
+	ExpiredLease ExpiredLease `json:"expiredLease,omitempty"`
+	// LateCommit says whether a holder whose lease ran out may still
+	// commit while nobody has taken the key over.
+	LateCommit LateCommit `json:"lateCommit,omitempty"`
+	// Refusal says which error refuses a commit or a release by a caller
+	// that does not hold the claim.
+	Refusal Refusal `json:"refusal,omitempty"`
 }
 
 // LeaseEnd is whether a lease holds at its expiry instant.
@@ -48,6 +65,12 @@ const (
 	// again at attempt 1 — but with a token greater than every one issued
 	// before, or a late worker's commit would land.
 	FailedAttemptDeleted FailedAttempt = "deleted"
+	// FailedAttemptKeptMark: Fail changes nothing — the record stays in
+	// processing under its token and lease, as a library does whose mark
+	// stays until it expires — so the key is claimed again only once the
+	// lease ran out (a takeover, the next attempt, a greater token). Until
+	// then the failed holder's token still holds the claim.
+	FailedAttemptKeptMark FailedAttempt = "kept-mark"
 )
 
 // StaleRelease is what Fail answers with a stale token.
@@ -75,6 +98,62 @@ const (
 	ClaimMarkOnClaim ClaimMark = "mark-on-claim"
 )
 
+// Expiry is who removes processed records.
+type Expiry string
+
+const (
+	// ExpiryCleanup (also ""): processed records stay until Cleanup removes
+	// them, by the store's clock and the retention it is given.
+	ExpiryCleanup Expiry = "cleanup"
+	// ExpiryByLibrary: the library removes a processed record itself once
+	// ExpiryMs have passed since its finishedAt (a record finished at F is
+	// gone from F+ExpiryMs on) — a result TTL, or a windowed repository —
+	// and has no retention call: Cleanup removes nothing. Fencing tokens
+	// must still grow past the removal.
+	ExpiryByLibrary Expiry = "library"
+)
+
+// ExpiredLease is what becomes of a record whose lease ran out.
+type ExpiredLease string
+
+const (
+	// ExpiredLeaseTakenOver (also ""): the record stays in processing; the
+	// next claim takes it over (Takeover set, the next attempt).
+	ExpiredLeaseTakenOver ExpiredLease = "taken-over"
+	// ExpiredLeaseVanishes: the record is gone once its lease ran out, as
+	// an expiring key is: Get and Records no longer show it, the next
+	// claim acquires it afresh (attempt 1, no takeover) with a token
+	// greater than every earlier one, and the old holder's commit finds no
+	// claim.
+	ExpiredLeaseVanishes ExpiredLease = "vanishes"
+)
+
+// LateCommit is whether a holder may commit once its lease ran out.
+type LateCommit string
+
+const (
+	// LateCommitAllowed (also ""): a commit lands as long as nobody took
+	// the key over, even after the lease ran out.
+	LateCommitAllowed LateCommit = "allowed"
+	// LateCommitRefused: a commit at or after the lease's end is refused
+	// (ErrStaleToken) and changes nothing, taken over or not; the record
+	// stays in processing for the next claim to take over.
+	LateCommitRefused LateCommit = "refused"
+)
+
+// Refusal is which error refuses a caller that does not hold the claim.
+type Refusal string
+
+const (
+	// RefusalDistinct (also ""): ErrStaleToken while another holder has
+	// the claim, ErrNotHeld when nobody does.
+	RefusalDistinct Refusal = "distinct"
+	// RefusalOneError: the library has one error for both, and the store
+	// wraps either ErrStaleToken or ErrNotHeld whichever the case; the
+	// refusal must still change nothing.
+	RefusalOneError Refusal = "one-error"
+)
+
 // Validate reports an unknown convention, naming the field and the values
 // it takes.
 func (c Conventions) Validate() error {
@@ -87,9 +166,9 @@ func (c Conventions) Validate() error {
 		return bad("LeaseEnd", c.LeaseEnd, LeaseEndExclusive, LeaseEndInclusive)
 	}
 	switch c.FailedAttempt {
-	case "", FailedAttemptRecord, FailedAttemptDeleted:
+	case "", FailedAttemptRecord, FailedAttemptDeleted, FailedAttemptKeptMark:
 	default:
-		return bad("FailedAttempt", c.FailedAttempt, FailedAttemptRecord, FailedAttemptDeleted)
+		return bad("FailedAttempt", c.FailedAttempt, FailedAttemptRecord, FailedAttemptDeleted, FailedAttemptKeptMark)
 	}
 	switch c.StaleRelease {
 	case "", StaleReleaseError, StaleReleaseNoOp:
@@ -101,7 +180,50 @@ func (c Conventions) Validate() error {
 	default:
 		return bad("ClaimMark", c.ClaimMark, ClaimMarkLocked, ClaimMarkOnClaim)
 	}
+	switch c.Expiry {
+	case "", ExpiryCleanup:
+		if c.ExpiryMs != 0 {
+			return fmt.Errorf("store: convention ExpiryMs %d is set but Expiry is %q; ExpiryMs is the library's own expiry (Expiry %q)", c.ExpiryMs, c.Expiry, ExpiryByLibrary)
+		}
+	case ExpiryByLibrary:
+		if c.ExpiryMs <= 0 {
+			return fmt.Errorf("store: convention Expiry %q needs ExpiryMs, how long after finishedAt the library removes a processed record; got %d", c.Expiry, c.ExpiryMs)
+		}
+	default:
+		return bad("Expiry", c.Expiry, ExpiryCleanup, ExpiryByLibrary)
+	}
+	switch c.ExpiredLease {
+	case "", ExpiredLeaseTakenOver, ExpiredLeaseVanishes:
+	default:
+		return bad("ExpiredLease", c.ExpiredLease, ExpiredLeaseTakenOver, ExpiredLeaseVanishes)
+	}
+	switch c.LateCommit {
+	case "", LateCommitAllowed, LateCommitRefused:
+	default:
+		return bad("LateCommit", c.LateCommit, LateCommitAllowed, LateCommitRefused)
+	}
+	switch c.Refusal {
+	case "", RefusalDistinct, RefusalOneError:
+	default:
+		return bad("Refusal", c.Refusal, RefusalDistinct, RefusalOneError)
+	}
 	return nil
+}
+
+// Expired reports whether a processed record finished at finishedAtMs is
+// gone by nowMs under the library's own expiry.
+func (c Conventions) Expired(finishedAtMs, nowMs int64) bool {
+	return c.Expiry == ExpiryByLibrary && nowMs >= finishedAtMs+c.ExpiryMs
+}
+
+// Refuses reports whether err is a refusal the conventions allow where
+// want (ErrStaleToken or ErrNotHeld) is due: want itself, or under
+// RefusalOneError either of them.
+func (c Conventions) Refuses(err, want error) bool {
+	if errors.Is(err, want) {
+		return true
+	}
+	return c.Refusal == RefusalOneError && (errors.Is(err, ErrStaleToken) || errors.Is(err, ErrNotHeld))
 }
 
 // LeaseHolds reports whether a lease ending at leaseUntilMs still holds at

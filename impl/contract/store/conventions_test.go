@@ -14,6 +14,12 @@ func TestUnknownConventionsAreNamed(t *testing.T) {
 		{Conventions{FailedAttempt: "kept"}, "FailedAttempt"},
 		{Conventions{StaleRelease: "panic"}, "StaleRelease"},
 		{Conventions{ClaimMark: "marked"}, "ClaimMark"},
+		{Conventions{Expiry: "ttl"}, "Expiry"},
+		{Conventions{Expiry: ExpiryByLibrary}, "ExpiryMs"},
+		{Conventions{ExpiryMs: 1000}, "ExpiryMs"},
+		{Conventions{ExpiredLease: "gone"}, "ExpiredLease"},
+		{Conventions{LateCommit: "never"}, "LateCommit"},
+		{Conventions{Refusal: "same"}, "Refusal"},
 	} {
 		err := c.conv.Validate()
 		if err == nil || !strings.Contains(err.Error(), c.field) {

@@ -70,7 +70,27 @@ func (s *Store) nextToken() uint64 {
 func (s *Store) Claim(_ context.Context, key store.Key, leaseMs int64) (store.Claim, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.claimLocked(key, leaseMs, s.clock.NowMs()), nil
+	now := s.clock.NowMs()
+	s.expireLocked(now)
+	return s.claimLocked(key, leaseMs, now), nil
+}
+
+// expireLocked removes what the conventions say is gone by now: processed
+// records past the library's own expiry, and records whose lease ran out
+// when expired leases vanish. The store-wide token counter keeps later
+// tokens above theirs.
+func (s *Store) expireLocked(now int64) {
+	if s.conv.Expiry != store.ExpiryByLibrary && s.conv.ExpiredLease != store.ExpiredLeaseVanishes {
+		return
+	}
+	for k, r := range s.records {
+		switch {
+		case r.State == store.Processed && s.conv.Expired(r.FinishedAtMs, now):
+			delete(s.records, k)
+		case r.State == store.Processing && s.conv.ExpiredLease == store.ExpiredLeaseVanishes && !s.conv.LeaseHolds(now, r.LeaseUntilMs):
+			delete(s.records, k)
+		}
+	}
 }
 
 func (s *Store) claimLocked(key store.Key, leaseMs, now int64) store.Claim {
@@ -110,6 +130,10 @@ func (s *Store) Begin(_ context.Context, key store.Key, token uint64) (store.Tx,
 func (s *Store) checkHeldLocked(key store.Key, token uint64) error {
 	r, ok := s.records[key]
 	if !ok || r.State != store.Processing {
+		if s.conv.Refusal == store.RefusalOneError {
+			// One error for every refusal, as such a library has.
+			return fmt.Errorf("%w: %s: claim lost", store.ErrStaleToken, key)
+		}
 		return fmt.Errorf("%w: %s", store.ErrNotHeld, key)
 	}
 	if r.Token != token {
@@ -122,13 +146,18 @@ func (s *Store) checkHeldLocked(key store.Key, token uint64) error {
 func (s *Store) Fail(_ context.Context, key store.Key, token uint64, reason string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.expireLocked(s.clock.NowMs())
 	if err := s.checkHeldLocked(key, token); err != nil {
 		if s.conv.StaleRelease == store.StaleReleaseNoOp {
 			return nil
 		}
 		return err
 	}
-	if s.conv.FailedAttempt == store.FailedAttemptDeleted {
+	switch s.conv.FailedAttempt {
+	case store.FailedAttemptKeptMark:
+		// The mark stays until its lease runs out.
+		return nil
+	case store.FailedAttemptDeleted:
 		// The store-wide token counter keeps the next claim's token above
 		// this one, although the record that held it is gone.
 		delete(s.records, key)
@@ -145,6 +174,7 @@ func (s *Store) Fail(_ context.Context, key store.Key, token uint64, reason stri
 func (s *Store) Get(_ context.Context, key store.Key) (store.Record, bool, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.expireLocked(s.clock.NowMs())
 	r, ok := s.records[key]
 	if !ok {
 		return store.Record{}, false, nil
@@ -156,7 +186,12 @@ func (s *Store) Get(_ context.Context, key store.Key) (store.Record, bool, error
 func (s *Store) Cleanup(_ context.Context, retentionMs int64) ([]store.Key, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.purgeLocked(s.clock.NowMs() - retentionMs), nil
+	now := s.clock.NowMs()
+	s.expireLocked(now)
+	if s.conv.Expiry == store.ExpiryByLibrary {
+		return nil, nil // the library expires its records itself: no retention call
+	}
+	return s.purgeLocked(now - retentionMs), nil
 }
 
 // purgeLocked deletes processed records finished at or before cutoff.
@@ -176,6 +211,7 @@ func (s *Store) purgeLocked(cutoff int64) []store.Key {
 func (s *Store) Records(context.Context) ([]store.Record, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.expireLocked(s.clock.NowMs())
 	out := make([]store.Record, 0, len(s.records))
 	for _, r := range s.records {
 		out = append(out, *r)
@@ -272,10 +308,14 @@ func (t *tx) Commit(context.Context) (store.CommitResult, error) {
 	s := t.s
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	now := s.clock.NowMs()
+	s.expireLocked(now)
 	if err := s.checkHeldLocked(t.key, t.token); err != nil {
 		return store.CommitResult{}, err
 	}
-	now := s.clock.NowMs()
+	if r := s.records[t.key]; s.conv.LateCommit == store.LateCommitRefused && !s.conv.LeaseHolds(now, r.LeaseUntilMs) {
+		return store.CommitResult{}, fmt.Errorf("%w: %s: the lease ran out at %d, before the commit at %d", store.ErrStaleToken, t.key, r.LeaseUntilMs, now)
+	}
 	res := store.CommitResult{AtMs: now}
 	for _, e := range t.staged {
 		if s.insertLocked(e) {

@@ -48,6 +48,7 @@ const (
 	bugFailDropsReason    bug = "fail drops the reason"
 	bugGetWrongRecord     bug = "Get ignores the consumer"
 	bugCommitDropsColumns bug = "ledger drops a column"
+	bugLateCommitRefused  bug = "a late commit refused though nobody took over"
 )
 
 // rendezvous lets a call wait until another call arrives, so a race the bug

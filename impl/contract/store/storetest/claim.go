@@ -33,7 +33,14 @@ func checkProcessedIsAlreadyProcessed(e *env) {
 	k := key("e1")
 	e.settle(k, entry("ledger", "e1", 100))
 	before := e.snapshot()
-	for _, wait := range []int64{0, leaseMs, 100 * leaseMs} {
+	waits := []int64{0, leaseMs, 100 * leaseMs}
+	if e.libraryExpiry() {
+		// Declared: the library removes the record once its expiry has
+		// passed (CleanupByStoreTime checks that); until then it is done.
+		half := (e.conv.ExpiryMs - 1) / 2
+		waits = []int64{0, half, half}
+	}
+	for _, wait := range waits {
 		e.advance(wait)
 		c := e.claim(k)
 		e.equal("claim of a processed key", c, store.Claim{Outcome: store.AlreadyProcessed, AtMs: e.now()})
@@ -66,6 +73,10 @@ func checkExpiredLeaseIsTakenOver(e *env) {
 	k := key("e1")
 	first := e.acquire(k)
 	e.advance(leaseMs)
+	if e.vanishes() && e.conv.LeaseEnd != store.LeaseEndInclusive {
+		checkExpiredLeaseVanishes(e, k, first)
+		return
+	}
 	if e.conv.LeaseEnd == store.LeaseEndInclusive {
 		// Declared to hold at its expiry instant: busy there, taken over
 		// one millisecond later.
@@ -73,6 +84,10 @@ func checkExpiredLeaseIsTakenOver(e *env) {
 		e.equal("claim at the expiry instant of an inclusive lease", e.claim(k), store.Claim{Outcome: e.busy(), AtMs: e.now()})
 		e.unchanged("a claim at the expiry instant of an inclusive lease", before)
 		e.advance(1)
+	}
+	if e.vanishes() {
+		checkExpiredLeaseVanishes(e, k, first)
+		return
 	}
 	at := e.now()
 	c := e.claim(k)
@@ -82,6 +97,26 @@ func checkExpiredLeaseIsTakenOver(e *env) {
 	e.equal("takeover claim", c, store.Claim{Outcome: store.Acquired, Token: c.Token, Attempt: 2, Takeover: true, AtMs: at})
 	e.equal("record after takeover", e.mustGet(k), store.Record{
 		Key: k, State: store.Processing, StartedAtMs: at, Attempts: 2, Token: c.Token, LeaseUntilMs: at + leaseMs,
+	})
+}
+
+// checkExpiredLeaseVanishes: declared, a record whose lease ran out is
+// gone — no record, no takeover — and the next claim acquires the key
+// afresh, attempt 1, with a token greater than the expired holder's, who
+// then holds nothing. Catches a vanished record whose token counter
+// restarts, and a record that lingers after its declared end.
+func checkExpiredLeaseVanishes(e *env, k store.Key, first store.Claim) {
+	if r, ok := e.get(k); ok {
+		e.t.Errorf("record after its lease ran out = %+v, want none: the store declares that expired leases vanish", r)
+	}
+	at := e.now()
+	c := e.claim(k)
+	if c.Token <= first.Token {
+		e.t.Errorf("claim after the lease vanished: token %d, want greater than the expired holder's %d", c.Token, first.Token)
+	}
+	e.equal("claim after the lease vanished", c, store.Claim{Outcome: store.Acquired, Token: c.Token, Attempt: 1, AtMs: at})
+	e.equal("record after the lease vanished", e.mustGet(k), store.Record{
+		Key: k, State: store.Processing, StartedAtMs: at, Attempts: 1, Token: c.Token, LeaseUntilMs: at + leaseMs,
 	})
 }
 
@@ -108,7 +143,14 @@ func checkTokensStrictlyIncrease(e *env) {
 			e.t.Fatalf("Fail: %v", err)
 		}
 		e.acquire(key("other-" + string(rune('a'+i))))
-		next("reclaim after fail in the same millisecond", e.claim(k))
+		if e.keepsMark() {
+			// Declared: the failed attempt's mark stays until its lease
+			// runs out.
+			e.advance(e.runOut())
+			next("reclaim once the failed attempt's mark ran out", e.claim(k))
+		} else {
+			next("reclaim after fail in the same millisecond", e.claim(k))
+		}
 		e.advance(e.runOut())
 		next("takeover", e.claim(k))
 	}
@@ -124,10 +166,15 @@ func checkTokensIncreaseAfterCleanup(e *env) {
 	e.advance(e.runOut())
 	second := e.acquire(k) // a takeover: first is now a stale holder
 	e.mustCommit(k, second.Token, entry("ledger", "e1", 100))
-	e.advance(retentionMs)
-	e.equal("Cleanup", e.cleanup(retentionMs), []store.Key{k})
+	if e.libraryExpiry() {
+		// Declared: the library removes the record itself.
+		e.advance(e.conv.ExpiryMs)
+	} else {
+		e.advance(retentionMs)
+		e.equal("Cleanup", e.cleanup(retentionMs), []store.Key{k})
+	}
 	if r, ok := e.get(k); ok {
-		e.t.Fatalf("record survived Cleanup: %+v", r)
+		e.t.Fatalf("record survived its removal: %+v", r)
 	}
 	c := e.claim(k)
 	if c.Token <= second.Token {
@@ -159,15 +206,22 @@ func checkAttemptsCount(e *env) {
 	e.claim(k) // locked
 	e.advance(e.runOut())
 	c := e.claim(k)
-	want("takeover after two locked claims", c, 2)
+	attempts := e.afterExpiry(1)
+	want("takeover after two locked claims", c, attempts)
 	if err := e.fail(k, c.Token, "transient"); err != nil {
 		e.t.Fatalf("Fail: %v", err)
 	}
-	c = e.claim(k)
-	wantAttempts := 3
-	if e.deletesFailed() {
+	var wantAttempts int
+	switch {
+	case e.deletesFailed():
 		wantAttempts = 1 // the failed record was deleted: counting starts again
+	case e.keepsMark():
+		e.advance(e.runOut()) // the failed attempt's mark stays until then
+		wantAttempts = e.afterExpiry(attempts)
+	default:
+		wantAttempts = attempts + 1
 	}
+	c = e.claim(k)
 	want("reclaim after fail", c, wantAttempts)
 	e.mustCommit(k, c.Token)
 	e.claim(k) // already processed

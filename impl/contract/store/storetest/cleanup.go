@@ -12,6 +12,10 @@ import (
 // would then process the event again), an unsorted answer, and a cleanup
 // that deletes ledger entries.
 func checkCleanupByStoreTime(e *env) {
+	if e.libraryExpiry() {
+		checkExpiryByLibrary(e)
+		return
+	}
 	// Settled at startMs, in an order that is not the sorted one.
 	old := []store.Key{
 		{Tenant: "t2", Consumer: "ledger", ID: "a"},
@@ -51,12 +55,59 @@ func checkCleanupByStoreTime(e *env) {
 
 	e.advance(100 * retentionMs)
 	e.equal("Cleanup long after", e.cleanup(retentionMs), []store.Key(nil))
-	left := []store.Key{failed, processing}
-	if e.deletesFailed() {
-		left = []store.Key{processing} // Fail already deleted the failed record
+	var left []store.Key
+	switch {
+	case e.deletesFailed(): // Fail already deleted the failed record
+	case e.keepsMark() && e.vanishes(): // its kept mark's lease ran out: gone
+	default:
+		left = append(left, failed)
+	}
+	if !e.vanishes() { // its lease long ran out: gone where expired leases vanish
+		left = append(left, processing)
 	}
 	e.equal("records left by Cleanup", keysOf(e.records()), left)
 	e.equal("ledger after Cleanup", e.ledger(), ledger)
+}
+
+// checkExpiryByLibrary: declared, the library removes a processed record
+// itself once ExpiryMs have passed since its finishedAt, and Cleanup (there
+// is no retention call) removes nothing; records in processing or failed
+// are not its to expire, and the ledger stays. Catches an expiry early or
+// late against the declared one, and a Cleanup that still deletes.
+func checkExpiryByLibrary(e *env) {
+	exp := e.conv.ExpiryMs
+	done := key("done")
+	e.settle(done, entry("ledger", "done", 1))
+	failed := key("failed")
+	c := e.acquire(failed)
+	if err := e.fail(failed, c.Token, "transient"); err != nil {
+		e.t.Fatalf("Fail: %v", err)
+	}
+	ledger := e.ledger()
+	e.advance(exp - 1)
+	before := e.snapshot()
+	e.equal("Cleanup under the library's own expiry", e.cleanup(1), []store.Key(nil))
+	e.unchanged("Cleanup under the library's own expiry", before)
+	if _, ok := e.get(done); !ok {
+		e.t.Errorf("record finished %dms ago is gone: the declared expiry is %dms", exp-1, exp)
+	}
+	e.advance(1)
+	if r, ok := e.get(done); ok {
+		e.t.Errorf("record finished %dms ago is still there: %+v, want it expired by the library", exp, r)
+	}
+	for _, r := range e.records() {
+		if r.Key == done {
+			e.t.Errorf("Records still lists %s after its expiry", done)
+		}
+	}
+	if e.deletesFailed() || (e.keepsMark() && e.vanishes()) {
+		if _, ok := e.get(failed); ok {
+			e.t.Errorf("the failed record of %s is back", failed)
+		}
+	} else if _, ok := e.get(failed); !ok && !e.vanishes() {
+		e.t.Errorf("the library expired the unsettled record of %s", failed)
+	}
+	e.equal("ledger after the expiry", e.ledger(), ledger)
 }
 
 // checkRecordsSortedByKey: Records returns every record sorted by (Tenant,

@@ -64,18 +64,20 @@ func checkCommitRequiresHeldClaim(e *env) {
 	e.wantErr("commit of a never claimed key", err, store.ErrNotHeld)
 	e.unchanged("a commit of a never claimed key", before)
 
-	failed := key("failed")
-	c := e.acquire(failed)
-	if err := e.fail(failed, c.Token, "transient"); err != nil {
-		e.t.Fatalf("Fail: %v", err)
+	if !e.keepsMark() { // declared kept: a failed attempt's token holds until its lease ends
+		failed := key("failed")
+		c := e.acquire(failed)
+		if err := e.fail(failed, c.Token, "transient"); err != nil {
+			e.t.Fatalf("Fail: %v", err)
+		}
+		before = e.snapshot()
+		_, err = e.commit(failed, c.Token, entry("ledger", "failed", 1))
+		e.wantErr("commit of a failed claim", err, store.ErrNotHeld)
+		e.unchanged("a commit of a failed claim", before)
 	}
-	before = e.snapshot()
-	_, err = e.commit(failed, c.Token, entry("ledger", "failed", 1))
-	e.wantErr("commit of a failed claim", err, store.ErrNotHeld)
-	e.unchanged("a commit of a failed claim", before)
 
 	done := key("done")
-	c = e.settle(done, entry("ledger", "done", 1))
+	c := e.settle(done, entry("ledger", "done", 1))
 	before = e.snapshot()
 	_, err = e.commit(done, c.Token, entry("ledger", "done-again", 1))
 	e.wantErr("second commit of a settled claim", err, store.ErrNotHeld)
@@ -150,4 +152,37 @@ func checkRollbackLandsNothing(e *env) {
 		e.t.Errorf("Rollback after Commit: %v", err)
 	}
 	e.unchanged("Rollback after Commit", after)
+}
+
+// checkCommitAfterLeaseRanOut: a holder whose lease ran out while nobody
+// took the key over still commits — unless declared otherwise: under
+// LateCommitRefused its commit is refused (ErrStaleToken), changes nothing,
+// and leaves the record in processing for the next claim to take over;
+// where expired leases vanish there is no claim left to commit under
+// (ErrNotHeld). Catches a late commit landing under a declared refusal,
+// and a refusal that drops the record.
+func checkCommitAfterLeaseRanOut(e *env) {
+	k := key("e1")
+	c := e.acquire(k)
+	e.advance(e.runOut())
+	before := e.snapshot()
+	res, err := e.commit(k, c.Token, entry("ledger", "e1", 100))
+	switch {
+	case e.vanishes():
+		e.wantErr("commit after the lease vanished", err, store.ErrNotHeld)
+		e.unchanged("a commit after the lease vanished", before)
+	case e.conv.LateCommit == store.LateCommitRefused:
+		e.wantErr("commit after the lease ran out", err, store.ErrStaleToken)
+		e.unchanged("a refused late commit", before)
+		next := e.claim(k)
+		e.equal("claim after a refused late commit", next, store.Claim{Outcome: store.Acquired, Token: next.Token, Attempt: 2, Takeover: true, AtMs: e.now()})
+	default:
+		if err != nil {
+			e.t.Fatalf("commit after the lease ran out, nobody having taken over: %v", err)
+		}
+		e.equal("late commit", res, store.CommitResult{Credited: 1, AtMs: e.now()})
+		if r := e.mustGet(k); r.State != store.Processed {
+			e.t.Errorf("record after a late commit: %s, want processed", r.State)
+		}
+	}
 }

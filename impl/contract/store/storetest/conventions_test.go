@@ -42,7 +42,11 @@ func conventional(t *testing.T, conv store.Conventions) func(clock.Source) store
 
 var conventions = []store.Conventions{
 	mutant.InclusiveLease, mutant.DeleteOnFail, mutant.SilentRelease, mutant.MarkOnClaim,
+	mutant.KeptMark, mutant.LibraryExpiry, mutant.VanishingLease, mutant.LateRefused, mutant.OneError,
 	{LeaseEnd: store.LeaseEndInclusive, FailedAttempt: store.FailedAttemptDeleted, StaleRelease: store.StaleReleaseNoOp, ClaimMark: store.ClaimMarkOnClaim},
+	{LeaseEnd: store.LeaseEndInclusive, FailedAttempt: store.FailedAttemptKeptMark, ClaimMark: store.ClaimMarkOnClaim,
+		Expiry: store.ExpiryByLibrary, ExpiryMs: 120_000, ExpiredLease: store.ExpiredLeaseVanishes, Refusal: store.RefusalOneError},
+	{FailedAttempt: store.FailedAttemptKeptMark, LateCommit: store.LateCommitRefused, Refusal: store.RefusalOneError, StaleRelease: store.StaleReleaseNoOp},
 }
 
 // A correct store of each convention passes every rule once it declares the
@@ -77,6 +81,11 @@ func TestConventionMutantsAreCaught(t *testing.T) {
 		{"fail-delete-restarts-tokens", mutant.DeleteOnFail, mutant.NewFailDeleteRestartsTokens},
 		{"stale-release-frees-claim", mutant.SilentRelease, mutant.NewStaleReleaseFreesClaim},
 		{"mark-on-claim-never-expires", mutant.MarkOnClaim, mutant.NewMarkOnClaimNeverExpires},
+		{"kept-mark-never-expires", mutant.KeptMark, mutant.NewKeptMarkNeverExpires},
+		{"library-expiry-too-early", mutant.LibraryExpiry, mutant.NewLibraryExpiryTooEarly},
+		{"vanished-lease-restarts-tokens", mutant.VanishingLease, mutant.NewVanishedLeaseRestartsTokens},
+		{"late-commit-lands", mutant.LateRefused, mutant.NewLateCommitLands},
+		{"one-error-commits-settled-twice", mutant.OneError, mutant.NewOneErrorCommitsSettledTwice},
 	} {
 		var caught []string
 		for _, c := range checks {

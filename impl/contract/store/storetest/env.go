@@ -2,7 +2,6 @@ package storetest
 
 import (
 	"context"
-	"errors"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
@@ -31,6 +30,26 @@ func (e *env) busy() store.Outcome { return e.conv.BusyOutcome() }
 
 // deletesFailed says whether Fail deletes the record.
 func (e *env) deletesFailed() bool { return e.conv.FailedAttempt == store.FailedAttemptDeleted }
+
+// keepsMark says whether Fail keeps the record in processing until its
+// lease runs out.
+func (e *env) keepsMark() bool { return e.conv.FailedAttempt == store.FailedAttemptKeptMark }
+
+// vanishes says whether a record is gone once its lease ran out.
+func (e *env) vanishes() bool { return e.conv.ExpiredLease == store.ExpiredLeaseVanishes }
+
+// libraryExpiry says whether the library removes processed records itself.
+func (e *env) libraryExpiry() bool { return e.conv.Expiry == store.ExpiryByLibrary }
+
+// afterExpiry is the attempt of a claim that follows one with attempt
+// prev whose lease ran out: the next, or 1 when the expired record
+// vanished.
+func (e *env) afterExpiry(prev int) int {
+	if e.vanishes() {
+		return 1
+	}
+	return prev + 1
+}
 
 // wantStale fails the check unless err wraps target, or is nil for a store
 // whose stale release is a silent no-op (by its convention).
@@ -195,10 +214,16 @@ func (e *env) equal(what string, got, want any) {
 // for "none".
 var cmpOpts = cmpopts.EquateEmpty()
 
-// wantErr fails the check unless err wraps target.
+// wantErr fails the check unless err wraps target (or, for a store with
+// one error for every refusal, either refusal).
 func (e *env) wantErr(what string, err, target error) {
 	e.t.Helper()
-	if !errors.Is(err, target) {
-		e.t.Errorf("%s: error %v, want one wrapping %q", what, err, target)
+	if e.conv.Refuses(err, target) {
+		return
 	}
+	if e.conv.Refusal == store.RefusalOneError {
+		e.t.Errorf("%s: error %v, want one wrapping %q or %q (one error for every refusal)", what, err, store.ErrStaleToken, store.ErrNotHeld)
+		return
+	}
+	e.t.Errorf("%s: error %v, want one wrapping %q", what, err, target)
 }

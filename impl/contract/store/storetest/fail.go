@@ -13,6 +13,10 @@ func checkFailReleasesAtOnce(e *env) {
 	k := key("e1")
 	c := e.acquire(k)
 	e.advance(5)
+	if e.keepsMark() {
+		checkFailKeepsMark(e, k, c)
+		return
+	}
 	if err := e.fail(k, c.Token, "boom"); err != nil {
 		e.t.Fatalf("Fail: %v", err)
 	}
@@ -46,6 +50,31 @@ func checkFailReleasesAtOnce(e *env) {
 	e.unchanged("a commit after Fail with the failed attempt's token", before)
 }
 
+// checkFailKeepsMark: declared, Fail changes nothing — the mark stays in
+// processing under its token and lease — and the key is claimed again once
+// the lease ran out: a takeover, the next attempt, a greater token; the
+// failed worker is then fenced off. Catches a kept mark that never expires,
+// and one whose takeover keeps the token.
+func checkFailKeepsMark(e *env, k store.Key, c store.Claim) {
+	before := e.snapshot()
+	if err := e.fail(k, c.Token, "boom"); err != nil {
+		e.t.Fatalf("Fail: %v", err)
+	}
+	e.unchanged("Fail under a kept mark", before)
+	e.equal("claim while the failed attempt's mark holds", e.claim(k), store.Claim{Outcome: e.busy(), AtMs: e.now()})
+	e.advance(e.runOut() - 5)
+	at := e.now()
+	again := e.claim(k)
+	if again.Token <= c.Token {
+		e.t.Errorf("claim once the mark ran out: token %d, want greater than %d", again.Token, c.Token)
+	}
+	e.equal("claim once the mark ran out", again, store.Claim{Outcome: store.Acquired, Token: again.Token, Attempt: e.afterExpiry(1), Takeover: !e.vanishes(), AtMs: at})
+	before = e.snapshot()
+	_, err := e.commit(k, c.Token, entry("ledger", "e1-late", 1))
+	e.wantErr("commit by the worker whose attempt failed, once taken over", err, store.ErrStaleToken)
+	e.unchanged("a commit with the failed attempt's token after the takeover", before)
+}
+
 // checkFailWithStaleTokenChangesNothing: Fail with a token that is not the
 // record's current one changes nothing: ErrStaleToken while another holder
 // has it, ErrNotHeld when nobody holds it (never claimed, processed, already
@@ -76,7 +105,11 @@ func checkFailWithStaleTokenChangesNothing(e *env) {
 		e.t.Fatalf("Fail: %v", err)
 	}
 	before = e.snapshot()
-	e.wantStale("second Fail of one claim", e.fail(twice, c.Token, "second"), store.ErrNotHeld)
+	if err := e.fail(twice, c.Token, "second"); !e.keepsMark() || err != nil {
+		// Under a kept mark the failed attempt still holds its claim: a
+		// second Fail is the same no-op.
+		e.wantStale("second Fail of one claim", err, store.ErrNotHeld)
+	}
 	e.unchanged("a second Fail", before)
 }
 

@@ -71,6 +71,7 @@ var checks = []check{
 	{"CommitRequiresHeldClaim", checkCommitRequiresHeldClaim},
 	{"LedgerUniquePerConsumerEvent", checkLedgerUniquePerConsumerEvent},
 	{"RollbackLandsNothing", checkRollbackLandsNothing},
+	{"CommitAfterLeaseRanOut", checkCommitAfterLeaseRanOut},
 	{"FailReleasesAtOnce", checkFailReleasesAtOnce},
 	{"FailWithStaleTokenChangesNothing", checkFailWithStaleTokenChangesNothing},
 	{"KeyIdentity", checkKeyIdentity},

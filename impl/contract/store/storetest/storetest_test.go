@@ -78,6 +78,7 @@ var killers = map[bug][]string{
 	bugFinishedAtClaim:    {"CommitLandsEffectAndMark"},
 	bugLeaseKeptOnCommit:  {"CommitLandsEffectAndMark"},
 	bugCommitDropsColumns: {"CommitLandsEffectAndMark"},
+	bugLateCommitRefused:  {"CommitAfterLeaseRanOut"},
 	bugNoUnique:           {"LedgerUniquePerConsumerEvent"},
 	bugUniqueOnEvent:      {"LedgerUniquePerConsumerEvent"},
 	bugDuplicateAborts:    {"LedgerUniquePerConsumerEvent"},

@@ -383,6 +383,9 @@ func (t *toyTx) Commit(ctx context.Context) (store.CommitResult, error) {
 	default:
 		err = s.heldLocked(t.key, t.token)
 	}
+	if r := s.find(t.key); err == nil && s.bug == bugLateCommitRefused && r.LeaseUntilMs <= res.AtMs {
+		err = fmt.Errorf("%w: lease ran out", store.ErrStaleToken)
+	}
 	if err != nil {
 		return store.CommitResult{}, err
 	}
