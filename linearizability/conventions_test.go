@@ -17,6 +17,14 @@ var everyConvention = []store.Conventions{
 	{StaleRelease: store.StaleReleaseNoOp},
 	{ClaimMark: store.ClaimMarkOnClaim},
 	{LeaseEnd: store.LeaseEndInclusive, FailedAttempt: store.FailedAttemptDeleted, StaleRelease: store.StaleReleaseNoOp, ClaimMark: store.ClaimMarkOnClaim},
+	{FailedAttempt: store.FailedAttemptKeptMark},
+	// An expiry shorter than a recording's run, so that records expire in it.
+	{Expiry: store.ExpiryByLibrary, ExpiryMs: 30},
+	{ExpiredLease: store.ExpiredLeaseVanishes},
+	{LateCommit: store.LateCommitRefused},
+	{Refusal: store.RefusalOneError},
+	{LeaseEnd: store.LeaseEndInclusive, FailedAttempt: store.FailedAttemptKeptMark, ClaimMark: store.ClaimMarkOnClaim,
+		Expiry: store.ExpiryByLibrary, ExpiryMs: 30, ExpiredLease: store.ExpiredLeaseVanishes, LateCommit: store.LateCommitRefused, Refusal: store.RefusalOneError},
 }
 
 // The reference store keeping each convention is linearizable under the
@@ -57,7 +65,7 @@ func TestUnknownConventionIsAnError(t *testing.T) {
 
 func conventionName(c store.Conventions) string {
 	var parts []string
-	for _, p := range []string{string(c.LeaseEnd), string(c.FailedAttempt), string(c.StaleRelease), string(c.ClaimMark)} {
+	for _, p := range []string{string(c.LeaseEnd), string(c.FailedAttempt), string(c.StaleRelease), string(c.ClaimMark), string(c.Expiry), string(c.ExpiredLease), string(c.LateCommit), string(c.Refusal)} {
 		if p != "" {
 			parts = append(parts, p)
 		}

@@ -101,7 +101,7 @@ func (sp spec) step(state, input, output any) (bool, any) {
 	set := state.(states)
 	in := input.(Input)
 	out := output.(Output)
-	if len(set) == 1 && !out.Ambiguous {
+	if len(set) == 1 && !out.Ambiguous && !sp.expires() {
 		// The common case, without the set's bookkeeping.
 		ok, next := sp.stepDefinite(set[0], in, out)
 		if !ok {
@@ -110,18 +110,84 @@ func (sp spec) step(state, input, output any) (bool, any) {
 		return true, states{next}
 	}
 	var next states
-	for _, s := range set {
-		if out.Ambiguous {
-			for _, n := range sp.stepAmbiguous(s, in) {
+	for _, s0 := range set {
+		for _, s := range sp.candidates(s0, in, out) {
+			if out.Ambiguous {
+				for _, n := range sp.stepAmbiguous(s, in) {
+					next = next.add(n)
+				}
+				continue
+			}
+			if ok, n := sp.stepDefinite(s, in, out); ok {
 				next = next.add(n)
 			}
-			continue
-		}
-		if ok, n := sp.stepDefinite(s, in, out); ok {
-			next = next.add(n)
 		}
 	}
 	return len(next) > 0, next
+}
+
+// expires reports whether records may disappear by time alone under the
+// conventions: processed ones by the library's expiry, expired leases
+// where they vanish.
+func (sp spec) expires() bool {
+	return sp.conv.Expiry == store.ExpiryByLibrary || sp.conv.ExpiredLease == store.ExpiredLeaseVanishes
+}
+
+// candidates are the states s may be in when the operation takes effect:
+// s itself, or — where records disappear by time — s with the record
+// gone. A claim or a commit that succeeded tells its time, and with it
+// which; any other operation happened at some time after everything the
+// key reported before.
+func (sp spec) candidates(s keyState, in Input, out Output) []keyState {
+	if !sp.expires() {
+		return []keyState{s}
+	}
+	var at int64
+	known := false
+	switch {
+	case out.Ambiguous:
+	case in.Kind == Claim:
+		at, known = out.Claim.AtMs, true
+	case in.Kind == Commit && out.Answer == OK:
+		at, known = out.Commit.AtMs, true
+	}
+	gone, surely := sp.goneBy(s, at, known)
+	switch {
+	case !gone:
+		return []keyState{s}
+	case surely:
+		return []keyState{s.vanished()}
+	}
+	return []keyState{s, s.vanished()}
+}
+
+// goneBy reports whether s's record may be gone by time at (when known;
+// otherwise by some time at or after nowLow), and whether it surely is.
+func (sp spec) goneBy(s keyState, at int64, known bool) (may, surely bool) {
+	switch {
+	case s.status == processed && sp.conv.Expiry == store.ExpiryByLibrary:
+		if !s.finishedKnown {
+			return true, false
+		}
+		if known {
+			return sp.conv.Expired(s.finishedAt, at), sp.conv.Expired(s.finishedAt, at)
+		}
+		return true, sp.conv.Expired(s.finishedAt, s.nowLow)
+	case s.status == processing && sp.conv.ExpiredLease == store.ExpiredLeaseVanishes:
+		// leaseUntil is exact, or a lower bound of the lease's end.
+		if known {
+			ran := !sp.conv.LeaseHolds(at, s.leaseUntil)
+			return ran, ran && s.leaseExact
+		}
+		return true, s.leaseExact && !sp.conv.LeaseHolds(s.nowLow, s.leaseUntil)
+	}
+	return false, false
+}
+
+// vanished is s once its record disappeared: no record, attempts counted
+// afresh; the tokens issued and the ledger stay.
+func (s keyState) vanished() keyState {
+	return keyState{maxToken: s.maxToken, nowLow: s.nowLow, credited: s.credited}
 }
 
 func (set states) add(s keyState) states {
@@ -226,6 +292,9 @@ func (sp spec) stepCommit(s keyState, in Input, out Output) (bool, keyState) {
 		if !s.heldBy(in.Token) || res.AtMs < s.nowLow {
 			return false, s
 		}
+		if sp.conv.LateCommit == store.LateCommitRefused && s.leaseExact && !sp.conv.LeaseHolds(res.AtMs, s.leaseUntil) {
+			return false, s // declared refused once the lease ran out
+		}
 		want := store.CommitResult{AtMs: res.AtMs}
 		switch {
 		case in.Credit && s.credited:
@@ -241,12 +310,28 @@ func (sp spec) stepCommit(s keyState, in Input, out Output) (bool, keyState) {
 		next.nowLow = res.AtMs
 		next.credited = s.credited || in.Credit
 		return true, next
-	case Stale:
-		return s.status == processing && !s.heldBy(in.Token), s
-	case NotHeld:
-		return s.status != processing, s
+	case Stale, NotHeld:
+		// A holder whose lease may have run out by the commit's (unknown)
+		// time is refused where late commits are.
+		late := sp.conv.LateCommit == store.LateCommitRefused && s.heldBy(in.Token)
+		return late || sp.refused(s, in, out.Answer), s
 	}
 	return false, s
+}
+
+// refused reports whether answer is a right refusal of a caller with
+// in.Token in state s: stale while another holds the claim, not held when
+// nobody does — or either, for a store with one error for both.
+func (sp spec) refused(s keyState, in Input, answer Answer) bool {
+	stale := s.status == processing && !s.heldBy(in.Token)
+	notHeld := s.status != processing
+	if sp.conv.Refusal == store.RefusalOneError {
+		return stale || notHeld
+	}
+	if answer == Stale {
+		return stale
+	}
+	return notHeld
 }
 
 // committed is s after a commit took effect, with its time still unset.
@@ -267,10 +352,8 @@ func (sp spec) stepFail(s keyState, in Input, out Output) (bool, keyState) {
 			return sp.conv.StaleRelease == store.StaleReleaseNoOp, s
 		}
 		return true, sp.failed(s)
-	case Stale:
-		return s.status == processing && !s.heldBy(in.Token), s
-	case NotHeld:
-		return s.status != processing, s
+	case Stale, NotHeld:
+		return sp.refused(s, in, out.Answer), s
 	}
 	return false, s
 }
@@ -279,6 +362,9 @@ func (sp spec) stepFail(s keyState, in Input, out Output) (bool, keyState) {
 // when the store deletes a failed attempt's record — attempts then start
 // again, but tokens must still exceed every one issued (maxToken stays).
 func (sp spec) failed(s keyState) keyState {
+	if sp.conv.FailedAttempt == store.FailedAttemptKeptMark {
+		return s // the mark stays in processing until its lease runs out
+	}
 	s.status = failed
 	s.token, s.tokenKnown = 0, false
 	s.leaseUntil, s.leaseExact = 0, false
