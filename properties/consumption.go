@@ -47,7 +47,9 @@ func init() {
 		Pass: func(*runner.Outcome, Monitor) string {
 			return "every event credited at most once per consumer, by the claim store alone"
 		},
-		Monitor: func() Monitor { return &creditMonitor{legit: map[string]bool{}, twice: map[string]bool{}} }})
+		Monitor: func() Monitor {
+			return &creditMonitor{legit: map[string]bool{}, twice: map[string]bool{}, finished: map[string]int64{}}
+		}})
 	register(Property{Name: "replay-unchanged", Invariant: 2, Kind: scenario.KindConsumption,
 		Doc:  "replaying the whole stream after the system quiesced leaves the ledger unchanged: no entry changes or repeats, and only events that sat in the DLQ may be credited by the replay",
 		Laws: []Law{{LawLedgerUnchanged, "after the replay every ledger entry is as it was and none repeats; only an event that sat in the DLQ may be credited by it"}},
@@ -88,7 +90,9 @@ func init() {
 		Pass: func(*runner.Outcome, Monitor) string {
 			return "ledger entries and processed records always landed together"
 		},
-		Monitor: func() Monitor { return &atomicityMonitor{legit: map[string]bool{}, seen: map[string]bool{}} }})
+		Monitor: func() Monitor {
+			return &atomicityMonitor{legit: map[string]bool{}, seen: map[string]bool{}, finished: map[ledgerID]int64{}}
+		}})
 	register(Property{Name: "fencing", Invariant: 6, Kind: scenario.KindConsumption,
 		Doc:  "a commit, mark or release carrying a stale fencing token is rejected and changes nothing",
 		Laws: []Law{{LawStaleChangesNothing, "a commit, mark or release with a token older than the newest issued for its key is rejected and changes neither records nor ledger"}},
@@ -123,12 +127,46 @@ type creditMonitor struct {
 	legit    map[string]bool // consumer/id whose record retention removed in time
 	twice    map[string]bool // consumer/id already reported with two entries
 	breaches []Breach
+	// finished is when each key was last settled, for a store that
+	// expires processed records itself (store.ExpiryByLibrary).
+	finished map[string]int64
+}
+
+// libraryExpiry judges a store that removes processed records itself: a
+// claim that acquires a key settled before is a removal, legitimate once
+// the declared expiry has passed since the key was settled, premature
+// before it.
+func (m *creditMonitor) libraryExpiry(v *runner.View, a *runner.Action) {
+	conv := v.Conventions()
+	id := keyID(a.Key)
+	switch {
+	case a.Kind == runner.ActCommit && a.Commit != nil && a.Err == "" && !a.Stale:
+		m.finished[id] = a.Commit.AtMs
+	case a.Kind == runner.ActMark && a.Err == "" && !a.Stale:
+		m.finished[id] = v.NowMs()
+	case a.Kind == runner.ActClaim && a.Claim != nil && a.Claim.Outcome == store.Acquired:
+		f, settled := m.finished[id]
+		if !settled {
+			return
+		}
+		delete(m.finished, id)
+		if conv.Expired(f, a.Claim.AtMs) {
+			m.legit[id] = true
+			return
+		}
+		m.breaches = append(m.breaches, breach(LawRetentionWindow, "the library removed a processed record before its declared expiry",
+			lineDetail(a, "%s acquired %s at t=%+dms: its record, settled at t=%+dms, was gone %dms after it, before the %dms the store declares (store.Conventions.ExpiryMs)",
+				a.Worker, a.Key, a.Claim.AtMs-v.StartMs(), f-v.StartMs(), a.Claim.AtMs-f, conv.ExpiryMs)))
+	}
 }
 
 func (*creditMonitor) BeforeStep(*runner.View, string) {}
 
 func (m *creditMonitor) After(v *runner.View, a *runner.Action) {
 	cfg := v.Config()
+	if v.Conventions().Expiry == store.ExpiryByLibrary {
+		m.libraryExpiry(v, a)
+	}
 	switch {
 	case a.Kind == runner.ActCleanup:
 		for _, rm := range a.Removed {
@@ -384,6 +422,9 @@ type atomicityMonitor struct {
 	breaches []Breach
 	// processed and credited are reused from action to action.
 	processed, credited map[ledgerID]bool
+	// finished is when each record was last seen settled, for a store
+	// that expires processed records itself.
+	finished map[ledgerID]int64
 }
 
 // ledgerID is a consumer-scoped event id, the ledger's unique key.
@@ -409,14 +450,20 @@ func (m *atomicityMonitor) After(v *runner.View, a *runner.Action) {
 	processed, credited := m.processed, m.credited
 	clear(processed)
 	clear(credited)
+	conv := v.Conventions()
 	for _, r := range s.Records {
 		if r.State == store.Processed {
-			processed[ledgerID{r.Key.Consumer, r.Key.ID}] = true
+			id := ledgerID{r.Key.Consumer, r.Key.ID}
+			processed[id] = true
+			m.finished[id] = r.FinishedAtMs
 		}
 	}
 	for _, e := range s.Ledger {
 		id := ledgerID{e.Consumer, e.EventID}
 		credited[id] = true
+		if f, ok := m.finished[id]; !processed[id] && ok && conv.Expired(f, v.NowMs()) {
+			continue // the library expired the record, as it declares
+		}
 		if !processed[id] && !m.legit[e.Consumer+"/"+e.EventID] {
 			m.report(a, fmt.Sprintf("ledger entry %s/%s has no processed record", e.Consumer, e.EventID))
 		}

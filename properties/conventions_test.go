@@ -1,6 +1,7 @@
 package properties_test
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/idemcheck/idemcheck/impl/contract/clock"
@@ -15,8 +16,12 @@ import (
 // flagged by any invariant.
 func TestConventionStoresConform(t *testing.T) {
 	all := store.Conventions{LeaseEnd: store.LeaseEndInclusive, FailedAttempt: store.FailedAttemptDeleted, StaleRelease: store.StaleReleaseNoOp, ClaimMark: store.ClaimMarkOnClaim}
-	for _, conv := range []store.Conventions{mutant.InclusiveLease, mutant.DeleteOnFail, mutant.SilentRelease, mutant.MarkOnClaim, all} {
-		t.Run(string(conv.LeaseEnd)+string(conv.FailedAttempt)+string(conv.StaleRelease)+string(conv.ClaimMark), func(t *testing.T) {
+	more := store.Conventions{FailedAttempt: store.FailedAttemptKeptMark, ClaimMark: store.ClaimMarkOnClaim, Expiry: store.ExpiryByLibrary, ExpiryMs: 120_000,
+		ExpiredLease: store.ExpiredLeaseVanishes, LateCommit: store.LateCommitRefused, Refusal: store.RefusalOneError}
+	for _, conv := range []store.Conventions{mutant.InclusiveLease, mutant.DeleteOnFail, mutant.SilentRelease, mutant.MarkOnClaim,
+		mutant.KeptMark, mutant.LibraryExpiry, mutant.VanishingLease, mutant.LateRefused, mutant.OneError, all, more} {
+		name := fmt.Sprintf("%s%s%s%s%s%s%s%s", conv.LeaseEnd, conv.FailedAttempt, conv.StaleRelease, conv.ClaimMark, conv.Expiry, conv.ExpiredLease, conv.LateCommit, conv.Refusal)
+		t.Run(name, func(t *testing.T) {
 			target := system.WithStore("memstore", func(c clock.Source) (store.Store, error) { return memstore.NewWithConventions(c, conv) })
 			properties.Conformance(t, target, properties.Options{Conventions: &conv, Checks: 100})
 		})

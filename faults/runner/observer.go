@@ -38,6 +38,9 @@ func (v *View) Events() []scenario.Event { return v.w.sc.Events }
 // Actions are the actions recorded so far.
 func (v *View) Actions() []Action { return v.w.res.Actions }
 
+// NowMs is the absolute true time now: the store's own clock.
+func (v *View) NowMs() int64 { return v.w.truth.NowMs() }
+
 // StartMs is the absolute true time of the start.
 func (v *View) StartMs() int64 { return StartMs }
 
