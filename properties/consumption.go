@@ -386,15 +386,25 @@ func finalNothingLost(o *runner.Outcome, _ Monitor) []Breach {
 		b.Diff = gocmp.Diff(ledger.Credits(want, got), got)
 		out = append(out, b)
 	}
-	var stuck []string
+	var stuck, gone []string
 	for _, a := range r.Actions {
 		if a.Kind == runner.ActProbe && (a.Claim == nil || a.Claim.Outcome != store.Acquired) {
 			outcome := store.Outcome("no answer")
 			if a.Claim != nil {
 				outcome = a.Claim.Outcome
 			}
+			if a.Claim != nil && a.Claim.Answered == store.AlreadyProcessed {
+				// A mark-on-claim store says "done" for an event that never
+				// was: whoever trusts it acks every redelivery.
+				gone = append(gone, lineOf(a.Line)+fmt.Sprintf("%s is lost: its record never completed, yet after every lease expired the store still answers %s for it (read as %s under mark-on-claim); a consumer that trusts the answer acks every redelivery and the event is never applied%s",
+					a.Key, a.Claim.Answered, outcome, errNote(a.Err)))
+				continue
+			}
 			stuck = append(stuck, lineOf(a.Line)+fmt.Sprintf("%s is stuck in processing: a claim after every lease expired answered %s%s", a.Key, outcome, errNote(a.Err)))
 		}
+	}
+	if len(gone) > 0 {
+		out = append(out, breach(LawNotStuck, "an event is lost: the store answers it was processed, yet it never was", gone...))
 	}
 	for _, m := range r.Messages {
 		if m.Status == broker.Pending || m.Status == broker.Inflight {

@@ -155,9 +155,18 @@ func describeBody(r *ConsumptionResult, a Action) string {
 		if a.Claim != nil {
 			outcome = a.Claim.Outcome
 		}
-		return fmt.Sprintf("probe claims %s -> %s%s", a.Key, outcome, errSuffix(a.Err))
+		return fmt.Sprintf("probe claims %s -> %s%s%s", a.Key, outcome, answeredNote(a.Claim), errSuffix(a.Err))
 	}
 	return describeStep(a)
+}
+
+// answeredNote shows a claim's answer that the store's conventions
+// rewrote, so the trace says what the library said.
+func answeredNote(c *store.Claim) string {
+	if c == nil || c.Answered == "" {
+		return ""
+	}
+	return fmt.Sprintf(" (the store answered %s; read as %s under mark-on-claim, its record being in processing)", c.Answered, c.Outcome)
 }
 
 // describeStep tells a worker's pipeline step.
@@ -174,7 +183,7 @@ func describeStep(a Action) string {
 			}
 			s += ")"
 		}
-		return s + errSuffix(a.Err)
+		return s + answeredNote(c) + errSuffix(a.Err)
 	case ActHandle:
 		if a.Handler == nil {
 			return fmt.Sprintf("%s runs the handler for %s%s", name, a.Key.ID, errSuffix(a.Err))

@@ -2,6 +2,7 @@ package ttldedupe_test
 
 import (
 	"slices"
+	"strings"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -135,6 +136,18 @@ func TestMarkingV1IsCaught(t *testing.T) {
 		t.Fatalf("marking version 1 survived %d scenarios of nothing-lost/not-stuck", res.Checks)
 	}
 	t.Logf("%s after %d scenarios", res.Law, res.Checks)
+	// The report says what happened: the library answered "processed" for
+	// an event it never processed — a loss, not a record left waiting —
+	// and the trace shows the answer the conventions rewrote.
+	report := properties.Report(res.Verdict, res.Outcome, properties.ReportOptions{})
+	for _, want := range []string{"an event is lost", "the store answered processed; read as locked under mark-on-claim"} {
+		if !strings.Contains(report, want) {
+			t.Errorf("the report does not say %q:\n%s", want, report)
+		}
+	}
+	if strings.Contains(report, "stuck in processing") {
+		t.Errorf("the report calls the loss stuck:\n%s", report)
+	}
 }
 
 // A law that does not apply to a design is switched off with the reason:

@@ -276,7 +276,7 @@ func (s canonicalClaims) Claim(ctx context.Context, key Key, leaseMs int64) (Cla
 		return c, err
 	}
 	if ok && r.State == Processing {
-		c.Outcome = Locked
+		c.Outcome, c.Answered = Locked, AlreadyProcessed
 	}
 	return c, nil
 }

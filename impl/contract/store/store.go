@@ -73,6 +73,12 @@ type Claim struct {
 	Takeover bool `json:"takeover,omitempty"`
 	// AtMs is the store's time at which the claim was decided.
 	AtMs int64 `json:"atMs"`
+	// Answered is the store's own answer when its declared conventions
+	// read it as Outcome instead (Conventions.Canonical): a mark-on-claim
+	// store answers AlreadyProcessed for a key still in processing, which
+	// a consumer that knows its conventions reads as Locked. Empty when
+	// the answer is Outcome.
+	Answered Outcome `json:"answered,omitempty"`
 }
 
 // Entry is one ledger row. The ledger is append-only and unique on
