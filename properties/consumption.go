@@ -139,6 +139,9 @@ type creditMonitor struct {
 func (m *creditMonitor) libraryExpiry(v *runner.View, a *runner.Action) {
 	conv := v.Conventions()
 	id := keyID(a.Key)
+	if m.finished == nil {
+		m.finished = map[string]int64{}
+	}
 	switch {
 	case a.Kind == runner.ActCommit && a.Commit != nil && a.Err == "" && !a.Stale:
 		m.finished[id] = a.Commit.AtMs
@@ -456,6 +459,9 @@ func (m *atomicityMonitor) After(v *runner.View, a *runner.Action) {
 	s := snapshot(v)
 	if m.processed == nil {
 		m.processed, m.credited = map[ledgerID]bool{}, map[ledgerID]bool{}
+	}
+	if m.finished == nil {
+		m.finished = map[ledgerID]int64{}
 	}
 	processed, credited := m.processed, m.credited
 	clear(processed)
