@@ -14,11 +14,15 @@ import (
 // every delivery fails (transient 2 times under max_attempts 2).
 var mutantWorlds = [][]string{{"transient:1"}, {"ok"}, {"transient:2"}}
 
-// concurrencyOnly are the mutants only the linearizability check kills:
-// their bugs need real goroutines, not schedules of steps.
+// concurrencyOnly are the mutants only the linearizability check (and the
+// contract suite) kills: their bugs need real goroutines, not schedules of
+// steps, or break a promise the consumption laws do not read — a declared
+// refusal of late commits, one error for every refusal, tokens restarting
+// once an expired lease vanished, which the small worlds do not reach.
 var concurrencyOnly = map[string]bool{
 	"claim-without-row-lock": true, "commit-lost-in-write-back": true, "fail-resets-token": true,
 	"takeover-keeps-token": true, "lease-expires-before-declared-end": true,
+	"late-commit-lands": true, "one-error-commits-settled-twice": true, "vanished-lease-restarts-tokens": true,
 }
 
 // mutantDepth bounds the exploration of each mutant.
