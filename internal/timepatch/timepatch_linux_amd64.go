@@ -3,6 +3,7 @@
 package timepatch
 
 import (
+	"encoding/binary"
 	"syscall"
 	"time"
 	"unsafe"
@@ -14,7 +15,7 @@ func patch(now func() time.Time) (func(), error) {
 	// now with its closure context in rdx, as Go's calling convention has
 	// it.
 	code := []byte{0x48, 0xBA, 0, 0, 0, 0, 0, 0, 0, 0, 0xFF, 0x22}
-	*(*unsafe.Pointer)(unsafe.Pointer(&code[2])) = *(*unsafe.Pointer)(unsafe.Pointer(&now))
+	binary.LittleEndian.PutUint64(code[2:], uint64(uintptr(*(*unsafe.Pointer)(unsafe.Pointer(&now)))))
 	old := make([]byte, len(code))
 	copy(old, unsafe.Slice((*byte)(target), len(code)))
 	if err := write(target, code); err != nil {
