@@ -467,17 +467,20 @@ func (m *atomicityMonitor) After(v *runner.View, a *runner.Action) {
 	clear(processed)
 	clear(credited)
 	conv := v.Conventions()
+	expires := conv.Expiry == store.ExpiryByLibrary
 	for _, r := range s.Records {
 		if r.State == store.Processed {
 			id := ledgerID{r.Key.Consumer, r.Key.ID}
 			processed[id] = true
-			m.finished[id] = r.FinishedAtMs
+			if expires {
+				m.finished[id] = r.FinishedAtMs
+			}
 		}
 	}
 	for _, e := range s.Ledger {
 		id := ledgerID{e.Consumer, e.EventID}
 		credited[id] = true
-		if f, ok := m.finished[id]; !processed[id] && ok && conv.Expired(f, v.NowMs()) {
+		if f, ok := m.finished[id]; expires && !processed[id] && ok && conv.Expired(f, v.NowMs()) {
 			continue // the library expired the record, as it declares
 		}
 		if !processed[id] && !m.legit[e.Consumer+"/"+e.EventID] {
