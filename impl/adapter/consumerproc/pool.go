@@ -15,32 +15,6 @@ import (
 	"github.com/idemcheck/idemcheck/impl/contract/handler"
 )
 
-// A scenario starts a worker process per worker and again per crash, and a
-// runtime takes tens of milliseconds to start (seconds on a loaded
-// machine): far more than the scenario itself. So a Pool keeps processes
-// between workers.
-//
-// A process that declares reset in its hello (protocol version 2) is
-// reused: when its worker stops (a crash, or the end of the scenario) it
-// goes back to the pool as it is, waiting for its next line; the next
-// worker to start takes it and sends it a reset naming that worker, which
-// the process answers once it has forgotten everything it kept (its
-// memory dies as in a crash, but the start is not paid again). If its
-// worker stopped in the middle of a delivery, the reset stands in for the
-// result the process awaited: it abandons that delivery. The pool keeps a
-// spare started ahead, so that a worker it has no process for does not
-// wait for a start either.
-//
-// A process that does not is killed when its worker stops, as before; so
-// that its successor does not wait for a start, the pool starts a spare
-// in the background for the same worker name (the name is in the
-// process's environment and hello, so a spare is started for one name).
-//
-// Either way the process a worker gets is, to the process, a fresh start:
-// determinism holds as long as the process honours reset. The pool keeps
-// at most Options.MaxIdle processes waiting, kills those idle for
-// idleTimeout, and kills all of them on Close.
-
 // watchTicks is how many times per timeout a process's watchdog looks at
 // the round trip in flight: a hang is reported at most an eighth of the
 // timeout late.
