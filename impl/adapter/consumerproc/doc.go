@@ -27,8 +27,10 @@
 //     that a worker it has no process for does not wait for a start;
 //   - any other process is killed when its worker stops (its whole process
 //     group), and the pool starts a spare in the background for the next
-//     worker of the same name (the name is in the process's environment
-//     and hello, so a spare serves one name).
+//     worker of the same name, once that name was asked for twice (the
+//     name is in the process's environment and hello, so a spare serves
+//     one name; the harness names a scenario's workers as the previous
+//     scenario did).
 //
 // Either way the harness closes the worker's connection, so an open
 // transaction rolls back, and the process a worker gets is, to the

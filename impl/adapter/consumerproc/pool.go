@@ -48,6 +48,7 @@ type Pool struct {
 	fresh     []*proc             // processes that declared reset and never served a worker
 	pending   []*spare            // spares of processes that declare reset, being started
 	spares    map[string][]*spare // spares of processes that do not, by worker name
+	asked     map[string]int      // how often each worker name was asked for
 	nSpares   int                 // in pending and spares
 	workers   map[*worker]bool    // the workers being served
 	timer     *time.Timer         // the reaper; made outside any bubble
@@ -95,7 +96,7 @@ type spare struct {
 func NewPool(command []string, opts Options) *Pool {
 	argv := append([]string(nil), command...)
 	return &Pool{argv: argv, command: strings.Join(argv, " "), opts: opts.withDefaults(),
-		spares: map[string][]*spare{}, workers: map[*worker]bool{}}
+		spares: map[string][]*spare{}, asked: map[string]int{}, workers: map[*worker]bool{}}
 }
 
 // Worker is a handler.Worker: it gives worker id a process, from the pool
@@ -344,12 +345,26 @@ func (pl *Pool) take(id string) (*proc, error) {
 	return pr, nil
 }
 
+// maxAsked bounds the worker names a pool remembers.
+const maxAsked = 1024
+
 // spareAhead starts a spare for the worker after id, which got pr: for a
 // process that declares reset, one for any worker unless one waits
-// already; for one that does not, one for the next worker named id.
+// already; for one that does not, one for the next worker named id, if id
+// was asked for before (a harness that names its workers anew each time
+// would only leave spares to the reaper).
 func (pl *Pool) spareAhead(id string, pr *proc) {
 	if !pr.resets() {
-		pl.startSpare(id, false)
+		pl.mu.Lock()
+		if len(pl.asked) >= maxAsked {
+			clear(pl.asked)
+		}
+		pl.asked[id]++
+		again := pl.asked[id] > 1
+		pl.mu.Unlock()
+		if again {
+			pl.startSpare(id, false)
+		}
 		return
 	}
 	pl.mu.Lock()

@@ -103,13 +103,14 @@ func TestResetInTheMiddleOfADelivery(t *testing.T) {
 }
 
 // TestVersion1IsNeverReused: a process of version 1 is killed with its
-// worker; the next worker of the same name gets a spare started ahead
-// for it, with its name in the hello, and no database in its deliveries
-// (a field version 1 does not have).
+// worker; from the second start of a worker name on, the next worker of
+// that name gets a spare started ahead for it, with its name in the
+// hello; and its deliveries carry no database (a field version 1 does not
+// have).
 func TestVersion1IsNeverReused(t *testing.T) {
 	db := openDB(t)
 	pl := fakePool(t, "remember", "", 0)
-	for i := range 3 {
+	for i := range 4 {
 		f, c, err := pl.Worker("w1")
 		if err != nil {
 			t.Fatal(err)
@@ -119,7 +120,7 @@ func TestVersion1IsNeverReused(t *testing.T) {
 		}
 		c.Close()
 	}
-	if got := ledger(t, db); got != "e1=5 e1=5 e1=5" {
+	if got := ledger(t, db); got != "e1=5 e1=5 e1=5 e1=5" {
 		t.Errorf("ledger %q: each worker's process must be a fresh one", got)
 	}
 	if st := pl.Stats(); st.Reused != 0 || st.Spares != 2 {
