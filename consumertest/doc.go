@@ -105,7 +105,8 @@
 // fuzzrun -consumer NAME -db postgres does the same). The handler gets a
 // *sql.DB over pgx's database/sql driver, so its SQL is PostgreSQL's ($1
 // placeholders; SQLite accepts them too, which is how the examples run on
-// both).
+// both). Every delivery's context names the database (handler.Database:
+// "sqlite" or "postgres"), for SQL that differs.
 //
 // Isolation: each Check, Hunt or Replay creates a schema of its own
 // (idemcheck_c<pid>_<n>_<random>, the search_path of every connection) and

@@ -151,6 +151,7 @@ type run struct {
 	c       Consumer
 	s       *Scenario
 	db      backend.Database
+	dbName  string // the backend's name, handed to the handler (handler.Database)
 	clock   *clock.Virtual
 	b       *membroker.Broker
 	workers []*worker
@@ -260,7 +261,7 @@ func newRun(ctx context.Context, be backend.Backend, c Consumer, s *Scenario, bu
 		return nil, err
 	}
 	clk := clock.NewVirtual(startMs)
-	r := &run{c: c, s: s, db: db, clock: clk, b: membroker.New(clk, s.Policy.broker(), []string{Group}),
+	r := &run{c: c, s: s, db: db, dbName: be.Name(), clock: clk, b: membroker.New(clk, s.Policy.broker(), []string{Group}),
 		trace: &Trace{}, events: make(chan wevent), hung: make(chan struct{}), stopDog: make(chan struct{}), bubble: bubble,
 		id: fmt.Sprintf("r%d", runSeq.Add(1)), baseG: runtime.NumGoroutine()}
 	go r.watchdog()
@@ -513,7 +514,7 @@ func (r *run) deliver(w *worker, pick int) bool {
 	if d.Message.Origin == broker.Duplicated {
 		r.reach("duplicate delivered")
 	}
-	ctx := handler.WithPoint(context.Background(), func(what string) {
+	ctx := handler.WithPoint(handler.WithDatabase(context.Background(), r.dbName), func(what string) {
 		if w.crashing.Load() {
 			return
 		}

@@ -182,6 +182,15 @@ func runConsumer(ctx context.Context, o *options, stdout, stderr io.Writer) int 
 	if o.replay != "" {
 		return replayConsumer(o, c, stdout, stderr)
 	}
+	if rc, ok := closer.(resetChecker); ok {
+		if err := rc.checkReset(c, o.dbOptions()); err != nil {
+			fmt.Fprintf(stderr, "fuzzrun: -consumer: %v\n", err)
+			if errors.Is(err, consumertest.ErrBadInput) || errors.Is(err, errKeepsState) {
+				return exitUsage
+			}
+			return exitInternal
+		}
+	}
 	seed := o.seed
 	if !o.seedGiven {
 		seed = uint64(time.Now().UnixNano() % 1_000_000_000)

@@ -62,7 +62,7 @@ func TestExecConsumerBadProcess(t *testing.T) {
 		spec, says string
 	}{
 		{"exec:/nonexistent/consumer", "could not start"},
-		{"exec:" + script("v2.sh", `read l; echo '{"type":"hello","protocol":2}'; sleep 100`), "speaks protocol version 2; this harness speaks version 1"},
+		{"exec:" + script("v3.sh", `read l; echo '{"type":"hello","protocol":3}'; sleep 100`), "speaks protocol version 3; this harness speaks versions 1 to 2"},
 		{"exec:" + script("noeffects.sh", `read l; echo '{"type":"hello","protocol":1}'; sleep 100`), "declares no effects query"},
 		{"exec:" + script("dies.sh", `echo 'SyntaxError: Unexpected token' >&2; exit 1`), "SyntaxError"},
 	} {
@@ -70,5 +70,21 @@ func TestExecConsumerBadProcess(t *testing.T) {
 		if r.code != exitUsage || !strings.Contains(r.stderr, c.says) {
 			t.Errorf("%s: exit %d, want %d and an error saying %q\n%s", c.spec, r.code, exitUsage, c.says, r.stderr)
 		}
+	}
+}
+
+// TestExecConsumerKeepsState: a process that declares reset but keeps its
+// cache across resets is refused before the campaign, naming the first
+// line where a reused process played differently from a fresh one; the
+// real lru.js, whose reset empties its cache, is not (its campaign fails
+// on the consumer's own bug instead).
+func TestExecConsumerKeepsState(t *testing.T) {
+	r := fuzzrun(t, "-consumer", nodeConsumer(t, "testdata/lru-keeps-memory.js"), "-checks", "3", "-seed", "1", "-corpus", t.TempDir())
+	if r.code != exitUsage || !strings.Contains(r.stderr, "declares reset in its hello, but a process reused after a reset plays a scenario differently") {
+		t.Fatalf("exit %d, want %d and the reset refused\n%s%s", r.code, exitUsage, r.stdout, r.stderr)
+	}
+	r = fuzzrun(t, "-consumer", nodeConsumer(t, "lru.js"), "-checks", "20", "-seed", "1", "-corpus", t.TempDir())
+	if r.code != exitViolation || strings.Contains(r.stderr, "declares reset") {
+		t.Fatalf("lru.js: exit %d, want %d (single-credit)\n%s%s", r.code, exitViolation, r.stdout, r.stderr)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/idemcheck/idemcheck/consumertest"
+	"github.com/idemcheck/idemcheck/impl/adapter/consumerproc"
 )
 
 // BenchmarkInsertFirst: one delivery of insert-first.js (begin, two
@@ -80,5 +81,48 @@ func BenchmarkFind(b *testing.B) {
 			b.ReportMetric(found[len(found)/2].Seconds(), "s-to-find(median)")
 			b.ReportMetric(float64(checks[len(checks)/2]), "scenarios(median)")
 		})
+	}
+}
+
+// BenchmarkScenarios is the harness's throughput on a Node.js consumer:
+// the generator's first drawn scenarios (events, workers, crashes,
+// duplicates, the replay), played one after another and judged (no
+// shrinking), per second. "pool" reuses processes that declare reset from
+// worker to worker (warmed as fuzzrun warms them); "fresh" starts a
+// process for every worker and every restart and kills it after, protocol
+// version 1's way. Run it with -benchtime 100x.
+func BenchmarkScenarios(b *testing.B) {
+	const warmUp = 10
+	gen := consumertest.Generator(16)
+	for _, file := range []string{"insert-first.js", "lru.js"} {
+		for _, mode := range []struct {
+			name    string
+			maxIdle int
+		}{{"pool", 0}, {"fresh", -1}} {
+			b.Run(file+"/"+mode.name, func(b *testing.B) {
+				d := declared(b, file)
+				pl := consumerproc.NewPool([]string{node(b), file}, consumerproc.Options{MaxIdle: mode.maxIdle})
+				defer pl.Close()
+				pl.Warm(3)
+				c := consumertest.Consumer{Name: file, Schema: d.Schema, Worker: pl.Worker, Effects: consumertest.PerEvent(d.Effects)}
+				// Warm-up, as a campaign's first scenarios (and fuzzrun's
+				// reset check) are: each process's JIT compiles the
+				// client and the handler on their first deliveries.
+				for i := range warmUp {
+					if _, err := consumertest.Replay(c, gen.Example(i)); err != nil {
+						b.Fatal(err)
+					}
+				}
+				b.ResetTimer()
+				for i := range b.N {
+					if _, err := consumertest.Replay(c, gen.Example(i)); err != nil {
+						b.Fatal(err)
+					}
+				}
+				b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "scenarios/s")
+				st := pl.Stats()
+				b.ReportMetric(float64(st.Started), "processes")
+			})
+		}
 	}
 }

@@ -13,12 +13,12 @@ const schema = `
 
 serve(async (msg, db) => {
   const seen = await db.query(
-    'SELECT 1 FROM processed_events WHERE consumer_group = ? AND event_id = ?', msg.group, msg.eventId,
+    'SELECT 1 FROM processed_events WHERE consumer_group = $1 AND event_id = $2', msg.group, msg.eventId,
   );
   if (seen.length > 0) return;
   await db.exec(
-    'INSERT INTO ledger (event_id, user_id, amount_cents) VALUES (?, ?, ?)',
+    'INSERT INTO ledger (event_id, user_id, amount_cents) VALUES ($1, $2, $3)',
     msg.eventId, msg.event.userId, msg.event.amountCents,
   );
-  await db.exec('INSERT INTO processed_events (consumer_group, event_id) VALUES (?, ?)', msg.group, msg.eventId);
-}, { schema, effects: 'SELECT event_id, amount_cents FROM ledger' });
+  await db.exec('INSERT INTO processed_events (consumer_group, event_id) VALUES ($1, $2)', msg.group, msg.eventId);
+}, { schema, effects: 'SELECT event_id, amount_cents FROM ledger', reset: true });

@@ -5,6 +5,10 @@
 // a second insert of the same event fail with a unique violation, which
 // means "already done, skip". The ledger row goes in the same transaction,
 // so the effect and the mark commit together or not at all.
+//
+// Its SQL runs on SQLite and PostgreSQL alike ($1 placeholders), and it
+// keeps nothing in memory, so it declares reset: true and the harness
+// reuses its processes from worker to worker.
 'use strict';
 
 const { serve, isUniqueViolation } = require('./idemcheck');
@@ -17,7 +21,7 @@ serve(async (msg, db) => {
   await db.begin();
   try {
     try {
-      await db.exec('INSERT INTO processed_events (consumer_group, event_id) VALUES (?, ?)', msg.group, msg.eventId);
+      await db.exec('INSERT INTO processed_events (consumer_group, event_id) VALUES ($1, $2)', msg.group, msg.eventId);
     } catch (err) {
       if (isUniqueViolation(err)) {
         await db.rollback();
@@ -26,7 +30,7 @@ serve(async (msg, db) => {
       throw err;
     }
     await db.exec(
-      'INSERT INTO ledger (event_id, user_id, amount_cents) VALUES (?, ?, ?)',
+      'INSERT INTO ledger (event_id, user_id, amount_cents) VALUES ($1, $2, $3)',
       msg.eventId, msg.event.userId, msg.event.amountCents,
     );
     await db.commit();
@@ -34,4 +38,4 @@ serve(async (msg, db) => {
     await db.rollback().catch(() => {});
     throw err;
   }
-}, { schema, effects: 'SELECT event_id, amount_cents FROM ledger' });
+}, { schema, effects: 'SELECT event_id, amount_cents FROM ledger', reset: true });

@@ -2,6 +2,11 @@
 // Dedupes on an in-process LRU of recent event ids. BROKEN on purpose: the
 // LRU lives in this process only, so a restart, a second worker or a replay
 // of the stream sees an empty one and credits the event again.
+//
+// The LRU is this process's memory: its reset hook empties it, so that a
+// process the harness reuses for another worker starts as empty as a new
+// one (without it, the harness's verdicts would depend on which process a
+// worker happened to get).
 'use strict';
 
 const { serve } = require('./idemcheck');
@@ -15,9 +20,9 @@ serve(async (msg, db) => {
   const key = `${msg.group}/${msg.eventId}`;
   if (recent.has(key)) return;
   await db.exec(
-    'INSERT INTO ledger (event_id, user_id, amount_cents) VALUES (?, ?, ?)',
+    'INSERT INTO ledger (event_id, user_id, amount_cents) VALUES ($1, $2, $3)',
     msg.eventId, msg.event.userId, msg.event.amountCents,
   );
   recent.set(key, true);
   if (recent.size > capacity) recent.delete(recent.keys().next().value);
-}, { schema, effects: 'SELECT event_id, amount_cents FROM ledger' });
+}, { schema, effects: 'SELECT event_id, amount_cents FROM ledger', reset: () => recent.clear() });

@@ -13,13 +13,13 @@ const schema = `
 
 serve(async (msg, db) => {
   try {
-    await db.exec('INSERT INTO processed_events (consumer_group, event_id) VALUES (?, ?)', msg.group, msg.eventId);
+    await db.exec('INSERT INTO processed_events (consumer_group, event_id) VALUES ($1, $2)', msg.group, msg.eventId);
   } catch (err) {
     if (isUniqueViolation(err)) return; // marked already: a duplicate
     throw err;
   }
   await db.exec(
-    'INSERT INTO ledger (event_id, user_id, amount_cents) VALUES (?, ?, ?)',
+    'INSERT INTO ledger (event_id, user_id, amount_cents) VALUES ($1, $2, $3)',
     msg.eventId, msg.event.userId, msg.event.amountCents,
   );
-}, { schema, effects: 'SELECT event_id, amount_cents FROM ledger' });
+}, { schema, effects: 'SELECT event_id, amount_cents FROM ledger', reset: true });

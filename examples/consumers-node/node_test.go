@@ -34,9 +34,33 @@ func node(t testing.TB) string {
 	return path
 }
 
+// pools keep each consumer's processes for the whole test binary:
+// processes that declare reset are reused by every test that runs the
+// consumer (TestMain closes them).
+var (
+	poolMu sync.Mutex
+	pools  = map[string]*consumerproc.Pool{}
+)
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	for _, pl := range pools {
+		pl.Close()
+	}
+	os.Exit(code)
+}
+
 // worker runs the Node.js consumer in file as a handler.Worker.
 func worker(t testing.TB, file string) handler.Worker {
-	return consumerproc.Worker([]string{node(t), file}, consumerproc.Options{})
+	argv := []string{node(t), file}
+	poolMu.Lock()
+	defer poolMu.Unlock()
+	pl, ok := pools[file]
+	if !ok {
+		pl = consumerproc.NewPool(argv, consumerproc.Options{})
+		pools[file] = pl
+	}
+	return pl.Worker
 }
 
 // declarations caches what each consumer declares: a process start saved

@@ -40,8 +40,10 @@ var corpusDir = filepath.Join("testdata", "consumertest")
 const huntEnv = "IDEMCHECK_HUNT_NODE"
 
 // TestCorrectNeverFlagged: insert-first.js passes every drawn scenario.
-func TestCorrectNeverFlagged(t *testing.T) {
-	res, err := consumertest.Hunt(consumer(t, "insert-first.js"), consumertest.Checks(8), consumertest.Seed(1))
+func TestCorrectNeverFlagged(t *testing.T) { correctNeverFlagged(t) }
+
+func correctNeverFlagged(t *testing.T, opts ...consumertest.Option) {
+	res, err := consumertest.Hunt(consumer(t, "insert-first.js"), append([]consumertest.Option{consumertest.Checks(8), consumertest.Seed(1)}, opts...)...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,7 +86,10 @@ func TestBrokenFound(t *testing.T) {
 // TestBrokenShrunk: each broken consumer has a shrunk counterexample of at
 // most 8 steps in corpusDir (saved by TestHunt), and replaying it breaks
 // the law again.
-func TestBrokenShrunk(t *testing.T) {
+func TestBrokenShrunk(t *testing.T) { brokenShrunk(t) }
+
+// brokenShrunk replays the saved counterexamples with opts.
+func brokenShrunk(t *testing.T, opts ...consumertest.Option) {
 	for _, b := range broken {
 		t.Run(b.file, func(t *testing.T) {
 			c := consumer(t, b.file)
@@ -100,7 +105,7 @@ func TestBrokenShrunk(t *testing.T) {
 				if s.Size() > 8 {
 					t.Errorf("%s: %d steps, want at most 8", f, s.Size())
 				}
-				res, err := consumertest.Replay(c, s)
+				res, err := consumertest.Replay(c, s, opts...)
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -5,6 +5,9 @@ import (
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"github.com/idemcheck/idemcheck/consumertest"
+	"github.com/idemcheck/idemcheck/impl/adapter/consumerproc"
 )
 
 // TestInABubble: a harness may run deliveries in a testing/synctest bubble
@@ -35,4 +38,19 @@ func TestInABubble(t *testing.T) {
 		err = mustPanic(t, h, db, msg("e2", "u1", 5))
 		wantError(t, err, 0, "no answer within 500ms")
 	})
+}
+
+// TestPoolInBubbles: consumertest.Check plays each scenario in a bubble of
+// its own; a pooled process outlives the bubble it was started in and
+// serves the next ones. Neither it nor its reader is a goroutine of the
+// bubble (which would panic as the bubble ends, or be reported as the
+// handler's leak), and the pool's reaper is no timer of a bubble.
+func TestPoolInBubbles(t *testing.T) {
+	pl := fakePool(t, "ok", "clear", 0)
+	c := consumertest.Consumer{Name: "pooled", Schema: schema, Worker: pl.Worker,
+		Effects: consumertest.PerEvent("SELECT event_id, amount_cents FROM ledger")}
+	consumertest.Check(t, c, consumertest.Checks(10), consumertest.Seed(1))
+	if st := pl.Stats(); st.Reused == 0 || st.Started > consumerproc.DefaultMaxIdle {
+		t.Errorf("stats %+v: want the processes of the first scenario reused by the next ones", st)
+	}
 }

@@ -46,11 +46,20 @@ func openDB(t *testing.T) *sql.DB {
 	return db
 }
 
+// startTimeout bounds the start of a fake that is not meant to hang at
+// its start: a loaded machine may take more than the timeout to start it.
+const startTimeout = 30 * time.Second
+
 func fakeWorker(mode string) handler.Worker {
+	return fakeWorkerStarting(mode, startTimeout)
+}
+
+// fakeWorkerStarting is fakeWorker with the given start timeout.
+func fakeWorkerStarting(mode string, start time.Duration) handler.Worker {
 	// A race-instrumented binary sleeps a second at exit unless told not
 	// to, which would read as a hang.
 	env := []string{fakeEnv + "=" + mode, "GORACE=atexit_sleep_ms=0"}
-	return consumerproc.Worker([]string{os.Args[0]}, consumerproc.Options{Env: env, Timeout: timeout, StartTimeout: timeout})
+	return consumerproc.Worker([]string{os.Args[0]}, consumerproc.Options{Env: env, Timeout: timeout, StartTimeout: start})
 }
 
 // start runs the Worker for worker w1 and registers its Closer.
@@ -218,12 +227,12 @@ func TestFailingAtStart(t *testing.T) {
 		w    handler.Worker
 		says []string
 	}{
-		{"hang", fakeWorker("hang-hello"), []string{"hello", "no answer within 500ms"}},
+		{"hang", fakeWorkerStarting("hang-hello", timeout), []string{"hello", "no answer within 500ms"}},
 		{"exit", fakeWorker("exit3"), []string{"hello", "died", "exited with status 3", "cannot connect: boom"}},
-		{"version", fakeWorker("version2"), []string{"hello", "speaks protocol version 2; this harness speaks version 1"}},
+		{"version", fakeWorker("version3"), []string{"hello", "speaks protocol version 3; this harness speaks versions 1 to 2"}},
 		{"no-version", fakeWorker("no-version"), []string{"without a protocol version"}},
 		{"no-such-command", consumerproc.Worker([]string{"/nonexistent/consumer"}, consumerproc.Options{Timeout: timeout, StartTimeout: timeout}), []string{"could not start"}},
-		{"shell-garbage", consumerproc.Worker([]string{"sh", "-c", "echo garbage; sleep 100"}, consumerproc.Options{Timeout: timeout, StartTimeout: timeout}), []string{"garbage"}},
+		{"shell-garbage", consumerproc.Worker([]string{"sh", "-c", "echo garbage; sleep 100"}, consumerproc.Options{Timeout: timeout, StartTimeout: startTimeout}), []string{"garbage"}},
 		{"shell-sleep", consumerproc.Worker([]string{"sh", "-c", "sleep 100"}, consumerproc.Options{Timeout: timeout, StartTimeout: timeout}), []string{"hung"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -296,9 +305,9 @@ func TestDeclare(t *testing.T) {
 	if err != nil || d != want {
 		t.Errorf("Declare = %+v, %v; want %+v", d, err, want)
 	}
-	env = []string{fakeEnv + "=version2", "GORACE=atexit_sleep_ms=0"}
+	env = []string{fakeEnv + "=version3", "GORACE=atexit_sleep_ms=0"}
 	if _, err := consumerproc.Declare([]string{os.Args[0]}, consumerproc.Options{Env: env, Timeout: timeout, StartTimeout: timeout}); err == nil ||
-		!strings.Contains(err.Error(), "speaks protocol version 2") {
+		!strings.Contains(err.Error(), "speaks protocol version 3") {
 		t.Errorf("Declare of a process of another version: %v", err)
 	}
 }

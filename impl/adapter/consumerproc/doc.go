@@ -10,10 +10,41 @@
 // point exactly as a Go handler's are; and finally its outcome: ack, nack
 // (a transient error) or poison.
 //
-// Crashes: the harness stops the worker and closes the Worker's Closer,
-// which kills the process (its whole process group); the harness closes the
-// worker's connection, so an open transaction rolls back, and restarts the
-// worker by calling the Worker again, which starts a fresh process.
+// Processes are kept in a Pool (Worker makes one of its own; NewPool gives
+// the caller Close, Warm, Declare and Stats). A runtime takes tens of
+// milliseconds to start (seconds on a loaded machine), far more than a
+// scenario's deliveries, and a scenario needs a process per worker and per
+// crash, so:
+//
+//   - a process that declares reset in its hello (protocol version 2) is
+//     reused: when its worker stops (a crash, or the end of a scenario),
+//     its Closer gives it back as it is, waiting for its next line; the
+//     next worker to start takes it and sends it a reset naming that
+//     worker, which the process answers once it has forgotten everything
+//     it kept. If its worker stopped in the middle of a delivery, the
+//     reset stands in for the result the process awaited, and it abandons
+//     that delivery. The pool starts a spare ahead in the background, so
+//     that a worker it has no process for does not wait for a start;
+//   - any other process is killed when its worker stops (its whole process
+//     group), and the pool starts a spare in the background for the next
+//     worker of the same name, once that name was asked for twice (the
+//     name is in the process's environment and hello, so a spare serves
+//     one name; the harness names a scenario's workers as the previous
+//     scenario did).
+//
+// Either way the harness closes the worker's connection, so an open
+// transaction rolls back, and the process a worker gets is, to the
+// process, a fresh start: what it kept in memory is gone, as after a crash
+// in production, and the same scenario gives the same trace as long as the
+// process honours reset (a reused process that plays a scenario
+// differently from a fresh one does not). The pool keeps at most
+// Options.MaxIdle processes waiting, kills those idle for a few seconds,
+// and kills all of them on Close.
+//
+// A delivery may run inside a testing/synctest bubble (consumertest.Check
+// plays each scenario in one): processes, their pipes, their goroutines
+// and the pool's timers are made outside any bubble, so that they outlive
+// the bubble they were first used in and serve the next.
 //
 // Failures of the process itself never hang the harness: waiting for each
 // of the process's lines has a timeout (DefaultTimeout unless

@@ -32,6 +32,26 @@ func dollars(q string) string {
 	return b.String()
 }
 
+// resetEnv makes the fake speak version 2 and declare reset; its value
+// says what it does on a reset: "clear" forgets what it kept, "keep"
+// keeps it (a process that ignores reset), "die" dies, "garbage" answers
+// garbage; "v1" declares reset in a hello of version 1.
+const resetEnv = "CONSUMERPROC_RESET"
+
+// line is a line of the harness, as the fake reads it.
+type line struct {
+	Type     string          `json:"type"`
+	Worker   string          `json:"worker"`
+	Delivery int64           `json:"delivery"`
+	Database string          `json:"database"`
+	OK       bool            `json:"ok"`
+	Code     string          `json:"code"`
+	Error    string          `json:"error"`
+	Rows     [][]any         `json:"rows"`
+	Affected int64           `json:"rowsAffected"`
+	Message  json.RawMessage `json:"message"`
+}
+
 // fake plays the consumer named by mode on stdin/stdout and returns the exit
 // status.
 func fake(mode string) int {
@@ -42,16 +62,6 @@ func fake(mode string) int {
 		b, _ := json.Marshal(v)
 		out.Write(append(b, '\n'))
 		out.Flush()
-	}
-	type line struct {
-		Type     string          `json:"type"`
-		Delivery int64           `json:"delivery"`
-		OK       bool            `json:"ok"`
-		Code     string          `json:"code"`
-		Error    string          `json:"error"`
-		Rows     [][]any         `json:"rows"`
-		Affected int64           `json:"rowsAffected"`
-		Message  json.RawMessage `json:"message"`
 	}
 	recv := func() (line, bool) {
 		if !in.Scan() {
@@ -70,24 +80,59 @@ func fake(mode string) int {
 		return 3
 	case "hang-hello":
 		time.Sleep(time.Hour)
-	case "version2":
+	case "version3":
 		recv()
-		send(map[string]any{"type": "hello", "protocol": 2})
+		send(map[string]any{"type": "hello", "protocol": 3})
 		time.Sleep(time.Hour)
 	case "no-version":
 		recv()
 		send(map[string]any{"type": "hello"})
 		time.Sleep(time.Hour)
 	}
-	if _, ok := recv(); !ok {
+	hello, ok := recv()
+	if !ok {
 		return 0
 	}
-	send(map[string]any{"type": "hello", "protocol": 1, "schema": "CREATE TABLE t (x)", "effects": "SELECT x FROM t",
-		"aggregate": mode == "aggregate", "dedupe": "SELECT 1"})
+	// Under CONSUMERPROC_RESET the fake speaks version 2, declares reset,
+	// and keeps in memory the events it credited (see "remember").
+	resetMode := os.Getenv(resetEnv)
+	answer := map[string]any{"type": "hello", "protocol": 1, "schema": "CREATE TABLE t (x)", "effects": "SELECT x FROM t",
+		"aggregate": mode == "aggregate", "dedupe": "SELECT 1"}
+	switch resetMode {
+	case "":
+	case "v1": // a version-1 hello that declares reset: refused
+		answer["reset"] = true
+	default:
+		answer["protocol"], answer["reset"] = 2, true
+	}
+	send(answer)
+	worker := hello.Worker
+	credited := map[string]bool{} // the process's memory
+	reset := func(l line) {
+		switch resetMode {
+		case "die":
+			fmt.Fprintln(os.Stderr, "reset failed: boom")
+			os.Exit(4)
+		case "garbage":
+			fmt.Fprintln(out, "not a reset")
+			out.Flush()
+			return
+		case "clear":
+			clear(credited)
+		}
+		worker = l.Worker
+		send(map[string]any{"type": "reset"})
+	}
+	// abandoned unwinds a delivery the harness reset the process in.
+	type abandoned struct{}
 	for {
 		d, ok := recv()
 		if !ok {
 			return 0
+		}
+		if d.Type == "reset" {
+			reset(d)
+			continue
 		}
 		var msg struct {
 			EventID string `json:"eventId"`
@@ -98,9 +143,12 @@ func fake(mode string) int {
 			} `json:"event"`
 		}
 		_ = json.Unmarshal(d.Message, &msg)
+		// Placeholders by database: PostgreSQL's when the deliver says
+		// so (version 2) or, for a version-1 fake, when told.
+		dollar := d.Database == "postgres" || (resetMode == "" && os.Getenv(dollarEnv) != "")
 		call := func(req map[string]any) line {
 			req["delivery"] = d.Delivery
-			if q, ok := req["sql"].(string); ok && os.Getenv(dollarEnv) != "" {
+			if q, ok := req["sql"].(string); ok && dollar {
 				req["sql"] = dollars(q)
 			}
 			send(req)
@@ -108,83 +156,114 @@ func fake(mode string) int {
 			if !ok {
 				os.Exit(0)
 			}
+			if r.Type == "reset" {
+				reset(r)
+				panic(abandoned{})
+			}
 			return r
 		}
-		switch mode {
-		case "hang-deliver":
-			time.Sleep(time.Hour)
-		case "die-deliver":
-			fmt.Fprintln(os.Stderr, "TypeError: cannot read properties of undefined")
-			return 1
-		case "garbage":
-			fmt.Fprintln(out, "this is not json")
-			out.Flush()
-			time.Sleep(time.Hour)
-		case "wrong-delivery":
-			send(map[string]any{"type": "begin", "delivery": d.Delivery + 1})
-			time.Sleep(time.Hour)
-		case "unknown-type":
-			send(map[string]any{"type": "fetch", "delivery": d.Delivery})
-			time.Sleep(time.Hour)
-		case "bad-outcome":
-			send(map[string]any{"type": "done", "delivery": d.Delivery, "outcome": "maybe"})
-			time.Sleep(time.Hour)
-		case "hang-after-exec":
-			call(map[string]any{"type": "exec", "sql": "INSERT INTO ledger (event_id, user_id, amount_cents) VALUES (?, ?, ?)",
-				"args": []any{msg.EventID, msg.Event.UserID, msg.Event.AmountCents}})
-			time.Sleep(time.Hour)
-		case "die-after-query":
-			call(map[string]any{"type": "query", "sql": "SELECT COUNT(*) FROM ledger"})
-			fmt.Fprintln(os.Stderr, "out of memory")
-			return 7
-		case "open-tx":
-			// Begins, writes, and acks without committing.
-			call(map[string]any{"type": "begin"})
-			call(map[string]any{"type": "exec", "sql": "INSERT INTO ledger (event_id, user_id, amount_cents) VALUES (?, ?, ?)",
-				"args": []any{msg.EventID, msg.Event.UserID, msg.Event.AmountCents}})
-			send(map[string]any{"type": "done", "delivery": d.Delivery, "outcome": "ack"})
-		case "ok":
-			// insert-first, with the outcome chosen by the user id.
-			switch msg.Event.UserID {
-			case "poison":
-				send(map[string]any{"type": "done", "delivery": d.Delivery, "outcome": "poison", "error": "amount is negative"})
-				continue
-			case "nack":
-				send(map[string]any{"type": "done", "delivery": d.Delivery, "outcome": "nack", "error": "lock timeout"})
-				continue
-			case "point":
-				call(map[string]any{"type": "point", "what": "redis SET " + msg.EventID + " NX"})
-			case "bad-sql":
-				r := call(map[string]any{"type": "exec", "sql": "INSERT INTO nowhere VALUES (1)"})
-				send(map[string]any{"type": "done", "delivery": d.Delivery, "outcome": "nack", "error": r.Code + ": " + r.Error})
-				continue
-			case "commit-outside":
-				r := call(map[string]any{"type": "commit"})
-				send(map[string]any{"type": "done", "delivery": d.Delivery, "outcome": "nack", "error": r.Code + ": " + r.Error})
-				continue
-			}
-			call(map[string]any{"type": "begin"})
-			r := call(map[string]any{"type": "exec", "sql": "INSERT INTO processed_events (consumer_group, event_id) VALUES (?, ?)",
-				"args": []any{msg.Group, msg.EventID}})
-			if !r.OK {
-				call(map[string]any{"type": "rollback"})
-				outcome := "ack"
-				if r.Code != "unique_violation" {
-					outcome = "nack"
-				}
-				send(map[string]any{"type": "done", "delivery": d.Delivery, "outcome": outcome, "error": r.Error})
-				continue
-			}
-			call(map[string]any{"type": "exec", "sql": "INSERT INTO ledger (event_id, user_id, amount_cents) VALUES (?, ?, ?)",
-				"args": []any{msg.EventID, msg.Event.UserID, msg.Event.AmountCents}})
-			q := call(map[string]any{"type": "query", "sql": "SELECT event_id, amount_cents, NULL, CAST(1.5 AS REAL) FROM ledger WHERE event_id = ?",
-				"args": []any{msg.EventID}})
-			if len(q.Rows) != 1 || q.Rows[0][0] != msg.EventID || q.Rows[0][1] != float64(msg.Event.AmountCents) || q.Rows[0][2] != nil || q.Rows[0][3] != 1.5 {
-				fmt.Fprintf(os.Stderr, "query answered %v\n", q.Rows)
-				return 5
-			}
-			call(map[string]any{"type": "commit"})
-			send(map[string]any{"type": "done", "delivery": d.Delivery, "outcome": "ack"})
+		done := func(outcome, err string) {
+			send(map[string]any{"type": "done", "delivery": d.Delivery, "outcome": outcome, "error": err})
 		}
+		func() {
+			defer func() {
+				if p := recover(); p != nil {
+					if _, ok := p.(abandoned); !ok {
+						panic(p)
+					}
+				}
+			}()
+			deliver(mode, d.Delivery, msg.EventID, msg.Group, msg.Event.UserID, msg.Event.AmountCents, worker, d.Database, credited, call, done, send, out)
+		}()
+	}
+}
+
+// deliver plays one delivery of the fake consumer in mode.
+func deliver(mode string, delivery int64, eventID, group, user string, amount int64, worker, database string, credited map[string]bool,
+	call func(map[string]any) line, done func(outcome, err string), send func(any), out *bufio.Writer) {
+	credit := []any{eventID, user, amount}
+	switch mode {
+	case "hang-deliver":
+		time.Sleep(time.Hour)
+	case "die-deliver":
+		fmt.Fprintln(os.Stderr, "TypeError: cannot read properties of undefined")
+		os.Exit(1)
+	case "garbage":
+		fmt.Fprintln(out, "this is not json")
+		out.Flush()
+		time.Sleep(time.Hour)
+	case "wrong-delivery":
+		send(map[string]any{"type": "begin", "delivery": delivery + 1})
+		time.Sleep(time.Hour)
+	case "unknown-type":
+		send(map[string]any{"type": "fetch", "delivery": delivery})
+		time.Sleep(time.Hour)
+	case "bad-outcome":
+		send(map[string]any{"type": "done", "delivery": delivery, "outcome": "maybe"})
+		time.Sleep(time.Hour)
+	case "hang-after-exec":
+		call(map[string]any{"type": "exec", "sql": "INSERT INTO ledger (event_id, user_id, amount_cents) VALUES (?, ?, ?)", "args": credit})
+		time.Sleep(time.Hour)
+	case "die-after-query":
+		call(map[string]any{"type": "query", "sql": "SELECT COUNT(*) FROM ledger"})
+		fmt.Fprintln(os.Stderr, "out of memory")
+		os.Exit(7)
+	case "open-tx":
+		// Begins, writes, and acks without committing.
+		call(map[string]any{"type": "begin"})
+		call(map[string]any{"type": "exec", "sql": "INSERT INTO ledger (event_id, user_id, amount_cents) VALUES (?, ?, ?)", "args": credit})
+		done("ack", "")
+	case "remember":
+		// An in-memory dedupe, as an LRU of event ids: it skips what
+		// this process credited, and says who it is at a point.
+		call(map[string]any{"type": "point", "what": fmt.Sprintf("%s delivery %d on %s", worker, delivery, database)})
+		if credited[eventID] {
+			done("ack", "")
+			return
+		}
+		call(map[string]any{"type": "exec", "sql": "INSERT INTO ledger (event_id, user_id, amount_cents) VALUES (?, ?, ?)", "args": credit})
+		credited[eventID] = true
+		done("ack", "")
+	case "ok":
+		// insert-first, with the outcome chosen by the user id.
+		switch user {
+		case "poison":
+			done("poison", "amount is negative")
+			return
+		case "nack":
+			done("nack", "lock timeout")
+			return
+		case "point":
+			call(map[string]any{"type": "point", "what": "redis SET " + eventID + " NX"})
+		case "bad-sql":
+			r := call(map[string]any{"type": "exec", "sql": "INSERT INTO nowhere VALUES (1)"})
+			done("nack", r.Code+": "+r.Error)
+			return
+		case "commit-outside":
+			r := call(map[string]any{"type": "commit"})
+			done("nack", r.Code+": "+r.Error)
+			return
+		}
+		call(map[string]any{"type": "begin"})
+		r := call(map[string]any{"type": "exec", "sql": "INSERT INTO processed_events (consumer_group, event_id) VALUES (?, ?)",
+			"args": []any{group, eventID}})
+		if !r.OK {
+			call(map[string]any{"type": "rollback"})
+			outcome := "ack"
+			if r.Code != "unique_violation" {
+				outcome = "nack"
+			}
+			done(outcome, r.Error)
+			return
+		}
+		call(map[string]any{"type": "exec", "sql": "INSERT INTO ledger (event_id, user_id, amount_cents) VALUES (?, ?, ?)", "args": credit})
+		q := call(map[string]any{"type": "query", "sql": "SELECT event_id, amount_cents, NULL, CAST(1.5 AS REAL) FROM ledger WHERE event_id = ?",
+			"args": []any{eventID}})
+		if len(q.Rows) != 1 || q.Rows[0][0] != eventID || q.Rows[0][1] != float64(amount) || q.Rows[0][2] != nil || q.Rows[0][3] != 1.5 {
+			fmt.Fprintf(os.Stderr, "query answered %v\n", q.Rows)
+			os.Exit(5)
+		}
+		call(map[string]any{"type": "commit"})
+		done("ack", "")
 	}
 }

@@ -8,9 +8,12 @@ import "sync"
 // pipe is never "durably blocked", so a bubble holding the reader of an
 // idle process could never move its clock, and a timeout measured on the
 // bubble's clock would never expire while the process hangs. So the
-// process is started, read, timed and killed by goroutines started from
-// one goroutine that lives outside every bubble, reached through channels
-// made outside every bubble (at package initialisation).
+// process is started, read, timed (its watchdog) and killed by goroutines
+// started from one goroutine that lives outside every bubble, reached
+// through channels made outside every bubble (at package initialisation);
+// the caller of a round trip only writes the line and waits on channels
+// made outside (lineproc.Exchange), and pooled processes outlive the
+// bubble of the scenario that started them.
 
 var (
 	outsideMu  sync.Mutex

@@ -76,19 +76,21 @@ func TestPostgres(t *testing.T) {
 	}
 }
 
-// TestUnderTheHarnessOnPostgres: the process consumer (insert-first, in
-// PostgreSQL's SQL) is never flagged by the harness playing on PostgreSQL,
-// where a duplicate aborts the transaction and must be rolled back.
+// TestUnderTheHarnessOnPostgres: the process consumer (insert-first) is
+// never flagged by the harness playing on PostgreSQL, where a duplicate
+// aborts the transaction and must be rolled back. The process writes its
+// placeholders by the database each delivery names ($1 here), and is
+// reused from scenario to scenario.
 func TestUnderTheHarnessOnPostgres(t *testing.T) {
 	dsn := os.Getenv(consumertest.PostgresEnv)
 	if dsn == "" {
 		t.Skip("IDEMCHECK_POSTGRES_DSN is not set: skipping the process consumer under the harness on PostgreSQL")
 	}
-	env := []string{fakeEnv + "=ok", dollarEnv + "=1", "GORACE=atexit_sleep_ms=0"}
+	pl := fakePool(t, "ok", "clear", 0)
 	c := consumertest.Consumer{
 		Name:    "insert-first-process",
 		Schema:  strings.ReplaceAll(schema, "INTEGER", "BIGINT"),
-		Worker:  consumerproc.Worker([]string{os.Args[0]}, consumerproc.Options{Env: env}),
+		Worker:  pl.Worker,
 		Effects: consumertest.PerEvent("SELECT event_id, amount_cents FROM ledger"),
 	}
 	res, err := consumertest.Hunt(c, consumertest.Postgres(dsn), consumertest.Checks(20), consumertest.Seed(1))
@@ -97,5 +99,25 @@ func TestUnderTheHarnessOnPostgres(t *testing.T) {
 	}
 	if res.Failed {
 		t.Fatalf("flagged on PostgreSQL:\n%s", res.Report())
+	}
+	if st := pl.Stats(); st.Reused == 0 {
+		t.Errorf("stats %+v: want processes reused across scenarios", st)
+	}
+}
+
+// TestPostgresDatabaseFromTheDriver: called directly, outside the harness,
+// a delivery still names its database, told by the *sql.DB's driver.
+func TestPostgresDatabaseFromTheDriver(t *testing.T) {
+	db := openPostgres(t)
+	f, c, err := fakePool(t, "remember", "clear", 0).Worker("w1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if got := points(t, f, db, msg("e1", "u1", 5)); strings.Join(got, "|") != "w1 delivery 1 on postgres" {
+		t.Errorf("points %q, want the delivery to name postgres", got)
+	}
+	if got := ledger(t, db); got != "e1=5" {
+		t.Errorf("ledger %q", got)
 	}
 }

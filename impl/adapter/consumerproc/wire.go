@@ -15,14 +15,23 @@ import (
 	"github.com/idemcheck/idemcheck/impl/contract/handler"
 )
 
-// Version is the protocol version this package speaks (PROTOCOL.md).
-const Version = 1
+// Version is the protocol version this package speaks (PROTOCOL.md). A
+// process may answer MinVersion or any version up to Version.
+const Version = 2
+
+// MinVersion is the oldest version this package still serves: a process of
+// version 1 runs as before, one process per worker, never reset.
+const MinVersion = 1
 
 // The types of the harness's lines.
 const (
 	TypeHello   = "hello"
 	TypeDeliver = "deliver"
 	TypeResult  = "result"
+	// TypeReset (version 2) asks a process that declared "reset" in its
+	// hello to forget everything and serve the worker it names; the
+	// process answers a line of the same type.
+	TypeReset = "reset"
 )
 
 // The types of the process's requests.
@@ -100,6 +109,9 @@ type request struct {
 	What     string            `json:"what"`
 	Outcome  string            `json:"outcome"`
 	Error    string            `json:"error"`
+	// Reset, in a hello of version 2, declares that the process answers
+	// reset requests.
+	Reset bool `json:"reset"`
 	// The declarations a hello may carry (see Declaration).
 	Schema    string `json:"schema"`
 	Effects   string `json:"effects"`
@@ -136,8 +148,10 @@ func parse(line []byte, delivery int64) (request, error) {
 			return r, fmt.Errorf("answered the hello with type %q, not \"hello\": %q", r.Type, lineproc.Clip(line))
 		case r.Protocol == nil:
 			return r, fmt.Errorf("answered the hello without a protocol version: %q", lineproc.Clip(line))
-		case *r.Protocol != Version:
-			return r, fmt.Errorf("speaks protocol version %d; this harness speaks version %d", *r.Protocol, Version)
+		case *r.Protocol < MinVersion || *r.Protocol > Version:
+			return r, fmt.Errorf("speaks protocol version %d; this harness speaks versions %d to %d", *r.Protocol, MinVersion, Version)
+		case r.Reset && *r.Protocol < 2:
+			return r, fmt.Errorf("declares \"reset\" in a hello of protocol version %d; reset is version 2: answer \"protocol\": 2", *r.Protocol)
 		}
 		return r, nil
 	}
@@ -167,6 +181,21 @@ func parse(line []byte, delivery int64) (request, error) {
 		return r, fmt.Errorf("sent a request of unknown type %q: %q", r.Type, lineproc.Clip(line))
 	}
 	return r, nil
+}
+
+// parseReset checks the process's answer to a reset request.
+func parseReset(line []byte) error {
+	var r request
+	if !lineproc.ValidJSONObject(line) {
+		return fmt.Errorf("answered garbage (not a JSON object): %q", lineproc.Clip(line))
+	}
+	if err := json.Unmarshal(line, &r); err != nil {
+		return fmt.Errorf("answered garbage (%v): %q", err, lineproc.Clip(line))
+	}
+	if r.Type != TypeReset {
+		return fmt.Errorf("answered the reset with type %q, not \"reset\": %q", r.Type, lineproc.Clip(line))
+	}
+	return nil
 }
 
 // describe names a request for the trace and for errors.

@@ -5,9 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"io"
-	"os"
-
+	"reflect"
 	"strings"
 	"sync"
 	"time"
@@ -42,7 +40,17 @@ type Options struct {
 	// StartTimeout bounds the wait for the hello of a new process; zero
 	// means DefaultStartTimeout.
 	StartTimeout time.Duration
+	// MaxIdle bounds the started processes a Pool keeps waiting for a
+	// worker: processes that declared reset, back from their worker, and
+	// spares started ahead for processes that did not. Zero means
+	// DefaultMaxIdle; a negative value keeps none, so that every worker
+	// gets a process started for it and killed when it stops.
+	MaxIdle int
 }
+
+// DefaultMaxIdle is the MaxIdle of Options that give none: room for the
+// three workers a scenario has at most, and a spare.
+const DefaultMaxIdle = 4
 
 func (o Options) withDefaults() Options {
 	if o.Timeout <= 0 {
@@ -50,6 +58,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.StartTimeout <= 0 {
 		o.StartTimeout = DefaultStartTimeout
+	}
+	if o.MaxIdle == 0 {
+		o.MaxIdle = DefaultMaxIdle
 	}
 	return o
 }
@@ -89,60 +100,37 @@ func (e *Error) Error() string {
 }
 
 // Worker returns a handler.Worker that runs command as the team's consumer,
-// one process per worker; the Closer kills it. command[0] is looked up in
-// PATH. Each call starts its process and checks the protocol version it
-// speaks, so that a command that cannot start is an error of the Worker
-// call, and the start (slow on a loaded machine) is not counted as the
-// handler's time.
+// one process per worker at a time, from a Pool of its own (see NewPool):
+// a process that declares reset serves worker after worker, reset in
+// between; one that does not is started for its worker and killed when
+// the worker stops, with a spare started ahead for the next worker of the
+// same name. The pool cannot be closed from here: its idle processes are
+// killed once idle for a few seconds, or when the harness exits (their
+// stdin closes). A caller that can close it uses NewPool.
 //
-// A failure of a process (it hung, died, answered garbage) is not an
-// outcome of the team's handler and must not be taken for one (nacked,
-// redelivered, and the run judged as if nothing happened): the Func panics
-// with the *Error, which the harness reports as a run that could not be
-// judged, and every later call of the Worker returns an error wrapping it,
-// which stops the campaign.
+// command[0] is looked up in PATH. A failure of a process (it could not
+// start, hung, died, answered garbage) is not an outcome of the team's
+// handler and must not be taken for one (nacked, redelivered, and the run
+// judged as if nothing happened): the Func panics with the *Error, which
+// the harness reports as a run that could not be judged, and every later
+// call of the Worker returns an error wrapping it, which stops the
+// campaign.
 func Worker(command []string, opts Options) handler.Worker {
-	opts = opts.withDefaults()
-	argv := append([]string(nil), command...)
-	sh := &shared{}
-	return func(id string) (handler.Func, io.Closer, error) {
-		w := &worker{argv: argv, command: strings.Join(argv, " "), id: id, opts: opts, sh: sh}
-		if len(argv) == 0 {
-			return nil, nil, &Error{Command: w.command, Worker: id, Request: "start", Reason: "no command"}
-		}
-		sh.mu.Lock()
-		failed := sh.failed
-		sh.mu.Unlock()
-		if failed != nil {
-			return nil, nil, fmt.Errorf("consumerproc: not starting %q again after an earlier process failed: %w", w.command, failed)
-		}
-		if err := w.start(); err != nil {
-			return nil, nil, err
-		}
-		return w.handle, w, nil
-	}
+	return NewPool(command, opts).Worker
 }
 
-// shared is what the workers of one Worker know together.
-type shared struct {
-	mu     sync.Mutex
-	failed error // the first failure of a process, for good
-}
-
-// worker is one process serving one worker of the harness.
+// worker is one process serving one worker of the harness, from the call
+// of the Worker to the Closer.
 type worker struct {
-	argv    []string
-	command string
+	pool    *Pool
 	id      string
-	opts    Options
-	sh      *shared
+	version int // the protocol version its process speaks
 
 	mu       sync.Mutex // guards what follows; never held across a call
-	p        *lineproc.Proc
-	killed   bool
-	isClosed bool    // Close was called
-	hello    request // the process's hello
-	broken   error   // set for good by a failure of the process or Close
+	pr       *proc      // nil once the process went back to the pool or was killed
+	tripping bool       // a line was sent and its answer is awaited
+	isClosed bool       // Close was called
+	broken   error      // set for good by a failure of the process or Close
 	delivery int64
 }
 
@@ -159,98 +147,82 @@ type Declaration struct {
 	// Dedupe, optional, reads the consumer's dedupe records (the event id
 	// first), for the atomicity check.
 	Dedupe string
+	// Resets reports that the process declared reset (protocol version
+	// 2): a Pool reuses it from worker to worker.
+	Resets bool
+}
+
+func declaration(h request) Declaration {
+	return Declaration{Schema: h.Schema, Effects: h.Effects, Aggregate: h.Aggregate, Dedupe: h.Dedupe, Resets: h.Reset}
 }
 
 // Declare starts command once, performs the handshake, and returns what
 // the process declared in its hello; the process is killed after. A
 // process that cannot start, hangs, dies or speaks another version is an
-// *Error, as in Worker.
+// *Error, as in Worker. Pool.Declare does the same and keeps the process.
 func Declare(command []string, opts Options) (Declaration, error) {
-	opts = opts.withDefaults()
-	w := &worker{argv: command, command: strings.Join(command, " "), id: "declare", opts: opts, sh: &shared{}}
-	if len(command) == 0 {
-		return Declaration{}, &Error{Command: w.command, Worker: w.id, Request: "start", Reason: "no command"}
-	}
-	defer w.Close()
-	if err := w.start(); err != nil {
-		return Declaration{}, err
-	}
-	h := w.hello
-	return Declaration{Schema: h.Schema, Effects: h.Effects, Aggregate: h.Aggregate, Dedupe: h.Dedupe}, nil
-}
-
-// start launches the process and performs the handshake.
-func (w *worker) start() error {
-	env := append(append(os.Environ(), w.opts.Env...), WorkerEnv+"="+w.id)
-	const what = "hello (the handshake, protocol version 1)"
-	var p *lineproc.Proc
-	var err error
-	// Started from outside any bubble, so are its reader and its waiter.
-	outside(func() { p, err = lineproc.Start(w.argv, w.opts.Dir, env) })
-	if err != nil {
-		return w.fail(0, what, fmt.Errorf("could not start: %w", err))
-	}
-	w.mu.Lock()
-	w.p = p
-	if w.killed { // closed meanwhile
-		w.mu.Unlock()
-		<-goOutside(p.Kill)
-		return w.broken
-	}
-	w.mu.Unlock()
-	line := marshal(map[string]any{"type": TypeHello, "protocol": Version, "worker": w.id})
-	ans, err := w.roundTripWithin(context.Background(), line, 0, what, w.opts.StartTimeout)
-	if err != nil {
-		return err
-	}
-	h, err := parse(ans, 0)
-	if err != nil {
-		return w.fail(0, what, w.withStderr(err))
-	}
-	w.hello = h
-	return nil
+	pl := NewPool(command, Options{Dir: opts.Dir, Env: opts.Env, Timeout: opts.Timeout, StartTimeout: opts.StartTimeout, MaxIdle: -1})
+	defer pl.Close()
+	return pl.Declare()
 }
 
 // reasonClosed is the Reason of the error a closed worker answers.
 const reasonClosed = "the worker was closed"
 
-// Close implements io.Closer: it kills the process (a crash of the worker,
-// or the end of the run). Safe to call while a delivery is in flight.
-func (w *worker) Close() error {
-	w.mu.Lock()
-	w.isClosed = true
-	if w.broken == nil {
-		w.broken = &Error{Command: w.command, Worker: w.id, Request: "a delivery after Close", Reason: reasonClosed}
+// reset hands the process to this worker: a process that declared reset
+// forgets everything it kept and learns the worker's name.
+func (w *worker) reset() error {
+	what := fmt.Sprintf("reset (for worker %s)", w.id)
+	ans, err := w.roundTripWithin(context.Background(), marshal(map[string]any{"type": TypeReset, "worker": w.id}), 0, what, w.pool.opts.Timeout)
+	if err != nil {
+		return err
 	}
-	w.mu.Unlock()
-	w.kill()
+	if err := parseReset(ans); err != nil {
+		return w.fail(0, what, w.withStderr(err))
+	}
 	return nil
 }
 
-func (w *worker) kill() {
+// Close implements io.Closer: the worker stopped (a crash, or the end of
+// a scenario). Its process goes back to the pool when it declared reset and
+// waits for its next line; otherwise (or in the middle of a round trip) it
+// is killed. Safe to call while a delivery is in flight.
+func (w *worker) Close() error {
 	w.mu.Lock()
-	p, done := w.p, w.killed
-	w.killed = true
-	w.mu.Unlock()
-	if p != nil && !done {
-		<-goOutside(p.Kill)
+	if w.isClosed {
+		w.mu.Unlock()
+		return nil
 	}
+	w.isClosed = true
+	if w.broken == nil {
+		w.broken = &Error{Command: w.pool.command, Worker: w.id, Request: "a delivery after Close", Reason: reasonClosed}
+	}
+	pr, reusable := w.pr, !w.tripping
+	w.pr = nil
+	w.mu.Unlock()
+	w.pool.release(w, pr, reusable)
+	return nil
 }
 
-// fail kills the process and makes the worker unusable with an *Error.
-func (w *worker) fail(delivery int64, what string, reason error) error {
-	e := &Error{Command: w.command, Worker: w.id, Delivery: delivery, Request: what, Reason: reason.Error()}
+// abandon makes the worker unusable with err (unless it already is) and
+// kills its process.
+func (w *worker) abandon(err error) {
 	w.mu.Lock()
 	if w.broken == nil {
-		w.broken = e
+		w.broken = err
 	}
+	pr := w.pr
+	w.pr = nil
 	w.mu.Unlock()
-	w.sh.mu.Lock()
-	if w.sh.failed == nil {
-		w.sh.failed = e
-	}
-	w.sh.mu.Unlock()
-	w.kill()
+	w.pool.release(w, pr, false)
+}
+
+// fail kills the process and makes the worker, and the pool, unusable
+// with an *Error.
+func (w *worker) fail(delivery int64, what string, reason error) error {
+	e := &Error{Command: w.pool.command, Worker: w.id, Delivery: delivery, Request: what, Reason: reason.Error()}
+	w.pool.failWith(e)
+	w.abandon(e)
 	return e
 }
 
@@ -258,12 +230,12 @@ func (w *worker) fail(delivery int64, what string, reason error) error {
 // hangs or prints garbage often says why there.
 func (w *worker) withStderr(err error) error {
 	w.mu.Lock()
-	p := w.p
+	pr := w.pr
 	w.mu.Unlock()
-	if p == nil {
+	if pr == nil {
 		return err
 	}
-	if e := p.Stderr(); e != "" {
+	if e := pr.p.Stderr(); e != "" {
 		return fmt.Errorf("%w; its stderr ends with: %s", err, e)
 	}
 	return err
@@ -271,24 +243,33 @@ func (w *worker) withStderr(err error) error {
 
 // roundTrip sends one line and reads the process's next line.
 func (w *worker) roundTrip(ctx context.Context, line []byte, delivery int64, what string) ([]byte, error) {
-	return w.roundTripWithin(ctx, line, delivery, what, w.opts.Timeout)
+	return w.roundTripWithin(ctx, line, delivery, what, w.pool.opts.Timeout)
 }
 
 func (w *worker) roundTripWithin(ctx context.Context, line []byte, delivery int64, what string, timeout time.Duration) ([]byte, error) {
 	w.mu.Lock()
-	p := w.p
+	if w.broken != nil {
+		err := w.broken
+		w.mu.Unlock()
+		return nil, err
+	}
+	pr := w.pr
+	w.tripping = true
 	w.mu.Unlock()
-	// The round trip and its timeout run outside any bubble, on the
-	// machine's clock; the caller waits for it (or for its context).
-	var ans []byte
-	var err error
-	done := goOutside(func() { ans, err = p.RoundTrip(context.Background(), line, timeout) })
-	select {
-	case <-done:
-	case <-ctx.Done():
-		w.kill()
-		<-done
-		return nil, fmt.Errorf("consumerproc: consumer %q (worker %s), %s: gave up waiting: %w", w.command, w.id, what, ctx.Err())
+	defer func() {
+		w.mu.Lock()
+		w.tripping = false
+		w.mu.Unlock()
+	}()
+	// No timer of the caller's: it may be in a bubble, whose clock is not
+	// the machine's. The process's watchdog, outside any bubble, kills a
+	// process that does not answer within the timeout.
+	ans, err := pr.p.Exchange(ctx, line, timeout)
+	if ctx.Err() != nil && err != nil {
+		// Not a failure of the process; but its answer is lost, so
+		// the worker cannot go on.
+		w.abandon(&Error{Command: w.pool.command, Worker: w.id, Delivery: delivery, Request: what, Reason: "the harness gave up waiting: " + ctx.Err().Error()})
+		return nil, fmt.Errorf("consumerproc: consumer %q (worker %s), %s: gave up waiting: %w", w.pool.command, w.id, what, ctx.Err())
 	}
 	if err == nil {
 		return ans, nil
@@ -345,7 +326,11 @@ func (w *worker) deliver(ctx context.Context, db *sql.DB, m handler.Message) (er
 		}
 	}()
 	what := fmt.Sprintf("delivery %d (event %s, attempt %d)", d, m.EventID, m.Attempts)
-	line := marshal(map[string]any{"type": TypeDeliver, "delivery": d, "nowMs": time.Now().UnixMilli(), "message": toWire(m)})
+	deliver := map[string]any{"type": TypeDeliver, "delivery": d, "nowMs": time.Now().UnixMilli(), "message": toWire(m)}
+	if name := databaseOf(ctx, db); name != "" && w.version >= 2 {
+		deliver["database"] = name
+	}
+	line := marshal(deliver)
 	for n := 1; ; n++ {
 		ans, err := w.roundTrip(ctx, line, d, what)
 		if err != nil {
@@ -402,6 +387,28 @@ func (w *worker) deliver(ctx context.Context, db *sql.DB, m handler.Message) (er
 		res["seq"] = n
 		line = marshal(res)
 	}
+}
+
+// databaseOf names the database of a delivery: as the harness says
+// (handler.Database), or else as the driver of db tells.
+func databaseOf(ctx context.Context, db *sql.DB) string {
+	if name := handler.Database(ctx); name != "" {
+		return name
+	}
+	t := reflect.TypeOf(db.Driver())
+	for t != nil && t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if t == nil {
+		return ""
+	}
+	switch path := t.PkgPath(); {
+	case strings.Contains(path, "pgx"), strings.Contains(path, "lib/pq"):
+		return "postgres"
+	case strings.Contains(path, "sqlite"):
+		return "sqlite"
+	}
+	return ""
 }
 
 // outcome turns a done request into the handler's answer.

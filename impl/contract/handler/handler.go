@@ -94,3 +94,22 @@ func Point(ctx context.Context, what string) {
 		fn(what)
 	}
 }
+
+// databaseKey is the context key under which the harness names its
+// database.
+type databaseKey struct{}
+
+// WithDatabase returns a context that names the database the handler's
+// *sql.DB reaches: "sqlite" or "postgres". The harness sets it on every
+// delivery, so that code whose SQL depends on the database (its
+// placeholders, an upsert's syntax) can tell without a query.
+func WithDatabase(ctx context.Context, name string) context.Context {
+	return context.WithValue(ctx, databaseKey{}, name)
+}
+
+// Database names the database of the delivery in ctx ("sqlite",
+// "postgres"), or "" when ctx carries none (outside the harness).
+func Database(ctx context.Context) string {
+	name, _ := ctx.Value(databaseKey{}).(string)
+	return name
+}

@@ -27,3 +27,13 @@ func TestPoisonIsRecognisedThroughWrapping(t *testing.T) {
 		t.Fatal("Poison(nil) must still be poison")
 	}
 }
+
+func TestDatabaseIsCarriedByTheContext(t *testing.T) {
+	ctx := handler.WithDatabase(context.Background(), "postgres")
+	if got := handler.Database(ctx); got != "postgres" {
+		t.Errorf("Database = %q, want postgres", got)
+	}
+	if got := handler.Database(context.Background()); got != "" {
+		t.Errorf("Database outside the harness = %q, want empty", got)
+	}
+}

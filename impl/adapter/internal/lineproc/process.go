@@ -17,6 +17,7 @@ import (
 	"os/exec"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -41,6 +42,15 @@ type Proc struct {
 	// killed releases the reader when nobody will read lines any more.
 	killed   chan struct{}
 	killOnce sync.Once
+	// gone is closed exitGrace after the process exited: an answer it
+	// wrote before exiting has been read by then.
+	gone chan struct{}
+	// The watchdog of Exchange (see Watch).
+	watched bool
+	hung    chan struct{} // closed when a round trip outlived its timeout
+	tick    time.Duration
+	trip    atomic.Int64 // numbers the round trips
+	limit   atomic.Int64 // ticks the current round trip may take; 0: none in flight
 }
 
 // Start launches argv in dir with env. Stdin and stdout are plain pipes (not
@@ -61,7 +71,7 @@ func Start(argv []string, dir string, env []string) (*Proc, error) {
 	cmd.Dir, cmd.Env = dir, env
 	cmd.Stdin, cmd.Stdout = inR, outW
 	p := &Proc{cmd: cmd, stdin: inW, stdout: outR, lines: make(chan []byte, 1), exited: make(chan struct{}), stderr: &tail{max: 4096},
-		killed: make(chan struct{})}
+		killed: make(chan struct{}), gone: make(chan struct{}), hung: make(chan struct{})}
 	cmd.Stderr = p.stderr
 	// Wait must not wait for ever on a stderr kept open by a grandchild.
 	cmd.WaitDelay = time.Second
@@ -79,8 +89,108 @@ func Start(argv []string, dir string, env []string) (*Proc, error) {
 	go func() {
 		p.waitEr = cmd.Wait()
 		close(p.exited)
+		time.AfterFunc(exitGrace, func() { close(p.gone) })
 	}()
 	return p, nil
+}
+
+// Watch starts the watchdog that Exchange needs, checking every tick; call
+// it once, right after Start and from the same goroutine, outside any
+// testing/synctest bubble. A round trip of Exchange is given up (the
+// process killed) between its timeout and its timeout plus a tick after it
+// began. The watchdog ends with the process.
+func (p *Proc) Watch(tick time.Duration) {
+	p.watched = true
+	go func() {
+		t := time.NewTicker(tick)
+		defer t.Stop()
+		var seen, ticks int64
+		for {
+			select {
+			case <-p.exited:
+				return
+			case <-p.killed:
+				return
+			case <-t.C:
+			}
+			trip, limit := p.trip.Load(), p.limit.Load()
+			if limit == 0 || trip != seen {
+				seen, ticks = trip, 0
+				continue
+			}
+			if ticks++; ticks >= limit {
+				close(p.hung)
+				p.Kill()
+				return
+			}
+		}
+	}()
+	p.tick = tick
+}
+
+// Exchange is RoundTrip for a caller that may run inside a
+// testing/synctest bubble, where a timer or a deadline would follow the
+// bubble's clock: it writes the line and waits for the answer with no
+// timer of its own, the watchdog (see Watch) ending a round trip that
+// outlives timeout by killing the process. It also costs no goroutine: one
+// wake-up per answer. Any failure is final for this process.
+func (p *Proc) Exchange(ctx context.Context, line []byte, timeout time.Duration) ([]byte, error) {
+	if !p.watched {
+		panic("lineproc: Exchange on a process that is not watched")
+	}
+	p.trip.Add(1)
+	p.limit.Store(max(int64((timeout+p.tick-1)/p.tick), 1))
+	defer p.limit.Store(0)
+	if _, err := p.stdin.Write(append(line, '\n')); err != nil {
+		if p.isHung() {
+			return nil, fmt.Errorf("did not read its stdin within %v (hung)", timeout)
+		}
+		return nil, p.gave(err, timeout)
+	}
+	select {
+	case l, ok := <-p.lines:
+		if !ok {
+			return nil, p.gave(p.readEr, timeout)
+		}
+		return l, nil
+	case <-p.gone:
+		select {
+		case l, ok := <-p.lines:
+			if ok {
+				return l, nil
+			}
+		default:
+		}
+		return nil, p.gave(nil, timeout)
+	case <-p.hung:
+		return nil, fmt.Errorf("no answer within %v (hung)", timeout)
+	case <-ctx.Done():
+		return nil, fmt.Errorf("gave up waiting for the answer: %w", ctx.Err())
+	}
+}
+
+func (p *Proc) isHung() bool {
+	select {
+	case <-p.hung:
+		return true
+	default:
+		return false
+	}
+}
+
+// gave describes why an Exchange ended without an answer: the process died
+// (cause is the pipe error, if any), or the watchdog gave up on it.
+func (p *Proc) gave(cause error, timeout time.Duration) error {
+	select {
+	case <-p.gone:
+	case <-p.hung:
+		return fmt.Errorf("no answer within %v (hung)", timeout)
+	}
+	msg := "died: " + p.Status()
+	if cause != nil && !errors.Is(cause, io.EOF) && !errors.Is(cause, os.ErrClosed) {
+		msg += " (" + cause.Error() + ")"
+	}
+	return DeathError(msg)
 }
 
 func (p *Proc) read() {
