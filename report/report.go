@@ -18,6 +18,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/idemcheck/idemcheck/consumertest"
 	"github.com/idemcheck/idemcheck/faults/runner"
 	"github.com/idemcheck/idemcheck/properties"
 	"github.com/idemcheck/idemcheck/properties/coverage"
@@ -27,7 +28,7 @@ import (
 type Run struct {
 	// Title heads the page.
 	Title string
-	// Mode is "campaign", "mutants", "replay" or "explore".
+	// Mode is "campaign", "mutants", "replay", "explore" or "consumer".
 	Mode string
 	// Command is the command line that produced the run.
 	Command string
@@ -60,6 +61,8 @@ type Run struct {
 	Notes []string
 	// Explore is the model checker's search (mode "explore").
 	Explore *Exploration
+	// Consumer is a run of a team's consumer (mode "consumer").
+	Consumer *ConsumerRun
 	// Cases are the counterexamples, each with its timeline.
 	Cases []Case
 }
@@ -133,6 +136,10 @@ type Case struct {
 	Replay string
 	// Outcome is the run of the shrunk scenario against Target.
 	Outcome *runner.Outcome
+	// Consumer is, instead of Outcome, a team's consumer's counterexample
+	// (or replayed scenario) under package consumertest: its trace's
+	// lines carry their lanes (consumertest.Entry).
+	Consumer *consumertest.Result
 }
 
 // Render writes r as one HTML page.
