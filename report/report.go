@@ -3,7 +3,10 @@
 // for every counterexample a timeline a person reads in a browser — one lane
 // per worker (and lanes for the broker, the clocks and the ledger), a row
 // per action, the faults and the offending actions marked — beside the
-// numbered trace, the verdict with its diff, and the scenario.
+// numbered trace, the verdict with its diff, and the scenario. A run of a
+// team's consumer (package consumertest, mode "consumer") gets its laws
+// table and a timeline drawn from the trace's entries: a lane per worker
+// with its SQL, and the broker's.
 //
 // The page needs nothing but a browser: CSS and a little script are inline,
 // and the timeline is plain HTML, readable with scripts off.
