@@ -70,7 +70,7 @@ func TestFuzzCrasherReplaysWithTheReport(t *testing.T) {
 		`consumer "markfirst" breaks nothing-lost (scenario of 4 step(s) decoded from the input, reduced to 3)`,
 		"FAIL nothing-lost: an event was lost: no effect and not dead-lettered",
 		"expected (-want) vs consumer (+got):",
-		`- 	"e1": 1,`,
+		`"e1": 1,`, `"e1": 0,`, // go-cmp varies its spacing on purpose: the values only
 		"trace of the scenario (3 step(s), 1 worker(s), 1 event(s)) on sqlite:",
 		"   4. w1 crashes at exec INSERT INTO ledger",
 		"corpus file: testdata/fuzz/FuzzMarkFirst/" + crasher,
