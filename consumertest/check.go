@@ -19,7 +19,7 @@ import (
 	"github.com/idemcheck/idemcheck/internal/rapidtb"
 )
 
-// Option tunes a Check, Hunt or Replay.
+// Option tunes a Check, Hunt, Replay or Fuzz.
 type Option func(*config)
 
 type config struct {

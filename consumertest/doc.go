@@ -164,6 +164,37 @@
 // on the same tables, autovacuum truncating a system catalog) would show
 // as a wait the schedule did not decide; none was seen in the measure.
 //
+// # Native fuzzing
+//
+// Fuzz makes the consumer a target of Go's coverage-guided fuzzing:
+//
+//	func FuzzLedger(f *testing.F) { consumertest.Fuzz(f, ledgerConsumer) }
+//
+// go test -fuzz=FuzzLedger mutates byte strings, each decoded to a
+// scenario by FuzzScenario: three header bytes (workers and max_attempts,
+// events and their users, poison), then one byte per step, so that every
+// input is a valid scenario and the engine's mutations and minimisation
+// work step by step (rapid.MakeFuzz reads eight bytes per draw and skips
+// inputs that run short; this form wastes none). Each input plays in a
+// testing/synctest bubble and is judged as under Check. A failing input is
+// written by the engine to testdata/fuzz/FuzzLedger (after it minimised
+// the bytes); plain go test replays it and fails with Check's report,
+// after the reduction pass (skipped while fuzzing: the engine minimises,
+// and the go test -run command it prints gives the reduced report). Six
+// seed inputs give plain go test a few scenarios to play; they catch six
+// of the seven broken example consumers, and go test -fuzz finds the
+// seventh (markfirst, a crash between two commits) within two seconds of
+// fuzzing. FuzzInput turns a scenario of one's own into one more seed.
+//
+// # The trace as data
+//
+// Trace.Entries gives each line of a trace with who acted (a worker, the
+// broker, or the harness for the phases), the worker and event concerned,
+// the database call, the scenario's time, the step of the schedule and the
+// dead-letter count: what a report needs to draw a lane per worker and one
+// for the broker (package report does, for fuzzrun -consumer). The text is
+// the same as String prints, byte for byte.
+//
 // # Database backends
 //
 // The database is behind a small seam (consumertest/internal/backend):

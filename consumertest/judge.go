@@ -205,7 +205,7 @@ func play(ctx context.Context, be backend.Backend, c Consumer, s *Scenario, bubb
 		r.step(st)
 	}
 	if r.failure == nil {
-		r.trace.addf("-- drain: workers take turns until nothing is pending --")
+		r.tracef(Entry{Kind: KindPhase}, "-- drain: workers take turns until nothing is pending --")
 		r.drain()
 	}
 	if r.failure == nil {
@@ -213,7 +213,7 @@ func play(ctx context.Context, be backend.Backend, c Consumer, s *Scenario, bubb
 			return nil, err
 		}
 		out.DLQQuiet = r.b.DLQ()
-		r.trace.addf("-- quiet at t=%dms: %d effect row(s), %d dead-lettered; the whole stream is replayed --", r.now(), len(out.Quiet.Rows)-len(out.Base.Rows), len(out.DLQQuiet))
+		r.tracef(Entry{Kind: KindPhase}, "-- quiet at t=%dms: %d effect row(s), %d dead-lettered; the whole stream is replayed --", r.now(), len(out.Quiet.Rows)-len(out.Base.Rows), len(out.DLQQuiet))
 		r.b.Replay(Topic)
 		r.drain()
 	}
@@ -221,7 +221,7 @@ func play(ctx context.Context, be backend.Backend, c Consumer, s *Scenario, bubb
 		if out.Replayed, err = snapshot(ctx, r.db.Admin(), c); err != nil {
 			return nil, err
 		}
-		r.trace.addf("-- quiet again at t=%dms: %d effect row(s) --", r.now(), len(out.Replayed.Rows)-len(out.Base.Rows))
+		r.tracef(Entry{Kind: KindPhase}, "-- quiet again at t=%dms: %d effect row(s) --", r.now(), len(out.Replayed.Rows)-len(out.Base.Rows))
 	}
 	out.DLQ, out.Messages = r.b.DLQ(), r.b.Messages()
 	for _, d := range out.DLQ {

@@ -361,7 +361,7 @@ func (r *run) produce() {
 		ev := event.OrderPaid{EventID: e.ID, OccurredAtMs: r.clock.NowMs(), OrderID: "o-" + e.ID, UserID: e.User, AmountCents: e.Amount}
 		off := r.b.Enqueue(Topic, "", e.ID, ev.Encode(), broker.Produced)
 		r.offsets = append(r.offsets, off)
-		r.trace.addf("produce %s: user %s, %d cents%s (offset %d)", e.ID, e.User, e.Amount, poisonNote(e), off)
+		r.tracef(Entry{Kind: KindProduce, Event: e.ID}, "produce %s: user %s, %d cents%s (offset %d)", e.ID, e.User, e.Amount, poisonNote(e), off)
 	}
 }
 
@@ -470,7 +470,7 @@ func (r *run) handle(w *worker, ev wevent) {
 		}
 	case evBlocked:
 		w.state, w.at = blocked, ev.p
-		r.trace.addf("%s waits for a lock at %s", w.name, ev.p)
+		r.tracef(w.callEntry(KindLockWait, ev.p), "%s waits for a lock at %s", w.name, ev.p)
 		r.reach("lock wait")
 	case evDone:
 		w.state, w.at = idle, point{}
@@ -504,7 +504,7 @@ func (r *run) deliver(w *worker, pick int) bool {
 	w.d, w.ev, w.hadFault = d, ev, false
 	m := handler.Message{EventID: ev.EventID, Event: ev, Topic: d.Message.Topic, Group: d.Message.Group,
 		Tenant: d.Message.Tenant, IdempotencyKey: d.Message.Key, Attempts: d.Message.Attempts, LastError: d.Message.LastError}
-	r.trace.addf("t=%dms %s receives %s (offset %d, %s, attempt %d%s)", r.now(), w.name, ev.EventID, d.Message.Offset, d.Message.Origin, d.Message.Attempts, lastErrNote(d.Message.LastError))
+	r.tracef(deliveryEntry(w, d), "t=%dms %s receives %s (offset %d, %s, attempt %d%s)", r.now(), w.name, ev.EventID, d.Message.Offset, d.Message.Origin, d.Message.Attempts, lastErrNote(d.Message.LastError))
 	switch {
 	case d.Message.LastError == "ack_timeout":
 		r.reach("redelivery after an ack timeout")
@@ -615,10 +615,10 @@ func (r *run) act(w *worker, d decision) {
 	}
 	if d == fail {
 		w.hadFault = true
-		r.trace.addf("%s %s -> injected failure", w.name, p)
+		r.tracef(w.callEntry(KindInjected, p), "%s %s -> injected failure", w.name, p)
 		r.reach("injected failure")
 	} else {
-		r.trace.addf("%s %s", w.name, p)
+		r.tracef(w.callEntry(pointKind(p), p), "%s %s", w.name, p)
 	}
 	r.resume(w, d)
 }
@@ -628,16 +628,16 @@ func (r *run) settle(w *worker, p point) {
 	switch {
 	case p.result == nil:
 		r.b.Ack(w.d)
-		r.trace.addf("%s acks %s", w.name, w.ev.EventID)
+		r.tracef(w.entry(KindAck), "%s acks %s", w.name, w.ev.EventID)
 	case handler.IsPoison(p.result):
 		r.b.DeadLetter(w.d, p.result.Error())
 		r.b.Ack(w.d)
-		r.trace.addf("%s dead-letters %s as poison: %s", w.name, w.ev.EventID, quoteShort(p.result.Error()))
+		r.tracef(w.entry(KindDeadLetter), "%s dead-letters %s as poison: %s", w.name, w.ev.EventID, quoteShort(p.result.Error()))
 		r.reach("dead-letter: poison")
 	default:
 		r.b.Nack(w.d, p.result.Error())
 		r.reach("nack")
-		r.trace.addf("%s nacks %s: %s", w.name, w.ev.EventID, quoteShort(p.result.Error()))
+		r.tracef(w.entry(KindNack), "%s nacks %s: %s", w.name, w.ev.EventID, quoteShort(p.result.Error()))
 	}
 }
 
@@ -663,7 +663,7 @@ func (r *run) retry(w *worker) {
 		return
 	}
 	if ev.w == w && ev.kind == evBlocked && !r.othersCanMove(w) {
-		r.trace.addf("%s gives up waiting at %s: %s", w.name, call, quoteShort(ev.p.busy.Error()))
+		r.tracef(w.callEntry(KindLockGiveUp, call), "%s gives up waiting at %s: %s", w.name, call, quoteShort(ev.p.busy.Error()))
 		r.reach("lock wait given up")
 		w.resume <- giveUp
 		r.await(w)
@@ -671,10 +671,10 @@ func (r *run) retry(w *worker) {
 	}
 	if ev.w == w && ev.kind == evBlocked {
 		w.state, w.at = blocked, ev.p
-		r.trace.addf("%s still waits for a lock at %s", w.name, ev.p)
+		r.tracef(w.callEntry(KindLockWait, ev.p), "%s still waits for a lock at %s", w.name, ev.p)
 		return
 	}
-	r.trace.addf("%s gets the lock at %s", w.name, call)
+	r.tracef(w.callEntry(KindLockAcquired, call), "%s gets the lock at %s", w.name, call)
 	r.handle(w, ev)
 }
 
@@ -683,11 +683,11 @@ func (r *run) retry(w *worker) {
 // restarts idle.
 func (r *run) crash(w *worker) {
 	if w.state == idle {
-		r.trace.addf("%s crashes while idle and restarts", w.name)
+		r.tracef(Entry{Kind: KindCrash, Worker: w.name}, "%s crashes while idle and restarts", w.name)
 		r.reach("crash while idle")
 	} else {
 		r.reach("crash at " + w.at.kind())
-		r.trace.addf("%s crashes at %s (handling %s): connections closed, delivery not acked; it restarts", w.name, w.at, w.ev.EventID)
+		r.tracef(w.callEntry(KindCrash, w.at), "%s crashes at %s (handling %s): connections closed, delivery not acked; it restarts", w.name, w.at, w.ev.EventID)
 		w.crashing.Store(true)
 		w.conn.Kill()
 		r.active.Store(w)
@@ -709,13 +709,14 @@ func (r *run) crash(w *worker) {
 
 // step plays one step of the schedule.
 func (r *run) step(st Step) {
+	r.trace.steps++
 	switch st.Op {
 	case OpRun, OpFail:
 		w := r.workers[st.Worker-1]
 		switch w.state {
 		case idle:
 			if !r.deliver(w, st.Pick) {
-				r.trace.addf("%s finds nothing to receive", w.name)
+				r.tracef(Entry{Kind: KindIdle, Worker: w.name}, "%s finds nothing to receive", w.name)
 			}
 		case blocked:
 			r.retry(w)
@@ -731,15 +732,15 @@ func (r *run) step(st Step) {
 	case OpAdvance:
 		r.advance(st.Ms)
 		r.b.Tick()
-		r.trace.addf("time moves %dms to t=%dms", st.Ms, r.now())
+		r.tracef(Entry{Kind: KindTime}, "time moves %dms to t=%dms", st.Ms, r.now())
 	case OpDuplicate:
 		offs, err := r.b.Duplicate(Topic, r.offsets[st.Pick], 1)
 		if err == nil {
-			r.trace.addf("the broker duplicates %s (offset %d)", r.s.Events[st.Pick].ID, offs[0])
+			r.tracef(Entry{Kind: KindDuplicate, Event: r.s.Events[st.Pick].ID}, "the broker duplicates %s (offset %d)", r.s.Events[st.Pick].ID, offs[0])
 		}
 	case OpReplay:
 		offs := r.b.Replay(Topic)
-		r.trace.addf("the broker replays the stream (%d messages)", len(offs))
+		r.tracef(Entry{Kind: KindReplay}, "the broker replays the stream (%d messages)", len(offs))
 	}
 }
 
@@ -798,7 +799,7 @@ func (r *run) drain() {
 		d := max(next-r.clock.NowMs(), 1)
 		r.advance(d)
 		r.b.Tick()
-		r.trace.addf("time moves %dms to t=%dms", d, r.now())
+		r.tracef(Entry{Kind: KindTime}, "time moves %dms to t=%dms", d, r.now())
 	}
 }
 

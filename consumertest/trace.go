@@ -10,16 +10,23 @@ import (
 // what the broker did). Lines are formatted only when somebody reads them.
 type Trace struct {
 	entries []traceEntry
+	// steps counts the steps of the schedule played so far; over is set
+	// once the schedule is over (the first phase line). See Entry.Step.
+	steps int
+	over  bool
 }
 
 type traceEntry struct {
 	format string
 	args   []any
+	// meta is the line as data (see Entries), without its text.
+	meta Entry
 }
 
-// addf appends a line; args must not change afterwards.
-func (t *Trace) addf(format string, args ...any) int {
-	t.entries = append(t.entries, traceEntry{format: format, args: args})
+// add appends a line with its data (a run's lines go through
+// run.tracef, which fills it in); args must not change afterwards.
+func (t *Trace) add(meta Entry, format string, args ...any) int {
+	t.entries = append(t.entries, traceEntry{format: format, args: args, meta: meta})
 	return len(t.entries)
 }
 

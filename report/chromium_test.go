@@ -35,24 +35,8 @@ func chromium(t *testing.T) string {
 // data-ready and writes the event count into every lane header).
 func TestTimelineInChromium(t *testing.T) {
 	bin := chromium(t)
-	dir := t.TempDir()
 	r := sampleRun(t)
-	page := filepath.Join(dir, "report.html")
-	if err := report.WriteFile(page, r); err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
-		"--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync",
-		"--user-data-dir="+filepath.Join(dir, "profile"), "--virtual-time-budget=5000", "--dump-dom", "file://"+page)
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("chromium: %v\n%s", err, stderr.String())
-	}
-	dom := string(out)
+	dom := browserDOM(t, bin, r)
 
 	ready := regexp.MustCompile(`<table class="timeline[^"]*" data-kind="(\w+)"[^>]*data-ready="true"`).FindAllStringSubmatch(dom, -1)
 	if len(ready) != 2 || ready[0][1] != "consumption" || ready[1][1] != "projection" {
@@ -74,6 +58,29 @@ func TestTimelineInChromium(t *testing.T) {
 			t.Errorf("no %s chip in the DOM", kind)
 		}
 	}
+}
+
+// browserDOM writes r as a page, loads it in headless Chromium and
+// returns the DOM the browser built, once its script has run.
+func browserDOM(t *testing.T, bin string, r *report.Run) string {
+	t.Helper()
+	dir := t.TempDir()
+	page := filepath.Join(dir, "report.html")
+	if err := report.WriteFile(page, r); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
+		"--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync",
+		"--user-data-dir="+filepath.Join(dir, "profile"), "--virtual-time-budget=5000", "--dump-dom", "file://"+page)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("chromium: %v\n%s", err, stderr.String())
+	}
+	return string(out)
 }
 
 func head(s string) string {

@@ -3,7 +3,10 @@
 // for every counterexample a timeline a person reads in a browser — one lane
 // per worker (and lanes for the broker, the clocks and the ledger), a row
 // per action, the faults and the offending actions marked — beside the
-// numbered trace, the verdict with its diff, and the scenario.
+// numbered trace, the verdict with its diff, and the scenario. A run of a
+// team's consumer (package consumertest, mode "consumer") gets its laws
+// table and a timeline drawn from the trace's entries: a lane per worker
+// with its SQL, and the broker's.
 //
 // The page needs nothing but a browser: CSS and a little script are inline,
 // and the timeline is plain HTML, readable with scripts off.
@@ -18,6 +21,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/idemcheck/idemcheck/consumertest"
 	"github.com/idemcheck/idemcheck/faults/runner"
 	"github.com/idemcheck/idemcheck/properties"
 	"github.com/idemcheck/idemcheck/properties/coverage"
@@ -27,7 +31,7 @@ import (
 type Run struct {
 	// Title heads the page.
 	Title string
-	// Mode is "campaign", "mutants", "replay" or "explore".
+	// Mode is "campaign", "mutants", "replay", "explore" or "consumer".
 	Mode string
 	// Command is the command line that produced the run.
 	Command string
@@ -60,6 +64,8 @@ type Run struct {
 	Notes []string
 	// Explore is the model checker's search (mode "explore").
 	Explore *Exploration
+	// Consumer is a run of a team's consumer (mode "consumer").
+	Consumer *ConsumerRun
 	// Cases are the counterexamples, each with its timeline.
 	Cases []Case
 }
@@ -133,6 +139,10 @@ type Case struct {
 	Replay string
 	// Outcome is the run of the shrunk scenario against Target.
 	Outcome *runner.Outcome
+	// Consumer is, instead of Outcome, a team's consumer's counterexample
+	// (or replayed scenario) under package consumertest: its trace's
+	// lines carry their lanes (consumertest.Entry).
+	Consumer *consumertest.Result
 }
 
 // Render writes r as one HTML page.

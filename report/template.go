@@ -4,6 +4,7 @@ import "html/template"
 
 var page = template.Must(template.New("page").Funcs(template.FuncMap{
 	"add1": func(i int) int { return i + 1 },
+	"add":  func(a, b int) int { return a + b },
 }).Parse(pageHTML))
 
 // pageHTML is the whole page. The timeline is a table: a column per lane, a
@@ -137,6 +138,24 @@ details summary { cursor:pointer; color:var(--blue); margin:6px 0; }
 {{end}}
 {{end}}
 
+{{with .Consumer}}
+<h2>Consumer</h2>
+<table class="grid" id="consumer">
+<tbody>
+<tr><th>consumer</th><td><code>{{.Consumer}}</code></td></tr>
+<tr><th>database</th><td>{{.Database}}</td></tr>
+<tr><th>scenarios</th><td class="num" data-figure="scenarios">{{$.Checks}}</td></tr>
+<tr><th>scenarios/s</th><td class="num" data-figure="scenarios-per-second">{{printf "%.0f" .PerSecond}}</td></tr>
+<tr><th>situations reached</th><td data-figure="situations">{{.Reached}} of {{add .Reached (len .Unreached)}}{{if .Unreached}}; never: {{range $i, $u := .Unreached}}{{if $i}}, {{end}}<code class="wrong">{{$u}}</code>{{end}}{{end}}</td></tr>
+</tbody></table>
+<h3>Laws</h3>
+<table class="grid" id="laws">
+<thead><tr><th>law</th><th>verdict</th><th>what must hold</th></tr></thead>
+<tbody>
+{{range .Laws}}<tr data-law="{{.Law}}" data-status="{{.Status}}"><td><code>{{.Law}}</code></td><td class="status {{.Status}}">{{.Status}}{{if .Summary}}<br><span class="doc">{{.Summary}}</span>{{end}}</td><td class="doc">{{.Doc}}</td></tr>
+{{end}}</tbody></table>
+{{end}}
+
 {{if .Properties}}
 <h2>Properties</h2>
 <table class="grid" id="properties">
@@ -174,6 +193,12 @@ details summary { cursor:pointer; color:var(--blue); margin:6px 0; }
 
 {{if .Cases}}
 <h2>Counterexamples</h2>
+{{end}}
+{{if .ConsumerCases}}
+<p class="legend" id="consumer-legend">Read each timeline top to bottom: a row per line of the trace, a lane per worker with the calls its handler made; the broker's lane has what was produced, delivered, duplicated and dead-lettered, and time moving. Rows with a red outline end a delivery of an event a broken law names.<br>
+<span class="ev produce">produce</span><span class="ev deliver">delivery</span><span class="ev step">SQL statement / point</span><span class="ev commit">commit</span><span class="ev ack">ack</span><span class="ev warn">nack / lock wait</span><span class="ev fault">injected failure / duplicate / replay</span><span class="ev crash">crash</span><span class="ev clock">time</span><span class="ev dlq">DLQ</span></p>
+{{end}}
+{{if .RunnerCases}}
 <p class="legend">Read each timeline top to bottom: a row per action, a lane per worker; the broker, the clocks and the ledger have lanes of their own. Rows with a red outline are what the failed property points at.<br>
 <span class="ev deliver">delivery</span><span class="ev step">claim / handler</span><span class="ev takeover">lease takeover</span><span class="ev commit">commit</span><span class="ev ledger">ledger write</span><span class="ev crash">crash</span><span class="ev expiry">lease / ack-timeout expiry</span><span class="ev skew">clock skew / step</span><span class="ev fault">duplicate / replay</span><span class="ev cleanup">cleanup</span><span class="ev dlq">DLQ</span></p>
 {{end}}
@@ -182,13 +207,13 @@ details summary { cursor:pointer; color:var(--blue); margin:6px 0; }
 <section class="case" id="{{.Anchor}}" data-property="{{.Property}}" data-target="{{.Target}}">
 <h3>{{.Title}}</h3>
 <div class="facts">
-  {{if .Kind}}{{.Kind}} scenario of size {{.Size}}{{end}}{{if .Seed}} · found by rapid seed <code>{{.Seed}}</code>{{end}}
+  {{if .Kind}}{{.Kind}} scenario of size {{.Size}}{{end}}{{if .Facts}} · {{.Facts}}{{end}}{{if .Seed}} · found by rapid seed <code>{{.Seed}}</code>{{end}}
   {{if .CorpusFile}} · corpus file <code>{{.CorpusFile}}</code>{{if .New}} (new){{else}} (already known){{end}}{{end}}
   {{if .Replay}}<br>replay: <code>{{.Replay}}</code>{{end}}
 </div>
 {{range .Failed}}<div class="verdict" data-verdict="fail"><b>FAIL {{.Property}}</b>: {{.Summary}}
 {{if .Details}}<ul>{{range .Details}}<li>{{.}}</li>{{end}}</ul>{{end}}
-{{if .Diff}}<details open><summary>model (-want) against implementation (+got)</summary><pre>{{.Diff}}</pre></details>{{end}}
+{{if .Diff}}<details open><summary>{{$c.DiffLabel}}</summary><pre>{{.Diff}}</pre></details>{{end}}
 </div>{{end}}
 {{if .Passed}}<details><summary>{{len .Passed}} other propert{{if eq (len .Passed) 1}}y passes{{else}}ies pass{{end}}</summary>
 {{range .Passed}}<div class="verdict pass" data-verdict="pass"><b>PASS {{.Property}}</b>: {{.Summary}}</div>{{end}}</details>{{end}}

@@ -16,6 +16,8 @@ type view struct {
 	Headline    string
 	Bad         bool
 	Cases       []caseView
+	// ConsumerCases and RunnerCases say which legends the cases need.
+	ConsumerCases, RunnerCases bool
 }
 
 type caseView struct {
@@ -29,6 +31,9 @@ type caseView struct {
 	Scenario string
 	Size     int
 	Kind     string
+	// DiffLabel heads the diffs; Facts adds to the case's facts line.
+	DiffLabel string
+	Facts     string
 }
 
 func newView(r *Run) *view {
@@ -52,6 +57,8 @@ func newView(r *Run) *view {
 	switch {
 	case r.Explore != nil:
 		v.Headline, v.Bad = r.Explore.Verdict, r.Explore.Violated
+	case r.Consumer != nil:
+		v.Headline, v.Bad = consumerHeadline(r)
 	case r.Mode == "mutants" && survivors > 0:
 		v.Headline, v.Bad = fmt.Sprintf("%d mutant(s) survived some hunts", survivors), true
 	case r.Mode == "mutants":
@@ -68,12 +75,21 @@ func newView(r *Run) *view {
 	}
 	for i, c := range r.Cases {
 		v.Cases = append(v.Cases, newCaseView(i, c))
+		if c.Consumer != nil {
+			v.ConsumerCases = true
+		} else {
+			v.RunnerCases = true
+		}
 	}
 	return v
 }
 
 func newCaseView(i int, c Case) caseView {
-	cv := caseView{Case: c, Anchor: fmt.Sprintf("case-%d", i+1)}
+	cv := caseView{Case: c, Anchor: fmt.Sprintf("case-%d", i+1), DiffLabel: "model (-want) against implementation (+got)"}
+	if c.Consumer != nil {
+		consumerCaseView(&cv, c.Consumer)
+		return cv
+	}
 	for _, vd := range c.Verdicts {
 		if vd.Pass {
 			cv.Passed = append(cv.Passed, vd)

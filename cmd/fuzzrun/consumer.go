@@ -14,6 +14,7 @@ import (
 	"github.com/idemcheck/idemcheck/consumertest"
 	"github.com/idemcheck/idemcheck/corpus"
 	"github.com/idemcheck/idemcheck/examples/consumers/catalog"
+	"github.com/idemcheck/idemcheck/report"
 )
 
 // A -consumer campaign puts a team's consumer under the harness
@@ -128,7 +129,7 @@ func (o *options) checkConsumer(given map[string]bool) error {
 		if given[f] && given["broker"] {
 			return usagef("-%s: a -consumer -broker run takes no -%s (the team's consumer replaces the target)", f, f)
 		}
-		if given[f] {
+		if given[f] && f != "html" { // -html: the consumer run's report (consumer_html.go)
 			return usagef("-%s: a -consumer run takes no -%s (it judges the consumer by the consumertest laws)", f, f)
 		}
 	}
@@ -166,7 +167,9 @@ type consumerJSON struct {
 	Coverage map[string]int `json:"coverage,omitempty"`
 	// Unreached lists the consumertest.Situations no scenario reached.
 	Unreached []string `json:"unreached,omitempty"`
-	Exit      int      `json:"exit"`
+	// HTML is the report written (-html), "" for none.
+	HTML string `json:"html,omitempty"`
+	Exit int    `json:"exit"`
 }
 
 // runConsumer runs a -consumer campaign, or replays one file against it.
@@ -203,6 +206,8 @@ func runConsumer(ctx context.Context, o *options, stdout, stderr io.Writer) int 
 	start := time.Now()
 	var checks int64
 	rep := consumerJSON{Mode: "consumer", Consumer: c.Name, Seed: seed}
+	known := corpusFiles(o.corpusDir) // to tell a new counterexample in the report
+	var found *consumertest.Result
 	for round := uint64(0); ; round++ {
 		if ctx.Err() != nil || (o.duration > 0 && time.Since(start) >= o.duration) || (o.checks > 0 && checks >= o.checks) {
 			break
@@ -238,6 +243,7 @@ func runConsumer(ctx context.Context, o *options, stdout, stderr io.Writer) int 
 			}
 			rep.Trace = res.Outcome.Trace.Lines()
 			res.Replay = rep.Replay
+			found = &res
 			if !o.json {
 				fmt.Fprint(stdout, res.Report())
 			}
@@ -259,6 +265,14 @@ func runConsumer(ctx context.Context, o *options, stdout, stderr io.Writer) int 
 	if rep.Failed {
 		rep.Exit = exitViolation
 	}
+	if o.html != "" {
+		if err := report.WriteFile(o.html, consumerHTML(o, c, rep, found, known, elapsed, ctx.Err() != nil)); err != nil {
+			fmt.Fprintf(stderr, "fuzzrun: %v\n", err)
+			rep.Exit = max(rep.Exit, exitInternal)
+		} else {
+			rep.HTML = o.html
+		}
+	}
 	if o.json {
 		if err := writeJSON(stdout, rep); err != nil {
 			return exitInternal
@@ -274,6 +288,9 @@ func runConsumer(ctx context.Context, o *options, stdout, stderr io.Writer) int 
 			fmt.Fprintf(stdout, "  %-34s %d\n", sit, rep.Coverage[sit])
 		}
 	}
+	if rep.HTML != "" && !o.json {
+		fmt.Fprintf(stdout, "\nreport: %s\n", rep.HTML)
+	}
 	return rep.Exit
 }
 
@@ -288,6 +305,7 @@ func replayConsumer(o *options, c consumertest.Consumer, stdout, stderr io.Write
 	if cs, err := corpus.Load(o.replay); err == nil && cs.IsConsumer() {
 		recorded = fmt.Sprintf("recorded: %s broke %s (%s)\n", cs.Target, cs.Law, cs.Summary)
 	}
+	start := time.Now()
 	res, err := consumertest.Replay(c, s, o.dbOptions()...)
 	if err != nil {
 		fmt.Fprintf(stderr, "fuzzrun: -replay %s -consumer %s: %v\n", o.replay, c.Name, err)
@@ -300,9 +318,18 @@ func replayConsumer(o *options, c consumertest.Consumer, stdout, stderr io.Write
 	if res.Failed {
 		exit = exitViolation
 	}
+	html := ""
+	if o.html != "" {
+		if err := report.WriteFile(o.html, consumerReplayHTML(o, c, &res, time.Since(start))); err != nil {
+			fmt.Fprintf(stderr, "fuzzrun: %v\n", err)
+			exit = max(exit, exitInternal)
+		} else {
+			html = o.html
+		}
+	}
 	if o.json {
 		rep := consumerJSON{Mode: "replay", Consumer: c.Name, Checks: 1, Failed: res.Failed, Law: res.Law, Summary: res.Summary(),
-			Size: s.Size(), Trace: res.Outcome.Trace.Lines(), Exit: exit}
+			Size: s.Size(), Trace: res.Outcome.Trace.Lines(), HTML: html, Exit: exit}
 		if err := writeJSON(stdout, rep); err != nil {
 			return exitInternal
 		}
@@ -310,6 +337,9 @@ func replayConsumer(o *options, c consumertest.Consumer, stdout, stderr io.Write
 	}
 	fmt.Fprint(stdout, recorded)
 	fmt.Fprint(stdout, res.Report())
+	if html != "" {
+		fmt.Fprintf(stdout, "\nreport: %s\n", html)
+	}
 	return exit
 }
 

@@ -28,11 +28,11 @@ func TestExecConsumerReplay(t *testing.T) {
 	if len(files) == 0 {
 		t.Fatal("no saved counterexample of lru.js")
 	}
-	r := fuzzrun(t, "-consumer", nodeConsumer(t, "lru.js"), "-replay", files[0])
+	r := fuzzrun(t, "-consumer", nodeConsumer(t, "lru.js"), "-replay", files[0], "-html", "")
 	if r.code != exitViolation || !strings.Contains(r.stdout, "FAIL single-credit") {
 		t.Fatalf("replay against lru.js: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
-	r = fuzzrun(t, "-consumer", nodeConsumer(t, "insert-first.js"), "-replay", files[0])
+	r = fuzzrun(t, "-consumer", nodeConsumer(t, "insert-first.js"), "-replay", files[0], "-html", "")
 	if r.code != exitOK {
 		t.Fatalf("replay against insert-first.js: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
@@ -41,7 +41,7 @@ func TestExecConsumerReplay(t *testing.T) {
 // TestExecConsumerCampaign: a short campaign against a correct process.
 func TestExecConsumerCampaign(t *testing.T) {
 	dir := t.TempDir()
-	r := fuzzrun(t, "-consumer", nodeConsumer(t, "insert-first.js"), "-checks", "3", "-seed", "1", "-corpus", dir)
+	r := fuzzrun(t, "-consumer", nodeConsumer(t, "insert-first.js"), "-checks", "3", "-seed", "1", "-corpus", dir, "-html", "")
 	if r.code != exitOK || !strings.Contains(r.stdout, "PASS ") {
 		t.Fatalf("exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}

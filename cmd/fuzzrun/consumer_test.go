@@ -14,7 +14,7 @@ import (
 
 func TestConsumerCampaignFindsSavesAndReplays(t *testing.T) {
 	dir := t.TempDir()
-	r := fuzzrun(t, "-consumer", "nounique", "-checks", "400", "-seed", "3", "-corpus", dir, "-json")
+	r := fuzzrun(t, "-consumer", "nounique", "-checks", "400", "-seed", "3", "-corpus", dir, "-html", "", "-json")
 	if r.code != exitViolation {
 		t.Fatalf("exit %d, want %d\n%s\n%s", r.code, exitViolation, r.stdout, r.stderr)
 	}
@@ -28,10 +28,10 @@ func TestConsumerCampaignFindsSavesAndReplays(t *testing.T) {
 	if _, err := os.Stat(rep.CorpusFile); err != nil {
 		t.Fatal(err)
 	}
-	if r := fuzzrun(t, "-consumer", "nounique", "-replay", rep.CorpusFile); r.code != exitViolation || !strings.Contains(r.stdout, "FAIL single-credit") {
+	if r := fuzzrun(t, "-consumer", "nounique", "-replay", rep.CorpusFile, "-html", ""); r.code != exitViolation || !strings.Contains(r.stdout, "FAIL single-credit") {
 		t.Fatalf("replay against the broken consumer: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
-	if r := fuzzrun(t, "-consumer", "adr", "-replay", rep.CorpusFile); r.code != exitOK || !strings.Contains(r.stdout, "PASS adr") {
+	if r := fuzzrun(t, "-consumer", "adr", "-replay", rep.CorpusFile, "-html", ""); r.code != exitOK || !strings.Contains(r.stdout, "PASS adr") {
 		t.Fatalf("replay against the ADR consumer: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 	if r := fuzzrun(t, "-replay", rep.CorpusFile); r.code != exitUsage || !strings.Contains(r.stderr, "replay it with -consumer") {
@@ -41,7 +41,7 @@ func TestConsumerCampaignFindsSavesAndReplays(t *testing.T) {
 
 func TestConsumerCampaignPassesACorrectConsumer(t *testing.T) {
 	dir := t.TempDir()
-	r := fuzzrun(t, "-consumer", "insertfirst", "-checks", "100", "-seed", "1", "-corpus", dir)
+	r := fuzzrun(t, "-consumer", "insertfirst", "-checks", "100", "-seed", "1", "-corpus", dir, "-html", "")
 	if r.code != exitOK || !strings.Contains(r.stdout, "PASS insertfirst") {
 		t.Fatalf("exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}

@@ -1,0 +1,71 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"github.com/idemcheck/idemcheck/consumertest"
+	"github.com/idemcheck/idemcheck/report"
+)
+
+// The HTML report of a -consumer run (-html, default fuzzrun-report.html;
+// "" for none): the consumer's figures, the laws judged, the coverage
+// table and, when a law broke, the counterexample as a timeline with a
+// lane per worker and one for the broker (package report).
+
+// consumerHTML renders a -consumer campaign; found is its counterexample
+// (nil when no law broke), known the corpus files there were before it.
+func consumerHTML(o *options, c consumertest.Consumer, rep consumerJSON, found *consumertest.Result, known map[string]bool,
+	elapsed time.Duration, interrupted bool) *report.Run {
+	cr := &report.ConsumerRun{Consumer: c.Name, Database: o.db, PerSecond: rep.PerSecond,
+		Reached: len(consumertest.Situations) - len(rep.Unreached), Unreached: rep.Unreached}
+	var breaches []consumertest.Breach
+	if found != nil {
+		breaches = found.Breaches
+	}
+	cr.Laws = report.ConsumerLaws(c, breaches)
+	budget := o.duration.String()
+	if o.checks > 0 {
+		budget += " or " + strconv.FormatInt(o.checks, 10) + " scenarios"
+	}
+	r := &report.Run{Title: "fuzzrun -consumer " + c.Name, Mode: "consumer", Command: commandLine(o.args), Target: c.Name,
+		Seed: rep.Seed, Budget: budget, Elapsed: elapsed, Interrupted: interrupted, Checks: rep.Checks, Consumer: cr,
+		Coverage: report.ConsumerCoverage(rep.Coverage, rep.Checks)}
+	if found != nil {
+		r.Cases = []report.Case{{Title: found.Law + " against " + c.Name, Property: found.Law, Target: c.Name, Seed: found.Seed,
+			CorpusFile: found.CorpusFile, New: found.CorpusFile != "" && !known[found.CorpusFile], Replay: rep.Replay, Consumer: found}}
+	}
+	return r
+}
+
+// consumerReplayHTML renders the replay of one consumer-level case.
+func consumerReplayHTML(o *options, c consumertest.Consumer, res *consumertest.Result, elapsed time.Duration) *report.Run {
+	cr := &report.ConsumerRun{Consumer: c.Name, Database: o.db, Laws: report.ConsumerLaws(c, res.Breaches)}
+	for _, s := range consumertest.Situations {
+		if res.Outcome.Situations[s] > 0 {
+			cr.Reached++
+		} else {
+			cr.Unreached = append(cr.Unreached, s)
+		}
+	}
+	title := "replay of " + o.replay + " against " + c.Name
+	return &report.Run{Title: "fuzzrun -consumer " + c.Name + " -replay " + o.replay, Mode: "replay", Command: commandLine(o.args),
+		Target: c.Name, Elapsed: elapsed, Checks: 1, Consumer: cr,
+		Cases: []report.Case{{Title: title, Property: res.Law, Target: c.Name, CorpusFile: o.replay, Consumer: res}}}
+}
+
+// corpusFiles lists the files of dir, to tell a counterexample the run
+// saved from one that was there already.
+func corpusFiles(dir string) map[string]bool {
+	out := map[string]bool{}
+	if dir == "" {
+		return out
+	}
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		out[filepath.Join(dir, e.Name())] = true
+	}
+	return out
+}

@@ -1,0 +1,287 @@
+package report
+
+import (
+	"fmt"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/idemcheck/idemcheck/consumertest"
+	"github.com/idemcheck/idemcheck/faults/scenario"
+	"github.com/idemcheck/idemcheck/properties"
+	"github.com/idemcheck/idemcheck/properties/coverage"
+)
+
+// ConsumerRun is what a run of a team's consumer under package
+// consumertest reports (fuzzrun -consumer, mode "consumer"): the laws it
+// was judged by and its figures, beside the coverage table (Run.Coverage,
+// see ConsumerCoverage) and, when a law broke, the counterexample
+// (Run.Cases, a Case with Consumer set).
+type ConsumerRun struct {
+	// Consumer names the consumer; Database is the backend it ran on.
+	Consumer, Database string
+	// Laws are the laws judged, each with its verdict (see ConsumerLaws).
+	Laws []LawRow
+	// PerSecond is the scenarios played per second.
+	PerSecond float64
+	// Reached counts the situations (consumertest.Situations) some
+	// scenario reached; Unreached names the others.
+	Reached   int
+	Unreached []string
+}
+
+// LawRow is one law's line.
+type LawRow struct {
+	Law string `json:"law"`
+	Doc string `json:"doc"`
+	// Status is "pass", "violated" or "n/a" (not judged for this consumer).
+	Status string `json:"status"`
+	// Summary is the breach's line, or why the law was not judged.
+	Summary string `json:"summary,omitempty"`
+}
+
+// ConsumerLaws are the rows of the laws table: every law of
+// consumertest.Laws, violated when one of breaches breaks it, not judged
+// when c is not judged by it (atomicity without a Dedupe query), passing
+// otherwise.
+func ConsumerLaws(c consumertest.Consumer, breaches []consumertest.Breach) []LawRow {
+	judged := c.Judged()
+	var out []LawRow
+	for _, law := range consumertest.Laws {
+		row := LawRow{Law: law, Doc: consumertest.LawDoc(law), Status: "pass"}
+		if i := slices.IndexFunc(breaches, func(b consumertest.Breach) bool { return b.Law == law }); i >= 0 {
+			row.Status, row.Summary = "violated", breaches[i].Summary
+		} else if !slices.Contains(judged, law) {
+			row.Status, row.Summary = "n/a", "the consumer gives no Dedupe query"
+		}
+		out = append(out, row)
+	}
+	return out
+}
+
+// ConsumerKind is the kind of the coverage rows of a consumer run.
+const ConsumerKind = scenario.Kind("consumer")
+
+// ConsumerCoverage is the coverage table of a consumer run of runs
+// scenarios: for each of consumertest.Situations, how many reached it.
+func ConsumerCoverage(reached map[string]int, runs int64) []coverage.Row {
+	var out []coverage.Row
+	for _, s := range consumertest.Situations {
+		n := int64(reached[s])
+		out = append(out, coverage.Row{Name: s, Kind: ConsumerKind, Runs: runs, Reached: n, Missing: runs > 0 && n == 0})
+	}
+	return out
+}
+
+// consumerCaseView fills in cv for a consumer-level counterexample (or a
+// replayed scenario that passed).
+func consumerCaseView(cv *caseView, res *consumertest.Result) {
+	cv.Kind, cv.DiffLabel = string(ConsumerKind), "expected (-want) against the consumer (+got)"
+	s, out := res.Scenario, res.Outcome
+	for _, b := range res.Breaches {
+		cv.Failed = append(cv.Failed, properties.Verdict{Property: b.Law, Law: b.Law, Summary: b.Summary, Details: b.Details, Diff: b.Diff})
+	}
+	if out == nil || s == nil {
+		return
+	}
+	cv.Size = s.Size()
+	cv.Facts = fmt.Sprintf("%d worker(s), %d event(s), on %s", s.Workers, len(s.Events), out.Backend)
+	if res.ShrunkSize > s.Size() {
+		cv.Facts += fmt.Sprintf(" · reduced from %d step(s)", res.ShrunkSize)
+	}
+	cv.Trace = out.Trace.Lines()
+	if js, err := s.Marshal(); err == nil {
+		cv.Scenario = string(js)
+	}
+	cv.Timeline = consumerTimeline(res)
+}
+
+// consumerTimeline lays out a consumer run: the broker on the left, a lane
+// per worker, a row per trace line; the phases of the run (drain, replay)
+// are separators.
+func consumerTimeline(res *consumertest.Result) *timeline {
+	s, out := res.Scenario, res.Outcome
+	tl := &timeline{Kind: string(ConsumerKind)}
+	tl.Lanes = append(tl.Lanes, lane{ID: consumertest.LaneBroker, Name: "broker", Sub: "produce · deliveries · time · DLQ", Class: "world"})
+	for i := range s.Workers {
+		name := fmt.Sprintf("w%d", i+1)
+		tl.Lanes = append(tl.Lanes, lane{ID: name, Name: name, Sub: "the handler's SQL · acks · crashes", Class: "worker"})
+	}
+	flags := consumerFlags(res)
+	dlq := 0
+	for _, e := range out.Trace.Entries() {
+		if e.Kind == consumertest.KindPhase || e.Lane == consumertest.LaneHarness {
+			tl.Rows = append(tl.Rows, row{Line: e.Line, Separator: strings.Trim(e.Text, "- ")})
+			continue
+		}
+		rw := row{Line: e.Line, Tip: e.Text, Time: "t=" + strconv.FormatInt(e.AtMs, 10) + "ms"}
+		if e.Step > 0 {
+			rw.Step = "step " + strconv.Itoa(e.Step)
+		}
+		cells := map[string][]chip{}
+		id, c := entryChip(e)
+		cells[id] = append(cells[id], c)
+		if e.Kind == consumertest.KindDeliver || e.Kind == consumertest.KindRedeliver {
+			cells[e.Worker] = append(cells[e.Worker], chip{Kind: "receive", Label: "◀ receives " + e.Event, Detail: "attempt " + strconv.Itoa(e.Attempt), Class: "deliver"})
+		}
+		if endsDelivery(e.Kind) {
+			rw.Flags = append(rw.Flags, flags[e.Event]...)
+		}
+		for ; dlq < e.DLQ && dlq < len(out.DLQ); dlq++ {
+			d := out.DLQ[dlq]
+			c := chip{Kind: "dlq", Label: "→ DLQ " + d.Key, Detail: fmt.Sprintf("offset %d · attempts %d · %s", d.Offset, d.Attempts, quoteShort(d.LastError)), Class: "dlq"}
+			if d.Poison {
+				c.Detail = "poison · " + c.Detail
+			}
+			cells[consumertest.LaneBroker] = append(cells[consumertest.LaneBroker], c)
+			rw.Flags = append(rw.Flags, flags[d.Key]...)
+		}
+		if len(rw.Flags) > 0 {
+			for id := range cells {
+				for i := range cells[id] {
+					cells[id][i].Class += " flagged"
+				}
+			}
+		}
+		for _, l := range tl.Lanes {
+			rw.Cells = append(rw.Cells, cell{Lane: l.ID, Chips: cells[l.ID]})
+		}
+		tl.Rows = append(tl.Rows, rw)
+	}
+	return tl
+}
+
+// endsDelivery reports whether a line of kind k is how a worker's handling
+// of an event ended: the rows a breach about the event points at.
+func endsDelivery(k consumertest.EntryKind) bool {
+	switch k {
+	case consumertest.KindAck, consumertest.KindNack, consumertest.KindDeadLetter, consumertest.KindCrash:
+		return true
+	}
+	return false
+}
+
+// leadingID is the event or user id a breach's detail starts with.
+var leadingID = regexp.MustCompile(`^([A-Za-z0-9_.-]+):? `)
+
+// consumerFlags collects, by event id, why the rows that end its
+// deliveries are marked: the details of the breaches that name the event
+// (or, for totals, the event's user).
+func consumerFlags(res *consumertest.Result) map[string][]string {
+	flags := map[string][]string{}
+	if res.Scenario == nil {
+		return flags
+	}
+	for _, b := range res.Breaches {
+		for _, d := range b.Details {
+			m := leadingID.FindStringSubmatch(d)
+			if m == nil {
+				continue
+			}
+			for _, e := range res.Scenario.Events {
+				if e.ID == m[1] || e.User == m[1] {
+					if note := b.Law + ": " + d; !slices.Contains(flags[e.ID], note) {
+						flags[e.ID] = append(flags[e.ID], note)
+					}
+				}
+			}
+		}
+	}
+	return flags
+}
+
+// entryChip draws one trace line and says in which lane.
+func entryChip(e consumertest.Entry) (string, chip) {
+	text := strings.TrimPrefix(e.Text, "t="+strconv.FormatInt(e.AtMs, 10)+"ms ")
+	if e.Worker != "" {
+		text = strings.TrimPrefix(text, e.Worker+" ")
+	}
+	c := chip{Kind: string(e.Kind), Label: text, Class: "step"}
+	switch e.Kind {
+	case consumertest.KindProduce:
+		c.Label, c.Class = "produce "+e.Event, "produce"
+		_, c.Detail, _ = strings.Cut(text, ": ")
+	case consumertest.KindDuplicate:
+		c.Label, c.Detail, c.Class = "duplicate "+e.Event, parenthesised(text), "fault"
+	case consumertest.KindReplay:
+		c.Label, c.Detail, c.Class = "replay stream", parenthesised(text), "fault"
+	case consumertest.KindTime:
+		c.Class = "clock"
+		if ms, at, ok := strings.Cut(strings.TrimPrefix(text, "time moves "), " to "); ok {
+			c.Label, c.Detail = "time +"+ms, "now "+at
+		}
+	case consumertest.KindDeliver, consumertest.KindRedeliver:
+		c.Label, c.Detail, c.Class = "deliver "+e.Event+" → "+e.Worker, parenthesised(text), "deliver"
+		if e.Kind == consumertest.KindRedeliver {
+			c.Label = "redeliver " + e.Event + " → " + e.Worker
+		}
+	case consumertest.KindSQL:
+		c.Label, c.Detail = e.Op, strings.TrimSpace(strings.TrimPrefix(text, e.Op))
+		switch e.Op {
+		case "commit":
+			c.Class = "commit"
+		case "rollback":
+			c.Class = "step muted"
+		}
+	case consumertest.KindPoint:
+		c.Label, c.Detail = "point", strings.TrimPrefix(text, "call ")
+	case consumertest.KindInjected:
+		c.Label, c.Detail, c.Class = "injected failure", strings.TrimSuffix(text, " -> injected failure"), "fault"
+	case consumertest.KindAck:
+		c.Label, c.Class = "ack "+e.Event, "ack"
+	case consumertest.KindNack:
+		c.Label, c.Class = "nack "+e.Event, "warn"
+		_, c.Detail, _ = strings.Cut(text, ": ")
+	case consumertest.KindDeadLetter:
+		c.Label, c.Class = "dead-letter "+e.Event+" (poison)", "dlq"
+		_, c.Detail, _ = strings.Cut(text, ": ")
+	case consumertest.KindCrash:
+		c.Label, c.Detail, c.Class = "✖ CRASH", strings.TrimPrefix(text, "crashes "), "crash"
+	case consumertest.KindLockWait:
+		c.Label, c.Detail, c.Class = "waits for a lock", "at "+lockAt(text), "warn"
+	case consumertest.KindLockAcquired:
+		c.Label, c.Detail = "gets the lock", "at "+lockAt(text)
+	case consumertest.KindLockGiveUp:
+		c.Label, c.Detail, c.Class = "gives up waiting (lock timeout)", strings.TrimPrefix(text, "gives up waiting "), "warn"
+	case consumertest.KindIdle:
+		c.Label, c.Class = "nothing to receive", "step muted"
+	}
+	return e.Lane, c
+}
+
+// parenthesised is what a line says in its last parentheses.
+func parenthesised(s string) string {
+	i := strings.LastIndex(s, " (")
+	if i < 0 || !strings.HasSuffix(s, ")") {
+		return ""
+	}
+	return s[i+2 : len(s)-1]
+}
+
+// lockAt is the call a lock line names.
+func lockAt(s string) string {
+	_, at, _ := strings.Cut(s, " at ")
+	return at
+}
+
+func quoteShort(s string) string {
+	if len(s) > 60 {
+		s = s[:57] + "..."
+	}
+	return strconv.Quote(s)
+}
+
+// consumerHeadline says whether the consumer broke a law.
+func consumerHeadline(r *Run) (string, bool) {
+	var broken []string
+	for _, l := range r.Consumer.Laws {
+		if l.Status == "violated" {
+			broken = append(broken, l.Law)
+		}
+	}
+	if len(broken) > 0 {
+		return fmt.Sprintf("consumer %s breaks %s", r.Consumer.Consumer, strings.Join(broken, ", ")), true
+	}
+	return fmt.Sprintf("consumer %s: no law broken in %d scenario(s)", r.Consumer.Consumer, r.Checks), false
+}
