@@ -144,7 +144,12 @@ func fake(mode string) int {
 				"args": []any{msg.EventID, msg.Event.UserID, msg.Event.AmountCents}})
 			send(map[string]any{"type": "done", "delivery": d.Delivery, "outcome": "ack"})
 		case "ok":
-			// insert-first, with the outcome chosen by the user id.
+			// insert-first, with the outcome chosen by the user id; an
+			// amount of zero or less is poison.
+			if msg.Event.AmountCents <= 0 {
+				send(map[string]any{"type": "done", "delivery": d.Delivery, "outcome": "poison", "error": "amount is not positive"})
+				continue
+			}
 			switch msg.Event.UserID {
 			case "poison":
 				send(map[string]any{"type": "done", "delivery": d.Delivery, "outcome": "poison", "error": "amount is negative"})
