@@ -212,8 +212,8 @@ type record struct {
 	lastErr  uint8
 	// settled is the healthy-credited law's memory: the claim's holder
 	// settled its delivery (ack, nack, dead-letter).
-	settled bool
-	token   uint32
+	settled  bool
+	token    uint32
 	started  int64
 	finished int64
 	lease    int64
