@@ -18,6 +18,13 @@
 // restated the same way; a violation the compact engine finds is judged
 // again by the real properties on the real reference before it is
 // reported.
+//
+// The monitors' memory kept in the state (the deliveries and poison
+// attempts bounded-attempts counts, the delivery times, faults, settled
+// holders and give-ups of nothing-lost/healthy-credited) is packed but not
+// fingerprinted, as the runner engine's fingerprint leaves out the
+// properties' monitors: two states that differ only there are one state
+// to the search.
 package compact
 
 import (
