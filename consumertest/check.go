@@ -122,8 +122,9 @@ type Result struct {
 	// Scenario and Outcome are the shrunk and reduced counterexample.
 	Scenario *Scenario
 	Outcome  *Outcome
-	// Checks is the number of scenarios drawn until the first failure (or
-	// all of them).
+	// Checks is the number of scenarios played until the first failure
+	// (or all of them): rapid's shrinking and the reduction pass are not
+	// counted.
 	Checks int
 	// Seed reproduces the hunt with -rapid.seed.
 	Seed uint64
@@ -244,6 +245,7 @@ func hunt(c Consumer, cfg config, name string) (Result, error) {
 	start := time.Now()
 	res := Result{Consumer: c.displayName(), Coverage: map[string]int{}}
 	counting := true
+	played := 0 // scenarios drawn until the first failure, or all of them
 	var last *Result
 	var badInput error
 	var rapidMsg string
@@ -269,6 +271,7 @@ func hunt(c Consumer, cfg config, name string) (Result, error) {
 				t.Fatalf("bad input: %v", err)
 			}
 			if counting {
+				played++
 				for k := range r.Outcome.Situations {
 					res.Coverage[k]++
 				}
@@ -285,11 +288,7 @@ func hunt(c Consumer, cfg config, name string) (Result, error) {
 		res.Failed = rec.Failed()
 		msg := rec.Message()
 		rapidMsg = msg
-		res.Checks = max(cfg.checks, 1)
-		if m := failedAfter.FindStringSubmatch(msg); m != nil {
-			n, _ := strconv.Atoi(m[1])
-			res.Checks = n + 1
-		}
+		res.Checks = played
 		if m := seedRe.FindStringSubmatch(msg); m != nil {
 			res.Seed, _ = strconv.ParseUint(m[1], 10, 64)
 		}
@@ -324,10 +323,7 @@ func hunt(c Consumer, cfg config, name string) (Result, error) {
 	return res, nil
 }
 
-var (
-	failedAfter = regexp.MustCompile(`failed after (\d+) tests`)
-	seedRe      = regexp.MustCompile(`-rapid\.seed=(\d+)`)
-)
+var seedRe = regexp.MustCompile(`-rapid\.seed=(\d+)`)
 
 // stillFails is the predicate of the reduction: s still breaks law.
 func stillFails(c Consumer, cfg config, law string) func(*Scenario) *Result {

@@ -79,13 +79,30 @@
 //
 // # Verdicts
 //
-// The laws (see Laws) are judged from the effects query, the dedupe query
-// and the broker: single credit per event, nothing lost once quiet (each
-// event applied exactly once or dead-lettered), replay leaves the effects
-// unchanged, bounded attempts with dead-letter metadata, atomicity of the
-// effect and the mark (when Dedupe is set), and "runs": the handler does
-// not panic, leave a transaction open, hang outside the database, loop
-// forever, or leave goroutines running. Goroutines a handler starts carry
+// The laws (see Laws) are judged from the effects query, the dedupe query,
+// the broker and the run's record of every delivery (Delivery): single
+// credit per event, nothing lost once quiet (each healthy event applied
+// exactly once or dead-lettered), healthy-applied (a healthy event is in
+// the dead-letter queue only when the harness's own faults spent its
+// attempts, and a poison event is dead-lettered and never applied), replay
+// leaves the effects unchanged, bounded attempts with dead-letter metadata,
+// atomicity of the effect and the mark (when Dedupe is set), and "runs":
+// the handler does not panic, leave a transaction open, hang outside the
+// database, loop forever, or leave goroutines running.
+//
+// The harness's own faults are an injected failure (a Fail step), a crash
+// of the worker holding the delivery, an ack timeout (the schedule did not
+// move the worker before its ack deadline), and a lock timeout the
+// scheduler forced in a deadlock between workers. A nack or a poison
+// answer in a delivery none of them hit is the consumer giving up on the
+// event by itself: a consumer that answers "locked" on every redelivery
+// after one failed attempt, until max_attempts, loses a healthy event. A
+// duplicate's copy dead-lettered while another copy applied the event
+// breaks nothing: the event is applied. For Aggregate effects the law
+// holds as far as totals tell: each user's total must be explained by the
+// events that must be applied, the healthy ones the consumer gave up on
+// included, plus any subset of those the harness's faults excuse. A
+// passing run's Result.Checks is the number of scenarios played. Goroutines a handler starts carry
 // the run's pprof label; those still alive when the scenario ends are
 // reported with their stack (under Check exactly, the bubble having
 // settled; under Hunt and Replay once the process has grown by more than a

@@ -20,9 +20,19 @@ const (
 	// LawSingleCredit: no event's effect is applied twice (per consumer
 	// group and event id).
 	LawSingleCredit = "single-credit"
-	// LawNothingLost: once the system is quiet, every event has its effect
-	// exactly once or sits in the dead-letter queue.
+	// LawNothingLost: once the system is quiet, every healthy event has
+	// its effect or sits in the dead-letter queue.
 	LawNothingLost = "nothing-lost"
+	// LawHealthyApplied: a healthy event ends applied exactly once, judged
+	// once quiet (before the replay); it may sit un-applied in the
+	// dead-letter queue only when the harness's own faults (injected
+	// failures, crashes, ack timeouts of a stalled worker, lock timeouts
+	// the scheduler forced in a deadlock between workers) spent the
+	// attempts: a nack or a poison answer in a delivery without such a
+	// fault is the consumer giving up on the event by itself (see
+	// Delivery). A poison event (amount <= 0) is dead-lettered and never
+	// applied, before the replay or after it.
+	LawHealthyApplied = "healthy-applied"
 	// LawReplay: replaying the whole stream leaves the effects of the
 	// events already applied unchanged.
 	LawReplay = "replay-unchanged"
@@ -39,7 +49,7 @@ const (
 )
 
 // Laws lists every law, in the order breaches are reported.
-var Laws = []string{LawRuns, LawSingleCredit, LawNothingLost, LawAtomicity, LawReplay, LawBoundedAttempts}
+var Laws = []string{LawRuns, LawSingleCredit, LawNothingLost, LawHealthyApplied, LawAtomicity, LawReplay, LawBoundedAttempts}
 
 // Breach is one law broken in one run.
 type Breach struct {
@@ -79,6 +89,9 @@ type Outcome struct {
 	DLQQuiet []broker.DLQEntry     `json:"dlqQuiet"`
 	DLQ      []broker.DLQEntry     `json:"dlq"`
 	Messages []broker.MessageState `json:"messages"`
+	// Deliveries are every delivery of the run, in order: what the
+	// consumer answered and what the harness did to it.
+	Deliveries []Delivery `json:"deliveries"`
 	// Failure is set when the run could not go on (law runs).
 	Failure *Breach `json:"failure,omitempty"`
 	// Situations counts what the run reached, by name (see Situations).
@@ -213,7 +226,9 @@ func play(ctx context.Context, be backend.Backend, c Consumer, s *Scenario, bubb
 			return nil, err
 		}
 		out.DLQQuiet = r.b.DLQ()
+		r.timedOutInDLQ()
 		r.tracef(Entry{Kind: KindPhase}, "-- quiet at t=%dms: %d effect row(s), %d dead-lettered; the whole stream is replayed --", r.now(), len(out.Quiet.Rows)-len(out.Base.Rows), len(out.DLQQuiet))
+		r.replayed = true
 		r.b.Replay(Topic)
 		r.drain()
 	}
@@ -224,6 +239,8 @@ func play(ctx context.Context, be backend.Backend, c Consumer, s *Scenario, bubb
 		r.tracef(Entry{Kind: KindPhase}, "-- quiet again at t=%dms: %d effect row(s) --", r.now(), len(out.Replayed.Rows)-len(out.Base.Rows))
 	}
 	out.DLQ, out.Messages = r.b.DLQ(), r.b.Messages()
+	r.timedOutInDLQ()
+	out.Deliveries = r.deliveries
 	for _, d := range out.DLQ {
 		if !d.Poison {
 			r.reach("dead-letter: attempts spent")
@@ -289,14 +306,17 @@ func (j judge) counts(snap Snapshot) map[string]int {
 
 func (j judge) perEvent(when string, snap Snapshot, dlq []broker.DLQEntry, quiet bool) []Breach {
 	got, deadIDs := j.counts(snap), dead(dlq)
+	excused := j.excused()
 	want := map[string]int{}
 	gotE := map[string]int{}
-	var twice, lost []string
+	var twice, lost, spent, poison []string
 	for _, e := range j.s.Events {
 		n := got[e.ID]
 		gotE[e.ID] = n
 		switch {
-		case deadIDs[e.ID]:
+		case e.Poison:
+			want[e.ID] = 0
+		case deadIDs[e.ID] && (!quiet || excused[e.ID]):
 			want[e.ID] = min(n, 1)
 		default:
 			want[e.ID] = 1
@@ -304,22 +324,34 @@ func (j judge) perEvent(when string, snap Snapshot, dlq []broker.DLQEntry, quiet
 		if n > 1 {
 			twice = append(twice, fmt.Sprintf("%s applied %d times %s (rows %s)", e.ID, n, when, rowsOf(snap, e.ID)))
 		}
-		if quiet && n == 0 && !deadIDs[e.ID] {
+		switch {
+		case e.Poison:
+			switch {
+			case quiet && (n > 0 || !deadIDs[e.ID]):
+				poison = append(poison, j.poisonDetail(e, n, deadIDs[e.ID], snap, when))
+			case !quiet && n > 0 && j.counts(j.o.Quiet)[e.ID] == 0:
+				poison = append(poison, j.poisonDetail(e, n, true, snap, when))
+			}
+		case !quiet || n > 0:
+		case !deadIDs[e.ID]:
 			lost = append(lost, fmt.Sprintf("%s has no effect %s and is not in the dead-letter queue", e.ID, when))
+		case !excused[e.ID]:
+			spent = append(spent, j.spentDetail(e, when))
 		}
 	}
 	diff := cmp.Diff(want, gotE)
 	var out []Breach
-	if len(twice) > 0 {
-		b := breach(LawSingleCredit, fmt.Sprintf("an event's effect was applied more than once (%s)", when), twice...)
-		b.Diff = diff
-		out = append(out, b)
+	add := func(law, summary string, details []string) {
+		if len(details) > 0 {
+			b := breach(law, summary, details...)
+			b.Diff = diff
+			out = append(out, b)
+		}
 	}
-	if len(lost) > 0 {
-		b := breach(LawNothingLost, "an event was lost: no effect and not dead-lettered", lost...)
-		b.Diff = diff
-		out = append(out, b)
-	}
+	add(LawSingleCredit, fmt.Sprintf("an event's effect was applied more than once (%s)", when), twice)
+	add(LawNothingLost, "an event was lost: no effect and not dead-lettered", lost)
+	add(LawHealthyApplied, summaryDeadLettered, spent)
+	add(LawHealthyApplied, fmt.Sprintf("a poison event was applied or not dead-lettered (%s)", when), poison)
 	return out
 }
 
@@ -367,26 +399,49 @@ func subsetSum(amounts []int64, d int64) bool {
 
 func (j judge) aggregate(when string, snap Snapshot, dlq []broker.DLQEntry, quiet bool) []Breach {
 	base, got := totals(j.o.Base), totals(snap)
-	deadIDs := dead(dlq)
+	deadIDs, excused := dead(dlq), j.excused()
+	// want holds the totals the events that must be applied make; each
+	// user's other events are items the difference may be made of.
 	want := maps.Clone(base)
-	optional := map[string][]int64{}
+	owedTotal := maps.Clone(base)
+	items := map[string][]item{}
+	var poisonKept []string
 	for _, e := range j.s.Events {
-		if deadIDs[e.ID] {
-			optional[e.User] = append(optional[e.User], e.Amount)
+		switch {
+		case e.Poison:
+			if quiet && !deadIDs[e.ID] {
+				poisonKept = append(poisonKept, j.poisonDetail(e, 0, false, snap, when))
+			}
+			if e.Amount != 0 {
+				items[e.User] = append(items[e.User], item{e: e, kind: forbidden})
+			}
 			continue
+		case deadIDs[e.ID] && (!quiet || excused[e.ID]):
+			items[e.User] = append(items[e.User], item{e: e, kind: optional})
+		case deadIDs[e.ID]:
+			items[e.User] = append(items[e.User], item{e: e, kind: owed})
+		default:
+			want[e.User] += e.Amount
 		}
-		want[e.User] += e.Amount
+		if !deadIDs[e.ID] || (quiet && !excused[e.ID]) {
+			owedTotal[e.User] += e.Amount
+		}
 	}
 	users := slices.Sorted(maps.Keys(mergeKeys(want, got)))
-	var twice, lost []string
+	var twice, lost, wrong []string
 	for _, u := range users {
 		d := got[u] - want[u]
 		var sum int64
-		for _, a := range optional[u] {
-			sum += a
+		for _, it := range items[u] {
+			if it.kind != forbidden {
+				sum += it.e.Amount
+			}
 		}
+		pick, penalty, ok := explain(items[u], d)
 		switch {
-		case d == 0 || (d > 0 && subsetSum(optional[u], d)):
+		case ok && penalty == 0:
+		case ok:
+			wrong = append(wrong, j.wrongTotal(u, got[u], owedTotal[u], when, items[u], pick))
 		case d < 0:
 			if quiet {
 				lost = append(lost, fmt.Sprintf("%s: total %d %s, want %d: %d cents of events that are not dead-lettered were never applied", u, got[u], when, want[u], -d))
@@ -396,21 +451,22 @@ func (j judge) aggregate(when string, snap Snapshot, dlq []broker.DLQEntry, quie
 		}
 	}
 	gotAll := maps.Clone(got)
-	for u := range want {
+	for u := range owedTotal {
 		gotAll[u] += 0
 	}
-	diff := cmp.Diff(want, gotAll)
+	diff := cmp.Diff(owedTotal, gotAll)
 	var out []Breach
-	if len(twice) > 0 {
-		b := breach(LawSingleCredit, fmt.Sprintf("a total was credited more than once (%s)", when), twice...)
-		b.Diff = diff
-		out = append(out, b)
+	add := func(law, summary string, details []string) {
+		if len(details) > 0 {
+			b := breach(law, summary, details...)
+			b.Diff = diff
+			out = append(out, b)
+		}
 	}
-	if len(lost) > 0 {
-		b := breach(LawNothingLost, "an event was lost: its amount is missing and it is not dead-lettered", lost...)
-		b.Diff = diff
-		out = append(out, b)
-	}
+	add(LawSingleCredit, fmt.Sprintf("a total was credited more than once (%s)", when), twice)
+	add(LawNothingLost, "an event was lost: its amount is missing and it is not dead-lettered", lost)
+	add(LawHealthyApplied, fmt.Sprintf("a total is missing a healthy event's amount or holds a poison event's (%s)", when), wrong)
+	add(LawHealthyApplied, summaryPoisonKept, poisonKept)
 	return out
 }
 

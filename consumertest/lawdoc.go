@@ -6,7 +6,8 @@ import "slices"
 var lawDocs = map[string]string{
 	LawRuns:            "the handler does not panic, leave a transaction open, hang outside the database, loop forever, or leave goroutines running",
 	LawSingleCredit:    "no event's effect applied twice (per consumer group and event id)",
-	LawNothingLost:     "once quiet, every event has its effect exactly once or sits in the dead-letter queue",
+	LawNothingLost:     "once quiet, every healthy event has its effect exactly once or sits in the dead-letter queue",
+	LawHealthyApplied:  "a healthy event ends applied, dead-lettered only when the harness's own faults spent every attempt; poison is dead-lettered, never applied",
 	LawAtomicity:       "the dedupe records and the effects agree: effect and mark land together",
 	LawReplay:          "replaying the whole stream leaves the effects of applied events unchanged",
 	LawBoundedAttempts: "no message delivered more than max_attempts times; dead-letter entries carry attempts, last error and key",

@@ -143,7 +143,8 @@ type worker struct {
 	jobs     chan job
 	d        broker.Delivery
 	ev       event.OrderPaid
-	hadFault bool
+	// rec indexes the record of the delivery in hand in run.deliveries.
+	rec int
 }
 
 // run is one scenario being played.
@@ -168,6 +169,11 @@ type run struct {
 	cursor   int
 	// offsets maps each produced event to its offset.
 	offsets []int64
+	// deliveries records every delivery: what the consumer answered and
+	// what the harness did to it (see Delivery).
+	deliveries []Delivery
+	// replayed is set once the stream has been replayed.
+	replayed bool
 
 	mu    sync.Mutex
 	stray string
@@ -464,6 +470,7 @@ func (r *run) handle(w *worker, ev wevent) {
 	case evParked:
 		w.state, w.at = parked, ev.p
 		if ev.p.settle {
+			r.answered(w, ev.p.result)
 			if open, last := w.conn.InTx(); open {
 				r.fail("handler-leaks-transaction", fmt.Sprintf("%s: the handler returned with a transaction still open (last call: %s)", w.name, last))
 			}
@@ -501,7 +508,13 @@ func (r *run) deliver(w *worker, pick int) bool {
 		r.fail("broker", err.Error())
 		return true
 	}
-	w.d, w.ev, w.hadFault = d, ev, false
+	w.d, w.ev = d, ev
+	if d.Message.LastError == "ack_timeout" {
+		r.timedOut(d.Message.Offset)
+	}
+	w.rec = len(r.deliveries)
+	r.deliveries = append(r.deliveries, Delivery{Worker: w.name, Event: ev.EventID, Offset: d.Message.Offset, Origin: string(d.Message.Origin),
+		Attempt: d.Message.Attempts, AtMs: r.now(), AfterReplay: r.replayed})
 	m := handler.Message{EventID: ev.EventID, Event: ev, Topic: d.Message.Topic, Group: d.Message.Group,
 		Tenant: d.Message.Tenant, IdempotencyKey: d.Message.Key, Attempts: d.Message.Attempts, LastError: d.Message.LastError}
 	r.tracef(deliveryEntry(w, d), "t=%dms %s receives %s (offset %d, %s, attempt %d%s)", r.now(), w.name, ev.EventID, d.Message.Offset, d.Message.Origin, d.Message.Attempts, lastErrNote(d.Message.LastError))
@@ -614,7 +627,7 @@ func (r *run) act(w *worker, d decision) {
 		return
 	}
 	if d == fail {
-		w.hadFault = true
+		r.fault(w, FaultInjected, p.String())
 		r.tracef(w.callEntry(KindInjected, p), "%s %s -> injected failure", w.name, p)
 		r.reach("injected failure")
 	} else {
@@ -625,6 +638,7 @@ func (r *run) act(w *worker, d decision) {
 
 // settle applies w's answer to the broker.
 func (r *run) settle(w *worker, p point) {
+	r.deliveries[w.rec].Settled = true
 	switch {
 	case p.result == nil:
 		r.b.Ack(w.d)
@@ -651,6 +665,16 @@ func (r *run) othersCanMove(w *worker) bool {
 	return false
 }
 
+// othersBlocked reports whether a worker other than w waits for a lock.
+func (r *run) othersBlocked(w *worker) bool {
+	for _, o := range r.workers {
+		if o != w && o.state == blocked {
+			return true
+		}
+	}
+	return false
+}
+
 // retry lets blocked w try its call again; if it meets the lock again and
 // no other worker can move to release it, w gives up and its call returns
 // the busy error (as a lock timeout would).
@@ -664,6 +688,13 @@ func (r *run) retry(w *worker) {
 	}
 	if ev.w == w && ev.kind == evBlocked && !r.othersCanMove(w) {
 		r.tracef(w.callEntry(KindLockGiveUp, call), "%s gives up waiting at %s: %s", w.name, call, quoteShort(ev.p.busy.Error()))
+		if r.othersBlocked(w) {
+			// A deadlock between workers, which the interleaving made. With
+			// every other worker idle (none holds a transaction), the lock
+			// is the handler's own, held on another of its connections: a
+			// wait it made itself, not a fault of the harness.
+			r.fault(w, FaultLockTimeout, call.String())
+		}
 		r.reach("lock wait given up")
 		w.resume <- giveUp
 		r.await(w)
@@ -687,6 +718,7 @@ func (r *run) crash(w *worker) {
 		r.reach("crash while idle")
 	} else {
 		r.reach("crash at " + w.at.kind())
+		r.fault(w, FaultCrash, w.at.String())
 		r.tracef(w.callEntry(KindCrash, w.at), "%s crashes at %s (handling %s): connections closed, delivery not acked; it restarts", w.name, w.at, w.ev.EventID)
 		w.crashing.Store(true)
 		w.conn.Kill()

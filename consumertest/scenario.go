@@ -47,9 +47,9 @@ type Event struct {
 	ID     string `json:"id"`
 	User   string `json:"user"`
 	Amount int64  `json:"amountCents"`
-	// Poison events carry an amount of zero or less: a handler is
-	// expected to reject them with handler.Poison (if it credits them
-	// instead, no law is broken).
+	// Poison events carry an amount of zero or less: a handler must
+	// reject them with handler.Poison, and one that applies them or acks
+	// them breaks healthy-applied.
 	Poison bool `json:"poison,omitempty"`
 }
 

@@ -74,10 +74,11 @@ func init() {
 		},
 		Final: finalBoundedAttempts})
 	register(Property{Name: "nothing-lost", Invariant: 4, Kind: scenario.KindConsumption,
-		Doc: "once the system quiesces every produced event is credited exactly once per consumer or sits in its DLQ, and no record is stuck in processing",
+		Doc: "once the system quiesces every produced event is credited exactly once per consumer or sits in its DLQ, a healthy one only when the harness's faults spent its attempts, and no record is stuck in processing",
 		Laws: []Law{
 			{LawQuiesces, "the system quiesces: nothing stays pending or in flight forever"},
 			{LawCreditedOrDLQ, "every produced event is credited exactly once per consumer or sits in that consumer's DLQ; poison is never credited"},
+			{LawHealthyCredited, "before the replay, a healthy event sits uncredited in a consumer's DLQ only when the harness's faults spent its attempts: none of its deliveries was nacked or dead-lettered without a fate failure, a crash, a takeover, its ack deadline passing or a claim held by an unsettled delivery"},
 			{LawNotStuck, "every record left in processing can be claimed once its lease expired"},
 		},
 		Pass: func(*runner.Outcome, Monitor) string {
@@ -389,6 +390,7 @@ func finalNothingLost(o *runner.Outcome, _ Monitor) []Breach {
 		b.Diff = gocmp.Diff(ledger.Credits(want, got), got)
 		out = append(out, b)
 	}
+	out = append(out, healthyCredited(r)...)
 	var stuck, gone []string
 	for _, a := range r.Actions {
 		if a.Kind == runner.ActProbe && (a.Claim == nil || a.Claim.Outcome != store.Acquired) {

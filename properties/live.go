@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/idemcheck/idemcheck/faults/runner"
+	"github.com/idemcheck/idemcheck/faults/scenario"
 	"github.com/idemcheck/idemcheck/impl/contract/broker"
 )
 
@@ -39,7 +40,11 @@ type LiveVerdict struct {
 //     and the last error of the last delivery (the last nack's reason, or
 //     "ack_timeout" when it was never settled); a poison one, its reason;
 //   - nothing-lost: every produced event is, in every group, credited or
-//     in the DLQ;
+//     in the DLQ; a poison one is never credited; a healthy one sits
+//     uncredited in the DLQ only when no delivery of it that the history
+//     recorded was given up by the consumer by itself (nacked with a reason
+//     the run did not inject, unless it is the claim "locked" after a
+//     crashed, stalled or dropped delivery, or dead-lettered as poison);
 //   - producer-gate: a key the broker accepted is never enqueued again;
 //   - single-credit: no event is credited twice in a group (ledger entries
 //     and committed effects alike).
@@ -136,28 +141,85 @@ func liveLost(h *runner.LiveHistory) string {
 	for _, e := range h.Ledger {
 		credited[[2]string{e.Consumer, e.EventID}] = true
 	}
-	dead := map[[2]string]bool{}
+	dead, spent := map[[2]string]bool{}, map[[2]string]bool{}
 	for _, e := range h.DLQ {
 		dead[[2]string{e.Group, e.Key}] = true
+		if !e.Poison {
+			spent[[2]string{e.Group, e.Key}] = true
+		}
+	}
+	poison := map[string]bool{}
+	for _, e := range h.Scenario.Events {
+		poison[e.ID] = e.Fate == scenario.FatePoison
 	}
 	produced := map[string]bool{}
+	var keys []string
 	for _, p := range h.Produces {
-		if produced[p.Key] {
-			continue
+		if !produced[p.Key] {
+			produced[p.Key] = true
+			keys = append(keys, p.Key)
 		}
-		produced[p.Key] = true
+	}
+	for _, key := range keys {
 		for _, g := range h.Scenario.Consumers {
-			k := [2]string{g, p.Key}
+			k := [2]string{g, key}
 			if !credited[k] && !dead[k] {
 				state := "quiesced"
 				if !h.Quiesced {
 					state = "did not quiesce"
 				}
-				return fmt.Sprintf("%s is neither credited nor in the DLQ of %s (the run %s)", p.Key, g, state)
+				return fmt.Sprintf("%s is neither credited nor in the DLQ of %s (the run %s)", key, g, state)
+			}
+		}
+	}
+	for _, key := range keys {
+		for _, g := range h.Scenario.Consumers {
+			k := [2]string{g, key}
+			switch {
+			case poison[key] && credited[k]:
+				return fmt.Sprintf("poison %s is credited in %s", key, g)
+			case poison[key] || credited[k]:
+			case !spent[k]:
+				return fmt.Sprintf("healthy %s was dead-lettered as poison in %s, never credited", key, g)
+			default:
+				if d, ok := gaveUp(h, g, key); ok {
+					return fmt.Sprintf("healthy %s sits in %s's DLQ, never credited, though the consumer gave up on it by itself: attempt %d ended %s (%s)", key, g, d.Attempts, d.Outcome, d.Reason)
+				}
 			}
 		}
 	}
 	return ""
+}
+
+// gaveUp returns the first delivery of key in group that the consumer gave
+// up on by itself: nacked with a reason the run did not inject (but the
+// claim "locked" right after a delivery a crash, a stall or a takeover
+// left unsettled), or dead-lettered.
+func gaveUp(h *runner.LiveHistory, group, key string) (runner.LiveDeliveryRecord, bool) {
+	unsettled := false // the last delivery before, "locked" ones aside, was left unsettled by a fault
+	for _, d := range h.Deliveries {
+		if d.Consumer != group || d.Key != key {
+			continue
+		}
+		switch d.Outcome {
+		case runner.LiveDeadLetter:
+			return d, true
+		case runner.LiveNacked:
+			if d.Reason == "locked" && unsettled {
+				continue
+			}
+			if !runner.LiveInjected(d.Reason) {
+				return d, true
+			}
+		}
+		switch d.Outcome {
+		case runner.LiveCrashed, runner.LiveStalled, runner.LiveDropped, runner.LiveAckFailed:
+			unsettled = true
+		default:
+			unsettled = false
+		}
+	}
+	return runner.LiveDeliveryRecord{}, false
 }
 
 func liveGate(h *runner.LiveHistory) string {

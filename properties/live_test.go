@@ -51,6 +51,18 @@ func TestJudgeLive(t *testing.T) {
 			h.DLQ = []broker.DLQEntry{{Topic: "orders", Offset: 1, Group: "ledger", Attempts: 3, LastError: "boom", Tenant: "acme", Key: "e1"}}
 		}},
 		{"exhausted and not dead-lettered", properties.LiveNothingLost, "neither credited nor in the DLQ", exhausted},
+		{"given up by the consumer", properties.LiveNothingLost, "the consumer gave up on it by itself: attempt 1 ended nack (boom)", func(h *runner.LiveHistory) {
+			exhausted(h)
+			h.DLQ = []broker.DLQEntry{{Topic: "orders", Offset: 1, Group: "ledger", Attempts: 2, LastError: "boom", Tenant: "acme", Key: "e1"}}
+		}},
+		{"healthy dead-lettered as poison", properties.LiveNothingLost, "dead-lettered as poison", func(h *runner.LiveHistory) {
+			h.Deliveries = []runner.LiveDeliveryRecord{{Consumer: "ledger", Offset: 1, Key: "e1", Tenant: "acme", Attempts: 1, Outcome: runner.LiveDeadLetter, Reason: "bad key"}}
+			h.Ledger = nil
+			h.DLQ = []broker.DLQEntry{{Topic: "orders", Offset: 1, Group: "ledger", Attempts: 1, LastError: "bad key", Tenant: "acme", Key: "e1", Poison: true}}
+		}},
+		{"poison credited", properties.LiveNothingLost, "poison e1 is credited", func(h *runner.LiveHistory) {
+			h.Scenario.Events[0].Fate = scenario.FatePoison
+		}},
 		{"enqueued twice", properties.LiveProducerGate, "enqueued twice", func(h *runner.LiveHistory) {
 			h.Produces = append(h.Produces, runner.LiveProduce{Key: "e1", Offset: 2, Retry: true})
 		}},
@@ -63,13 +75,22 @@ func TestJudgeLive(t *testing.T) {
 			t.Fatalf("the clean history breaks %s: %s", v.Invariant, v.Detail)
 		}
 	}
+	// Dead-lettered by the run's own faults: an injected failure, then a
+	// crash after the claim and the claim found locked by its redelivery.
 	ok := history()
-	exhausted(ok)
-	ok.DLQ = []broker.DLQEntry{{Topic: "orders", Offset: 1, Group: "ledger", Attempts: 2, LastError: "boom", Tenant: "acme", Key: "e1"}}
+	crashed := nack(2, "")
+	crashed.Outcome = runner.LiveCrashed
+	ok.Deliveries = []runner.LiveDeliveryRecord{nack(1, runner.LiveReasonFate), crashed, nack(3, "locked")}
+	ok.Scenario.MaxAttempts, ok.Ledger = 3, nil
+	ok.DLQ = []broker.DLQEntry{{Topic: "orders", Offset: 1, Group: "ledger", Attempts: 3, LastError: "locked", Tenant: "acme", Key: "e1"}}
 	for _, v := range properties.JudgeLive(ok) {
 		if !v.Holds {
-			t.Fatalf("a correctly dead-lettered message breaks %s: %s", v.Invariant, v.Detail)
+			t.Fatalf("a message dead-lettered by the run's faults breaks %s: %s", v.Invariant, v.Detail)
 		}
+	}
+	ok.Deliveries[0] = nack(1, "locked") // locked with nothing left unsettled before it: the consumer's own
+	if v := properties.JudgeLive(ok)[2]; v.Invariant != properties.LiveNothingLost || v.Holds {
+		t.Fatalf("a consumer answering locked by itself passes: %+v", v)
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -345,13 +345,17 @@ func replayConsumer(o *options, c consumertest.Consumer, stdout, stderr io.Write
 
 // listConsumers is the -list section of the consumers.
 func listConsumers(w io.Writer) {
+	fmt.Fprintln(w, "\nconsumer laws (-consumer NAME is judged by each):")
+	for _, law := range consumertest.Laws {
+		fmt.Fprintf(w, "  %-17s %s\n", law, consumertest.LawDoc(law))
+	}
 	fmt.Fprintln(w, "\nconsumers (-consumer NAME):")
 	for _, e := range catalog.All() {
 		verdict := "correct"
 		if !e.Correct() {
 			verdict = "broken: " + e.Law
 		}
-		fmt.Fprintf(w, "  %-15s %-28s %s\n", e.Name, verdict, e.Doc)
+		fmt.Fprintf(w, "  %-16s %-28s %s\n", e.Name, verdict, e.Doc)
 	}
 	for _, name := range slices.Sorted(maps.Keys(consumerSchemes)) {
 		fmt.Fprintf(w, "  %s:ARG  %s\n", name, consumerSchemeDocs[name])

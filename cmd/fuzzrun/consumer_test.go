@@ -79,4 +79,10 @@ func TestConsumerSchemesRegister(t *testing.T) {
 	if r := fuzzrun(t, "-list"); !strings.Contains(r.stdout, "test-scheme:ARG") || !strings.Contains(r.stdout, "claimstuck") {
 		t.Fatalf("-list does not show the consumers:\n%s", r.stdout)
 	}
+	r := fuzzrun(t, "-list")
+	for _, law := range consumertest.Laws {
+		if !strings.Contains(r.stdout, "  "+law+" ") {
+			t.Errorf("-list does not show the consumer law %s:\n%s", law, r.stdout)
+		}
+	}
 }

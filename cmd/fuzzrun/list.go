@@ -5,6 +5,8 @@ import (
 	"io"
 	"text/tabwriter"
 
+	"github.com/idemcheck/idemcheck/consumertest"
+
 	"github.com/idemcheck/idemcheck/impl/system"
 )
 
@@ -12,6 +14,8 @@ import (
 type listJSON struct {
 	Properties []propertyJSON `json:"properties"`
 	Targets    []targetJSON   `json:"targets"`
+	// ConsumerLaws are the laws -consumer NAME judges (consumertest.Laws).
+	ConsumerLaws []lawJSON `json:"consumerLaws"`
 }
 
 type propertyJSON struct {
@@ -48,6 +52,9 @@ func runList(o *options, stdout io.Writer) int {
 		for _, name := range targetNames() {
 			t, _ := system.Lookup(name) // external targets are listed, not opened
 			l.Targets = append(l.Targets, targetJSON{Name: name, Mutant: t.Mutant, KilledBy: t.KilledBy, Bug: t.Bug})
+		}
+		for _, law := range consumertest.Laws {
+			l.ConsumerLaws = append(l.ConsumerLaws, lawJSON{Name: law, Doc: consumertest.LawDoc(law)})
 		}
 		if err := writeJSON(stdout, l); err != nil {
 			return exitInternal

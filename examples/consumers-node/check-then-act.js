@@ -5,7 +5,7 @@
 // holding two deliveries of one event both see "new" and both credit it.
 'use strict';
 
-const { serve } = require('./idemcheck');
+const { serve, Poison } = require('./idemcheck');
 
 // No unique constraint on processed_events: nothing stops a second mark.
 const schema = `
@@ -13,6 +13,9 @@ const schema = `
   CREATE TABLE ledger (event_id TEXT NOT NULL, user_id TEXT NOT NULL, amount_cents INTEGER NOT NULL);`;
 
 serve(async (msg, db) => {
+  if (msg.event.amountCents <= 0) {
+    throw new Poison(`order ${msg.event.orderId}: amount ${msg.event.amountCents}`);
+  }
   const seen = await db.query(
     'SELECT 1 FROM processed_events WHERE consumer_group = $1 AND event_id = $2', msg.group, msg.eventId,
   );

@@ -5,13 +5,16 @@
 // the event is credited twice.
 'use strict';
 
-const { serve } = require('./idemcheck');
+const { serve, Poison } = require('./idemcheck');
 
 const schema = `
   CREATE TABLE processed_events (consumer_group TEXT NOT NULL, event_id TEXT NOT NULL, PRIMARY KEY (consumer_group, event_id));
   CREATE TABLE ledger (event_id TEXT NOT NULL, user_id TEXT NOT NULL, amount_cents INTEGER NOT NULL);`;
 
 serve(async (msg, db) => {
+  if (msg.event.amountCents <= 0) {
+    throw new Poison(`order ${msg.event.orderId}: amount ${msg.event.amountCents}`);
+  }
   const seen = await db.query(
     'SELECT 1 FROM processed_events WHERE consumer_group = $1 AND event_id = $2', msg.group, msg.eventId,
   );

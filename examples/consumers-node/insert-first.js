@@ -11,13 +11,16 @@
 // reuses its processes from worker to worker.
 'use strict';
 
-const { serve, isUniqueViolation } = require('./idemcheck');
+const { serve, Poison, isUniqueViolation } = require('./idemcheck');
 
 const schema = `
   CREATE TABLE processed_events (consumer_group TEXT NOT NULL, event_id TEXT NOT NULL, PRIMARY KEY (consumer_group, event_id));
   CREATE TABLE ledger (event_id TEXT NOT NULL, user_id TEXT NOT NULL, amount_cents INTEGER NOT NULL);`;
 
 serve(async (msg, db) => {
+  if (msg.event.amountCents <= 0) {
+    throw new Poison(`order ${msg.event.orderId}: amount ${msg.event.amountCents}`);
+  }
   await db.begin();
   try {
     try {

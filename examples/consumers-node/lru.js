@@ -9,7 +9,7 @@
 // worker happened to get).
 'use strict';
 
-const { serve } = require('./idemcheck');
+const { serve, Poison } = require('./idemcheck');
 
 const schema = 'CREATE TABLE ledger (event_id TEXT NOT NULL, user_id TEXT NOT NULL, amount_cents INTEGER NOT NULL)';
 
@@ -17,6 +17,9 @@ const capacity = 10000;
 const recent = new Map(); // event key -> true, oldest first
 
 serve(async (msg, db) => {
+  if (msg.event.amountCents <= 0) {
+    throw new Poison(`order ${msg.event.orderId}: amount ${msg.event.amountCents}`);
+  }
   const key = `${msg.group}/${msg.eventId}`;
   if (recent.has(key)) return;
   await db.exec(

@@ -5,13 +5,16 @@
 // mark, skips, and the credit is lost for good.
 'use strict';
 
-const { serve, isUniqueViolation } = require('./idemcheck');
+const { serve, Poison, isUniqueViolation } = require('./idemcheck');
 
 const schema = `
   CREATE TABLE processed_events (consumer_group TEXT NOT NULL, event_id TEXT NOT NULL, PRIMARY KEY (consumer_group, event_id));
   CREATE TABLE ledger (event_id TEXT NOT NULL, user_id TEXT NOT NULL, amount_cents INTEGER NOT NULL);`;
 
 serve(async (msg, db) => {
+  if (msg.event.amountCents <= 0) {
+    throw new Poison(`order ${msg.event.orderId}: amount ${msg.event.amountCents}`);
+  }
   try {
     await db.exec('INSERT INTO processed_events (consumer_group, event_id) VALUES ($1, $2)', msg.group, msg.eventId);
   } catch (err) {

@@ -28,6 +28,7 @@ const (
 	LawStaleChangesNothing
 	LawNotReenqueued
 	LawDLQOnce
+	LawHealthyCredited
 	numLaws
 )
 
@@ -49,6 +50,7 @@ var Laws = [numLaws][2]string{
 	LawStaleChangesNothing: {"fencing", "stale-token-changes-nothing"},
 	LawNotReenqueued:       {"producer-gate", "committed-not-reenqueued"},
 	LawDLQOnce:             {"producer-gate", "dlq-once"},
+	LawHealthyCredited:     {"nothing-lost", "healthy-credited"},
 }
 
 // String is the law's "property/law" id.
@@ -170,6 +172,58 @@ func (j *judge) dlqEntry(s *State, cfg *Config, d dlqEntry) {
 		j.breach(LawPoisonAtOnce)
 	case !d.poison && (d.attempts != e.deliveries || int(d.attempts) != cfg.MaxAttempts):
 		j.breach(LawDLQAfterMaxAttempts)
+	}
+}
+
+// --- nothing-lost/healthy-credited ---
+
+// locked notes a claim worker wi found locked: a fault of the harness
+// unless the claim's holder settled its delivery and left the record in
+// processing.
+func (j *judge) locked(s *State, cfg *Config, wi int) {
+	w := &s.workers[wi]
+	if !s.recs[cfg.Workers[wi].Group][w.event].settled {
+		w.faulted = true
+	}
+}
+
+// settling notes worker wi settling its delivery: a nack or dead-letter
+// (giving) with no fault of the harness (its ack deadline passed while it
+// held it counts as one) gives up on the event; a holder of the claim
+// settling leaves it settled.
+func (j *judge) settling(s *State, cfg *Config, wi int, giving bool) {
+	w := &s.workers[wi]
+	g, ev := cfg.Workers[wi].Group, int(w.event)
+	if giving {
+		if s.now >= w.at+cfg.AckTimeoutMs {
+			w.faulted = true
+		}
+		if !w.faulted {
+			s.gaveUp[g][ev] = true
+		}
+	}
+	if r := &s.recs[g][ev]; w.token != 0 && r.state != recNone && r.token == w.token {
+		r.settled = true
+	}
+}
+
+// judgeHealthy judges, on the state before the replay, that a healthy
+// event sits uncredited in a group's DLQ only when the harness's faults
+// spent its attempts.
+func (s *State) judgeHealthy(cfg *Config, j *judge, ledger *[MaxGroups][MaxEvents]uint8, spent, dead, gaveUp *[MaxGroups][MaxEvents]bool) {
+	var produced [MaxEvents]bool
+	for _, m := range s.msgs {
+		produced[m.event] = true
+	}
+	for g := range cfg.Groups {
+		for ev, e := range cfg.Events {
+			if e.Poison || !produced[ev] || ledger[g][ev] > 0 || !dead[g][ev] {
+				continue
+			}
+			if !spent[g][ev] || gaveUp[g][ev] {
+				j.breach(LawHealthyCredited)
+			}
+		}
 	}
 }
 
@@ -348,10 +402,13 @@ func (s *State) Finish(cfg *Config, j *judge) {
 		s.probe(cfg, j)
 		return
 	}
-	before := s.ledger
-	var deadBefore [MaxGroups][MaxEvents]bool
+	before, gaveUp := s.ledger, s.gaveUp
+	var deadBefore, spentBefore [MaxGroups][MaxEvents]bool
 	for _, d := range s.dlq {
 		deadBefore[d.group][s.msgs[d.offset].event] = true
+		if !d.poison {
+			spentBefore[d.group][s.msgs[d.offset].event] = true
+		}
 	}
 	s.replay(cfg)
 	quiesced := s.Drain(cfg, j)
@@ -369,6 +426,7 @@ func (s *State) Finish(cfg *Config, j *judge) {
 			}
 		}
 		s.judgeNothingLost(cfg, j)
+		s.judgeHealthy(cfg, j, &before, &spentBefore, &deadBefore, &gaveUp)
 	}
 	s.judgeProducerGate(cfg, j)
 }

@@ -98,6 +98,14 @@ func TestEveryLawCanBreak(t *testing.T) {
 			s.recs[0][0] = record{state: recProcessed, attempts: 1, token: 1, started: s.now, finished: s.now}
 			s.Finish(cfg, j)
 		}},
+		LawHealthyCredited: {bad: func(s *State, cfg *Config, j *Judge) {
+			play(s, cfg, j, produce, deliver, step) // claimed
+			// The pipeline nacks it without a fault and without releasing
+			// the claim: every redelivery finds it locked by a settled
+			// holder, and the event is dead-lettered uncredited.
+			s.workers[0].stage, s.workers[0].result, s.workers[0].reason = stageNack, resTransient, reasonTransient
+			s.Finish(cfg, j)
+		}},
 		LawNotStuck: {bad: func(s *State, cfg *Config, j *Judge) {
 			play(s, cfg, j, produce, deliver, step, step, step, step)
 			s.recs[0][0] = record{state: recProcessing, attempts: 1, token: 1, started: s.now, lease: s.now + 10*cfg.LeaseMs}

@@ -18,6 +18,13 @@
 // restated the same way; a violation the compact engine finds is judged
 // again by the real properties on the real reference before it is
 // reported.
+//
+// The monitors' memory kept in the state (the deliveries and poison
+// attempts bounded-attempts counts, the delivery times, faults, settled
+// holders and give-ups of nothing-lost/healthy-credited) is packed but not
+// fingerprinted, as the runner engine's fingerprint leaves out the
+// properties' monitors: two states that differ only there are one state
+// to the search.
 package compact
 
 import (
@@ -210,6 +217,9 @@ type record struct {
 	state    uint8
 	attempts uint8
 	lastErr  uint8
+	// settled is the healthy-credited law's memory: the claim's holder
+	// settled its delivery (ack, nack, dead-letter).
+	settled  bool
 	token    uint32
 	started  int64
 	finished int64
@@ -264,6 +274,12 @@ type worker struct {
 	last                         uint32
 	hold, taken, cleaned, reclam bool
 	holdAt                       int64
+	// The healthy-credited law's memory: when the delivery came, and
+	// whether the harness caused a fault in it (the event's fate failing
+	// the handler, the lease lost to a takeover, a claim locked by an
+	// unsettled delivery).
+	at      int64
+	faulted bool
 }
 
 // State is the whole state of a compact world. The messages, their
@@ -283,6 +299,9 @@ type State struct {
 	// and the newest token issued per key.
 	legit  [MaxGroups][MaxEvents]bool
 	latest [MaxGroups][MaxEvents]uint32
+	// gaveUp is the healthy-credited law's memory: a delivery of the key
+	// was nacked or dead-lettered with no fault of the harness.
+	gaveUp [MaxGroups][MaxEvents]bool
 	// msgs holds the topic's offsets; ents their state per group (offset *
 	// groups + group).
 	msgs []message
@@ -418,7 +437,7 @@ func (s *State) deliver(cfg *Config, j *judge, wi, pick int) bool {
 		s.nextID++
 		e.lastDelivery = s.nextID
 		m := s.msgs[off]
-		*w = worker{stage: stageClaim, event: m.event, offset: int32(off), id: s.nextID, attempts: e.attempts, lastErr: e.lastErr, origin: m.origin}
+		*w = worker{stage: stageClaim, event: m.event, offset: int32(off), id: s.nextID, attempts: e.attempts, lastErr: e.lastErr, origin: m.origin, at: s.now}
 		j.delivered(s, cfg, wi, e)
 		return true
 	}
@@ -482,6 +501,7 @@ func (s *State) claim(cfg *Config, g, ev int) (outcome uint32, token uint32, tak
 	r.started = s.now
 	r.finished = 0
 	r.attempts++
+	r.settled = false
 	s.lastToken++
 	r.token = s.lastToken
 	r.lease = s.now + cfg.LeaseMs
@@ -599,6 +619,7 @@ func (s *State) step(cfg *Config, j *judge, wi int) {
 		default:
 			w.result, w.reason = resTransient, reasonLocked
 			next = stageNack
+			j.locked(s, cfg, wi)
 		}
 		j.storeWritten(s, cfg)
 	case stageHandle:
@@ -613,12 +634,14 @@ func (s *State) step(cfg *Config, j *judge, wi int) {
 			j.poisoned(s, cfg, wi)
 		case int(*k) <= e.Transient:
 			w.result, w.reason, rep, next = resTransient, reasonTransient, repHandleTransient, stageFail
+			w.faulted = true
 		default:
 			w.result, rep, next = resOK, repHandleOK, stageCommit
 		}
 	case stageCommit:
 		if !s.held(g, ev, w.token) {
 			rep, next = repCommitStale, stageIdle
+			w.faulted = true
 			j.staleCommit(s, cfg, wi)
 			break
 		}
@@ -634,6 +657,7 @@ func (s *State) step(cfg *Config, j *judge, wi int) {
 	case stageFail:
 		if !s.held(g, ev, w.token) {
 			rep, next = repFailStale, stageIdle
+			w.faulted = true
 			j.staleFail(s, cfg, wi)
 			break
 		}
@@ -650,15 +674,18 @@ func (s *State) step(cfg *Config, j *judge, wi int) {
 		j.storeWritten(s, cfg)
 	case stageNack:
 		j.nacking(s, cfg, wi)
+		j.settling(s, cfg, wi, true)
 		s.nack(cfg, j, g, w)
 		rep, next = repNack, stageIdle
 	case stageDeadLetter:
+		j.settling(s, cfg, wi, true)
 		s.addDLQ(cfg, j, dlqEntry{group: int8(g), offset: w.offset, attempts: w.attempts, lastErr: w.reason, poison: true})
 		if w.result == resPoison {
 			j.cov(s, situationPoisonToDLQ)
 		}
 		rep, next = repDeadLetter, stageAck
 	case stageAck:
+		j.settling(s, cfg, wi, false)
 		s.ack(cfg, g, w)
 		rep, next = repAck, stageIdle
 	}

@@ -18,11 +18,14 @@ func (s *State) Pack(cfg *Config, b []byte) []byte {
 		b = append(b, s.ledger[g][:ne]...)
 		for ev := range ne {
 			r := &s.recs[g][ev]
-			legit := byte(0)
-			if s.legit[g][ev] {
-				legit = 1
+			// The monitors' memory of the key, a bit each.
+			mem := byte(0)
+			for i, f := range [3]bool{s.legit[g][ev], s.gaveUp[g][ev], r.settled} {
+				if f {
+					mem |= 1 << i
+				}
 			}
-			b = append(b, legit)
+			b = append(b, mem)
 			b = binary.AppendUvarint(b, uint64(s.latest[g][ev]))
 			b = append(b, r.state)
 			if r.state == recNone {
@@ -45,7 +48,7 @@ func (s *State) Pack(cfg *Config, b []byte) []byte {
 			continue
 		}
 		flags := byte(0)
-		for i, f := range [4]bool{w.hold, w.taken, w.cleaned, w.reclam} {
+		for i, f := range [5]bool{w.hold, w.taken, w.cleaned, w.reclam, w.faulted} {
 			if f {
 				flags |= 1 << i
 			}
@@ -57,6 +60,7 @@ func (s *State) Pack(cfg *Config, b []byte) []byte {
 		b = binary.AppendUvarint(b, uint64(w.path))
 		b = binary.AppendUvarint(b, uint64(w.last))
 		b = s.putT(b, w.holdAt)
+		b = s.putT(b, w.at)
 	}
 	b = binary.AppendUvarint(b, uint64(len(s.msgs)))
 	for _, m := range s.msgs {
@@ -142,10 +146,12 @@ func (s *State) Unpack(cfg *Config, b []byte) {
 		u.bytes(s.runs[g][:ne])
 		u.bytes(s.ledger[g][:ne])
 		for ev := range ne {
-			s.legit[g][ev] = u.byte() == 1
+			mem := u.byte()
+			s.legit[g][ev], s.gaveUp[g][ev] = mem&1 != 0, mem&2 != 0
 			s.latest[g][ev] = uint32(u.uvarint())
 			r := &s.recs[g][ev]
 			r.state = u.byte()
+			r.settled = mem&4 != 0
 			if r.state == recNone {
 				continue
 			}
@@ -167,13 +173,14 @@ func (s *State) Unpack(cfg *Config, b []byte) {
 		}
 		w.result, w.reason, w.attempts, w.event, w.lastErr, w.origin = u.byte(), u.byte(), u.byte(), int8(u.byte()), u.byte(), u.byte()
 		flags := u.byte()
-		w.hold, w.taken, w.cleaned, w.reclam = flags&1 != 0, flags&2 != 0, flags&4 != 0, flags&8 != 0
+		w.hold, w.taken, w.cleaned, w.reclam, w.faulted = flags&1 != 0, flags&2 != 0, flags&4 != 0, flags&8 != 0, flags&16 != 0
 		w.offset = int32(u.uvarint())
 		w.id = int32(u.uvarint())
 		w.token = uint32(u.uvarint())
 		w.path = uint32(u.uvarint())
 		w.last = uint32(u.uvarint())
 		w.holdAt = u.time(s.now)
+		w.at = u.time(s.now)
 	}
 	n := int(u.uvarint())
 	for range n {

@@ -40,6 +40,25 @@ const (
 	LiveAckFailed LiveOutcome = "ack-failed"
 )
 
+// The reasons of the failures a live run injects itself: a nack step, the
+// scenario's transient failure of the reference consumer's handler, and
+// the same injected before a team's handler runs (LiveApp).
+const (
+	LiveReasonNackStep     = "fault: nack"
+	LiveReasonFate         = "transient: downstream timeout"
+	LiveReasonFateInjected = "transient: injected before the handler"
+)
+
+// LiveInjected reports whether a nack's reason is a failure the run
+// injected, not the consumer's own.
+func LiveInjected(reason string) bool {
+	switch reason {
+	case LiveReasonNackStep, LiveReasonFate, LiveReasonFateInjected:
+		return true
+	}
+	return false
+}
+
 // LiveProduce is one produce the run made.
 type LiveProduce struct {
 	Step      int    `json:"step"`
@@ -514,7 +533,7 @@ func (r *liveRun) nackNext(g *liveGroup) {
 		return
 	}
 	rec := r.record(g, d)
-	rec.Outcome, rec.Reason = LiveNacked, "fault: nack"
+	rec.Outcome, rec.Reason = LiveNacked, LiveReasonNackStep
 	r.fail("nack", g.session.Nack(r.ctx, d, r.backoff(d), rec.Reason))
 }
 
@@ -536,7 +555,7 @@ func (r *liveRun) handler(tx store.Tx, consumerName string, ev event.OrderPaid) 
 	case spec.Fate == scenario.FatePoison:
 		return consumer.Result{Kind: consumer.Poison, Reason: "poison: amount rejected"}
 	case spec.Fate == scenario.FateTransient && r.runs[k] <= spec.Transient:
-		return consumer.Result{Kind: consumer.Transient, Reason: "transient: downstream timeout"}
+		return consumer.Result{Kind: consumer.Transient, Reason: LiveReasonFate}
 	}
 	return res
 }

@@ -79,7 +79,7 @@ func (r *liveRun) appTake(g *liveGroup, crashAfter int, stall bool, wait time.Du
 	if i, ok := r.events[m.Key]; ok && r.injectTransient(g.name, i) {
 		// The scenario's transient failure, injected before the handler
 		// runs: a team's handler cannot be told to fail.
-		res = LiveAppResult{Kind: AppTransient, Reason: "transient: injected before the handler"}
+		res = LiveAppResult{Kind: AppTransient, Reason: LiveReasonFateInjected}
 	} else {
 		res = g.app.Handle(r.ctx, m)
 	}

@@ -81,3 +81,32 @@ func (u *unconstrainedLedger) Ledger(ctx context.Context) ([]store.Entry, error)
 	slices.SortStableFunc(out, memstore.CompareEntries)
 	return out, err
 }
+
+// failedClaimStaysLocked re-acquires an expired lease but never a failed
+// record.
+type failedClaimStaysLocked struct{ *memstore.Store }
+
+// NewFailedClaimStaysLocked is a store whose claim takes over an expired
+// lease but forgets the failed records: its "insert the claim if absent,
+// or take it over if its lease ran out" leaves out the rows a failed
+// attempt released. After one transient failure every redelivery is
+// answered Locked, is nacked, and the event ends in the DLQ although a
+// retry would have credited it. Every event is still credited or
+// dead-lettered and no record stays in processing: only
+// nothing-lost/healthy-credited catches it.
+func NewFailedClaimStaysLocked(c clock.Source) store.Store {
+	return failedClaimStaysLocked{memstore.New(c)}
+}
+
+// Claim answers Locked for a key whose record a failed attempt released.
+func (f failedClaimStaysLocked) Claim(ctx context.Context, key store.Key, leaseMs int64) (store.Claim, error) {
+	rec, found, err := f.Get(ctx, key)
+	if err != nil {
+		return store.Claim{}, err
+	}
+	if found && rec.State == store.Failed {
+		now, err := f.NowMs(ctx)
+		return store.Claim{Outcome: store.Locked, AtMs: now}, err
+	}
+	return f.Store.Claim(ctx, key, leaseMs)
+}

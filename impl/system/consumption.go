@@ -108,6 +108,9 @@ func init() {
 			c.Pipeline = mutant.ClaimLeftInProcessing
 			c.NewStore = storeOf(mutant.NewClaimLeftInProcessingStore)
 		})
+	consumptionMutant("failed-claim-stays-locked",
+		"the claim takes over an expired lease but never a record a failed attempt released: after one transient failure every retry is answered locked until the DLQ",
+		"nothing-lost", func(c *Consumption) { c.NewStore = storeOf(mutant.NewFailedClaimStaysLocked) })
 	consumptionMutant("takeover-without-fencing",
 		"the commit does not compare fencing tokens: a slow worker whose lease was taken over still commits",
 		"fencing", pipeline(mutant.TakeoverWithoutFencing))

@@ -9,6 +9,8 @@ import (
 
 	"github.com/idemcheck/idemcheck/consumertest"
 	"github.com/idemcheck/idemcheck/examples/consumers/adr"
+	"github.com/idemcheck/idemcheck/examples/consumers/alwaystransient"
+	"github.com/idemcheck/idemcheck/examples/consumers/applypoison"
 	"github.com/idemcheck/idemcheck/examples/consumers/balance"
 	"github.com/idemcheck/idemcheck/examples/consumers/balancesplit"
 	"github.com/idemcheck/idemcheck/examples/consumers/claimstuck"
@@ -17,7 +19,9 @@ import (
 	"github.com/idemcheck/idemcheck/examples/consumers/lru"
 	"github.com/idemcheck/idemcheck/examples/consumers/markfirst"
 	"github.com/idemcheck/idemcheck/examples/consumers/nounique"
+	"github.com/idemcheck/idemcheck/examples/consumers/poisoneverything"
 	"github.com/idemcheck/idemcheck/examples/consumers/splitcheck"
+	"github.com/idemcheck/idemcheck/examples/consumers/stuckprocessing"
 )
 
 // Entry is one example consumer.
@@ -64,6 +68,14 @@ func All() []Entry {
 			Consumer: consumertest.Consumer{Schema: balancesplit.Schema, Handler: balancesplit.Handle, Effects: consumertest.Aggregate(balanceEffects), Dedupe: processedEvents}},
 		{Name: "claimstuck", Law: consumertest.LawNothingLost, Doc: "a claim table that bumps attempts and nacks but never releases the claim: the event is stuck",
 			Consumer: consumertest.Consumer{Schema: claimstuck.Schema, Handler: claimstuck.Handle, Effects: consumertest.PerEvent(ledgerEffects)}},
+		{Name: "alwaystransient", Law: consumertest.LawHealthyApplied, Doc: "the INSERT names a column the schema lacks: every delivery is nacked until the DLQ",
+			Consumer: consumertest.Consumer{Schema: alwaystransient.Schema, Handler: alwaystransient.Handle, Effects: consumertest.PerEvent(ledgerEffects), Dedupe: processedEvents}},
+		{Name: "poisoneverything", Law: consumertest.LawHealthyApplied, Doc: "validates a key format the producer never sends: every message is dead-lettered as poison",
+			Consumer: consumertest.Consumer{Schema: poisoneverything.Schema, Handler: poisoneverything.Handle, Effects: consumertest.PerEvent(ledgerEffects), Dedupe: processedEvents}},
+		{Name: "applypoison", Law: consumertest.LawHealthyApplied, Doc: "the ADR pattern without the amount check: poison events are credited, not dead-lettered",
+			Consumer: consumertest.Consumer{Schema: applypoison.Schema, Handler: applypoison.Handle, Effects: consumertest.PerEvent(ledgerEffects), Dedupe: processedEvents}},
+		{Name: "stuckprocessing", Law: consumertest.LawHealthyApplied, Doc: "a claim row left 'processing' by one failed attempt: every redelivery answers locked until the DLQ",
+			Consumer: consumertest.Consumer{Schema: stuckprocessing.Schema, Handler: stuckprocessing.Handle, Effects: consumertest.PerEvent(ledgerEffects), Dedupe: stuckprocessing.Dedupe}},
 	}
 	for i := range es {
 		es[i].Consumer.Name = es[i].Name

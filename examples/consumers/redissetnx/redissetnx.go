@@ -44,6 +44,9 @@ type Consumer struct {
 
 // Handle is the consumer's handler.Func.
 func (c *Consumer) Handle(ctx context.Context, db *sql.DB, m handler.Message) error {
+	if m.Event.AmountCents <= 0 {
+		return handler.Poison(fmt.Errorf("order %s: amount %d", m.Event.OrderID, m.Event.AmountCents))
+	}
 	name := m.Group + ":" + m.EventID
 	key := c.Prefix + name
 	handler.Point(ctx, "redis SET "+name+" NX")

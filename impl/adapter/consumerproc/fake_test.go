@@ -225,7 +225,12 @@ func deliver(mode string, delivery int64, eventID, group, user string, amount in
 		credited[eventID] = true
 		done("ack", "")
 	case "ok":
-		// insert-first, with the outcome chosen by the user id.
+		// insert-first, with the outcome chosen by the user id; an amount
+		// of zero or less is poison.
+		if amount <= 0 {
+			done("poison", "amount is not positive")
+			return
+		}
 		switch user {
 		case "poison":
 			done("poison", "amount is negative")

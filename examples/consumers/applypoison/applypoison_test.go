@@ -1,0 +1,28 @@
+package applypoison_test
+
+import (
+	"testing"
+
+	"github.com/idemcheck/idemcheck/consumertest"
+	"github.com/idemcheck/idemcheck/examples/consumers/applypoison"
+)
+
+// TestCreditingPoisonIsCaught: at the default budget, the consumer that
+// writes a poison event (amount <= 0) to the ledger instead of
+// dead-lettering it breaks healthy-applied.
+func TestCreditingPoisonIsCaught(t *testing.T) {
+	res, err := consumertest.Hunt(consumertest.Consumer{
+		Name:    "applypoison",
+		Schema:  applypoison.Schema,
+		Handler: applypoison.Handle,
+		Effects: consumertest.PerEvent("SELECT event_id, amount_cents FROM ledger"),
+		Dedupe:  "SELECT event_id FROM processed_events",
+	}, consumertest.Seed(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Failed || res.Law != consumertest.LawHealthyApplied || res.Scenario.Size() > 2 {
+		t.Fatalf("want LawHealthyApplied broken by a scenario of at most 2 steps, got:\n%s", res.Report())
+	}
+	t.Logf("found after %d scenario(s):\n%s", res.Checks, res.Report())
+}

@@ -1,0 +1,27 @@
+package poisoneverything_test
+
+import (
+	"testing"
+
+	"github.com/idemcheck/idemcheck/consumertest"
+	"github.com/idemcheck/idemcheck/examples/consumers/poisoneverything"
+)
+
+// TestRejectingEveryMessageIsCaught: at the default budget, the consumer
+// that dead-letters every message as poison breaks healthy-applied.
+func TestRejectingEveryMessageIsCaught(t *testing.T) {
+	res, err := consumertest.Hunt(consumertest.Consumer{
+		Name:    "poisoneverything",
+		Schema:  poisoneverything.Schema,
+		Handler: poisoneverything.Handle,
+		Effects: consumertest.PerEvent("SELECT event_id, amount_cents FROM ledger"),
+		Dedupe:  "SELECT event_id FROM processed_events",
+	}, consumertest.Seed(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Failed || res.Law != consumertest.LawHealthyApplied || res.Scenario.Size() > 2 {
+		t.Fatalf("want LawHealthyApplied broken by a scenario of at most 2 steps, got:\n%s", res.Report())
+	}
+	t.Logf("found after %d scenario(s):\n%s", res.Checks, res.Report())
+}
