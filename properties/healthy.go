@@ -24,6 +24,7 @@ type runDelivery struct {
 	attempts             int
 	atMs                 int64
 	line                 int
+	claimedAtMs          int64
 	// faults are the harness's doing: the event's fate failing the
 	// handler, a crash, the lease lost to a takeover, the ack deadline
 	// passed while the worker held it, a claim locked by a delivery the
@@ -63,14 +64,15 @@ func rebuildDeliveries(r *runner.ConsumptionResult) []*runDelivery {
 			if d == nil {
 				continue
 			}
-			d.step(a, r.Config.AckTimeoutMs, holder)
+			d.step(a, r, holder)
 		}
 	}
 	return ds
 }
 
 // step records worker step a of delivery d.
-func (d *runDelivery) step(a *runner.Action, ackTimeoutMs int64, holder map[string]*runDelivery) {
+func (d *runDelivery) step(a *runner.Action, r *runner.ConsumptionResult, holder map[string]*runDelivery) {
+	ackTimeoutMs := r.Config.AckTimeoutMs
 	if a.Stale {
 		d.faults = append(d.faults, fmt.Sprintf("lease lost to a takeover (line %d)", a.Line))
 	}
@@ -82,13 +84,22 @@ func (d *runDelivery) step(a *runner.Action, ackTimeoutMs int64, holder map[stri
 		switch a.Claim.Outcome {
 		case store.Acquired:
 			holder[keyID(a.Key)] = d
+			d.claimedAtMs = a.AtMs
 		case store.Locked:
 			d.what = append(d.what, "claim locked")
-			if h := holder[keyID(a.Key)]; h != nil && h.end == "" {
+			h := holder[keyID(a.Key)]
+			switch {
+			case h == nil:
+			case h.end == "":
 				// Held by a delivery in progress (a copy delivered
 				// alongside, a stalled worker) or abandoned by a crash or a
 				// takeover: the harness's doing.
 				d.faults = append(d.faults, fmt.Sprintf("claim held by %s's delivery of line %d, unsettled (line %d)", h.worker, h.line, a.Line))
+			case r.Conventions.FailedAttempt == store.FailedAttemptKeptMark && len(h.faults) > 0 && a.AtMs < h.claimedAtMs+r.Config.LeaseMs:
+				// The store declares that a failed attempt keeps its mark
+				// until its lease ends, and that attempt failed by the
+				// harness's doing: the lock is its consequence.
+				d.faults = append(d.faults, fmt.Sprintf("claim kept by %s's failed attempt of line %d until its lease ends (kept-mark; line %d)", h.worker, h.line, a.Line))
 			}
 		}
 	case runner.ActHandle:

@@ -98,7 +98,7 @@ func NewWorld(sc *scenario.Consumption, parts *system.Consumption, obs ...Observ
 		byName: map[string]*consumer.Worker{}, nodeOf: map[string]string{}, runs: map[string]int{}, events: map[string]int{},
 		decoded: &decodeCache{m: map[string]event.OrderPaid{}},
 		phase:   PhaseSchedule, obs: obs, conv: parts.Conventions,
-		res: &ConsumptionResult{Config: cfg, Events: sc.Events, StartMs: StartMs, Metrics: map[string]consumer.Metrics{}},
+		res: &ConsumptionResult{Config: cfg, Events: sc.Events, StartMs: StartMs, Conventions: parts.Conventions, Metrics: map[string]consumer.Metrics{}},
 	}
 	w.view = View{w: w}
 	w.trace = &Trace{cons: w.res}

@@ -13,7 +13,11 @@ type ConsumptionResult struct {
 	Config  scenario.Config  `json:"config"`
 	Events  []scenario.Event `json:"events"`
 	StartMs int64            `json:"startMs"`
-	Actions []Action         `json:"actions"`
+	// Conventions are the store's declared conventions, which some laws
+	// read (a failed attempt's kept mark locks its key until its lease
+	// ends, say).
+	Conventions store.Conventions `json:"conventions"`
+	Actions     []Action          `json:"actions"`
 	// Quiesced is false when the drain gave up: something kept the broker busy.
 	Quiesced  bool   `json:"quiesced"`
 	DrainNote string `json:"drainNote,omitempty"`
