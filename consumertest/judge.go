@@ -83,6 +83,18 @@ type Outcome struct {
 	Failure *Breach `json:"failure,omitempty"`
 	// Situations counts what the run reached, by name (see Situations).
 	Situations map[string]int `json:"situations,omitempty"`
+	// MachineClock names what in the run read the machine's clock
+	// instead of the scenario's (see the package documentation, "Time"):
+	// such a run's times, and with them its trace and verdict, may differ
+	// from one play to the next.
+	MachineClock []string `json:"machineClock,omitempty"`
+}
+
+// noteMachineClock records what read the machine's clock, once.
+func (o *Outcome) noteMachineClock(what string) {
+	if !slices.Contains(o.MachineClock, what) {
+		o.MachineClock = append(o.MachineClock, what)
+	}
 }
 
 // Situations are the named situations a campaign over a transactional
@@ -181,11 +193,12 @@ func readRows(ctx context.Context, db *sql.DB, query string) ([][]string, error)
 // play runs s against c on be and returns the outcome. An error is bad
 // input (the schema or a query failed) or the harness failing; a broken
 // law is in the outcome.
-func play(ctx context.Context, be backend.Backend, c Consumer, s *Scenario, bubble bool) (*Outcome, error) {
+func play(ctx context.Context, be backend.Backend, c Consumer, s *Scenario, g *guard, bubble bool) (*Outcome, error) {
 	if err := s.Validate(); err != nil {
 		return nil, err
 	}
-	r, err := newRun(ctx, be, c, s, bubble)
+	g.enter(phaseStarting)
+	r, err := newRun(ctx, be, c, s, g, bubble)
 	if err != nil {
 		return nil, err
 	}

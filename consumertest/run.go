@@ -40,9 +40,12 @@ const startMs = 946684800000
 // many calls is looping.
 const maxActions = 5000
 
-// hangAfter is how long, in the machine's time, a worker may run between
-// two calls before the harness calls it hung. It only ever fires on a
-// handler that blocks outside the database.
+// hangAfter is how long a worker may run between two calls before the
+// harness calls it hung: on the bubble's clock inside a bubble (a handler
+// blocked on the bubble's own channels or timers), on the machine's
+// clock outside one and for the guard that watches a bubble from outside
+// (a handler blocked on something outside the bubble). It only ever fires
+// on a handler that blocks outside the database.
 var hangAfter = 10 * time.Second
 
 // ErrInjected is the transient error a Fail step makes a call return.
@@ -157,6 +160,8 @@ type run struct {
 	trace   *Trace
 	events  chan wevent
 	active  atomic.Pointer[worker]
+	// hangAfter is the package's hangAfter when the run started.
+	hangAfter time.Duration
 	// progress counts the events received; the watchdog closes hung
 	// when it stops moving for hangAfter while the scheduler waits.
 	progress atomic.Int64
@@ -173,6 +178,8 @@ type run struct {
 
 	// bubble is set when the run plays in a testing/synctest bubble.
 	bubble bool
+	// g watches the run from outside its bubble (nil outside one).
+	g *guard
 	// id labels the run's goroutines; loops counts its workers' goroutines.
 	id     string
 	loops  sync.WaitGroup
@@ -250,7 +257,7 @@ func (w *worker) park(ev wevent) decision {
 }
 
 // newRun prepares a fresh database and the broker for s.
-func newRun(ctx context.Context, be backend.Backend, c Consumer, s *Scenario, bubble bool) (*run, error) {
+func newRun(ctx context.Context, be backend.Backend, c Consumer, s *Scenario, g *guard, bubble bool) (*run, error) {
 	db, err := be.Fresh(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("%w: open a fresh %s database: %w", ErrBadInput, be.Name(), err)
@@ -262,7 +269,10 @@ func newRun(ctx context.Context, be backend.Backend, c Consumer, s *Scenario, bu
 	clk := clock.NewVirtual(startMs)
 	r := &run{c: c, s: s, db: db, clock: clk, b: membroker.New(clk, s.Policy.broker(), []string{Group}),
 		trace: &Trace{}, events: make(chan wevent), hung: make(chan struct{}), stopDog: make(chan struct{}), bubble: bubble,
-		id: fmt.Sprintf("r%d", runSeq.Add(1)), baseG: runtime.NumGoroutine()}
+		id: fmt.Sprintf("r%d", runSeq.Add(1)), baseG: runtime.NumGoroutine(), g: g, hangAfter: hangAfter}
+	if g != nil {
+		g.trace.Store(r.trace)
+	}
 	go r.watchdog()
 	return r, nil
 }
@@ -329,6 +339,7 @@ func (r *run) start(w *worker) error {
 	}
 	w.fn, w.closer = fn, closer
 	w.conn = sqlhook.NewConnector(r.db.Open, hook{w}, r.db.IsBusy)
+	r.g.connector(w.conn)
 	w.db = sql.OpenDB(w.conn)
 	w.resume = make(chan decision)
 	w.jobs = make(chan job)
@@ -376,13 +387,17 @@ func (r *run) now() int64 { return r.clock.NowMs() - startMs }
 // wait waits for the event of the worker that runs.
 func (r *run) wait(w *worker) (wevent, bool) {
 	r.waiting.Store(true)
-	defer r.waiting.Store(false)
+	r.g.enter(phaseWaiting)
+	defer func() {
+		r.waiting.Store(false)
+		r.g.enter(phaseScheduling)
+	}()
 	select {
 	case ev := <-r.events:
 		r.progress.Add(1)
 		return ev, true
 	case <-r.hung:
-		r.fail("handler-hangs", fmt.Sprintf("%s ran for %s without reaching a database call, a handler.Point or its return (after %s): it blocks outside the harness's control", w.name, hangAfter, w.at))
+		r.fail("handler-hangs", fmt.Sprintf("%s ran for %s without reaching a database call, a handler.Point or its return (after %s): it blocks outside the harness's control", w.name, r.hangAfter, w.at))
 		return wevent{}, false
 	}
 }
@@ -391,7 +406,7 @@ func (r *run) wait(w *worker) (wevent, bool) {
 // worker for hangAfter without an event: a handler blocked outside the
 // harness's control. One timer per run, not one per wait.
 func (r *run) watchdog() {
-	tick := time.NewTicker(hangAfter / 4)
+	tick := time.NewTicker(r.hangAfter / 4)
 	defer tick.Stop()
 	last, stale := r.progress.Load(), 0
 	for {
@@ -808,6 +823,7 @@ func (r *run) close() {
 		return
 	}
 	r.closed = true
+	r.g.enter(phaseClosing)
 	for _, w := range r.workers {
 		if w.state != idle {
 			w.crashing.Store(true)

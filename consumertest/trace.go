@@ -3,12 +3,16 @@ package consumertest
 import (
 	"fmt"
 	"strings"
+	"sync"
 )
 
 // Trace is the numbered, human account of a run: a line per thing that
 // happened (which worker made which call, what crashed, when time moved,
 // what the broker did). Lines are formatted only when somebody reads them.
 type Trace struct {
+	// mu lets a watcher outside the run copy the trace of a run it gives
+	// up (see guard).
+	mu      sync.Mutex
 	entries []traceEntry
 }
 
@@ -19,8 +23,17 @@ type traceEntry struct {
 
 // addf appends a line; args must not change afterwards.
 func (t *Trace) addf(format string, args ...any) int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
 	t.entries = append(t.entries, traceEntry{format: format, args: args})
 	return len(t.entries)
+}
+
+// clone copies the trace.
+func (t *Trace) clone() *Trace {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return &Trace{entries: append([]traceEntry(nil), t.entries...)}
 }
 
 // Len is the number of lines.
@@ -28,13 +41,21 @@ func (t *Trace) Len() int {
 	if t == nil {
 		return 0
 	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
 	return len(t.entries)
 }
 
 // Lines returns every line, formatted, without numbers.
 func (t *Trace) Lines() []string {
-	out := make([]string, t.Len())
-	for i, e := range t.entries {
+	if t == nil {
+		return nil
+	}
+	n := t.Len()
+	out := make([]string, n)
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for i, e := range t.entries[:n] {
 		out[i] = fmt.Sprintf(e.format, e.args...)
 	}
 	return out
