@@ -226,7 +226,7 @@ func preflight(c Consumer, be backend.Backend) error {
 	if err := prepareSchema(ctx, db, c.Schema); err != nil {
 		return err
 	}
-	_, err = snapshot(ctx, db.Admin(), c)
+	_, err = snapshot(ctx, db, c)
 	return err
 }
 

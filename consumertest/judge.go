@@ -112,9 +112,11 @@ var Situations = []string{
 }
 
 // snapshot reads the effects and dedupe queries.
-func snapshot(ctx context.Context, db *sql.DB, c Consumer) (Snapshot, error) {
+func snapshot(ctx context.Context, be backend.Database, c Consumer) (Snapshot, error) {
 	var s Snapshot
-	rows, err := readRows(ctx, db, c.Effects.Query)
+	db, rw := be.Admin(), rewriter(be)
+	q, _ := rw(c.Effects.Query)
+	rows, err := readRows(ctx, db, q)
 	if err != nil {
 		return s, fmt.Errorf("%w: the effects query %q failed: %w", ErrBadInput, c.Effects.Query, err)
 	}
@@ -130,7 +132,8 @@ func snapshot(ctx context.Context, db *sql.DB, c Consumer) (Snapshot, error) {
 	}
 	s.Rows = rows
 	if c.Dedupe != "" {
-		d, err := readRows(ctx, db, c.Dedupe)
+		q, _ := rw(c.Dedupe)
+		d, err := readRows(ctx, db, q)
 		if err != nil {
 			return s, fmt.Errorf("%w: the dedupe query %q failed: %w", ErrBadInput, c.Dedupe, err)
 		}
@@ -204,7 +207,7 @@ func play(ctx context.Context, be backend.Backend, c Consumer, s *Scenario, g *g
 	}
 	out := &Outcome{Scenario: s, Backend: be.Name(), Trace: r.trace}
 	defer r.close()
-	if out.Base, err = snapshot(ctx, r.db.Admin(), c); err != nil {
+	if out.Base, err = snapshot(ctx, r.db, c); err != nil {
 		return nil, err
 	}
 	if err := r.startWorkers(); err != nil {
@@ -222,7 +225,7 @@ func play(ctx context.Context, be backend.Backend, c Consumer, s *Scenario, g *g
 		r.drain()
 	}
 	if r.failure == nil {
-		if out.Quiet, err = snapshot(ctx, r.db.Admin(), c); err != nil {
+		if out.Quiet, err = snapshot(ctx, r.db, c); err != nil {
 			return nil, err
 		}
 		out.DLQQuiet = r.b.DLQ()
@@ -231,7 +234,7 @@ func play(ctx context.Context, be backend.Backend, c Consumer, s *Scenario, g *g
 		r.drain()
 	}
 	if r.failure == nil {
-		if out.Replayed, err = snapshot(ctx, r.db.Admin(), c); err != nil {
+		if out.Replayed, err = snapshot(ctx, r.db, c); err != nil {
 			return nil, err
 		}
 		r.trace.addf("-- quiet again at t=%dms: %d effect row(s) --", r.now(), len(out.Replayed.Rows)-len(out.Base.Rows))
@@ -244,6 +247,9 @@ func play(ctx context.Context, be backend.Backend, c Consumer, s *Scenario, g *g
 	}
 	r.close()
 	out.Failure, out.Situations = r.failure, r.situations
+	for _, m := range r.machineClock {
+		out.noteMachineClock(m)
+	}
 	return out, nil
 }
 

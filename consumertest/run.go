@@ -9,6 +9,7 @@ import (
 	"runtime"
 	"runtime/debug"
 	"runtime/pprof"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -86,6 +87,9 @@ func (p point) String() string {
 	if p.what != "" {
 		return p.what
 	}
+	if len(p.call.Notes) > 0 {
+		return p.call.String() + " -- machine's clock: " + strings.Join(p.call.Notes, "; ")
+	}
 	return p.call.String()
 }
 
@@ -154,6 +158,7 @@ type run struct {
 	c       Consumer
 	s       *Scenario
 	db      backend.Database
+	dbName  string
 	clock   *clock.Virtual
 	b       *membroker.Broker
 	workers []*worker
@@ -191,6 +196,43 @@ type run struct {
 
 	// failure is a breach of law "runs": the run could not go on.
 	failure *Breach
+
+	// machineClock names what read the machine's clock (see
+	// Outcome.MachineClock).
+	machineClock []string
+}
+
+// noteMachineClock records what read the machine's clock, once.
+func (r *run) noteMachineClock(what string) {
+	if !slices.Contains(r.machineClock, what) {
+		r.machineClock = append(r.machineClock, what)
+	}
+}
+
+// clockDatabase points the database's own clock at the scenario's, and
+// notes what in the schema and the queries stays on the machine's.
+func (r *run) clockDatabase() {
+	cl, ok := r.db.(backend.Clocked)
+	if !ok {
+		r.noteMachineClock("the database's own clock: the " + r.dbName + " backend does not follow the scenario's")
+		return
+	}
+	cl.SetClock(func() time.Time { return time.UnixMilli(r.clock.NowMs()).UTC() })
+	for _, q := range append(splitSQL(r.c.Schema), r.c.Effects.Query, r.c.Dedupe) {
+		_, notes := cl.Rewrite(q)
+		for _, n := range notes {
+			r.noteMachineClock(fmt.Sprintf("%s (the schema or a query of the harness: %s)", n, shortSQL(q)))
+		}
+	}
+}
+
+// shortSQL is a statement cut to one short line for a note.
+func shortSQL(q string) string {
+	q = strings.Join(strings.Fields(q), " ")
+	if len(q) > 80 {
+		q = q[:77] + "..."
+	}
+	return q
 }
 
 // hook is the scheduling hook of one worker incarnation.
@@ -201,7 +243,12 @@ func (h hook) Before(c sqlhook.Call) error {
 	if w.crashing.Load() {
 		return errCrashing
 	}
-	switch w.park(wevent{kind: evParked, p: point{call: c}}) {
+	d := w.park(wevent{kind: evParked, p: point{call: c}})
+	// The scheduler waits for w again: the run is w's to write to.
+	for _, n := range c.Notes {
+		w.r.noteMachineClock(fmt.Sprintf("%s (%s: %s)", n, w.name, shortSQL(c.SQL)))
+	}
+	switch d {
 	case fail:
 		return ErrInjected
 	case crash:
@@ -267,20 +314,23 @@ func newRun(ctx context.Context, be backend.Backend, c Consumer, s *Scenario, g 
 		return nil, err
 	}
 	clk := clock.NewVirtual(startMs)
-	r := &run{c: c, s: s, db: db, clock: clk, b: membroker.New(clk, s.Policy.broker(), []string{Group}),
+	r := &run{c: c, s: s, db: db, dbName: be.Name(), clock: clk, b: membroker.New(clk, s.Policy.broker(), []string{Group}),
 		trace: &Trace{}, events: make(chan wevent), hung: make(chan struct{}), stopDog: make(chan struct{}), bubble: bubble,
 		id: fmt.Sprintf("r%d", runSeq.Add(1)), baseG: runtime.NumGoroutine(), g: g, hangAfter: hangAfter}
 	if g != nil {
 		g.trace.Store(r.trace)
 	}
+	r.clockDatabase()
 	go r.watchdog()
 	return r, nil
 }
 
-// runSchema runs the team's schema, statement by statement.
-func runSchema(ctx context.Context, db *sql.DB, schema string) error {
+// runSchema runs the team's schema, statement by statement, each
+// rewritten by rw.
+func runSchema(ctx context.Context, db *sql.DB, schema string, rw func(string) (string, []string)) error {
 	for _, stmt := range splitSQL(schema) {
-		if _, err := db.ExecContext(ctx, stmt); err != nil {
+		run, _ := rw(stmt)
+		if _, err := db.ExecContext(ctx, run); err != nil {
 			return fmt.Errorf("%w: the schema failed at %q: %w", ErrBadInput, stmt, err)
 		}
 	}
@@ -338,7 +388,11 @@ func (r *run) start(w *worker) error {
 		return fmt.Errorf("%w: the Worker for %s returned a nil handler", ErrBadInput, w.name)
 	}
 	w.fn, w.closer = fn, closer
-	w.conn = sqlhook.NewConnector(r.db.Open, hook{w}, r.db.IsBusy)
+	var opts []sqlhook.Option
+	if cl, ok := r.db.(backend.Clocked); ok {
+		opts = append(opts, sqlhook.WithRewriter(cl))
+	}
+	w.conn = sqlhook.NewConnector(r.db.Open, hook{w}, r.db.IsBusy, opts...)
 	r.g.connector(w.conn)
 	w.db = sql.OpenDB(w.conn)
 	w.resume = make(chan decision)
