@@ -49,8 +49,9 @@ func registerConsumerScheme(name, doc string, f ConsumerScheme) {
 	consumerSchemes[name], consumerSchemeDocs[name] = f, doc
 }
 
-// resolveConsumer opens the consumer -consumer names.
-func resolveConsumer(spec string) (consumertest.Consumer, io.Closer, error) {
+// resolveConsumer opens the consumer -consumer names, as written for
+// database db (-db).
+func resolveConsumer(spec, db string) (consumertest.Consumer, io.Closer, error) {
 	if scheme, arg, ok := strings.Cut(spec, ":"); ok {
 		f, known := consumerSchemes[scheme]
 		if !known {
@@ -73,7 +74,7 @@ func resolveConsumer(spec string) (consumertest.Consumer, io.Closer, error) {
 		return consumertest.Consumer{}, nil, usagef("-consumer: %q is not an example consumer; they are %s (or SCHEME:ARG, schemes: %s)",
 			spec, strings.Join(catalog.Names(), ", "), schemeList())
 	}
-	return e.Consumer, nil, nil
+	return e.On(db), nil, nil
 }
 
 func schemeList() string {
@@ -171,7 +172,7 @@ type consumerJSON struct {
 
 // runConsumer runs a -consumer campaign, or replays one file against it.
 func runConsumer(ctx context.Context, o *options, stdout, stderr io.Writer) int {
-	c, closer, err := resolveConsumer(o.consumer)
+	c, closer, err := resolveConsumer(o.consumer, o.db)
 	if err != nil {
 		fmt.Fprintf(stderr, "fuzzrun: %v\n", err)
 		return exitUsage

@@ -72,11 +72,24 @@ func TestConsumerSchemesRegister(t *testing.T) {
 		return c, nil, nil
 	})
 	defer func() { delete(consumerSchemes, "test-scheme"); delete(consumerSchemeDocs, "test-scheme") }()
-	c, _, err := resolveConsumer("test-scheme:adr")
+	c, _, err := resolveConsumer("test-scheme:adr", "sqlite")
 	if err != nil || c.Name != "test-scheme-adr" || c.Handler == nil {
 		t.Fatalf("resolved %q, %v", c.Name, err)
 	}
 	if r := fuzzrun(t, "-list"); !strings.Contains(r.stdout, "test-scheme:ARG") || !strings.Contains(r.stdout, "claimstuck") {
 		t.Fatalf("-list does not show the consumers:\n%s", r.stdout)
+	}
+}
+
+// TestConsumerCampaignsCatchTheTimeBugsAtTheirDefaults: the lease without
+// fencing and the clean-up shorter than the redelivery window need the
+// scenario's clock in the handler and in the database; a campaign at its
+// default budget finds both.
+func TestConsumerCampaignsCatchTheTimeBugsAtTheirDefaults(t *testing.T) {
+	for _, name := range []string{"lease", "ttl"} {
+		r := fuzzrun(t, "-consumer", name, "-seed", "1", "-corpus", t.TempDir())
+		if r.code != exitViolation || !strings.Contains(r.stdout, "FAIL single-credit") || strings.Contains(r.stdout, "machine's clock") {
+			t.Errorf("-consumer %s: exit %d\n%s%s", name, r.code, r.stdout, r.stderr)
+		}
 	}
 }
