@@ -51,6 +51,7 @@ func fake(mode string) int {
 		Error    string          `json:"error"`
 		Rows     [][]any         `json:"rows"`
 		Affected int64           `json:"rowsAffected"`
+		NowMs    int64           `json:"nowMs"`
 		Message  json.RawMessage `json:"message"`
 	}
 	recv := func() (line, bool) {
@@ -154,6 +155,9 @@ func fake(mode string) int {
 				continue
 			case "point":
 				call(map[string]any{"type": "point", "what": "redis SET " + msg.EventID + " NX"})
+			case "clock":
+				// The harness's time, in the trace.
+				call(map[string]any{"type": "point", "what": fmt.Sprintf("nowMs %d", d.NowMs)})
 			case "bad-sql":
 				r := call(map[string]any{"type": "exec", "sql": "INSERT INTO nowhere VALUES (1)"})
 				send(map[string]any{"type": "done", "delivery": d.Delivery, "outcome": "nack", "error": r.Code + ": " + r.Error})
