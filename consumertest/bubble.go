@@ -96,7 +96,13 @@ func playScenario(c Consumer, s *Scenario, cfg config) (*Outcome, error) {
 	var err error
 	f := func() { out, err = play(context.Background(), cfg.backend, c, s, g, true) }
 	done := make(chan error, 1)
-	go func() { done <- runInBubble(cfg, f) }()
+	go func() {
+		// A bubble under Check's own T whose test fails ends this
+		// goroutine (FailNow): the deferred send still tells.
+		berr := errors.New("the bubble's test failed (was a race detected while it ran?)")
+		defer func() { done <- berr }()
+		berr = runInBubble(cfg, f)
+	}()
 	tick := time.NewTicker(hangAfter / 4)
 	defer tick.Stop()
 	last, stale := g.progress.Load(), 0

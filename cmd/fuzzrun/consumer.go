@@ -167,7 +167,10 @@ type consumerJSON struct {
 	Coverage map[string]int `json:"coverage,omitempty"`
 	// Unreached lists the consumertest.Situations no scenario reached.
 	Unreached []string `json:"unreached,omitempty"`
-	Exit      int      `json:"exit"`
+	// MachineClock names what read the machine's clock instead of the
+	// scenario's (consumertest.Result.MachineClock).
+	MachineClock []string `json:"machineClock,omitempty"`
+	Exit         int      `json:"exit"`
 }
 
 // runConsumer runs a -consumer campaign, or replays one file against it.
@@ -222,6 +225,11 @@ func runConsumer(ctx context.Context, o *options, stdout, stderr io.Writer) int 
 		for k, n := range res.Coverage {
 			rep.Coverage[k] += n
 		}
+		for _, m := range res.MachineClock {
+			if !slices.Contains(rep.MachineClock, m) {
+				rep.MachineClock = append(rep.MachineClock, m)
+			}
+		}
 		if res.Failed {
 			rep.Failed, rep.Law, rep.Summary, rep.Size = true, res.Law, res.Summary(), res.Scenario.Size()
 			rep.CorpusFile = res.CorpusFile
@@ -265,6 +273,12 @@ func runConsumer(ctx context.Context, o *options, stdout, stderr io.Writer) int 
 		for _, sit := range slices.Sorted(maps.Keys(rep.Coverage)) {
 			fmt.Fprintf(stdout, "  %-34s %d\n", sit, rep.Coverage[sit])
 		}
+		if len(rep.MachineClock) > 0 {
+			fmt.Fprintln(stdout, "NOTE: read the machine's clock, not the scenario's (times, and so traces and verdicts, may differ from one play to the next):")
+			for _, m := range rep.MachineClock {
+				fmt.Fprintf(stdout, "  - %s\n", m)
+			}
+		}
 	}
 	return rep.Exit
 }
@@ -294,7 +308,7 @@ func replayConsumer(o *options, c consumertest.Consumer, stdout, stderr io.Write
 	}
 	if o.json {
 		rep := consumerJSON{Mode: "replay", Consumer: c.Name, Checks: 1, Failed: res.Failed, Law: res.Law, Summary: res.Summary(),
-			Size: s.Size(), Trace: res.Outcome.Trace.Lines(), Exit: exit}
+			Size: s.Size(), Trace: res.Outcome.Trace.Lines(), MachineClock: res.MachineClock, Exit: exit}
 		if err := writeJSON(stdout, rep); err != nil {
 			return exitInternal
 		}

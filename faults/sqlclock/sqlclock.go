@@ -63,6 +63,8 @@ const SQLiteTimeFormat = "2006-01-02 15:04:05.000"
 type rewritten struct {
 	parts []string
 	notes []string
+	// clock: the rewritten statement calls a clock function.
+	clock bool
 }
 
 var (
@@ -88,6 +90,14 @@ func SQLite(query string, key int64) (string, []string) {
 func Postgres(query string) (string, []string) {
 	rw := cached(&postgresCache, query, rewritePostgres)
 	return rw.parts[0], rw.notes
+}
+
+// PostgresReadsClock reports whether query, rewritten, calls one of the
+// clock functions (now(), statement_timestamp(), ...), in its text or in
+// a dollar-quoted body: a statement that does not, in a schema that does
+// not, never reads the database's clock, so the harness need not move it.
+func PostgresReadsClock(query string) bool {
+	return cached(&postgresCache, query, rewritePostgres).clock
 }
 
 func cached(cache *sync.Map, query string, f func(string) *rewritten) *rewritten {
@@ -193,7 +203,7 @@ func rewritePostgres(query string) *rewritten {
 		}
 		notes = append(notes, n)
 	}
-	changed := false
+	changed, clock := false, false
 	for i := 0; i < len(ts); i++ {
 		t := ts[i]
 		switch t.kind {
@@ -207,6 +217,7 @@ func rewritePostgres(query string) *rewritten {
 			for _, n := range inner.notes {
 				note(n)
 			}
+			clock = clock || inner.clock
 			if inner.parts[0] != body {
 				ts[i].text = tag + inner.parts[0] + tag
 				changed = true
@@ -227,19 +238,20 @@ func rewritePostgres(query string) *rewritten {
 							ts[j].text = ""
 						}
 						ts[i].text = "(" + repl + ")"
-						changed = true
+						changed, clock = true, true
 						i = end
 						continue
 					}
 				}
 				ts[i].text = "(" + repl + ")"
-				changed = true
+				changed, clock = true, true
 				continue
 			}
 			open := next(ts, i+1)
 			if open >= len(ts) || ts[open].kind != lparen {
 				continue
 			}
+			clock = clock || pgClockFuncs[lower]
 			if pgClockFuncs[lower] && qualified(ts, i) {
 				if p := prev(ts, prev(ts, i)); p >= 0 && ts[p].is("pg_catalog") {
 					note("pg_catalog." + lower + "() names the server's own clock: PostgreSQL reads it from the machine's clock (write " + lower + "())")
@@ -253,9 +265,9 @@ func rewritePostgres(query string) *rewritten {
 		}
 	}
 	if !changed {
-		return &rewritten{parts: []string{query}, notes: notes}
+		return &rewritten{parts: []string{query}, notes: notes, clock: clock}
 	}
-	return &rewritten{parts: []string{join(ts)}, notes: notes}
+	return &rewritten{parts: []string{join(ts)}, notes: notes, clock: clock}
 }
 
 // castToTime reports whether the string literal at ts[i] is given a

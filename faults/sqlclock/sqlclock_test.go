@@ -100,3 +100,19 @@ func TestArgNotes(t *testing.T) {
 		t.Errorf("sqlite: %q", n)
 	}
 }
+
+func TestPostgresReadsClock(t *testing.T) {
+	for q, want := range map[string]bool{
+		"SELECT 1 FROM t WHERE id = $1":                 false,
+		"SELECT now()":                                  true,
+		"INSERT INTO t VALUES (CURRENT_DATE)":           true,
+		"SELECT statement_timestamp ()":                 true,
+		"CREATE TABLE t (at timestamptz DEFAULT NOW())": true,
+		"CREATE FUNCTION f() RETURNS void AS $$ BEGIN PERFORM clock_timestamp(); END $$ LANGUAGE plpgsql": true,
+		"SELECT 'now()', \"now\" FROM t": false,
+	} {
+		if got := PostgresReadsClock(q); got != want {
+			t.Errorf("PostgresReadsClock(%q) = %v", q, got)
+		}
+	}
+}

@@ -10,7 +10,10 @@
 // give each scenario a database no other scenario sees, answer a lock
 // conflict promptly with an error IsBusy recognises (so that the
 // scheduler, not the database, decides who waits), and roll a transaction
-// back when its connection is closed, before Close returns.
+// back when its connection is closed, before Close returns. A Database
+// that also implements Clocked has its own clock (CURRENT_TIMESTAMP,
+// now(), column defaults) follow the scenario's; the harness reports the
+// clock of one that does not as the machine's.
 package backend
 
 import (

@@ -489,6 +489,9 @@ type pgDB struct {
 	mu    sync.Mutex
 	conns []*pgConn
 	clock func() time.Time
+	// readsClock is set once the scenario's schema or a statement calls a
+	// clock function: until then the clock table need not move.
+	readsClock atomic.Bool
 }
 
 // SetClock implements Clocked.
@@ -509,8 +512,15 @@ func (d *pgDB) now() time.Time {
 	return f()
 }
 
-// Rewrite implements Clocked.
-func (d *pgDB) Rewrite(query string) (string, []string) { return sqlclock.Postgres(query) }
+// Rewrite implements Clocked. The harness rewrites the schema, then each
+// statement before it runs: a clock function in any of them makes the
+// clock table follow the scenario's time from then on.
+func (d *pgDB) Rewrite(query string) (string, []string) {
+	if sqlclock.PostgresReadsClock(query) {
+		d.readsClock.Store(true)
+	}
+	return sqlclock.Postgres(query)
+}
 
 // ArgNotes implements Clocked.
 func (d *pgDB) ArgNotes(args []driver.NamedValue) []string { return sqlclock.ArgNotes(true, args) }
@@ -674,9 +684,9 @@ func (t pgTx) Commit() error   { return t.c.simple("COMMIT") }
 func (t pgTx) Rollback() error { return t.c.simple("ROLLBACK") }
 
 // syncClock brings the clock table to the scenario's time before a
-// statement.
+// statement, once the scenario reads the clock at all.
 func (c *pgConn) syncClock() error {
-	if c.db == nil {
+	if c.db == nil || !c.db.readsClock.Load() {
 		return nil
 	}
 	return c.s.syncClock(c.db.now())

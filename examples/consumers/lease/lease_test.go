@@ -34,8 +34,8 @@ func TestLeaseWithoutFencingCreditsTwice(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !res.Failed || res.Law != consumertest.LawSingleCredit || res.Scenario.Size() > 10 {
-		t.Fatalf("want single-credit broken by a scenario of at most 10 steps, got:\n%s", res.Report())
+	if !res.Failed || res.Law != consumertest.LawSingleCredit || res.Scenario.Size() > 8 {
+		t.Fatalf("want single-credit broken by a scenario of at most 8 steps, got:\n%s", res.Report())
 	}
 	trace := res.Outcome.Trace.String()
 	if !strings.Contains(trace, "time moves") || !strings.Contains(trace, "POST /payments") {
