@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/idemcheck/idemcheck/impl/contract/handler"
 )
@@ -56,6 +57,9 @@ func TestTheSQLiteClockIsTheScenarios(t *testing.T) {
 			t.Fatalf("the database's clock:\n got %q\nwant %q", rows, want)
 		}
 		traces = append(traces, res.Outcome.Trace.String())
+		if res.Elapsed >= time.Minute {
+			t.Fatalf("Elapsed %v: the scenario's minute, not the machine's time", res.Elapsed)
+		}
 	}
 	if traces[0] != traces[1] {
 		t.Fatalf("two plays differ:\n%s\n%s", traces[0], traces[1])
