@@ -6,11 +6,11 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
-	"testing/synctest"
 	"time"
 
 	"pgregory.net/rapid"
@@ -30,8 +30,12 @@ type config struct {
 	noReduce   bool
 	shrinkTime time.Duration
 	backend    backend.Backend
-	// t, set by Check, plays every scenario in a testing/synctest bubble.
+	// t, set by Check, makes the scenarios' bubbles when package bubble
+	// cannot (see runInBubble).
 	t *testing.T
+	// noBubble plays on the machine's clock, as when no bubble can be
+	// had (for the tests of that path).
+	noBubble bool
 }
 
 func newConfig(opts []Option) config {
@@ -142,6 +146,18 @@ type Result struct {
 	// Coverage counts, for each of Situations, the drawn scenarios that
 	// reached it (rapid's shrinking is not counted).
 	Coverage map[string]int
+	// MachineClock names what read the machine's clock instead of the
+	// scenario's in any scenario played (see Outcome.MachineClock).
+	MachineClock []string
+}
+
+// noteMachineClock adds what o's run read from the machine's clock.
+func (r *Result) noteMachineClock(o *Outcome) {
+	for _, m := range o.MachineClock {
+		if !slices.Contains(r.MachineClock, m) {
+			r.MachineClock = append(r.MachineClock, m)
+		}
+	}
 }
 
 // Summary is the one line of the breach of the result's law ("" when
@@ -184,31 +200,12 @@ func replay(c Consumer, s *Scenario, cfg config) (Result, error) {
 		return Result{}, err
 	}
 	start := time.Now()
-	var out *Outcome
-	var err error
-	if cfg.t != nil {
-		// In a bubble, the handler's clock is the scenario's.
-		func() {
-			defer func() {
-				// Goroutines the handler left blocked make the bubble
-				// panic as it ends; the run has reported them already.
-				if p := recover(); p != nil {
-					if out == nil || out.Failure == nil || out.Failure.Summary != "handler-goroutines" {
-						panic(p)
-					}
-				}
-			}()
-			synctest.Test(cfg.t, func(*testing.T) {
-				out, err = play(context.Background(), cfg.backend, c, s, true)
-			})
-		}()
-	} else {
-		out, err = play(context.Background(), cfg.backend, c, s, false)
-	}
+	out, err := playScenario(c, s, cfg)
 	if err != nil {
 		return Result{}, err
 	}
 	res := Result{Consumer: c.displayName(), Scenario: s, Outcome: out, Checks: 1, Elapsed: time.Since(start)}
+	res.noteMachineClock(out)
 	if bs := Judge(c, out); len(bs) > 0 {
 		res.Failed, res.Law, res.Breaches = true, bs[0].Law, bs
 	}
@@ -230,7 +227,7 @@ func preflight(c Consumer, be backend.Backend) error {
 	if err := prepareSchema(ctx, db, c.Schema); err != nil {
 		return err
 	}
-	_, err = snapshot(ctx, db.Admin(), c)
+	_, err = snapshot(ctx, db, c)
 	return err
 }
 
@@ -275,6 +272,7 @@ func hunt(c Consumer, cfg config, name string) (Result, error) {
 				for k := range r.Outcome.Situations {
 					res.Coverage[k]++
 				}
+				res.noteMachineClock(r.Outcome)
 			}
 			if r.Failed {
 				counting = false // what rapid plays from now on is shrinking
@@ -301,10 +299,14 @@ func hunt(c Consumer, cfg config, name string) (Result, error) {
 	}
 	if !res.Failed {
 		res.Elapsed = time.Since(start)
+		if len(res.MachineClock) > 0 && cfg.t != nil {
+			cfg.t.Logf("consumer %q: read the machine's clock, not the scenario's:\n%s", c.displayName(), bullets(res.MachineClock))
+		}
 		return res, nil
 	}
 	found := *last
 	res.Law, res.Breaches, res.Scenario, res.Outcome = found.Law, found.Breaches, found.Scenario, found.Outcome
+	res.noteMachineClock(found.Outcome)
 	res.ShrunkSize = found.Scenario.Size()
 	if !cfg.noReduce {
 		if red, r := Reduce(found.Scenario, stillFails(c, cfg, found.Law)); red != found.Scenario && r != nil {
@@ -349,6 +351,7 @@ func (r Result) Report() string {
 	var b strings.Builder
 	if !r.Failed {
 		fmt.Fprintf(&b, "PASS %s: no law broken in %d scenario(s)\n", r.Consumer, r.Checks)
+		r.reportMachineClock(&b)
 		if r.Outcome != nil {
 			fmt.Fprintf(&b, "\ntrace:\n%s", r.Outcome.Trace)
 		}
@@ -363,6 +366,7 @@ func (r Result) Report() string {
 			fmt.Fprintf(&b, "  expected (-want) vs consumer (+got):\n%s", indent(br.Diff, "    "))
 		}
 	}
+	r.reportMachineClock(&b)
 	if r.Scenario != nil && r.Outcome != nil {
 		fmt.Fprintf(&b, "\ntrace of the scenario (%d step(s), %d worker(s), %d event(s)) on %s:\n%s",
 			r.Scenario.Size(), r.Scenario.Workers, len(r.Scenario.Events), r.Outcome.Backend, r.Outcome.Trace)
@@ -375,6 +379,21 @@ func (r Result) Report() string {
 	}
 	if r.Replay != "" {
 		fmt.Fprintf(&b, "replay: %s\n", r.Replay)
+	}
+	return b.String()
+}
+
+// reportMachineClock says what read the machine's clock.
+func (r Result) reportMachineClock(b *strings.Builder) {
+	if len(r.MachineClock) > 0 {
+		fmt.Fprintf(b, "NOTE: read the machine's clock, not the scenario's (times, and so the trace and the verdict, may differ from one play to the next):\n%s", bullets(r.MachineClock))
+	}
+}
+
+func bullets(lines []string) string {
+	var b strings.Builder
+	for _, l := range lines {
+		fmt.Fprintf(&b, "  - %s\n", l)
 	}
 	return b.String()
 }

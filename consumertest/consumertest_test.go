@@ -251,32 +251,82 @@ func TestACrashRollsBackTheOpenTransaction(t *testing.T) {
 	}
 }
 
-func TestInCheckTheHandlersClockIsTheScenarios(t *testing.T) {
-	var seen []string
+// clockSeer is the ADR consumer noting the time its handler sees.
+func clockSeer(seen *[]string) Consumer {
 	c := adrConsumer()
 	c.Handler = func(ctx context.Context, db *sql.DB, m handler.Message) error {
 		now := time.Now()
-		seen = append(seen, fmt.Sprintf("%s %s %d", m.EventID, now.UTC().Format(time.RFC3339Nano), now.UnixMilli()-m.Event.OccurredAtMs))
+		*seen = append(*seen, fmt.Sprintf("%s %s %d", m.EventID, now.UTC().Format(time.RFC3339Nano), now.UnixMilli()-m.Event.OccurredAtMs))
 		return adr(ctx, db, m)
 	}
-	s := &Scenario{Version: 1, Workers: 1, Policy: DefaultPolicy, Events: []Event{{ID: "e1", User: "u1", Amount: 100}, {ID: "e2", User: "u1", Amount: 200}},
-		Steps: []Step{{Op: OpRun, Worker: 1}, {Op: OpAdvance, Ms: 1000}, {Op: OpRun, Worker: 1}}}
-	cfg := newConfig(nil)
-	cfg.t = t
+	return c
+}
+
+var twoEventsOneSecondApart = &Scenario{Version: 1, Workers: 1, Policy: DefaultPolicy, Events: []Event{{ID: "e1", User: "u1", Amount: 100}, {ID: "e2", User: "u1", Amount: 200}},
+	Steps: []Step{{Op: OpRun, Worker: 1}, {Op: OpAdvance, Ms: 1000}, {Op: OpRun, Worker: 1}}}
+
+// TestTheHandlersClockIsTheScenarios in every entry point: Check (its
+// replay of a file), Replay, and Hunt.
+func TestTheHandlersClockIsTheScenarios(t *testing.T) {
+	var seen []string
+	c := clockSeer(&seen)
+	s := twoEventsOneSecondApart
+	want := func(how string) {
+		t.Helper()
+		got := strings.Join(seen, "\n")
+		if !strings.HasPrefix(got, "e1 2000-01-01T00:00:00Z 0\n") || !strings.Contains(got, "e2 2000-01-01T00:00:01Z 1000") {
+			t.Fatalf("%s: the handler's clock is not the scenario's:\n%s", how, got)
+		}
+	}
 	var runs []string
 	for range 2 {
 		seen = nil
-		res, err := replay(c, s, cfg)
-		if err != nil || res.Failed {
+		res, err := Replay(c, s)
+		if err != nil || res.Failed || len(res.MachineClock) > 0 {
 			t.Fatalf("%v\n%s", err, res.Report())
 		}
+		want("Replay")
 		runs = append(runs, strings.Join(seen, "\n"))
 	}
 	if runs[0] != runs[1] {
 		t.Fatalf("two plays saw different clocks:\n%s\nthen:\n%s", runs[0], runs[1])
 	}
-	if !strings.HasPrefix(runs[0], "e1 2000-01-01T00:00:00Z 0\n") || !strings.Contains(runs[0], "e2 2000-01-01T00:00:01Z 1000") {
-		t.Fatalf("the handler's clock is not the scenario's:\n%s", runs[0])
+	path, err := SaveScenario(t.TempDir(), "adr", LawSingleCredit, "a saved case", s, nil, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen = nil
+	t.Setenv(ReplayEnv, path)
+	Check(t, c)
+	want("Check")
+	t.Setenv(ReplayEnv, "")
+
+	// Hunt: every drawn scenario starts at the scenario's time zero.
+	seen = nil
+	res, err := Hunt(c, Checks(20), Seed(3))
+	if err != nil || res.Failed || len(res.MachineClock) > 0 {
+		t.Fatalf("%v\n%s", err, res.Report())
+	}
+	for _, l := range seen {
+		if !strings.Contains(l, " 2000-01-01T") {
+			t.Fatalf("Hunt: the handler saw %s", l)
+		}
+	}
+}
+
+// TestWithoutABubbleTheReportSaysTheClockIsTheMachines: when no bubble
+// can be had, the scenario plays on the machine's clock and says so.
+func TestWithoutABubbleTheReportSaysTheClockIsTheMachines(t *testing.T) {
+	var seen []string
+	cfg := newConfig(nil)
+	cfg.noBubble = true
+	res, err := replay(clockSeer(&seen), twoEventsOneSecondApart, cfg)
+	if err != nil || res.Failed {
+		t.Fatalf("%v\n%s", err, res.Report())
+	}
+	if strings.Contains(seen[0], "2000-01-01") || len(res.MachineClock) != 1 || !strings.Contains(res.Report(), "NOTE: read the machine's clock") ||
+		!strings.Contains(res.MachineClock[0], "time.Now") {
+		t.Fatalf("saw %v; report:\n%s", seen, res.Report())
 	}
 }
 
@@ -321,7 +371,9 @@ func TestGoroutinesLeftRunningAreReported(t *testing.T) {
 		cfg := newConfig(nil)
 		s := six
 		if bubble {
-			cfg.t, s = t, one
+			s = one
+		} else {
+			cfg.noBubble = true
 		}
 		res, err := replay(c, s, cfg)
 		if err != nil {

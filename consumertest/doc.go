@@ -63,19 +63,61 @@
 //
 // # Time
 //
-// The broker's clock is virtual: deliveries, ack timeouts, backoffs and the
-// events' occurredAt move only with the scenario's time (Advance steps, and
-// the drain moving to the broker's next deadline). Under Check, every
-// scenario plays in its own testing/synctest bubble: the handler's
-// time.Now starts at 2000-01-01T00:00:00Z, the scenario's time zero, and
-// moves exactly as the scenario's time does, and its timers fire on that
-// clock; the same scenario sees the same times. What stays outside: SQLite's
-// CURRENT_TIMESTAMP (the database reads the machine's clock), and, under
-// Hunt, Replay and cmd/fuzzrun (no *testing.T, so no bubble), the handler's
-// time.Now too. A handler blocked for good on something outside the bubble
-// (a channel made outside it, real I/O) keeps the bubble's clock still:
-// under Check it is not reported as hung, and the test waits until go
-// test's -timeout ends it; Hunt and Replay report it after 10 s.
+// A run reads one clock, the scenario's: its time zero is
+// 2000-01-01T00:00:00Z, and it moves only with the scenario (Advance
+// steps, and the drain moving to the broker's next deadline). It reaches
+// every clock the consumer can read, in every entry point (Check, Hunt,
+// Replay, and so cmd/fuzzrun -consumer, IDEMCHECK_REPLAY and fuzzrun
+// -replay):
+//
+//   - The broker's: deliveries, ack timeouts, backoffs and the events'
+//     occurredAt.
+//   - The handler's: each scenario plays in a testing/synctest bubble of
+//     its own, so time.Now, time.Since, timers and time.Sleep read the
+//     scenario's time, and the same scenario sees the same times. A
+//     process consumer's nowMs (impl/adapter/consumerproc) is read there
+//     too. The bubbles come from internal/bubble, which obtains a
+//     *testing.T of its own (see that package for how, and its limits);
+//     where it cannot (a test binary's TestMain before m.Run, a program
+//     that has not parsed its flags), Check falls back on its own T, and
+//     Hunt and Replay play on the machine's clock and say so.
+//   - The database's own (see faults/sqlclock): on SQLite,
+//     CURRENT_TIMESTAMP, CURRENT_DATE, CURRENT_TIME and the date
+//     functions (datetime, date, time, julianday, unixepoch, strftime,
+//     timediff) given 'now' or no time value, rewritten into calls of a
+//     function of the harness; on PostgreSQL, now(), transaction_timestamp(),
+//     statement_timestamp(), clock_timestamp() and timeofday(), which the
+//     run's schema defines ahead of pg_catalog, and CURRENT_TIMESTAMP,
+//     LOCALTIMESTAMP, CURRENT_DATE, CURRENT_TIME and LOCALTIME, rewritten
+//     into now(). now() keeps the transaction's start, as PostgreSQL's
+//     does. Workers' statements, the schema (so column defaults: DEFAULT
+//     CURRENT_TIMESTAMP, DEFAULT now()) and the effects and dedupe queries
+//     are all rewritten; the trace shows each statement as written.
+//
+// What stays on the machine's clock is never silent: the trace names it
+// at the statement ("-- machine's clock: ..."), Outcome.MachineClock and
+// Result.MachineClock list it, the report prints it as a NOTE (and Check,
+// when it passes, logs it). That is: PostgreSQL's literals 'now', 'today',
+// 'tomorrow' and 'yesterday' cast to a date/time type ('now'::timestamptz,
+// DEFAULT 'now'), its clock functions named with their schema
+// (pg_catalog.now()), age() with one argument, such a literal passed as a
+// bound parameter (the database parses it where no rewriting reaches), a
+// backend that does not follow the scenario's clock, and the handler's
+// clock when no bubble could be had.
+//
+// Limits. The handler's clock is the bubble's: the handler's own sleeps
+// and timers move it ahead of the scenario's (the broker's and the
+// database's stay with the scenario). The clock is one for all workers
+// (no per-worker skew). Inside a PostgreSQL REPEATABLE READ or
+// SERIALIZABLE transaction, statement_timestamp() and clock_timestamp()
+// read the scenario's time as the transaction's snapshot has it. A
+// handler blocked on something outside the bubble (I/O, a sync.Mutex, a
+// channel made outside the run) stops the bubble's clock, so the run's own
+// watchdog cannot fire; a guard outside the bubble, on the machine's
+// clock, then gives the run up after 10 s and reports it hung (law runs),
+// leaving its goroutines to end when what blocks them does. Durations the
+// harness reports (Result.Elapsed and FoundAfter, fuzzrun's scenarios/s)
+// are the machine's.
 //
 // # Verdicts
 //
@@ -104,9 +146,9 @@
 // included, plus any subset of those the harness's faults excuse. A
 // passing run's Result.Checks is the number of scenarios played. Goroutines a handler starts carry
 // the run's pprof label; those still alive when the scenario ends are
-// reported with their stack (under Check exactly, the bubble having
-// settled; under Hunt and Replay once the process has grown by more than a
-// few goroutines, since others may still be on their way out).
+// reported with their stack (exactly, the bubble having settled; without a
+// bubble, once the process has grown by more than a few goroutines, since
+// others may still be on their way out).
 //
 // # Classifying errors
 //
@@ -172,12 +214,14 @@
 // two consumers, each of the 1,000 runs played twice, 444 of them with
 // lock waits: no trace differed; TestPostgresDrawnScenariosReplayTheSame and
 // TestPostgresLockWaitParksTheWaiterAndReplaysTheSame keep checking it).
-// Not reproducible: CURRENT_TIMESTAMP, now() and clock_timestamp() (the
-// server's clock, outside the harness's control; under Check the
-// handler's time.Now is the scenario's, as on SQLite), random() and
-// gen_random_uuid(), transaction ids, ctid, and the order of rows a query
-// without ORDER BY returns (the physical layout changes from one scenario
-// to the next). A lock held by something outside the run (another client
+// The server's clock is the scenario's (see Time): the run's schema
+// defines the clock functions, every connection's search_path is the
+// run's schema then pg_catalog, and the functions read a clock table of
+// the harness (in the run's seed schema, which the reset never touches).
+// Not reproducible: what Time says stays on the machine's clock, random()
+// and gen_random_uuid(), transaction ids, ctid, and the order of rows a
+// query without ORDER BY returns (the physical layout changes from one
+// scenario to the next). A lock held by something outside the run (another client
 // on the same tables, autovacuum truncating a system catalog) would show
 // as a wait the schedule did not decide; none was seen in the measure.
 //

@@ -96,6 +96,18 @@ type Outcome struct {
 	Failure *Breach `json:"failure,omitempty"`
 	// Situations counts what the run reached, by name (see Situations).
 	Situations map[string]int `json:"situations,omitempty"`
+	// MachineClock names what in the run read the machine's clock
+	// instead of the scenario's (see the package documentation, "Time"):
+	// such a run's times, and with them its trace and verdict, may differ
+	// from one play to the next.
+	MachineClock []string `json:"machineClock,omitempty"`
+}
+
+// noteMachineClock records what read the machine's clock, once.
+func (o *Outcome) noteMachineClock(what string) {
+	if !slices.Contains(o.MachineClock, what) {
+		o.MachineClock = append(o.MachineClock, what)
+	}
 }
 
 // Situations are the named situations a campaign over a transactional
@@ -113,9 +125,11 @@ var Situations = []string{
 }
 
 // snapshot reads the effects and dedupe queries.
-func snapshot(ctx context.Context, db *sql.DB, c Consumer) (Snapshot, error) {
+func snapshot(ctx context.Context, be backend.Database, c Consumer) (Snapshot, error) {
 	var s Snapshot
-	rows, err := readRows(ctx, db, c.Effects.Query)
+	db, rw := be.Admin(), rewriter(be)
+	q, _ := rw(c.Effects.Query)
+	rows, err := readRows(ctx, db, q)
 	if err != nil {
 		return s, fmt.Errorf("%w: the effects query %q failed: %w", ErrBadInput, c.Effects.Query, err)
 	}
@@ -131,7 +145,8 @@ func snapshot(ctx context.Context, db *sql.DB, c Consumer) (Snapshot, error) {
 	}
 	s.Rows = rows
 	if c.Dedupe != "" {
-		d, err := readRows(ctx, db, c.Dedupe)
+		q, _ := rw(c.Dedupe)
+		d, err := readRows(ctx, db, q)
 		if err != nil {
 			return s, fmt.Errorf("%w: the dedupe query %q failed: %w", ErrBadInput, c.Dedupe, err)
 		}
@@ -194,17 +209,18 @@ func readRows(ctx context.Context, db *sql.DB, query string) ([][]string, error)
 // play runs s against c on be and returns the outcome. An error is bad
 // input (the schema or a query failed) or the harness failing; a broken
 // law is in the outcome.
-func play(ctx context.Context, be backend.Backend, c Consumer, s *Scenario, bubble bool) (*Outcome, error) {
+func play(ctx context.Context, be backend.Backend, c Consumer, s *Scenario, g *guard, bubble bool) (*Outcome, error) {
 	if err := s.Validate(); err != nil {
 		return nil, err
 	}
-	r, err := newRun(ctx, be, c, s, bubble)
+	g.enter(phaseStarting)
+	r, err := newRun(ctx, be, c, s, g, bubble)
 	if err != nil {
 		return nil, err
 	}
 	out := &Outcome{Scenario: s, Backend: be.Name(), Trace: r.trace}
 	defer r.close()
-	if out.Base, err = snapshot(ctx, r.db.Admin(), c); err != nil {
+	if out.Base, err = snapshot(ctx, r.db, c); err != nil {
 		return nil, err
 	}
 	if err := r.startWorkers(); err != nil {
@@ -222,7 +238,7 @@ func play(ctx context.Context, be backend.Backend, c Consumer, s *Scenario, bubb
 		r.drain()
 	}
 	if r.failure == nil {
-		if out.Quiet, err = snapshot(ctx, r.db.Admin(), c); err != nil {
+		if out.Quiet, err = snapshot(ctx, r.db, c); err != nil {
 			return nil, err
 		}
 		out.DLQQuiet = r.b.DLQ()
@@ -233,7 +249,7 @@ func play(ctx context.Context, be backend.Backend, c Consumer, s *Scenario, bubb
 		r.drain()
 	}
 	if r.failure == nil {
-		if out.Replayed, err = snapshot(ctx, r.db.Admin(), c); err != nil {
+		if out.Replayed, err = snapshot(ctx, r.db, c); err != nil {
 			return nil, err
 		}
 		r.tracef(Entry{Kind: KindPhase}, "-- quiet again at t=%dms: %d effect row(s) --", r.now(), len(out.Replayed.Rows)-len(out.Base.Rows))
@@ -248,6 +264,9 @@ func play(ctx context.Context, be backend.Backend, c Consumer, s *Scenario, bubb
 	}
 	r.close()
 	out.Failure, out.Situations = r.failure, r.situations
+	for _, m := range r.machineClock {
+		out.noteMachineClock(m)
+	}
 	return out, nil
 }
 

@@ -41,8 +41,18 @@ func (c *config) start() (func(), error) {
 
 // prepareSchema brings db to the state the team's schema makes.
 func prepareSchema(ctx context.Context, db backend.Database, schema string) error {
+	rw := rewriter(db)
 	if p, ok := db.(backend.Preparer); ok {
-		return p.Prepare(ctx, func(admin *sql.DB) error { return runSchema(ctx, admin, schema) })
+		return p.Prepare(ctx, func(admin *sql.DB) error { return runSchema(ctx, admin, schema, rw) })
 	}
-	return runSchema(ctx, db.Admin(), schema)
+	return runSchema(ctx, db.Admin(), schema, rw)
+}
+
+// rewriter returns what points the statements the harness runs on db at
+// the scenario's clock (see backend.Clocked).
+func rewriter(db backend.Database) func(string) (string, []string) {
+	if c, ok := db.(backend.Clocked); ok {
+		return c.Rewrite
+	}
+	return func(q string) (string, []string) { return q, nil }
 }

@@ -9,6 +9,7 @@ import (
 	"runtime"
 	"runtime/debug"
 	"runtime/pprof"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -40,9 +41,12 @@ const startMs = 946684800000
 // many calls is looping.
 const maxActions = 5000
 
-// hangAfter is how long, in the machine's time, a worker may run between
-// two calls before the harness calls it hung. It only ever fires on a
-// handler that blocks outside the database.
+// hangAfter is how long a worker may run between two calls before the
+// harness calls it hung: on the bubble's clock inside a bubble (a handler
+// blocked on the bubble's own channels or timers), on the machine's
+// clock outside one and for the guard that watches a bubble from outside
+// (a handler blocked on something outside the bubble). It only ever fires
+// on a handler that blocks outside the database.
 var hangAfter = 10 * time.Second
 
 // ErrInjected is the transient error a Fail step makes a call return.
@@ -82,6 +86,9 @@ type point struct {
 func (p point) String() string {
 	if p.what != "" {
 		return p.what
+	}
+	if len(p.call.Notes) > 0 {
+		return p.call.String() + " -- machine's clock: " + strings.Join(p.call.Notes, "; ")
 	}
 	return p.call.String()
 }
@@ -159,6 +166,8 @@ type run struct {
 	trace   *Trace
 	events  chan wevent
 	active  atomic.Pointer[worker]
+	// hangAfter is the package's hangAfter when the run started.
+	hangAfter time.Duration
 	// progress counts the events received; the watchdog closes hung
 	// when it stops moving for hangAfter while the scheduler waits.
 	progress atomic.Int64
@@ -180,6 +189,8 @@ type run struct {
 
 	// bubble is set when the run plays in a testing/synctest bubble.
 	bubble bool
+	// g watches the run from outside its bubble (nil outside one).
+	g *guard
 	// id labels the run's goroutines; loops counts its workers' goroutines.
 	id     string
 	loops  sync.WaitGroup
@@ -191,6 +202,43 @@ type run struct {
 
 	// failure is a breach of law "runs": the run could not go on.
 	failure *Breach
+
+	// machineClock names what read the machine's clock (see
+	// Outcome.MachineClock).
+	machineClock []string
+}
+
+// noteMachineClock records what read the machine's clock, once.
+func (r *run) noteMachineClock(what string) {
+	if !slices.Contains(r.machineClock, what) {
+		r.machineClock = append(r.machineClock, what)
+	}
+}
+
+// clockDatabase points the database's own clock at the scenario's, and
+// notes what in the schema and the queries stays on the machine's.
+func (r *run) clockDatabase() {
+	cl, ok := r.db.(backend.Clocked)
+	if !ok {
+		r.noteMachineClock("the database's own clock: the " + r.dbName + " backend does not follow the scenario's")
+		return
+	}
+	cl.SetClock(func() time.Time { return time.UnixMilli(r.clock.NowMs()).UTC() })
+	for _, q := range append(splitSQL(r.c.Schema), r.c.Effects.Query, r.c.Dedupe) {
+		_, notes := cl.Rewrite(q)
+		for _, n := range notes {
+			r.noteMachineClock(fmt.Sprintf("%s (the schema or a query of the harness: %s)", n, shortSQL(q)))
+		}
+	}
+}
+
+// shortSQL is a statement cut to one short line for a note.
+func shortSQL(q string) string {
+	q = strings.Join(strings.Fields(q), " ")
+	if len(q) > 80 {
+		q = q[:77] + "..."
+	}
+	return q
 }
 
 // hook is the scheduling hook of one worker incarnation.
@@ -201,7 +249,12 @@ func (h hook) Before(c sqlhook.Call) error {
 	if w.crashing.Load() {
 		return errCrashing
 	}
-	switch w.park(wevent{kind: evParked, p: point{call: c}}) {
+	d := w.park(wevent{kind: evParked, p: point{call: c}})
+	// The scheduler waits for w again: the run is w's to write to.
+	for _, n := range c.Notes {
+		w.r.noteMachineClock(fmt.Sprintf("%s (%s: %s)", n, w.name, shortSQL(c.SQL)))
+	}
+	switch d {
 	case fail:
 		return ErrInjected
 	case crash:
@@ -257,7 +310,7 @@ func (w *worker) park(ev wevent) decision {
 }
 
 // newRun prepares a fresh database and the broker for s.
-func newRun(ctx context.Context, be backend.Backend, c Consumer, s *Scenario, bubble bool) (*run, error) {
+func newRun(ctx context.Context, be backend.Backend, c Consumer, s *Scenario, g *guard, bubble bool) (*run, error) {
 	db, err := be.Fresh(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("%w: open a fresh %s database: %w", ErrBadInput, be.Name(), err)
@@ -269,15 +322,21 @@ func newRun(ctx context.Context, be backend.Backend, c Consumer, s *Scenario, bu
 	clk := clock.NewVirtual(startMs)
 	r := &run{c: c, s: s, db: db, dbName: be.Name(), clock: clk, b: membroker.New(clk, s.Policy.broker(), []string{Group}),
 		trace: &Trace{}, events: make(chan wevent), hung: make(chan struct{}), stopDog: make(chan struct{}), bubble: bubble,
-		id: fmt.Sprintf("r%d", runSeq.Add(1)), baseG: runtime.NumGoroutine()}
+		id: fmt.Sprintf("r%d", runSeq.Add(1)), baseG: runtime.NumGoroutine(), g: g, hangAfter: hangAfter}
+	if g != nil {
+		g.trace.Store(r.trace)
+	}
+	r.clockDatabase()
 	go r.watchdog()
 	return r, nil
 }
 
-// runSchema runs the team's schema, statement by statement.
-func runSchema(ctx context.Context, db *sql.DB, schema string) error {
+// runSchema runs the team's schema, statement by statement, each
+// rewritten by rw.
+func runSchema(ctx context.Context, db *sql.DB, schema string, rw func(string) (string, []string)) error {
 	for _, stmt := range splitSQL(schema) {
-		if _, err := db.ExecContext(ctx, stmt); err != nil {
+		run, _ := rw(stmt)
+		if _, err := db.ExecContext(ctx, run); err != nil {
 			return fmt.Errorf("%w: the schema failed at %q: %w", ErrBadInput, stmt, err)
 		}
 	}
@@ -335,7 +394,12 @@ func (r *run) start(w *worker) error {
 		return fmt.Errorf("%w: the Worker for %s returned a nil handler", ErrBadInput, w.name)
 	}
 	w.fn, w.closer = fn, closer
-	w.conn = sqlhook.NewConnector(r.db.Open, hook{w}, r.db.IsBusy)
+	var opts []sqlhook.Option
+	if cl, ok := r.db.(backend.Clocked); ok {
+		opts = append(opts, sqlhook.WithRewriter(cl))
+	}
+	w.conn = sqlhook.NewConnector(r.db.Open, hook{w}, r.db.IsBusy, opts...)
+	r.g.connector(w.conn)
 	w.db = sql.OpenDB(w.conn)
 	w.resume = make(chan decision)
 	w.jobs = make(chan job)
@@ -383,13 +447,17 @@ func (r *run) now() int64 { return r.clock.NowMs() - startMs }
 // wait waits for the event of the worker that runs.
 func (r *run) wait(w *worker) (wevent, bool) {
 	r.waiting.Store(true)
-	defer r.waiting.Store(false)
+	r.g.enter(phaseWaiting)
+	defer func() {
+		r.waiting.Store(false)
+		r.g.enter(phaseScheduling)
+	}()
 	select {
 	case ev := <-r.events:
 		r.progress.Add(1)
 		return ev, true
 	case <-r.hung:
-		r.fail("handler-hangs", fmt.Sprintf("%s ran for %s without reaching a database call, a handler.Point or its return (after %s): it blocks outside the harness's control", w.name, hangAfter, w.at))
+		r.fail("handler-hangs", fmt.Sprintf("%s ran for %s without reaching a database call, a handler.Point or its return (after %s): it blocks outside the harness's control", w.name, r.hangAfter, w.at))
 		return wevent{}, false
 	}
 }
@@ -398,7 +466,7 @@ func (r *run) wait(w *worker) (wevent, bool) {
 // worker for hangAfter without an event: a handler blocked outside the
 // harness's control. One timer per run, not one per wait.
 func (r *run) watchdog() {
-	tick := time.NewTicker(hangAfter / 4)
+	tick := time.NewTicker(r.hangAfter / 4)
 	defer tick.Stop()
 	last, stale := r.progress.Load(), 0
 	for {
@@ -842,6 +910,7 @@ func (r *run) close() {
 		return
 	}
 	r.closed = true
+	r.g.enter(phaseClosing)
 	for _, w := range r.workers {
 		if w.state != idle {
 			w.crashing.Store(true)

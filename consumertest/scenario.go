@@ -188,7 +188,7 @@ var DefaultPolicy = Policy{MaxAttempts: 4, BackoffMs: 100, MaxBackoffMs: 800, Ac
 
 // Generator draws scenarios: one to four events (one in eight poison), one
 // to three workers, max_attempts from 1 to the default 4, and up to
-// maxSteps steps, mostly runs.
+// maxSteps steps, mostly runs, some of them in stalls (see stall).
 func Generator(maxSteps int) *rapid.Generator[*Scenario] {
 	return rapid.Custom(func(t *rapid.T) *Scenario {
 		s := &Scenario{Version: ScenarioVersion, Policy: DefaultPolicy}
@@ -204,11 +204,12 @@ func Generator(maxSteps int) *rapid.Generator[*Scenario] {
 			}
 			s.Events = append(s.Events, e)
 		}
-		// A slice generator, so that rapid's shrinker can delete any step,
-		// not only the last ones.
-		step := rapid.Custom(func(t *rapid.T) Step {
+		// A slice generator, so that rapid's shrinker can delete any chunk
+		// of steps, not only the last ones. A chunk is one step, or a
+		// stall (see stall).
+		chunk := rapid.Custom(func(t *rapid.T) []Step {
 			var st Step
-			switch k := rapid.IntRange(0, 19).Draw(t, "op"); {
+			switch k := rapid.IntRange(0, 22).Draw(t, "op"); {
 			case k < 13:
 				st = Step{Op: OpRun, Worker: 1 + rapid.IntRange(0, s.Workers-1).Draw(t, "worker")}
 				if k == 12 {
@@ -219,18 +220,43 @@ func Generator(maxSteps int) *rapid.Generator[*Scenario] {
 			case k < 16:
 				st = Step{Op: OpFail, Worker: 1 + rapid.IntRange(0, s.Workers-1).Draw(t, "worker")}
 			case k < 18:
-				st = Step{Op: OpAdvance, Ms: rapid.SampledFrom([]int64{100, 1000, 6000}).Draw(t, "ms")}
+				st = Step{Op: OpAdvance, Ms: rapid.SampledFrom(advances).Draw(t, "ms")}
 			case k < 19:
 				st = Step{Op: OpDuplicate, Pick: rapid.IntRange(0, n-1).Draw(t, "event")}
-			default:
+			case k < 20:
 				st = Step{Op: OpReplay}
+			default:
+				return stall(t, s.Workers)
 			}
-			return st
+			return []Step{st}
 		})
-		s.Steps = rapid.SliceOfN(step, 0, maxSteps).Draw(t, "steps")
+		for _, c := range rapid.SliceOfN(chunk, 0, maxSteps).Draw(t, "steps") {
+			s.Steps = append(s.Steps, c...)
+		}
+		s.Steps = s.Steps[:min(len(s.Steps), maxSteps)]
 		if len(s.Steps) == 0 {
 			s.Steps = nil
 		}
 		return s
 	})
+}
+
+// advances are the amounts of time an Advance step moves: a backoff, a
+// second, past the ack timeout, and a minute (past short retention
+// windows of processed records).
+var advances = []int64{100, 1000, 6000, 60000}
+
+// stall draws a worker that runs several calls on end, then time that
+// moves past the ack timeout: the worker is caught in the middle of its
+// handler (at a call it has not made yet) while time moves on, its lease
+// or its claim's age past their limits and its delivery due again. Bugs of
+// leases without fencing, and of clean-ups that run too early, need that
+// shape; drawn step by step it is rare.
+func stall(t *rapid.T, workers int) []Step {
+	w := 1 + rapid.IntRange(0, workers-1).Draw(t, "worker")
+	var steps []Step
+	for range rapid.IntRange(1, 8).Draw(t, "calls") {
+		steps = append(steps, Step{Op: OpRun, Worker: w})
+	}
+	return append(steps, Step{Op: OpAdvance, Ms: rapid.SampledFrom(advances[2:]).Draw(t, "ms")})
 }

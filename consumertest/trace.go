@@ -3,12 +3,16 @@ package consumertest
 import (
 	"fmt"
 	"strings"
+	"sync"
 )
 
 // Trace is the numbered, human account of a run: a line per thing that
 // happened (which worker made which call, what crashed, when time moved,
 // what the broker did). Lines are formatted only when somebody reads them.
 type Trace struct {
+	// mu lets a watcher outside the run copy the trace of a run it gives
+	// up (see guard).
+	mu      sync.Mutex
 	entries []traceEntry
 	// steps counts the steps of the schedule played so far; over is set
 	// once the schedule is over (the first phase line). See Entry.Step.
@@ -26,8 +30,17 @@ type traceEntry struct {
 // add appends a line with its data (a run's lines go through
 // run.tracef, which fills it in); args must not change afterwards.
 func (t *Trace) add(meta Entry, format string, args ...any) int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
 	t.entries = append(t.entries, traceEntry{format: format, args: args, meta: meta})
 	return len(t.entries)
+}
+
+// clone copies the trace.
+func (t *Trace) clone() *Trace {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return &Trace{entries: append([]traceEntry(nil), t.entries...), steps: t.steps, over: t.over}
 }
 
 // Len is the number of lines.
@@ -35,13 +48,21 @@ func (t *Trace) Len() int {
 	if t == nil {
 		return 0
 	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
 	return len(t.entries)
 }
 
 // Lines returns every line, formatted, without numbers.
 func (t *Trace) Lines() []string {
-	out := make([]string, t.Len())
-	for i, e := range t.entries {
+	if t == nil {
+		return nil
+	}
+	n := t.Len()
+	out := make([]string, n)
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for i, e := range t.entries[:n] {
 		out[i] = fmt.Sprintf(e.format, e.args...)
 	}
 	return out

@@ -53,7 +53,7 @@ func brokerConsumer(o *options) (func() (runner.LiveApp, error), string, io.Clos
 	if o.consumer == "" {
 		return nil, "", nil, nil
 	}
-	c, closer, err := resolveConsumer(o.consumer)
+	c, closer, err := resolveConsumer(o.consumer, "sqlite")
 	if err != nil {
 		return nil, "", nil, err
 	}

@@ -50,8 +50,9 @@ func registerConsumerScheme(name, doc string, f ConsumerScheme) {
 	consumerSchemes[name], consumerSchemeDocs[name] = f, doc
 }
 
-// resolveConsumer opens the consumer -consumer names.
-func resolveConsumer(spec string) (consumertest.Consumer, io.Closer, error) {
+// resolveConsumer opens the consumer -consumer names, as written for
+// database db (-db).
+func resolveConsumer(spec, db string) (consumertest.Consumer, io.Closer, error) {
 	if scheme, arg, ok := strings.Cut(spec, ":"); ok {
 		f, known := consumerSchemes[scheme]
 		if !known {
@@ -74,7 +75,7 @@ func resolveConsumer(spec string) (consumertest.Consumer, io.Closer, error) {
 		return consumertest.Consumer{}, nil, usagef("-consumer: %q is not an example consumer; they are %s (or SCHEME:ARG, schemes: %s)",
 			spec, strings.Join(catalog.Names(), ", "), schemeList())
 	}
-	return e.Consumer, nil, nil
+	return e.On(db), nil, nil
 }
 
 func schemeList() string {
@@ -169,12 +170,15 @@ type consumerJSON struct {
 	Unreached []string `json:"unreached,omitempty"`
 	// HTML is the report written (-html), "" for none.
 	HTML string `json:"html,omitempty"`
-	Exit int    `json:"exit"`
+	// MachineClock names what read the machine's clock instead of the
+	// scenario's (consumertest.Result.MachineClock).
+	MachineClock []string `json:"machineClock,omitempty"`
+	Exit         int      `json:"exit"`
 }
 
 // runConsumer runs a -consumer campaign, or replays one file against it.
 func runConsumer(ctx context.Context, o *options, stdout, stderr io.Writer) int {
-	c, closer, err := resolveConsumer(o.consumer)
+	c, closer, err := resolveConsumer(o.consumer, o.db)
 	if err != nil {
 		fmt.Fprintf(stderr, "fuzzrun: %v\n", err)
 		return exitUsage
@@ -235,6 +239,11 @@ func runConsumer(ctx context.Context, o *options, stdout, stderr io.Writer) int 
 		for k, n := range res.Coverage {
 			rep.Coverage[k] += n
 		}
+		for _, m := range res.MachineClock {
+			if !slices.Contains(rep.MachineClock, m) {
+				rep.MachineClock = append(rep.MachineClock, m)
+			}
+		}
 		if res.Failed {
 			rep.Failed, rep.Law, rep.Summary, rep.Size = true, res.Law, res.Summary(), res.Scenario.Size()
 			rep.CorpusFile = res.CorpusFile
@@ -287,6 +296,12 @@ func runConsumer(ctx context.Context, o *options, stdout, stderr io.Writer) int 
 		for _, sit := range slices.Sorted(maps.Keys(rep.Coverage)) {
 			fmt.Fprintf(stdout, "  %-34s %d\n", sit, rep.Coverage[sit])
 		}
+		if len(rep.MachineClock) > 0 {
+			fmt.Fprintln(stdout, "NOTE: read the machine's clock, not the scenario's (times, and so traces and verdicts, may differ from one play to the next):")
+			for _, m := range rep.MachineClock {
+				fmt.Fprintf(stdout, "  - %s\n", m)
+			}
+		}
 	}
 	if rep.HTML != "" && !o.json {
 		fmt.Fprintf(stdout, "\nreport: %s\n", rep.HTML)
@@ -329,7 +344,7 @@ func replayConsumer(o *options, c consumertest.Consumer, stdout, stderr io.Write
 	}
 	if o.json {
 		rep := consumerJSON{Mode: "replay", Consumer: c.Name, Checks: 1, Failed: res.Failed, Law: res.Law, Summary: res.Summary(),
-			Size: s.Size(), Trace: res.Outcome.Trace.Lines(), HTML: html, Exit: exit}
+			Size: s.Size(), Trace: res.Outcome.Trace.Lines(), HTML: html, MachineClock: res.MachineClock, Exit: exit}
 		if err := writeJSON(stdout, rep); err != nil {
 			return exitInternal
 		}

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"context"
+	"database/sql"
 	"encoding/json"
 	"io"
 	"os"
@@ -10,6 +12,7 @@ import (
 
 	"github.com/idemcheck/idemcheck/consumertest"
 	"github.com/idemcheck/idemcheck/examples/consumers/catalog"
+	"github.com/idemcheck/idemcheck/impl/contract/handler"
 )
 
 func TestConsumerCampaignFindsSavesAndReplays(t *testing.T) {
@@ -72,7 +75,7 @@ func TestConsumerSchemesRegister(t *testing.T) {
 		return c, nil, nil
 	})
 	defer func() { delete(consumerSchemes, "test-scheme"); delete(consumerSchemeDocs, "test-scheme") }()
-	c, _, err := resolveConsumer("test-scheme:adr")
+	c, _, err := resolveConsumer("test-scheme:adr", "sqlite")
 	if err != nil || c.Name != "test-scheme-adr" || c.Handler == nil {
 		t.Fatalf("resolved %q, %v", c.Name, err)
 	}
@@ -84,5 +87,40 @@ func TestConsumerSchemesRegister(t *testing.T) {
 		if !strings.Contains(r.stdout, "  "+law+" ") {
 			t.Errorf("-list does not show the consumer law %s:\n%s", law, r.stdout)
 		}
+	}
+}
+
+// TestConsumerCampaignsCatchTheTimeBugsAtTheirDefaults: the lease without
+// fencing and the clean-up shorter than the redelivery window need the
+// scenario's clock in the handler and in the database; a campaign at its
+// default budget finds both.
+func TestConsumerCampaignsCatchTheTimeBugsAtTheirDefaults(t *testing.T) {
+	for _, name := range []string{"lease", "ttl"} {
+		r := fuzzrun(t, "-consumer", name, "-seed", "1", "-corpus", t.TempDir())
+		if r.code != exitViolation || !strings.Contains(r.stdout, "FAIL single-credit") || strings.Contains(r.stdout, "machine's clock") {
+			t.Errorf("-consumer %s: exit %d\n%s%s", name, r.code, r.stdout, r.stderr)
+		}
+	}
+}
+
+// TestAConsumerCampaignNamesWhatReadTheMachinesClock: a consumer that
+// passes 'now' to SQLite's date functions as a parameter, which no
+// rewriting reaches, passes, and the report says what read the machine's
+// clock.
+func TestAConsumerCampaignNamesWhatReadTheMachinesClock(t *testing.T) {
+	registerConsumerScheme("now-param", "a consumer that binds 'now'", func(string) (consumertest.Consumer, io.Closer, error) {
+		return consumertest.Consumer{
+			Schema: `CREATE TABLE seen (event_id TEXT PRIMARY KEY, at TEXT)`,
+			Handler: func(ctx context.Context, db *sql.DB, m handler.Message) error {
+				_, err := db.ExecContext(ctx, `INSERT INTO seen VALUES ($1, datetime($2)) ON CONFLICT DO NOTHING`, m.EventID, "now")
+				return err
+			},
+			Effects: consumertest.PerEvent("SELECT event_id FROM seen"),
+		}, nil, nil
+	})
+	defer func() { delete(consumerSchemes, "now-param"); delete(consumerSchemeDocs, "now-param") }()
+	r := fuzzrun(t, "-consumer", "now-param:x", "-checks", "5", "-seed", "1", "-corpus", t.TempDir())
+	if r.code != exitOK || !strings.Contains(r.stdout, "NOTE: read the machine's clock") || !strings.Contains(r.stdout, "a parameter 'now'") {
+		t.Fatalf("exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 }

@@ -14,6 +14,11 @@
 // A Connector owns every connection it opened. Kill closes them all under
 // whatever they were doing — the database rolls open transactions back —
 // and every later call on them fails, as on a process that died.
+//
+// A Rewriter, when given, changes each statement's text before it reaches
+// the database (the harness points the database's clock at the
+// scenario's: see faults/sqlclock) and adds notes to the Call; the Call
+// keeps the statement as the caller wrote it.
 package sqlhook
 
 import (
@@ -48,6 +53,9 @@ type Call struct {
 	Args []driver.NamedValue
 	// InTx reports whether the connection is inside a transaction.
 	InTx bool
+	// Notes are what the Rewriter said of the statement or its
+	// arguments.
+	Notes []string
 }
 
 // String renders the call for a trace: "exec INSERT ... [e1 300]".
@@ -85,6 +93,22 @@ type Hook interface {
 	Busy(c Call, err error) error
 }
 
+// Rewriter changes a statement before it reaches the database.
+type Rewriter interface {
+	// Rewrite returns the text to run instead of query, and notes about
+	// it for the Call.
+	Rewrite(query string) (string, []string)
+	// ArgNotes returns notes about a statement's arguments.
+	ArgNotes(args []driver.NamedValue) []string
+}
+
+// Option tunes a Connector.
+type Option func(*Connector)
+
+// WithRewriter rewrites every statement of the connector's connections
+// with rw.
+func WithRewriter(rw Rewriter) Option { return func(c *Connector) { c.rw = rw } }
+
 // ErrKilled is returned by every call on a connection after Kill.
 var ErrKilled = errors.New("sqlhook: connection killed (the worker crashed)")
 
@@ -93,6 +117,7 @@ type Connector struct {
 	open   func() (driver.Conn, error)
 	hook   Hook
 	isBusy func(error) bool
+	rw     Rewriter
 
 	mu     sync.Mutex
 	conns  []*conn
@@ -101,8 +126,31 @@ type Connector struct {
 
 // NewConnector returns a connector whose connections come from open and
 // report to hook; isBusy recognises the real driver's lock-conflict error.
-func NewConnector(open func() (driver.Conn, error), hook Hook, isBusy func(error) bool) *Connector {
-	return &Connector{open: open, hook: hook, isBusy: isBusy}
+func NewConnector(open func() (driver.Conn, error), hook Hook, isBusy func(error) bool, opts ...Option) *Connector {
+	c := &Connector{open: open, hook: hook, isBusy: isBusy}
+	for _, o := range opts {
+		o(c)
+	}
+	return c
+}
+
+// rewrite returns the text to run for query, and its notes.
+func (c *Connector) rewrite(query string) (string, []string) {
+	if c.rw == nil {
+		return query, nil
+	}
+	return c.rw.Rewrite(query)
+}
+
+// notes adds the notes about args to the statement's.
+func (c *Connector) notes(stmt []string, args []driver.NamedValue) []string {
+	if c.rw == nil || len(args) == 0 {
+		return stmt
+	}
+	if an := c.rw.ArgNotes(args); len(an) > 0 {
+		return append(append([]string(nil), stmt...), an...)
+	}
+	return stmt
 }
 
 // Connect implements driver.Connector.
@@ -242,18 +290,19 @@ func (cn *conn) PrepareContext(_ context.Context, query string) (driver.Stmt, er
 	if cn.isDead() {
 		return nil, ErrKilled
 	}
+	run, notes := cn.c.rewrite(query)
 	var st driver.Stmt
 	var err error
 	if p, ok := cn.inner.(driver.ConnPrepareContext); ok {
-		st, err = p.PrepareContext(context.Background(), query)
+		st, err = p.PrepareContext(context.Background(), run)
 	} else {
-		st, err = cn.inner.Prepare(query)
+		st, err = cn.inner.Prepare(run)
 	}
 	if err != nil {
 		return nil, err
 	}
 	cn.track(st)
-	return &stmt{inner: st, cn: cn, query: query}, nil
+	return &stmt{inner: st, cn: cn, query: query, notes: notes}, nil
 }
 
 func (cn *conn) Close() error {
@@ -309,10 +358,11 @@ func (cn *conn) ExecContext(_ context.Context, query string, args []driver.Named
 	if !ok {
 		return nil, driver.ErrSkip
 	}
+	run, notes := cn.c.rewrite(query)
 	var res driver.Result
-	err := cn.call(Call{Op: Exec, SQL: query, Args: args}, func() error {
+	err := cn.call(Call{Op: Exec, SQL: query, Args: args, Notes: cn.c.notes(notes, args)}, func() error {
 		var err error
-		res, err = e.ExecContext(context.Background(), query, args)
+		res, err = e.ExecContext(context.Background(), run, args)
 		return err
 	})
 	return res, err
@@ -323,10 +373,11 @@ func (cn *conn) QueryContext(_ context.Context, query string, args []driver.Name
 	if !ok {
 		return nil, driver.ErrSkip
 	}
+	run, notes := cn.c.rewrite(query)
 	var rows driver.Rows
-	err := cn.call(Call{Op: Query, SQL: query, Args: args}, func() error {
+	err := cn.call(Call{Op: Query, SQL: query, Args: args, Notes: cn.c.notes(notes, args)}, func() error {
 		var err error
-		rows, err = q.QueryContext(context.Background(), query, args)
+		rows, err = q.QueryContext(context.Background(), run, args)
 		return err
 	})
 	if err != nil {
@@ -386,7 +437,8 @@ func (t *tx) Rollback() error {
 type stmt struct {
 	inner driver.Stmt
 	cn    *conn
-	query string
+	query string // as the caller wrote it
+	notes []string
 }
 
 var (
@@ -429,7 +481,7 @@ func unnamed(args []driver.NamedValue) []driver.Value {
 
 func (s *stmt) ExecContext(_ context.Context, args []driver.NamedValue) (driver.Result, error) {
 	var res driver.Result
-	err := s.cn.call(Call{Op: Exec, SQL: s.query, Args: args}, func() error {
+	err := s.cn.call(Call{Op: Exec, SQL: s.query, Args: args, Notes: s.cn.c.notes(s.notes, args)}, func() error {
 		var err error
 		if e, ok := s.inner.(driver.StmtExecContext); ok {
 			res, err = e.ExecContext(context.Background(), args)
@@ -444,7 +496,7 @@ func (s *stmt) ExecContext(_ context.Context, args []driver.NamedValue) (driver.
 
 func (s *stmt) QueryContext(_ context.Context, args []driver.NamedValue) (driver.Rows, error) {
 	var rows driver.Rows
-	err := s.cn.call(Call{Op: Query, SQL: s.query, Args: args}, func() error {
+	err := s.cn.call(Call{Op: Query, SQL: s.query, Args: args, Notes: s.cn.c.notes(s.notes, args)}, func() error {
 		var err error
 		if q, ok := s.inner.(driver.StmtQueryContext); ok {
 			rows, err = q.QueryContext(context.Background(), args)

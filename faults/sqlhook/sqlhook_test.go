@@ -150,3 +150,66 @@ func TestALockConflictGoesToBusy(t *testing.T) {
 		t.Fatalf("Busy saw %v, want [begin]", rec.busy)
 	}
 }
+
+// upper is a Rewriter that runs every statement's "t" as "T" (the same
+// table: SQLite's names are not case sensitive) and notes an argument
+// "x".
+type upper struct{ seen []string }
+
+func (u *upper) Rewrite(q string) (string, []string) {
+	u.seen = append(u.seen, q)
+	if strings.Contains(q, "FROM t") {
+		return strings.ReplaceAll(q, "FROM t", "FROM T"), []string{"rewritten"}
+	}
+	return q, nil
+}
+
+func (u *upper) ArgNotes(args []driver.NamedValue) []string {
+	for _, a := range args {
+		if a.Value == "x" {
+			return []string{"an x"}
+		}
+	}
+	return nil
+}
+
+// noted records each call's SQL and notes.
+type noted struct{ calls []string }
+
+func (n *noted) Before(c sqlhook.Call) error {
+	n.calls = append(n.calls, fmt.Sprintf("%s %v", c, c.Notes))
+	return nil
+}
+func (n *noted) Busy(_ sqlhook.Call, err error) error { return err }
+
+func TestARewriterChangesWhatRunsNotWhatIsReported(t *testing.T) {
+	dsn, _ := open(t)
+	h, rw := &noted{}, &upper{}
+	c := sqlhook.NewConnector(func() (driver.Conn, error) { return (&sqlite.Driver{}).Open(dsn) }, h, isBusy, sqlhook.WithRewriter(rw))
+	db := sql.OpenDB(c)
+	defer db.Close()
+	ctx := context.Background()
+	if _, err := db.ExecContext(ctx, `INSERT INTO t VALUES (?)`, "x"); err != nil {
+		t.Fatal(err)
+	}
+	var n int
+	if err := db.QueryRowContext(ctx, `SELECT count(*) FROM t WHERE id = ?`, "x").Scan(&n); err != nil || n != 1 {
+		t.Fatalf("count %d, %v", n, err)
+	}
+	st, err := db.PrepareContext(ctx, `SELECT count(*) FROM t`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if err := st.QueryRowContext(ctx).Scan(&n); err != nil || n != 1 {
+		t.Fatalf("count %d, %v", n, err)
+	}
+	want := "exec INSERT INTO t VALUES (?) [x] [an x]|query SELECT count(*) FROM t WHERE id = ? [x] [rewritten an x]|rows end SELECT count(*) FROM t WHERE id = ? []|" +
+		"query SELECT count(*) FROM t [rewritten]|rows end SELECT count(*) FROM t []"
+	if got := strings.Join(h.calls, "|"); got != want {
+		t.Fatalf("calls\n%s\nwant\n%s", got, want)
+	}
+	if len(rw.seen) != 3 {
+		t.Fatalf("rewritten %q", rw.seen)
+	}
+}

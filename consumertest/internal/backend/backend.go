@@ -10,7 +10,10 @@
 // give each scenario a database no other scenario sees, answer a lock
 // conflict promptly with an error IsBusy recognises (so that the
 // scheduler, not the database, decides who waits), and roll a transaction
-// back when its connection is closed, before Close returns.
+// back when its connection is closed, before Close returns. A Database
+// that also implements Clocked has its own clock (CURRENT_TIMESTAMP,
+// now(), column defaults) follow the scenario's; the harness reports the
+// clock of one that does not as the machine's.
 package backend
 
 import (
@@ -18,6 +21,7 @@ import (
 	"database/sql"
 	"database/sql/driver"
 	"io"
+	"time"
 )
 
 // Backend makes fresh databases.
@@ -62,3 +66,23 @@ type Session interface {
 type Preparer interface {
 	Prepare(ctx context.Context, run func(*sql.DB) error) error
 }
+
+// Clocked is a Database whose own clock (SQLite's CURRENT_TIMESTAMP and
+// 'now', PostgreSQL's now() and CURRENT_TIMESTAMP, column defaults) the
+// harness points at the scenario's. The harness rewrites every statement
+// it or a worker runs with Rewrite, and tells the database its clock with
+// SetClock; until then the database's clock stands at Epoch.
+type Clocked interface {
+	// SetClock makes now the database's clock for the scenario.
+	SetClock(now func() time.Time)
+	// Rewrite returns the statement to run instead of query, and what in
+	// it stays on the machine's clock.
+	Rewrite(query string) (string, []string)
+	// ArgNotes returns what among a statement's arguments the database
+	// would read from the machine's clock.
+	ArgNotes(args []driver.NamedValue) []string
+}
+
+// Epoch is the scenario's time zero, 2000-01-01T00:00:00Z: where a
+// Clocked database's clock stands before SetClock (its schema runs then).
+var Epoch = time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)

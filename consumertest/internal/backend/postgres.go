@@ -17,6 +17,8 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/stdlib"
+
+	"github.com/idemcheck/idemcheck/faults/sqlclock"
 )
 
 // LockWait is how long a worker's statement may wait for a lock on
@@ -47,6 +49,22 @@ const waitSavepoint = "idemcheck_lock_wait"
 //
 // Lock waits: every worker connection runs with lock_timeout = LockWait.
 // See LockWait and IsBusy.
+//
+// Clock: the run's schema defines now(), transaction_timestamp(),
+// statement_timestamp(), clock_timestamp() and timeofday(), and every
+// connection's search_path is the run's schema, then pg_catalog, so that
+// they are found before the server's own (pg_catalog is searched first
+// unless the path names it). They read the scenario's time from a table
+// of the harness, <seed schema>.clock, outside the run's schema (so the
+// reset never touches it), which the harness updates, on a connection of
+// its own, before a worker's statement when the scenario's time has moved;
+// now() and transaction_timestamp() read the time the transaction began,
+// which BEGIN records (set_config('idemcheck.tx_now', ..., true), in the
+// same round trip). The SQL standard's keywords (CURRENT_TIMESTAMP, ...)
+// are rewritten into calls of now() by faults/sqlclock, in the schema
+// too, so that column defaults follow the scenario's clock. Inside a
+// REPEATABLE READ or SERIALIZABLE transaction, statement_timestamp() and
+// clock_timestamp() read the clock as the transaction's snapshot has it.
 type Postgres struct{ DSN string }
 
 // Name implements Backend.
@@ -77,22 +95,32 @@ func (p Postgres) Start(ctx context.Context) (Session, error) {
 		dialRes: make(chan dialResult),
 	}
 	s.seed = s.schema + "_seed"
+	s.clockAt = Epoch
 	// A run's data need not survive a crash of the server: commits do not
 	// wait for the write-ahead log to reach the disk.
 	cfg.RuntimeParams["synchronous_commit"] = "off"
+	// The run's schema first, then pg_catalog: the clock functions of the
+	// run's schema come before the server's.
+	searchPath := pgx.Identifier{s.schema}.Sanitize() + ", pg_catalog"
 	adminCfg := cfg.Copy()
-	adminCfg.RuntimeParams["search_path"] = s.schema
+	adminCfg.RuntimeParams["search_path"] = searchPath
 	// The harness's own statements run in the simple protocol: no
 	// statement cache to go stale when the team's schema is dropped.
 	adminCfg.DefaultQueryExecMode = pgx.QueryExecModeSimpleProtocol
 	s.admin = sql.OpenDB(stdlib.GetConnector(*adminCfg))
 	s.admin.SetMaxIdleConns(2)
-	if _, err := s.admin.ExecContext(ctx, "CREATE SCHEMA "+pgx.Identifier{s.schema}.Sanitize()); err != nil {
+	if err := s.adminExec(ctx, "CREATE SCHEMA "+pgx.Identifier{s.schema}.Sanitize()+"; "+s.clockScript()); err != nil {
 		s.admin.Close()
 		return nil, fmt.Errorf("postgres: create the run's schema: %w", err)
 	}
+	clockConn, err := pgx.ConnectConfig(ctx, adminCfg)
+	if err != nil {
+		_ = s.Close()
+		return nil, fmt.Errorf("postgres: connect the clock's connection: %w", err)
+	}
+	s.clockConn = clockConn
 	workerCfg := cfg.Copy()
-	workerCfg.RuntimeParams["search_path"] = s.schema
+	workerCfg.RuntimeParams["search_path"] = searchPath
 	workerCfg.RuntimeParams["lock_timeout"] = fmt.Sprintf("%dms", LockWait.Milliseconds())
 	connector := stdlib.GetConnector(*workerCfg)
 	// Worker connections are dialled by a goroutine of their own, started
@@ -133,6 +161,55 @@ type pgSession struct {
 	// vacuum vacuums the team's tables, every vacuumEvery resets.
 	vacuum string
 	resets int
+
+	// clockConn updates the clock table to clockAt.
+	clockMu   sync.Mutex
+	clockConn *pgx.Conn
+	clockAt   time.Time
+}
+
+// clockScript makes the harness's clock table (in the seed schema) and
+// the clock functions of the run's schema.
+func (s *pgSession) clockScript() string {
+	run, seed := pgx.Identifier{s.schema}.Sanitize(), pgx.Identifier{s.seed}.Sanitize()
+	clock := seed + ".clock"
+	return fmt.Sprintf(`CREATE SCHEMA IF NOT EXISTS %[2]s;
+CREATE TABLE IF NOT EXISTS %[3]s (now timestamptz NOT NULL);
+INSERT INTO %[3]s SELECT %[4]s WHERE NOT EXISTS (SELECT 1 FROM %[3]s);
+CREATE FUNCTION %[1]s.statement_timestamp() RETURNS timestamptz LANGUAGE sql STABLE AS $$ SELECT c.now FROM %[3]s c $$;
+CREATE FUNCTION %[1]s.clock_timestamp() RETURNS timestamptz LANGUAGE sql VOLATILE AS $$ SELECT c.now FROM %[3]s c $$;
+CREATE FUNCTION %[1]s.now() RETURNS timestamptz LANGUAGE sql STABLE AS
+  $$ SELECT coalesce(nullif(pg_catalog.current_setting('idemcheck.tx_now', true), '')::timestamptz, (SELECT c.now FROM %[3]s c)) $$;
+CREATE FUNCTION %[1]s.transaction_timestamp() RETURNS timestamptz LANGUAGE sql STABLE AS $$ SELECT %[1]s.now() $$;
+CREATE FUNCTION %[1]s.timeofday() RETURNS text LANGUAGE sql VOLATILE AS
+  $$ SELECT pg_catalog.to_char(%[1]s.clock_timestamp(), 'Dy Mon DD HH24:MI:SS.US YYYY TZ') $$`,
+		run, seed, clock, pgTime(Epoch))
+}
+
+// pgTime is t as a PostgreSQL timestamptz literal.
+func pgTime(t time.Time) string { return pgTimeText(t) + "::timestamptz" }
+
+// pgTimeText is t as a PostgreSQL string literal, ISO 8601 with its
+// offset, which reads back the same whatever the session's DateStyle.
+func pgTimeText(t time.Time) string {
+	return "'" + t.UTC().Format("2006-01-02 15:04:05.000000-07") + "'"
+}
+
+// syncClock brings the clock table to now, when it is not there yet.
+func (s *pgSession) syncClock(now time.Time) error {
+	s.clockMu.Lock()
+	defer s.clockMu.Unlock()
+	if now.Equal(s.clockAt) {
+		return nil
+	}
+	// No deadline: nothing else writes the clock's row, so the update
+	// never waits for a lock.
+	sql := fmt.Sprintf("UPDATE %s.clock SET now = %s", pgx.Identifier{s.seed}.Sanitize(), pgTime(now))
+	if err := s.clockConn.PgConn().Exec(context.Background(), sql).Close(); err != nil {
+		return fmt.Errorf("postgres: move the scenario's clock: %w", err)
+	}
+	s.clockAt = now
+	return nil
 }
 
 // vacuumEvery is how many scenarios run between two vacuums of the team's
@@ -149,6 +226,28 @@ func (s *pgSession) Fresh(context.Context) (Database, error) {
 	return &pgDB{s: s}, nil
 }
 
+// beginSQL is the BEGIN of opts, as pgx's database/sql driver writes it.
+func beginSQL(opts driver.TxOptions) (string, error) {
+	b := "BEGIN"
+	switch sql.IsolationLevel(opts.Isolation) {
+	case sql.LevelDefault:
+	case sql.LevelReadUncommitted:
+		b += " ISOLATION LEVEL READ UNCOMMITTED"
+	case sql.LevelReadCommitted:
+		b += " ISOLATION LEVEL READ COMMITTED"
+	case sql.LevelRepeatableRead, sql.LevelSnapshot:
+		b += " ISOLATION LEVEL REPEATABLE READ"
+	case sql.LevelSerializable:
+		b += " ISOLATION LEVEL SERIALIZABLE"
+	default:
+		return "", fmt.Errorf("unsupported isolation: %v", opts.Isolation)
+	}
+	if opts.ReadOnly {
+		b += " READ ONLY"
+	}
+	return b, nil
+}
+
 // Close closes the pooled connections and drops the run's schemas.
 func (s *pgSession) Close() error {
 	s.mu.Lock()
@@ -163,6 +262,9 @@ func (s *pgSession) Close() error {
 	close(s.dialReq)
 	for _, c := range idle {
 		_ = c.raw.Close()
+	}
+	if s.clockConn != nil {
+		_ = s.clockConn.Close(context.Background())
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -252,8 +354,9 @@ func (s *pgSession) prepare(ctx context.Context, run func(*sql.DB) error) error 
 		return nil
 	}
 	if err := run(s.admin); err != nil {
-		// Start over from an empty schema next time.
-		_ = s.adminExec(ctx, fmt.Sprintf("DROP SCHEMA IF EXISTS %[1]s CASCADE; CREATE SCHEMA %[1]s", pgx.Identifier{s.schema}.Sanitize()))
+		// Start over from an empty schema (and the clock's functions)
+		// next time.
+		_ = s.adminExec(ctx, fmt.Sprintf("DROP SCHEMA IF EXISTS %[1]s CASCADE; CREATE SCHEMA %[1]s; ", pgx.Identifier{s.schema}.Sanitize())+s.clockScript())
 		return err
 	}
 	reset, vacuum, err := s.discover(ctx)
@@ -385,7 +488,42 @@ type pgDB struct {
 	s     *pgSession
 	mu    sync.Mutex
 	conns []*pgConn
+	clock func() time.Time
+	// readsClock is set once the scenario's schema or a statement calls a
+	// clock function: until then the clock table need not move.
+	readsClock atomic.Bool
 }
+
+// SetClock implements Clocked.
+func (d *pgDB) SetClock(now func() time.Time) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.clock = now
+}
+
+// now is the scenario's time.
+func (d *pgDB) now() time.Time {
+	d.mu.Lock()
+	f := d.clock
+	d.mu.Unlock()
+	if f == nil {
+		return Epoch
+	}
+	return f()
+}
+
+// Rewrite implements Clocked. The harness rewrites the schema, then each
+// statement before it runs: a clock function in any of them makes the
+// clock table follow the scenario's time from then on.
+func (d *pgDB) Rewrite(query string) (string, []string) {
+	if sqlclock.PostgresReadsClock(query) {
+		d.readsClock.Store(true)
+	}
+	return sqlclock.Postgres(query)
+}
+
+// ArgNotes implements Clocked.
+func (d *pgDB) ArgNotes(args []driver.NamedValue) []string { return sqlclock.ArgNotes(true, args) }
 
 func (d *pgDB) Admin() *sql.DB { return d.s.admin }
 
@@ -519,13 +657,39 @@ func (c *pgConn) Begin() (driver.Tx, error) {
 	return c.BeginTx(context.Background(), driver.TxOptions{})
 }
 
-func (c *pgConn) BeginTx(ctx context.Context, opts driver.TxOptions) (driver.Tx, error) {
-	return c.note(c.raw.BeginTx(ctx, opts))
+// BeginTx begins a transaction and records its start, the scenario's
+// time, for now() (one round trip: BEGIN and set_config together).
+func (c *pgConn) BeginTx(_ context.Context, opts driver.TxOptions) (driver.Tx, error) {
+	begin, err := beginSQL(opts)
+	if err != nil {
+		return nil, err
+	}
+	if c.raw.Conn().IsClosed() {
+		return nil, driver.ErrBadConn
+	}
+	now := Epoch
+	if c.db != nil {
+		now = c.db.now()
+	}
+	if err := c.simple(begin + "; SELECT pg_catalog.set_config('idemcheck.tx_now', " + pgTimeText(now) + ", true)"); err != nil {
+		return nil, err
+	}
+	return pgTx{c}, nil
 }
 
-func (c *pgConn) note(tx driver.Tx, err error) (driver.Tx, error) {
-	c.noteErr(err)
-	return tx, err
+// pgTx ends a transaction pgConn began.
+type pgTx struct{ c *pgConn }
+
+func (t pgTx) Commit() error   { return t.c.simple("COMMIT") }
+func (t pgTx) Rollback() error { return t.c.simple("ROLLBACK") }
+
+// syncClock brings the clock table to the scenario's time before a
+// statement, once the scenario reads the clock at all.
+func (c *pgConn) syncClock() error {
+	if c.db == nil || !c.db.readsClock.Load() {
+		return nil
+	}
+	return c.s.syncClock(c.db.now())
 }
 
 // noteErr marks the connection broken after a network error.
@@ -586,6 +750,9 @@ func (c *pgConn) ExecContext(ctx context.Context, query string, args []driver.Na
 		}
 		return res, err
 	}
+	if err := c.syncClock(); err != nil {
+		return nil, err
+	}
 	sp, err := c.underSavepoint()
 	if err != nil {
 		return nil, err
@@ -599,6 +766,9 @@ func (c *pgConn) ExecContext(ctx context.Context, query string, args []driver.Na
 }
 
 func (c *pgConn) QueryContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Rows, error) {
+	if err := c.syncClock(); err != nil {
+		return nil, err
+	}
 	sp, err := c.underSavepoint()
 	if err != nil {
 		return nil, err

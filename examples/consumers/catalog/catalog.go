@@ -16,12 +16,14 @@ import (
 	"github.com/idemcheck/idemcheck/examples/consumers/claimstuck"
 	"github.com/idemcheck/idemcheck/examples/consumers/effectthenmark"
 	"github.com/idemcheck/idemcheck/examples/consumers/insertfirst"
+	"github.com/idemcheck/idemcheck/examples/consumers/lease"
 	"github.com/idemcheck/idemcheck/examples/consumers/lru"
 	"github.com/idemcheck/idemcheck/examples/consumers/markfirst"
 	"github.com/idemcheck/idemcheck/examples/consumers/nounique"
 	"github.com/idemcheck/idemcheck/examples/consumers/poisoneverything"
 	"github.com/idemcheck/idemcheck/examples/consumers/splitcheck"
 	"github.com/idemcheck/idemcheck/examples/consumers/stuckprocessing"
+	"github.com/idemcheck/idemcheck/examples/consumers/ttl"
 )
 
 // Entry is one example consumer.
@@ -30,6 +32,10 @@ type Entry struct {
 	Name string
 	// Consumer is the consumer as its test gives it to the harness.
 	Consumer consumertest.Consumer
+	// Postgres is the consumer written in PostgreSQL's SQL, for an
+	// example whose SQL differs between the databases (nil: Consumer
+	// runs on both).
+	Postgres *consumertest.Consumer
 	// Law is the law a broken consumer breaks; "" for a correct one.
 	Law string
 	// Doc says what the consumer does, in one line.
@@ -38,6 +44,15 @@ type Entry struct {
 
 // Correct reports whether the harness must never flag e.
 func (e Entry) Correct() bool { return e.Law == "" }
+
+// On returns the consumer as written for database db ("sqlite" or
+// "postgres").
+func (e Entry) On(db string) consumertest.Consumer {
+	if db == "postgres" && e.Postgres != nil {
+		return *e.Postgres
+	}
+	return e.Consumer
+}
 
 const (
 	ledgerEffects   = "SELECT event_id, amount_cents FROM ledger"
@@ -76,12 +91,25 @@ func All() []Entry {
 			Consumer: consumertest.Consumer{Schema: applypoison.Schema, Handler: applypoison.Handle, Effects: consumertest.PerEvent(ledgerEffects), Dedupe: processedEvents}},
 		{Name: "stuckprocessing", Law: consumertest.LawHealthyApplied, Doc: "a claim row left 'processing' by one failed attempt: every redelivery answers locked until the DLQ",
 			Consumer: consumertest.Consumer{Schema: stuckprocessing.Schema, Handler: stuckprocessing.Handle, Effects: consumertest.PerEvent(ledgerEffects), Dedupe: stuckprocessing.Dedupe}},
+		{Name: "lease", Law: consumertest.LawSingleCredit, Doc: "a claim with a lease taken over once it runs out, the owner's commit not fenced: a slow owner credits again",
+			Consumer: consumertest.Consumer{Schema: lease.Schema, Handler: lease.Handle, Effects: consumertest.PerEvent(ledgerEffects)}},
+		{Name: "ttl", Law: consumertest.LawSingleCredit, Doc: "processed records cleaned up by the database's now after 10 seconds, less than the redelivery window",
+			Consumer: ttlConsumer(ttl.SQLite, ttl.Short), Postgres: ptr(ttlConsumer(ttl.Postgres, ttl.Short))},
 	}
 	for i := range es {
 		es[i].Consumer.Name = es[i].Name
+		if es[i].Postgres != nil {
+			es[i].Postgres.Name = es[i].Name
+		}
 	}
 	return es
 }
+
+func ttlConsumer(d ttl.Dialect, window string) consumertest.Consumer {
+	return consumertest.Consumer{Schema: ttl.Schema(d), Handler: ttl.Handler(d, window), Effects: consumertest.PerEvent(ledgerEffects), Dedupe: processedEvents}
+}
+
+func ptr[T any](v T) *T { return &v }
 
 // Lookup returns the example named name.
 func Lookup(name string) (Entry, bool) {

@@ -19,23 +19,24 @@ func postgresDSN(tb testing.TB) string {
 	return dsn
 }
 
-// TestOnPostgres runs the example consumers on PostgreSQL, unchanged: the
-// correct ones are never flagged (a small budget here; the benchmark and
-// fuzzrun -db postgres run more), and broken ones are caught by their law
-// with a counterexample of at most 8 steps.
+// TestOnPostgres runs the example consumers on PostgreSQL, unchanged (or
+// as written for it, Entry.On): the correct ones are never flagged (a
+// small budget here; the benchmark and fuzzrun -db postgres run more), and
+// broken ones are caught by their law with a counterexample of at most 8
+// steps.
 func TestOnPostgres(t *testing.T) {
 	dsn := postgresDSN(t)
-	for _, name := range []string{"adr", "insertfirst", "balance", "splitcheck", "effectthenmark", "balancesplit"} {
+	for _, name := range []string{"adr", "insertfirst", "balance", "splitcheck", "effectthenmark", "balancesplit", "lease", "ttl"} {
 		e, ok := catalog.Lookup(name)
 		if !ok {
 			t.Fatalf("no example %q", name)
 		}
 		t.Run(name, func(t *testing.T) {
 			if e.Correct() {
-				consumertest.Check(t, e.Consumer, consumertest.Checks(40), consumertest.Postgres(dsn))
+				consumertest.Check(t, e.On("postgres"), consumertest.Checks(40), consumertest.Postgres(dsn))
 				return
 			}
-			res, err := consumertest.Hunt(e.Consumer, consumertest.Checks(1000), consumertest.Seed(1),
+			res, err := consumertest.Hunt(e.On("postgres"), consumertest.Checks(1000), consumertest.Seed(1),
 				consumertest.ShrinkTime(time.Second), consumertest.Postgres(dsn))
 			if err != nil {
 				t.Fatal(err)

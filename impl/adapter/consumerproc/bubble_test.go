@@ -2,6 +2,7 @@ package consumerproc_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -52,5 +53,33 @@ func TestPoolInBubbles(t *testing.T) {
 	consumertest.Check(t, c, consumertest.Checks(10), consumertest.Seed(1))
 	if st := pl.Stats(); st.Reused == 0 || st.Started > consumerproc.DefaultMaxIdle {
 		t.Errorf("stats %+v: want the processes of the first scenario reused by the next ones", st)
+	}
+}
+
+// TestNowMsIsTheScenariosTime: under the harness, in every entry point
+// (here Replay and Hunt, neither of which has a *testing.T), a delivery's
+// nowMs is the scenario's time: 2000-01-01T00:00:00Z at its start, moving
+// with it.
+func TestNowMsIsTheScenariosTime(t *testing.T) {
+	c := consumertest.Consumer{
+		Name:    "clock-process",
+		Schema:  schema,
+		Worker:  fakeWorker("ok"),
+		Effects: consumertest.PerEvent("SELECT event_id, amount_cents FROM ledger"),
+	}
+	s := &consumertest.Scenario{Version: 1, Workers: 1, Policy: consumertest.DefaultPolicy,
+		Events: []consumertest.Event{{ID: "e1", User: "clock", Amount: 100}, {ID: "e2", User: "clock", Amount: 200}},
+		Steps:  []consumertest.Step{{Op: consumertest.OpRun, Worker: 1}, {Op: consumertest.OpAdvance, Ms: 1500}}}
+	res, err := consumertest.Replay(c, s)
+	if err != nil || res.Failed {
+		t.Fatalf("%v\n%s", err, res.Report())
+	}
+	trace := res.Outcome.Trace.String()
+	if !strings.Contains(trace, "w1 call nowMs 946684800000") || !strings.Contains(trace, "w1 call nowMs 946684801500") {
+		t.Fatalf("nowMs is not the scenario's time:\n%s", trace)
+	}
+	hunt, err := consumertest.Hunt(c, consumertest.Checks(5), consumertest.Seed(1))
+	if err != nil || hunt.Failed || len(hunt.MachineClock) > 0 {
+		t.Fatalf("%v\n%s", err, hunt.Report())
 	}
 }

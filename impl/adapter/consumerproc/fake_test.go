@@ -49,6 +49,7 @@ type line struct {
 	Error    string          `json:"error"`
 	Rows     [][]any         `json:"rows"`
 	Affected int64           `json:"rowsAffected"`
+	NowMs    int64           `json:"nowMs"`
 	Message  json.RawMessage `json:"message"`
 }
 
@@ -173,13 +174,13 @@ func fake(mode string) int {
 					}
 				}
 			}()
-			deliver(mode, d.Delivery, msg.EventID, msg.Group, msg.Event.UserID, msg.Event.AmountCents, worker, d.Database, credited, call, done, send, out)
+			deliver(mode, d.Delivery, d.NowMs, msg.EventID, msg.Group, msg.Event.UserID, msg.Event.AmountCents, worker, d.Database, credited, call, done, send, out)
 		}()
 	}
 }
 
 // deliver plays one delivery of the fake consumer in mode.
-func deliver(mode string, delivery int64, eventID, group, user string, amount int64, worker, database string, credited map[string]bool,
+func deliver(mode string, delivery, nowMs int64, eventID, group, user string, amount int64, worker, database string, credited map[string]bool,
 	call func(map[string]any) line, done func(outcome, err string), send func(any), out *bufio.Writer) {
 	credit := []any{eventID, user, amount}
 	switch mode {
@@ -238,6 +239,9 @@ func deliver(mode string, delivery int64, eventID, group, user string, amount in
 		case "nack":
 			done("nack", "lock timeout")
 			return
+		case "clock":
+			// The harness's time, in the trace.
+			call(map[string]any{"type": "point", "what": fmt.Sprintf("nowMs %d", nowMs)})
 		case "point":
 			call(map[string]any{"type": "point", "what": "redis SET " + eventID + " NX"})
 		case "bad-sql":

@@ -326,6 +326,7 @@ func (w *worker) deliver(ctx context.Context, db *sql.DB, m handler.Message) (er
 		}
 	}()
 	what := fmt.Sprintf("delivery %d (event %s, attempt %d)", d, m.EventID, m.Attempts)
+	// The handler runs in the scenario's bubble: time.Now is the scenario's.
 	deliver := map[string]any{"type": TypeDeliver, "delivery": d, "nowMs": time.Now().UnixMilli(), "message": toWire(m)}
 	if name := databaseOf(ctx, db); name != "" && w.version >= 2 {
 		deliver["database"] = name
