@@ -136,7 +136,7 @@ func fileExists(path string) bool {
 //	   0-9   run worker 1+a%W (9: picking the (a/4)-th eligible message)
 //	  10-11  crash worker 1+a%W
 //	  12     fail worker 1+a%W
-//	  13     advance 100, 1000 or 6000 ms (a%3)
+//	  13     advance 100, 1000, 6000 or 60000 ms (a%4)
 //	  14     duplicate event a%n
 //	  15     replay the stream
 //
@@ -144,7 +144,7 @@ func fileExists(path string) bool {
 const fuzzHeader = 3
 
 // fuzzAdvance are the time steps an input can take, as Generator draws them.
-var fuzzAdvance = []int64{100, 1000, 6000}
+var fuzzAdvance = []int64{100, 1000, 6000, 60000}
 
 // FuzzScenario decodes a fuzzing input into a scenario of at most maxSteps
 // steps. Every input gives a valid scenario; the same input, the same
@@ -201,7 +201,7 @@ func FuzzScenario(data []byte, maxSteps int) *Scenario {
 // draws encode: one to three workers, the default retry policy but for
 // fewer attempts, one to four events named e1, e2, ... of users u1 and u2
 // with the amounts the harness gives them (100 cents times their number,
-// 0 for poison), picks of at most 3 and time steps of 100, 1000 or 6000 ms.
+// 0 for poison), picks of at most 3 and time steps of 100, 1000, 6000 or 60000 ms.
 func FuzzInput(s *Scenario) ([]byte, error) {
 	var errs []error
 	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
@@ -255,7 +255,7 @@ func FuzzInput(s *Scenario) ([]byte, error) {
 		case OpAdvance:
 			k := slices.Index(fuzzAdvance, st.Ms)
 			if k < 0 {
-				bad("step %d advances %d ms (100, 1000 or 6000)", i+1, st.Ms)
+				bad("step %d advances %d ms (100, 1000, 6000 or 60000)", i+1, st.Ms)
 				continue
 			}
 			op, a = 13, k

@@ -21,29 +21,27 @@ func quoteLong(s string) string {
 	return fmt.Sprintf("%q", s)
 }
 
-const ()
-
 // excused returns the events the harness's own faults may have kept from
 // being applied: those with a message the broker dead-lettered once quiet
-// for spent attempts, and no delivery (of any of their messages) that the
-// consumer gave up on by itself: a nack or a poison answer in a delivery
-// the harness did not fault (an injected failure, a crash, an ack
-// timeout, a forced lock timeout). A delivery acked without the effect
-// (another copy was in hand, say) is no giving up.
+// for spent attempts, none of whose deliveries the consumer gave up on by
+// itself (a nack or a poison answer in a delivery the harness did not
+// fault: an injected failure, a crash, an ack timeout, a forced lock
+// timeout). That entry is then the harness's doing, and the event is
+// recoverable from it, whatever the consumer answered to the event's
+// other copies (a duplicate nacked while a crashed worker's claim still
+// held it, say). A delivery acked without the effect (another copy was in
+// hand) is no giving up.
 func (j judge) excused() map[string]bool {
-	spent := map[string]bool{}
-	for _, e := range j.o.DLQQuiet {
-		if !e.Poison {
-			spent[e.Key] = true
+	gaveUp := map[int64]bool{} // offsets of the messages the consumer gave up on
+	for _, d := range j.o.Deliveries {
+		if !d.AfterReplay && d.gaveUp() {
+			gaveUp[d.Offset] = true
 		}
 	}
 	out := map[string]bool{}
-	for id := range spent {
-		out[id] = true
-	}
-	for _, d := range j.o.Deliveries {
-		if !d.AfterReplay && d.gaveUp() {
-			delete(out, d.Event)
+	for _, e := range j.o.DLQQuiet {
+		if !e.Poison && !gaveUp[e.Offset] {
+			out[e.Key] = true
 		}
 	}
 	return out

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -150,6 +151,13 @@ func TestPostgresDeadlockIsResolvedNotHung(t *testing.T) {
 			t.Fatalf("flagged:\n%s", res.Report())
 		}
 		traces = append(traces, res.Outcome.Trace.String())
+		// The lock timeout the deadlock between the two workers forced is
+		// a fault of the harness in the delivery that got it.
+		if !slices.ContainsFunc(res.Outcome.Deliveries, func(d Delivery) bool {
+			return slices.ContainsFunc(d.Faults, func(f Fault) bool { return f.Kind == FaultLockTimeout })
+		}) {
+			t.Errorf("no delivery records the forced lock timeout as a fault: %+v", res.Outcome.Deliveries)
+		}
 	}
 	if !strings.Contains(traces[0], "gives up waiting") || !strings.Contains(traces[0], "lock timeout") {
 		t.Errorf("the deadlock was not resolved by a lock timeout:\n%s", traces[0])

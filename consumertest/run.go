@@ -743,6 +743,21 @@ func (r *run) othersBlocked(w *worker) bool {
 	return false
 }
 
+// selfWait reports whether a blocked worker waits for a lock outside the
+// transaction it holds on another of its own connections: a deadlock of
+// the handler's making, whoever else waits behind it.
+func (r *run) selfWait() bool {
+	for _, o := range r.workers {
+		if o.state != blocked || o.at.call.InTx {
+			continue
+		}
+		if open, _ := o.conn.InTx(); open {
+			return true
+		}
+	}
+	return false
+}
+
 // retry lets blocked w try its call again; if it meets the lock again and
 // no other worker can move to release it, w gives up and its call returns
 // the busy error (as a lock timeout would).
@@ -756,10 +771,11 @@ func (r *run) retry(w *worker) {
 	}
 	if ev.w == w && ev.kind == evBlocked && !r.othersCanMove(w) {
 		r.tracef(w.callEntry(KindLockGiveUp, call), "%s gives up waiting at %s: %s", w.name, call, quoteShort(ev.p.busy.Error()))
-		if r.othersBlocked(w) {
+		if r.othersBlocked(w) && !r.selfWait() {
 			// A deadlock between workers, which the interleaving made. With
-			// every other worker idle (none holds a transaction), the lock
-			// is the handler's own, held on another of its connections: a
+			// every other worker idle (none holds a transaction), or with a
+			// worker waiting outside the transaction it holds itself on
+			// another of its connections, the lock is the handler's own: a
 			// wait it made itself, not a fault of the harness.
 			r.fault(w, FaultLockTimeout, call.String())
 		}

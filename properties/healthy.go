@@ -141,31 +141,40 @@ func (d *runDelivery) String() string {
 
 // healthyCredited judges nothing-lost/healthy-credited once the system
 // quiesced, before the replay: an event whose handler can succeed (not
-// poison) is credited in every group, or sits in its DLQ with its attempts
-// spent by the harness's own faults: no delivery of it in that group was
-// nacked or dead-lettered without one.
+// poison) is credited in every group, or a message of it sits in that
+// group's DLQ with its attempts spent by the harness's own faults: no
+// delivery of that message was nacked or dead-lettered without one.
 func healthyCredited(r *runner.ConsumptionResult) []Breach {
 	credited := map[string]int{}
 	for _, e := range r.LedgerBeforeReplay {
 		credited[e.Consumer+"/"+e.EventID]++
 	}
-	spent, dead := map[string]bool{}, map[string]bool{}
+	ds := rebuildDeliveries(r)
+	// A message the consumer gave up on by itself, by group and offset.
+	type msg struct {
+		group  string
+		offset int64
+	}
+	gaveUp := map[msg]bool{}
+	for _, d := range ds {
+		if d.gaveUp {
+			gaveUp[msg{d.group, d.offset}] = true
+		}
+	}
+	// An event is excused when a message of it sits in the DLQ for spent
+	// attempts and the consumer gave up on none of that message's
+	// deliveries: that entry is the harness's doing, and the event is
+	// recoverable from it whatever its other copies met.
+	excused, dead := map[string]bool{}, map[string]bool{}
 	for _, d := range r.DLQBeforeReplay {
 		dead[d.Group+"/"+d.Key] = true
-		if !d.Poison {
-			spent[d.Group+"/"+d.Key] = true
+		if !d.Poison && !gaveUp[msg{d.Group, d.Offset}] {
+			excused[d.Group+"/"+d.Key] = true
 		}
 	}
 	produced := map[string]bool{}
 	for _, m := range r.Messages {
 		produced[m.Message.Key] = true
-	}
-	ds := rebuildDeliveries(r)
-	gaveUp := map[string]bool{}
-	for _, d := range ds {
-		if d.gaveUp {
-			gaveUp[d.group+"/"+d.event] = true
-		}
 	}
 	var details []string
 	want, got := map[string]int{}, map[string]int{}
@@ -175,7 +184,7 @@ func healthyCredited(r *runner.ConsumptionResult) []Breach {
 			if e.Fate == scenario.FatePoison || !produced[e.ID] || credited[id] > 0 || !dead[id] {
 				continue
 			}
-			if spent[id] && !gaveUp[id] {
+			if excused[id] {
 				continue
 			}
 			want[id], got[id] = 1, 0

@@ -199,7 +199,7 @@ func (j *judge) settling(s *State, cfg *Config, wi int, giving bool) {
 			w.faulted = true
 		}
 		if !w.faulted {
-			s.gaveUp[g][ev] = true
+			s.ent(cfg, w.offset, g).gaveUp = true
 		}
 	}
 	if r := &s.recs[g][ev]; w.token != 0 && r.state != recNone && r.token == w.token {
@@ -209,8 +209,8 @@ func (j *judge) settling(s *State, cfg *Config, wi int, giving bool) {
 
 // judgeHealthy judges, on the state before the replay, that a healthy
 // event sits uncredited in a group's DLQ only when the harness's faults
-// spent its attempts.
-func (s *State) judgeHealthy(cfg *Config, j *judge, ledger *[MaxGroups][MaxEvents]uint8, spent, dead, gaveUp *[MaxGroups][MaxEvents]bool) {
+// spent the attempts of a message of it (excused).
+func (s *State) judgeHealthy(cfg *Config, j *judge, ledger *[MaxGroups][MaxEvents]uint8, excused, dead *[MaxGroups][MaxEvents]bool) {
 	var produced [MaxEvents]bool
 	for _, m := range s.msgs {
 		produced[m.event] = true
@@ -220,7 +220,7 @@ func (s *State) judgeHealthy(cfg *Config, j *judge, ledger *[MaxGroups][MaxEvent
 			if e.Poison || !produced[ev] || ledger[g][ev] > 0 || !dead[g][ev] {
 				continue
 			}
-			if !spent[g][ev] || gaveUp[g][ev] {
+			if !excused[g][ev] {
 				j.breach(LawHealthyCredited)
 			}
 		}
@@ -402,12 +402,12 @@ func (s *State) Finish(cfg *Config, j *judge) {
 		s.probe(cfg, j)
 		return
 	}
-	before, gaveUp := s.ledger, s.gaveUp
-	var deadBefore, spentBefore [MaxGroups][MaxEvents]bool
+	before := s.ledger
+	var deadBefore, excused [MaxGroups][MaxEvents]bool
 	for _, d := range s.dlq {
 		deadBefore[d.group][s.msgs[d.offset].event] = true
-		if !d.poison {
-			spentBefore[d.group][s.msgs[d.offset].event] = true
+		if !d.poison && !s.ent(cfg, d.offset, int(d.group)).gaveUp {
+			excused[d.group][s.msgs[d.offset].event] = true
 		}
 	}
 	s.replay(cfg)
@@ -426,7 +426,7 @@ func (s *State) Finish(cfg *Config, j *judge) {
 			}
 		}
 		s.judgeNothingLost(cfg, j)
-		s.judgeHealthy(cfg, j, &before, &spentBefore, &deadBefore, &gaveUp)
+		s.judgeHealthy(cfg, j, &before, &excused, &deadBefore)
 	}
 	s.judgeProducerGate(cfg, j)
 }

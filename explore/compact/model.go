@@ -239,8 +239,11 @@ type entry struct {
 	// deliveries and poisoned are the bounded-attempts monitor's memory:
 	// the deliveries counted, and the attempts whose handler run returned
 	// poison (a bit each).
-	deliveries   uint8
-	poisoned     uint16
+	deliveries uint8
+	poisoned   uint16
+	// gaveUp is the healthy-credited law's memory: a delivery of this
+	// message was nacked or dead-lettered with no fault of the harness.
+	gaveUp       bool
 	lastDelivery int32
 	eligible     int64
 	delivered    int64
@@ -299,9 +302,6 @@ type State struct {
 	// and the newest token issued per key.
 	legit  [MaxGroups][MaxEvents]bool
 	latest [MaxGroups][MaxEvents]uint32
-	// gaveUp is the healthy-credited law's memory: a delivery of the key
-	// was nacked or dead-lettered with no fault of the harness.
-	gaveUp [MaxGroups][MaxEvents]bool
 	// msgs holds the topic's offsets; ents their state per group (offset *
 	// groups + group).
 	msgs []message

@@ -20,7 +20,7 @@ func (s *State) Pack(cfg *Config, b []byte) []byte {
 			r := &s.recs[g][ev]
 			// The monitors' memory of the key, a bit each.
 			mem := byte(0)
-			for i, f := range [3]bool{s.legit[g][ev], s.gaveUp[g][ev], r.settled} {
+			for i, f := range [2]bool{s.legit[g][ev], r.settled} {
 				if f {
 					mem |= 1 << i
 				}
@@ -68,7 +68,12 @@ func (s *State) Pack(cfg *Config, b []byte) []byte {
 	}
 	for i := range s.ents {
 		e := &s.ents[i]
-		b = append(b, e.status, e.attempts, e.lastErr, e.deliveries)
+		// gaveUp rides in the status byte's high bit.
+		st := e.status
+		if e.gaveUp {
+			st |= 0x80
+		}
+		b = append(b, st, e.attempts, e.lastErr, e.deliveries)
 		b = binary.AppendUvarint(b, uint64(e.poisoned))
 		b = binary.AppendUvarint(b, uint64(e.lastDelivery))
 		b = s.putT(b, e.eligible)
@@ -147,11 +152,11 @@ func (s *State) Unpack(cfg *Config, b []byte) {
 		u.bytes(s.ledger[g][:ne])
 		for ev := range ne {
 			mem := u.byte()
-			s.legit[g][ev], s.gaveUp[g][ev] = mem&1 != 0, mem&2 != 0
+			s.legit[g][ev] = mem&1 != 0
 			s.latest[g][ev] = uint32(u.uvarint())
 			r := &s.recs[g][ev]
 			r.state = u.byte()
-			r.settled = mem&4 != 0
+			r.settled = mem&2 != 0
 			if r.state == recNone {
 				continue
 			}
@@ -188,6 +193,7 @@ func (s *State) Unpack(cfg *Config, b []byte) {
 	}
 	for range n * ng {
 		e := entry{status: u.byte(), attempts: u.byte(), lastErr: u.byte(), deliveries: u.byte()}
+		e.status, e.gaveUp = e.status&0x7f, e.status&0x80 != 0
 		e.poisoned = uint16(u.uvarint())
 		e.lastDelivery = int32(u.uvarint())
 		e.eligible = u.time(s.now)

@@ -112,7 +112,20 @@ func fenced(ctx context.Context, db *sql.DB, m handler.Message) error {
 		return err
 	}
 	handler.Point(ctx, "POST /payments/"+m.Event.OrderID+"/capture")
-	tx, err = db.BeginTx(ctx, nil)
+	if err := complete(ctx, db, m, token); err != nil {
+		// A transient failure: give the claim back at once, so that the
+		// redelivery need not wait for the lease to run out (it would
+		// outlast the broker's retries and dead-letter a healthy event).
+		_, _ = db.ExecContext(ctx, `UPDATE claims SET lease_until = 0 WHERE event_id = $1 AND token = $2 AND status = 'processing'`, m.EventID, token)
+		return err
+	}
+	return nil
+}
+
+// complete credits the ledger and marks the claim done, if the claim is
+// still this worker's.
+func complete(ctx context.Context, db *sql.DB, m handler.Message, token int64) error {
+	tx, err := db.BeginTx(ctx, nil)
 	if err != nil {
 		return err
 	}
