@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"errors"
 	"io"
 	"os"
 	"path/filepath"
@@ -112,6 +113,9 @@ func TestAConsumerCampaignNamesWhatReadTheMachinesClock(t *testing.T) {
 		return consumertest.Consumer{
 			Schema: `CREATE TABLE seen (event_id TEXT PRIMARY KEY, at TEXT)`,
 			Handler: func(ctx context.Context, db *sql.DB, m handler.Message) error {
+				if m.Event.AmountCents <= 0 {
+					return handler.Poison(errors.New("no amount"))
+				}
 				_, err := db.ExecContext(ctx, `INSERT INTO seen VALUES ($1, datetime($2)) ON CONFLICT DO NOTHING`, m.EventID, "now")
 				return err
 			},
