@@ -32,6 +32,8 @@ type config struct {
 	backend    backend.Backend
 	// t, set by Check, plays every scenario in a testing/synctest bubble.
 	t *testing.T
+	// verify holds the options of Verify and Explore (verify.go).
+	verify verifyConfig
 }
 
 func newConfig(opts []Option) config {

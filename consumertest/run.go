@@ -184,6 +184,10 @@ type run struct {
 
 	// failure is a breach of law "runs": the run could not go on.
 	failure *Breach
+
+	// v, set under Verify, decides the steps and watches what each
+	// worker is returned (verify_exec.go).
+	v *verifyRun
 }
 
 // hook is the scheduling hook of one worker incarnation.
