@@ -266,7 +266,9 @@ func VerifyContext(ctx context.Context) Option { return func(c *config) { c.veri
 
 // OnVerifyProgress has f called every 2,000 schedules of Verify or
 // Explore with how far the search is.
-func OnVerifyProgress(f func(VerifyProgress)) Option { return func(c *config) { c.verify.progress = f } }
+func OnVerifyProgress(f func(VerifyProgress)) Option {
+	return func(c *config) { c.verify.progress = f }
+}
 
 // VerifyProgress is how far a running verification is.
 type VerifyProgress struct {
