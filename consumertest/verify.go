@@ -408,10 +408,12 @@ type VerifyResult struct {
 	Breaches []Breach  `json:"breaches,omitempty"`
 	Scenario *Scenario `json:"scenario,omitempty"`
 	Outcome  *Outcome  `json:"-"`
-	// Preemptions and Steps measure the schedule the search found (the
-	// fewest preemptions, then the fewest steps); Shortest says the
-	// search for fewer steps ran to its end. Scenario is that schedule cut
-	// to its shortest prefix that still breaks Law, then reduced.
+	// Preemptions is the preemptions of the schedule the search found:
+	// no schedule with fewer breaks a law. Steps is the length of the
+	// shortest prefix with no more preemptions that the drain completes
+	// into a breach (Shortest: every shorter one was tried). Scenario is
+	// that prefix, reduced as Hunt's counterexamples are (unless
+	// NoReduce).
 	Preemptions int    `json:"preemptions,omitempty"`
 	Steps       int    `json:"steps,omitempty"`
 	Shortest    bool   `json:"shortest,omitempty"`
@@ -422,9 +424,10 @@ type VerifyResult struct {
 // VerifyLevel is the search of one preemption bound.
 type VerifyLevel struct {
 	Preemptions int `json:"preemptions"`
-	// ShortestSearch marks the search, once a counterexample was found
-	// with this bound, for one with fewer steps.
-	ShortestSearch bool `json:"shortestSearch,omitempty"`
+	// PrefixSteps, when not zero, marks the search for a shorter
+	// counterexample: every prefix of this many steps with at most
+	// Preemptions preemptions, each completed by the drain.
+	PrefixSteps int `json:"prefixSteps,omitempty"`
 	// Complete says every schedule of this bound was explored.
 	Complete    bool          `json:"complete"`
 	Schedules   int64         `json:"schedules"`
@@ -498,7 +501,8 @@ func (r VerifyResult) Report() string {
 	var b strings.Builder
 	switch {
 	case r.Failed:
-		fmt.Fprintf(&b, "COUNTEREXAMPLE %s breaks %s: a schedule with %d preemption(s) and %d step(s)%s\n", r.Consumer, r.Law, r.Preemptions, r.Steps, shortestNote(r.Shortest))
+		fmt.Fprintf(&b, "COUNTEREXAMPLE %s breaks %s: no schedule with fewer than %d preemption(s) breaks a law; %d step(s) and the drain break it%s\n",
+			r.Consumer, r.Law, r.Preemptions, r.Steps, shortestNote(r.Shortest))
 	case r.Verified:
 		fmt.Fprintf(&b, "VERIFIED %s within these bounds: no schedule breaks a law\n", r.Consumer)
 	default:
@@ -511,8 +515,12 @@ func (r VerifyResult) Report() string {
 		r.SleepPruned, r.CachePruned, r.BoundPruned)
 	b.WriteString("preemptions  complete  schedules  judged  states  sleep-pruned  cache-pruned  time\n")
 	for _, l := range r.Levels {
-		fmt.Fprintf(&b, "%11d  %8t  %9d  %6d  %6d  %12d  %12d  %s\n", l.Preemptions, l.Complete, l.Schedules, l.Judged, l.States,
-			l.SleepPruned, l.CachePruned, l.Elapsed.Round(time.Millisecond))
+		note := ""
+		if l.PrefixSteps > 0 {
+			note = fmt.Sprintf("  (prefixes of %d step(s), each completed by the drain)", l.PrefixSteps)
+		}
+		fmt.Fprintf(&b, "%11d  %8t  %9d  %6d  %6d  %12d  %12d  %s%s\n", l.Preemptions, l.Complete, l.Schedules, l.Judged, l.States,
+			l.SleepPruned, l.CachePruned, l.Elapsed.Round(time.Millisecond), note)
 	}
 	unreached := r.Unreached()
 	fmt.Fprintf(&b, "coverage: %d of %d situations reached", len(Situations)-len(unreached), len(Situations))
@@ -534,7 +542,7 @@ func (r VerifyResult) Report() string {
 
 func shortestNote(shortest bool) string {
 	if shortest {
-		return " (the fewest steps of any with that many preemptions)"
+		return " (no fewer steps do)"
 	}
 	return " (the search for fewer steps was stopped)"
 }

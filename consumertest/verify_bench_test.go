@@ -12,3 +12,13 @@ func BenchmarkVerifySchedules(b *testing.B) {
 	}
 	b.ReportMetric(float64(res.Schedules)/b.Elapsed().Seconds(), "schedules/s")
 }
+
+// BenchmarkVerifyADRDefault is a search of the ADR consumer with the
+// default bounds, cut at b.N schedules.
+func BenchmarkVerifyADRDefault(b *testing.B) {
+	res, err := Explore(adrConsumer(), DefaultBounds, VerifySchedules(int64(b.N)))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportMetric(float64(res.Schedules)/b.Elapsed().Seconds(), "schedules/s")
+}

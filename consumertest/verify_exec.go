@@ -4,12 +4,9 @@ import (
 	"bytes"
 	"context"
 	"database/sql/driver"
-	"encoding/binary"
 	"fmt"
-	"hash"
-	"hash/fnv"
 	"slices"
-	"time"
+	"strings"
 
 	"github.com/idemcheck/idemcheck/faults/sqlhook"
 	"github.com/idemcheck/idemcheck/impl/contract/broker"
@@ -105,7 +102,7 @@ type trans struct {
 
 // wview is what the search keeps of a worker across a run.
 type wview struct {
-	hist hash.Hash
+	hist history
 	// seen says the incarnation handled something: crashing it idle then
 	// loses memory (a Worker consumer).
 	seen         bool
@@ -139,11 +136,11 @@ type verifyRun struct {
 	last *trans
 	// dbDirty says the database may have changed since dbSum was read.
 	dbDirty bool
-	dbSum   [16]byte
+	dbSum   sum128
 	dbRead  bool
 	// atStop are the situations reached when the schedule stopped.
 	atStop    map[string]int
-	stopKey   [16]byte
+	stopKey   sum128
 	stopKeyOK bool
 	abandoned bool
 	cut       bool
@@ -162,7 +159,7 @@ func verifierOf(ctx context.Context, r *run) *verifyRun {
 	}
 	v := &verifyRun{s: s, r: r, cur: -1, budget: s.budget, failed: make([]int, len(r.s.Events)), ws: make([]wview, len(r.workers)), dbDirty: true}
 	for i, w := range r.workers {
-		v.ws[i] = wview{hist: fnv.New128a(), inc: w.inc, blockedAt: -1}
+		v.ws[i] = wview{inc: w.inc, blockedAt: -1}
 	}
 	s.current = v
 	return v
@@ -208,51 +205,62 @@ func (v *verifyRun) returned(w *worker, c sqlhook.Call, res driver.Result, err e
 	if w.crashing.Load() {
 		return
 	}
-	h := v.ws[w.n-1].hist
-	fmt.Fprintf(h, "R%s\x00", c.String())
+	e := &v.s.scratch
+	e.reset()
+	e.byte('R')
+	e.str(string(c.Op))
+	e.str(c.SQL)
+	for _, a := range c.Args {
+		e.value(a.Value)
+	}
 	if res != nil {
 		n, e1 := res.RowsAffected()
-		id, e2 := res.LastInsertId()
-		fmt.Fprintf(h, "%d/%v/%d/%v\x00", n, e1 == nil, id, e2 == nil)
+		e.int(n)
+		e.byte(b2byte(e1 == nil))
+		if isInsert(c.SQL) {
+			// The id an INSERT made. After another statement the driver
+			// answers the connection's last insert, which a pooled
+			// connection carries over from an earlier schedule.
+			id, e2 := res.LastInsertId()
+			e.int(id)
+			e.byte(b2byte(e2 == nil))
+		}
 	}
 	if err != nil {
-		fmt.Fprintf(h, "E%s\x00", err.Error())
+		e.byte('E')
+		e.str(err.Error())
 	}
+	v.ws[w.n-1].hist.add(e)
 }
 
 func (v *verifyRun) row(w *worker, dest []driver.Value) {
 	if w.crashing.Load() {
 		return
 	}
-	h := v.ws[w.n-1].hist
-	h.Write([]byte{'W'})
+	e := &v.s.scratch
+	e.reset()
+	e.byte('W')
 	for _, d := range dest {
-		writeValue(h, d)
+		e.value(d)
 	}
+	v.ws[w.n-1].hist.add(e)
 }
 
-// writeValue writes a value with its type.
-func writeValue(h hash.Hash, d driver.Value) {
-	switch x := d.(type) {
-	case nil:
-		h.Write([]byte{'n'})
-	case []byte:
-		fmt.Fprintf(h, "b%d:", len(x))
-		h.Write(x)
-	case string:
-		fmt.Fprintf(h, "s%d:%s", len(x), x)
-	case time.Time:
-		fmt.Fprintf(h, "t%s", x.UTC().Format(time.RFC3339Nano))
-	default:
-		fmt.Fprintf(h, "%T:%v;", x, x)
+func b2byte(b bool) byte {
+	if b {
+		return 1
 	}
+	return 0
 }
+
+// stringOf renders a value of a driver's own type.
+func stringOf(v any) string { return fmt.Sprint(v) }
 
 // choose decides the next step, or ends the schedule (false).
 func (v *verifyRun) choose() (Step, bool) {
 	v.settle()
 	ts, boundPruned := v.enabled()
-	var key [16]byte
+	var key sum128
 	keyOK := false
 	if !v.s.cfg.verify.noCache {
 		key, keyOK = v.key()
@@ -337,17 +345,24 @@ func (v *verifyRun) settle() {
 		wv := &v.ws[i]
 		if w.inc != wv.inc {
 			// A restarted incarnation: its memory is gone.
-			wv.hist.Reset()
+			wv.hist.reset()
 			wv.inc, wv.seen, wv.lastDelivery, wv.pendingFail, wv.tx, wv.txAll = w.inc, false, 0, false, nil, false
 		}
 		if w.state != idle && w.d.ID != wv.lastDelivery {
 			wv.lastDelivery = w.d.ID
 			if v.r.c.Worker == nil {
 				// A Handler starts afresh with each message.
-				wv.hist.Reset()
+				wv.hist.reset()
 			}
 			m := w.d.Message
-			fmt.Fprintf(wv.hist, "M%s/%d/%s/%s\x00", m.Key, m.Attempts, m.LastError, m.Payload)
+			e := &v.s.scratch
+			e.reset()
+			e.byte('M')
+			e.str(m.Key)
+			e.int(int64(m.Attempts))
+			e.str(m.LastError)
+			e.str(string(m.Payload))
+			wv.hist.add(e)
 			wv.seen = true
 			_, n, _ := v.s.fates[v.eventIndex(w.ev.EventID)].failures()
 			wv.pendingFail = v.failed[v.eventIndex(w.ev.EventID)] < n
@@ -546,7 +561,7 @@ func (v *verifyRun) callFootprint(i int, c sqlhook.Call, fp *footprint, t *trans
 			fp.rs |= resLock
 		}
 	case sqlhook.Exec, sqlhook.Query:
-		sh := statementFootprint(c.SQL, c.Args, v.s.tables)
+		sh := v.s.footprintOf(c)
 		writes := sh.all
 		for _, a := range sh.acc {
 			writes = writes || a.write
@@ -591,12 +606,12 @@ func (v *verifyRun) callFootprint(i int, c sqlhook.Call, fp *footprint, t *trans
 // key names the state, or reports that it cannot be named here (on
 // PostgreSQL while a transaction is open). See Explore for what the name
 // holds and when that is sound.
-func (v *verifyRun) key() ([16]byte, bool) {
+func (v *verifyRun) key() (sum128, bool) {
 	r := v.r
 	if !v.s.sqlite {
 		for _, w := range r.workers {
 			if w.state != idle && v.inTx(w) {
-				return [16]byte{}, false
+				return sum128{}, false
 			}
 		}
 	}
@@ -613,60 +628,78 @@ func (v *verifyRun) key() ([16]byte, bool) {
 			// names the committed content.
 		default:
 			v.s.fail(fmt.Errorf("consumertest: read the database to name a state: %w", err))
-			return [16]byte{}, false
+			return sum128{}, false
 		}
 	}
-	h := v.s.hasher
-	h.Reset()
-	var buf [8]byte
-	putInt := func(n int64) {
-		binary.LittleEndian.PutUint64(buf[:], uint64(n))
-		h.Write(buf[:])
-	}
-	putInt(r.now())
-	h.Write(v.dbSum[:])
-	lastDelivery := map[int64]int64{}
-	r.b.EachMessage(func(m *broker.Message, status broker.Status, eligibleAt, deliveredAt, last int64) {
-		putInt(m.Offset)
-		fmt.Fprintf(h, "%s/%s/%d/%s/%s", m.Key, m.Origin, m.Attempts, m.LastError, status)
+	e := &v.s.keyEnc
+	e.reset()
+	now := r.clock.NowMs()
+	e.int(now - startMs)
+	e.sum(v.dbSum)
+	last := v.s.lastDelivery[:0]
+	r.b.EachMessage(func(m *broker.Message, status broker.Status, eligibleAt, deliveredAt, lastDelivery int64) {
+		e.int(m.Offset)
+		e.str(m.Key)
+		e.str(string(m.Origin))
+		e.int(int64(m.Attempts))
+		e.str(m.LastError)
+		e.str(string(status))
 		switch status {
 		case broker.Pending:
-			putInt(eligibleAt - r.clock.NowMs())
+			e.int(eligibleAt - now)
 		case broker.Inflight:
-			putInt(deliveredAt - r.clock.NowMs())
+			e.int(deliveredAt - now)
 		}
-		lastDelivery[m.Offset] = last
+		last = append(last, [2]int64{m.Offset, lastDelivery})
 	})
-	h.Write([]byte{'D'})
+	v.s.lastDelivery = last
+	e.byte('D')
 	r.b.EachDLQ(func(d *broker.DLQEntry) {
-		fmt.Fprintf(h, "%d/%d/%s/%s/%t;", d.Offset, d.Attempts, d.LastError, d.Key, d.Poison)
+		e.int(d.Offset)
+		e.int(int64(d.Attempts))
+		e.str(d.LastError)
+		e.str(d.Key)
+		e.byte(b2byte(d.Poison))
 	})
 	for _, n := range v.failed {
-		putInt(int64(n))
+		e.int(int64(n))
 	}
-	tuples := make([][]byte, len(r.workers))
+	tuples := v.s.tuples[:0]
 	for i, w := range r.workers {
-		var b bytes.Buffer
+		t := &v.s.tupleEnc[i]
+		t.reset()
 		wv := &v.ws[i]
-		fmt.Fprintf(&b, "%d|", w.state)
-		if v.cur == i && w.state == parked {
-			b.WriteString("cur|")
-		}
+		t.byte(byte(w.state))
+		t.byte(b2byte(v.cur == i && w.state == parked))
 		if r.c.Worker != nil {
-			fmt.Fprintf(&b, "inc%d|", w.inc)
+			t.int(int64(w.inc))
 		}
 		if w.state != idle || r.c.Worker != nil {
-			b.Write(wv.hist.Sum(nil))
+			t.sum(wv.hist.s)
 		}
 		if w.state != idle {
 			m := w.d.Message
-			fmt.Fprintf(&b, "|%d/%d/%t|%s|%t|%v", m.Offset, m.Attempts, lastDelivery[m.Offset] == w.d.ID, w.at, wv.pendingFail, w.at.result)
+			current := false
+			for _, l := range last {
+				if l[0] == m.Offset {
+					current = l[1] == w.d.ID
+				}
+			}
+			t.int(m.Offset)
+			t.int(int64(m.Attempts))
+			t.byte(b2byte(current))
+			t.str(w.at.String())
+			t.byte(b2byte(wv.pendingFail))
+			if w.at.result != nil {
+				t.str(w.at.result.Error())
+			}
 		}
 		if w.state == blocked {
-			fmt.Fprintf(&b, "|retry%t", v.moves > wv.blockedAt)
+			t.byte(b2byte(v.moves > wv.blockedAt))
 		}
-		tuples[i] = b.Bytes()
+		tuples = append(tuples, t.b)
 	}
+	v.s.tuples = tuples
 	v.s.perm = v.s.perm[:0]
 	for i := range tuples {
 		v.s.perm = append(v.s.perm, i)
@@ -676,10 +709,13 @@ func (v *verifyRun) key() ([16]byte, bool) {
 		slices.SortStableFunc(v.s.perm, func(a, b int) int { return bytes.Compare(tuples[a], tuples[b]) })
 	}
 	for _, i := range v.s.perm {
-		putInt(int64(len(tuples[i])))
-		h.Write(tuples[i])
+		e.str(string(tuples[i]))
 	}
-	var out [16]byte
-	copy(out[:], h.Sum(nil))
-	return out, true
+	return sumOf(e.b), true
+}
+
+// isInsert reports a statement that begins with INSERT or REPLACE.
+func isInsert(query string) bool {
+	q := strings.TrimLeft(query, " \t\r\n(")
+	return len(q) >= 6 && (strings.EqualFold(q[:6], "insert") || (len(q) >= 7 && strings.EqualFold(q[:7], "replace")))
 }

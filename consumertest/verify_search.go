@@ -5,13 +5,13 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"hash"
-	"hash/fnv"
 	"slices"
 	"strings"
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"github.com/idemcheck/idemcheck/faults/sqlhook"
 )
 
 // The search of Verify: a stateless depth-first search over the choices
@@ -40,6 +40,10 @@ type frame struct {
 	// whether it could move.
 	curW   int
 	curMov bool
+	// key names the state here (keyOK: it could be named): a run that
+	// plays the path again must meet the same states.
+	key   sum128
+	keyOK bool
 }
 
 // sleepEntry is a choice asleep: its other order was explored already.
@@ -85,21 +89,23 @@ type searcher struct {
 	tables        map[string]bool
 	dumpQueries   []string
 	complexSchema bool
-	hasher        hash.Hash
-	dbHasher      hash.Hash
 	perm          []int
+	// Buffers of the names of states.
+	keyEnc, dbEnc, scratch, fpEnc enc
+	shapes                        map[string]sqlShape
+	tupleEnc                      []enc
+	tuples                        [][]byte
+	lastDelivery                  [][2]int64
 
 	current *verifyRun
 	path    []*frame
-	cache   map[[16]byte][]visit
-	quiet   map[[16]byte]*quietEnd
-	// shortest is set for the search for fewer steps: maxLen bounds the
-	// schedules, and a state met again is pruned only when it was met no
-	// deeper.
-	shortest bool
-	maxLen   int
-	best     *found
-	err      error
+	cache   map[sum128][]visit
+	quiet   map[sum128]*quietEnd
+	// cutAt, in the search for a shorter counterexample, is the length of
+	// the prefixes tried: each is completed by the harness's drain.
+	cutAt int
+	best  *found
+	err   error
 
 	lvl      *VerifyLevel
 	res      *VerifyResult
@@ -124,7 +130,7 @@ func explore(c Consumer, b Bounds, cfg config, name string) (VerifyResult, error
 	}
 	b = b.withDefaults()
 	s := &searcher{c: c, cfg: cfg, bounds: b, fates: b.Events, base: b.scenario(), sqlite: cfg.backend.Name() == "sqlite",
-		hasher: fnv.New128a(), dbHasher: fnv.New128a()}
+		tupleEnc: make([]enc, b.Workers)}
 	s.budget = budgets{int16(b.Preemptions), int16(b.Crashes), int16(b.Failures), int16(b.Duplicates), int16(b.Advances), int16(b.Replays)}
 	if cfg.verify.noPreemptionBound {
 		s.budget[bPreempt] = 1000
@@ -147,22 +153,14 @@ func explore(c Consumer, b Bounds, cfg config, name string) (VerifyResult, error
 		if cfg.verify.noPreemptionBound {
 			s.budget[bPreempt] = 1000
 		}
-		if err := s.level(k, false); err != nil {
+		if err := s.level(k, 0); err != nil {
 			return VerifyResult{}, err
 		}
 		if cfg.verify.exhaustive {
 			s.best = nil
 		}
 		if s.best != nil {
-			res.Failed, res.Preemptions, res.Steps = true, s.best.preemptions, s.best.scenario.Size()
-			if s.stopped == "" {
-				// Every schedule of this bound with fewer steps.
-				if err := s.level(k, true); err != nil {
-					return VerifyResult{}, err
-				}
-				res.Shortest = s.stopped == ""
-				res.Preemptions, res.Steps = s.best.preemptions, s.best.scenario.Size()
-			}
+			res.Failed, res.Preemptions = true, s.best.preemptions
 			break
 		}
 		if s.stopped != "" {
@@ -180,20 +178,21 @@ func explore(c Consumer, b Bounds, cfg config, name string) (VerifyResult, error
 			return VerifyResult{}, err
 		}
 	}
+	res.Stopped = s.stopped
 	res.Elapsed = time.Since(s.start)
 	return res, nil
 }
 
-// level searches every schedule with at most k preemptions.
-func (s *searcher) level(k int, shortest bool) error {
-	s.res.Levels = append(s.res.Levels, VerifyLevel{Preemptions: k, ShortestSearch: shortest})
+// level searches every schedule with at most k preemptions; with cutAt
+// set, every prefix of cutAt steps with at most k preemptions, each
+// completed by the drain (without state caching: two states alike but
+// for their workers' names drain differently).
+func (s *searcher) level(k, cutAt int) error {
+	s.res.Levels = append(s.res.Levels, VerifyLevel{Preemptions: k, PrefixSteps: cutAt})
 	s.lvl = &s.res.Levels[len(s.res.Levels)-1]
 	start := time.Now()
 	defer func() { s.lvl.Elapsed = time.Since(start) }()
-	s.path, s.cache, s.quiet, s.shortest, s.maxLen = nil, map[[16]byte][]visit{}, map[[16]byte]*quietEnd{}, shortest, 0
-	if shortest {
-		s.maxLen = s.best.scenario.Size()
-	}
+	s.path, s.cache, s.quiet, s.cutAt = nil, map[sum128][]visit{}, map[sum128]*quietEnd{}, cutAt
 	for {
 		if why := s.budgetSpent(); why != "" {
 			s.stopped = why
@@ -202,7 +201,7 @@ func (s *searcher) level(k int, shortest bool) error {
 		if err := s.execute(); err != nil {
 			return err
 		}
-		if s.best != nil && !shortest && !s.cfg.verify.exhaustive {
+		if s.best != nil && !s.cfg.verify.exhaustive {
 			return nil
 		}
 		if !s.backtrack() {
@@ -253,7 +252,7 @@ func (s *searcher) execute() error {
 		s.covered(out.Situations)
 		return nil
 	}
-	if v.cut {
+	if v.cut && s.cutAt == 0 {
 		s.res.Cut++
 	}
 	bs := Judge(s.c, out)
@@ -330,13 +329,10 @@ func (s *searcher) quietHit(v *verifyRun, q *quietEnd) {
 	}
 }
 
-// candidate keeps a counterexample: the first, or one with fewer steps.
+// candidate keeps the first counterexample.
 func (s *searcher) candidate(sc *Scenario, bs []Breach, preempted int) {
-	if s.best == nil || sc.Size() < s.best.scenario.Size() {
+	if s.best == nil {
 		s.best = &found{scenario: sc, breaches: bs, preemptions: preempted}
-		if s.shortest {
-			s.maxLen = sc.Size()
-		}
 	}
 }
 
@@ -395,12 +391,12 @@ func (s *searcher) depthRow(d int) *VerifyDepth {
 // decide is called by a run at each decision point: it returns the index
 // of the choice to take among ts, or decideAbandon to stop the run short,
 // or decideCut to leave the rest to the drain.
-func (s *searcher) decide(v *verifyRun, ts []trans, boundPruned int, key [16]byte, keyOK bool) int {
+func (s *searcher) decide(v *verifyRun, ts []trans, boundPruned int, key sum128, keyOK bool) int {
 	d := v.depth
 	if d < len(s.path) {
 		f := s.path[d]
-		if !sameChoices(f.ts, ts) {
-			s.fail(fmt.Errorf("%w: consumer %q is not deterministic: the same schedule, played again, offered other choices at step %d (%s, then %s); "+
+		if !sameChoices(f.ts, ts) || (f.keyOK && keyOK && f.key != key) {
+			s.fail(fmt.Errorf("%w: consumer %q is not deterministic: the same schedule, played again, reached another state at step %d (choices %s, then %s); "+
 				"a handler that reads the machine's clock, randomness or state outside the database cannot be model-checked",
 				ErrBadInput, s.c.displayName(), d+1, describeChoices(f.ts), describeChoices(ts)))
 			return decideAbandon
@@ -415,11 +411,8 @@ func (s *searcher) decide(v *verifyRun, ts []trans, boundPruned int, key [16]byt
 			parent.after[parent.cur] = 0
 		}
 	}
-	if d >= s.bounds.MaxSteps {
+	if d >= s.bounds.MaxSteps || (s.cutAt > 0 && d >= s.cutAt) {
 		return decideCut
-	}
-	if s.maxLen > 0 && d >= s.maxLen {
-		return decideAbandon
 	}
 	row := s.depthRow(d)
 	row.Nodes++
@@ -427,7 +420,7 @@ func (s *searcher) decide(v *verifyRun, ts []trans, boundPruned int, key [16]byt
 	if d > 0 && !s.cfg.verify.noPOR {
 		sleep = s.childSleep(s.path[d-1])
 	}
-	if keyOK {
+	if keyOK && s.cutAt == 0 {
 		canon := s.canonical(sleep)
 		if s.dominated(key, v.budget, canon, d) {
 			s.res.CachePruned++
@@ -443,7 +436,8 @@ func (s *searcher) decide(v *verifyRun, ts []trans, boundPruned int, key [16]byt
 	}
 	s.res.BoundPruned += int64(boundPruned)
 	s.lvl.BoundPruned += int64(boundPruned)
-	f := &frame{ts: ts, tried: make([]bool, len(ts)), after: make([]int8, len(ts)), sleep: sleep, curW: v.cur, curMov: v.movable(v.cur), cur: -1}
+	f := &frame{ts: ts, tried: make([]bool, len(ts)), after: make([]int8, len(ts)), sleep: sleep, curW: v.cur, curMov: v.movable(v.cur), cur: -1,
+		key: key, keyOK: keyOK}
 	for i := range f.after {
 		f.after[i] = -1
 	}
@@ -600,9 +594,9 @@ func subset(a, b []tid) bool {
 // dominated reports whether the state was explored before with at least
 // this budget and no more choices asleep (and, in the search for fewer
 // steps, no deeper).
-func (s *searcher) dominated(key [16]byte, b budgets, sleep []tid, depth int) bool {
+func (s *searcher) dominated(key sum128, b budgets, sleep []tid, depth int) bool {
 	for _, vis := range s.cache[key] {
-		if vis.budget.covers(b) && subset(vis.sleep, sleep) && (!s.shortest || vis.depth <= depth) {
+		if vis.budget.covers(b) && subset(vis.sleep, sleep) {
 			return true
 		}
 	}
@@ -610,7 +604,7 @@ func (s *searcher) dominated(key [16]byte, b budgets, sleep []tid, depth int) bo
 }
 
 // remember records a visit; it reports whether the state is new.
-func (s *searcher) remember(key [16]byte, vis visit) bool {
+func (s *searcher) remember(key sum128, vis visit) bool {
 	old, seen := s.cache[key]
 	kept := old[:0]
 	for _, o := range old {
@@ -722,22 +716,42 @@ func ordinals(n int) string {
 	return strings.Join(parts, ", ")
 }
 
-// dump names the database's committed content: every row of every table.
-func (s *searcher) dump(r *run) ([16]byte, error) {
-	h := s.dbHasher
-	h.Reset()
-	admin := r.db.Admin()
-	for _, q := range s.dumpQueries {
-		if err := hashRows(admin, q, h); err != nil {
-			return [16]byte{}, err
-		}
+// footprintOf is what statement c touches, read once per statement text
+// and arguments.
+func (s *searcher) footprintOf(c sqlhook.Call) sqlShape {
+	e := &s.fpEnc
+	e.reset()
+	e.str(c.SQL)
+	for _, a := range c.Args {
+		e.str(a.Name)
+		e.int(int64(a.Ordinal))
+		e.value(a.Value)
 	}
-	var out [16]byte
-	copy(out[:], h.Sum(nil))
-	return out, nil
+	if sh, ok := s.shapes[string(e.b)]; ok {
+		return sh
+	}
+	sh := statementFootprint(c.SQL, c.Args, s.tables)
+	if s.shapes == nil {
+		s.shapes = map[string]sqlShape{}
+	}
+	s.shapes[string(e.b)] = sh
+	return sh
 }
 
-func hashRows(db *sql.DB, q string, h hash.Hash) error {
+// dump names the database's committed content: every row of every table.
+func (s *searcher) dump(r *run) (sum128, error) {
+	e := &s.dbEnc
+	e.reset()
+	admin := r.db.Admin()
+	for _, q := range s.dumpQueries {
+		if err := encodeRows(admin, q, e); err != nil {
+			return sum128{}, err
+		}
+	}
+	return sumOf(e.b), nil
+}
+
+func encodeRows(db *sql.DB, q string, e *enc) error {
 	rows, err := db.Query(q)
 	if err != nil {
 		return err
@@ -752,42 +766,57 @@ func hashRows(db *sql.DB, q string, h hash.Hash) error {
 	for i := range vals {
 		ptrs[i] = &vals[i]
 	}
-	fmt.Fprintf(h, "Q%s\x00", q)
+	e.str(q)
 	for rows.Next() {
 		if err := rows.Scan(ptrs...); err != nil {
 			return err
 		}
-		h.Write([]byte{'r'})
+		e.byte('r')
 		for _, v := range vals {
-			writeValue(h, v)
+			e.value(v)
 		}
 	}
 	return rows.Err()
 }
 
-// counterexample cuts the schedule found to its shortest prefix that still
-// breaks the law (the drain does the rest), reduces it unless NoReduce,
-// and saves it.
+// counterexample turns the schedule found into the counterexample to
+// show: cut to its shortest prefix that the drain completes into a breach
+// of the same law; then every shorter prefix with no more preemptions is
+// tried, each completed by the drain, shortest first (the first that
+// breaks a law wins); then reduced unless NoReduce, and saved.
 func (s *searcher) counterexample(res *VerifyResult, name string) error {
 	best := s.best
 	law := best.breaches[0].Law
-	keep := stillFails(s.c, s.cfg, law)
-	var sc *Scenario
-	var r *Result
-	for k := 0; k <= len(best.scenario.Steps); k++ {
-		p := best.scenario.clone()
-		p.Steps = p.Steps[:k]
-		if len(p.Steps) == 0 {
-			p.Steps = nil
-		}
-		if r = keep(p); r != nil {
-			sc = p
-			break
-		}
-	}
+	sc, r := s.shortestPrefix(best.scenario, law)
 	if r == nil {
 		return fmt.Errorf("%w: consumer %q is not deterministic: the schedule that broke %s does not break it when played again", ErrBadInput, s.c.displayName(), law)
 	}
+	res.Shortest = true
+	k := best.preemptions
+	for cut := 1; cut < sc.Size(); cut++ {
+		if why := s.budgetSpent(); why != "" {
+			res.Shortest = false
+			break
+		}
+		s.best = nil
+		s.budget[bPreempt] = int16(k)
+		if err := s.level(k, cut); err != nil {
+			return err
+		}
+		if s.stopped != "" {
+			res.Shortest, s.stopped = false, ""
+			break
+		}
+		if s.best != nil {
+			law = s.best.breaches[0].Law
+			if p, pr := s.shortestPrefix(s.best.scenario, law); pr != nil {
+				sc, r = p, pr
+			}
+			break
+		}
+	}
+	res.Steps = sc.Size()
+	keep := stillFails(s.c, s.cfg, law)
 	if !s.cfg.noReduce {
 		if red, rr := Reduce(sc, keep); rr != nil {
 			sc, r = red, rr
@@ -802,4 +831,21 @@ func (s *searcher) counterexample(res *VerifyResult, name string) error {
 		res.CorpusFile, res.Replay = path, replayCommand(path, name)
 	}
 	return nil
+}
+
+// shortestPrefix is the shortest prefix of sc that, completed by the
+// drain, breaks law, and its judged result (nil when none does).
+func (s *searcher) shortestPrefix(sc *Scenario, law string) (*Scenario, *Result) {
+	keep := stillFails(s.c, s.cfg, law)
+	for k := 0; k <= len(sc.Steps); k++ {
+		p := sc.clone()
+		p.Steps = p.Steps[:k]
+		if len(p.Steps) == 0 {
+			p.Steps = nil
+		}
+		if r := keep(p); r != nil {
+			return p, r
+		}
+	}
+	return nil, nil
 }
