@@ -230,6 +230,13 @@ type verifyConfig struct {
 	// exhaustive searches the bounds' preemptions at once, to the end,
 	// whatever it finds: the soundness tests compare what it reaches.
 	exhaustive bool
+	// states, when set, is told the name of every state a run meets
+	// (without the worker the schedule is on): the soundness tests
+	// compare these sets too.
+	states func(sum128)
+	// mutant breaks a reduction on purpose, so that a test shows the
+	// soundness tests catch it (see reductionMutants).
+	mutant string
 }
 
 // verifyConfigOf is the configuration of a verification: on SQLite, one

@@ -135,6 +135,9 @@ type verifyRun struct {
 	// last is the choice taken last, applied by play after choose.
 	last *trans
 	// dbDirty says the database may have changed since dbSum was read.
+	// sysKey is the last state's name without the worker the schedule
+	// is on (for the soundness tests).
+	sysKey  sum128
 	dbDirty bool
 	dbSum   sum128
 	dbRead  bool
@@ -262,8 +265,14 @@ func (v *verifyRun) choose() (Step, bool) {
 	ts, boundPruned := v.enabled()
 	var key sum128
 	keyOK := false
-	if !v.s.cfg.verify.noCache {
+	if !v.s.cfg.verify.noCache || v.s.cfg.verify.states != nil {
 		key, keyOK = v.key()
+		if f := v.s.cfg.verify.states; f != nil && keyOK {
+			f(v.sysKey)
+		}
+		if v.s.cfg.verify.noCache {
+			keyOK = false
+		}
 	}
 	i := v.s.decide(v, ts, boundPruned, key, keyOK)
 	switch i {
@@ -635,9 +644,16 @@ func (v *verifyRun) key() (sum128, bool) {
 	e.reset()
 	now := r.clock.NowMs()
 	e.int(now - startMs)
-	e.sum(v.dbSum)
+	mutant := v.s.cfg.verify.mutant
+	if mutant != "key-ignores-db" {
+		e.sum(v.dbSum)
+	}
 	last := v.s.lastDelivery[:0]
 	r.b.EachMessage(func(m *broker.Message, status broker.Status, eligibleAt, deliveredAt, lastDelivery int64) {
+		last = append(last, [2]int64{m.Offset, lastDelivery})
+		if mutant == "key-ignores-broker" {
+			return
+		}
 		e.int(m.Offset)
 		e.str(m.Key)
 		e.str(string(m.Origin))
@@ -650,7 +666,6 @@ func (v *verifyRun) key() (sum128, bool) {
 		case broker.Inflight:
 			e.int(deliveredAt - now)
 		}
-		last = append(last, [2]int64{m.Offset, lastDelivery})
 	})
 	v.s.lastDelivery = last
 	e.byte('D')
@@ -664,6 +679,7 @@ func (v *verifyRun) key() (sum128, bool) {
 	for _, n := range v.failed {
 		e.int(int64(n))
 	}
+	e.mark = len(e.b)
 	tuples := v.s.tuples[:0]
 	for i, w := range r.workers {
 		t := &v.s.tupleEnc[i]
@@ -674,7 +690,7 @@ func (v *verifyRun) key() (sum128, bool) {
 		if r.c.Worker != nil {
 			t.int(int64(w.inc))
 		}
-		if w.state != idle || r.c.Worker != nil {
+		if (w.state != idle || r.c.Worker != nil) && mutant != "key-ignores-history" {
 			t.sum(wv.hist.s)
 		}
 		if w.state != idle {
@@ -710,6 +726,23 @@ func (v *verifyRun) key() (sum128, bool) {
 	}
 	for _, i := range v.s.perm {
 		e.str(string(tuples[i]))
+	}
+	if v.s.cfg.verify.states != nil {
+		// The same name, but for the worker the schedule is on.
+		sys := &v.s.scratch
+		sys.reset()
+		sys.b = append(sys.b, e.b[:e.mark]...)
+		ts := slices.Clone(tuples)
+		for i := range ts {
+			ts[i][1] = 0
+		}
+		if r.c.Worker == nil {
+			slices.SortFunc(ts, bytes.Compare)
+		}
+		for _, t := range ts {
+			sys.str(string(t))
+		}
+		v.sysKey = sumOf(sys.b)
 	}
 	return sumOf(e.b), true
 }

@@ -20,7 +20,11 @@ var seedA, seedB = maphash.MakeSeed(), maphash.MakeSeed()
 func sumOf(b []byte) sum128 { return sum128{maphash.Bytes(seedA, b), maphash.Bytes(seedB, b)} }
 
 // enc builds the bytes of a name without formatting.
-type enc struct{ b []byte }
+type enc struct {
+	b []byte
+	// mark is where the workers' part of a state's name begins.
+	mark int
+}
 
 func (e *enc) reset() { e.b = e.b[:0] }
 

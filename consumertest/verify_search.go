@@ -488,7 +488,7 @@ func (s *searcher) childSleep(f *frame) []sleepEntry {
 	t := f.ts[f.cur]
 	var out []sleepEntry
 	keep := func(z sleepEntry) {
-		if !conflicts(z.fp, t.fp) && costSafe(f, z, t) {
+		if !s.conflicts(z.fp, t.fp) && s.costSafe(f, z, t) {
 			out = append(out, z)
 		}
 	}
@@ -501,6 +501,22 @@ func (s *searcher) childSleep(f *frame) []sleepEntry {
 		}
 	}
 	return out
+}
+
+// reductionMutants are the ways a test breaks the reductions on purpose:
+// the soundness tests must catch each.
+var reductionMutants = []string{"commute-all", "no-cost-check", "key-ignores-db", "key-ignores-history", "key-ignores-broker"}
+
+func (s *searcher) conflicts(a, b footprint) bool {
+	switch s.cfg.verify.mutant {
+	case "commute-all":
+		return (a.ws|a.rs)&(b.ws|b.rs)&(resOwn0*0xff) != 0
+	}
+	return conflicts(a, b)
+}
+
+func (s *searcher) costSafe(f *frame, z sleepEntry, t trans) bool {
+	return s.cfg.verify.mutant == "no-cost-check" || costSafe(f, z, t)
 }
 
 // costSafe reports whether choice z may sleep below t at f under the

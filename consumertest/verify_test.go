@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -112,6 +111,31 @@ func balanceSplit(ctx context.Context, db *sql.DB, m handler.Message) error {
 	return tx.Commit()
 }
 
+// upgrade checks in a read-only (DEFERRED) transaction and writes in it:
+// two workers that both read deadlock when they both write (each waits
+// for the other's shared lock), and one of them gives up.
+func upgrade(ctx context.Context, db *sql.DB, m handler.Message) error {
+	if m.Event.AmountCents <= 0 {
+		return handler.Poison(errors.New("bad amount"))
+	}
+	tx, err := db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	var n int
+	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM processed_events WHERE event_id = ?`, m.EventID).Scan(&n); err != nil || n > 0 {
+		return err
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO processed_events VALUES (?)`, m.EventID); err != nil {
+		return err
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO ledger VALUES (?, ?)`, m.EventID, m.Event.AmountCents); err != nil {
+		return err
+	}
+	return tx.Commit()
+}
+
 func soundnessConsumers() []Consumer {
 	ledger := "SELECT event_id, amount_cents FROM ledger"
 	return []Consumer{
@@ -119,6 +143,7 @@ func soundnessConsumers() []Consumer {
 		{Name: "splitcheck", Schema: ledgerSchema, Handler: splitCheck, Effects: PerEvent(ledger), Dedupe: "SELECT event_id FROM processed_events"},
 		{Name: "autocommit", Schema: ledgerSchema, Handler: autocommit, Effects: PerEvent(ledger), Dedupe: "SELECT event_id FROM processed_events"},
 		{Name: "memo", Schema: ledgerSchema, Worker: memo, Effects: PerEvent(ledger)},
+		{Name: "upgrade", Schema: ledgerSchema, Handler: upgrade, Effects: PerEvent(ledger), Dedupe: "SELECT event_id FROM processed_events"},
 		{Name: "balancesplit", Schema: accountsSchema, Handler: balanceSplit, Effects: Aggregate("SELECT user_id, balance_cents FROM accounts"),
 			Dedupe: "SELECT event_id FROM processed_events"},
 	}
@@ -131,7 +156,8 @@ func outcomesOf(t *testing.T, c Consumer, b Bounds, opts ...Option) (map[string]
 	got := map[string]bool{}
 	opts = append(opts, func(cfg *config) {
 		cfg.verify.exhaustive = true
-		cfg.verify.outcomes = func(s string) { got[s] = true }
+		cfg.verify.outcomes = func(s string) { got["outcome "+s] = true }
+		cfg.verify.states = func(k sum128) { got[fmt.Sprintf("state %x", k)] = true }
 	})
 	res, err := Explore(c, b, opts...)
 	if err != nil {
@@ -153,33 +179,84 @@ func diffSets(a, b map[string]bool) []string {
 
 // TestReductionsLoseNoOutcome compares the reduced search with a brute
 // force of the same bounds (every order of every choice, every state
-// explored again): the same set of outcomes (effects, dead-letter queue,
-// verdicts), for consumers with transactions, autocommit statements on
-// different rows, memory in the process, and totals.
+// explored again): the same states met and the same outcomes (effects,
+// dead-letter queue, verdicts), for consumers with transactions,
+// autocommit statements on different rows, a deadlock, memory in the
+// process, totals, and events with every fate.
 func TestReductionsLoseNoOutcome(t *testing.T) {
-	bounds := []Bounds{
-		{Events: []Fate{FateOK}, Workers: 2, Preemptions: 2, Crashes: 1, Duplicates: 1},
-		{Events: []Fate{FateOK, FateOK}, Workers: 2, Preemptions: 1, Failures: 1},
-		{Events: []Fate{Transient(1), FatePoison}, Workers: 2, Preemptions: 1, Advances: 1},
+	for _, w := range soundnessWorlds() {
+		t.Run(w.c.Name, func(t *testing.T) {
+			brute, bres := outcomesOf(t, w.c, w.b, NoPOR(), NoCache())
+			reduced, rres := outcomesOf(t, w.c, w.b)
+			if lost := diffSets(brute, reduced); len(lost) > 0 {
+				t.Errorf("%s: the reduced search lost %d of %d states and outcomes:\n%s", w, len(lost), len(brute), strings.Join(lost, "\n"))
+			}
+			if extra := diffSets(reduced, brute); len(extra) > 0 {
+				t.Errorf("%s: the reduced search met %d states or outcomes the brute force did not:\n%s", w, len(extra), strings.Join(extra, "\n"))
+			}
+			if rres.Schedules >= bres.Schedules {
+				t.Errorf("%s: the reductions saved nothing (%d schedules, brute force %d)", w, rres.Schedules, bres.Schedules)
+			}
+			t.Logf("%s: %d states and outcomes; brute force %d schedules, reduced %d (%d sleep-pruned, %d cache-pruned)",
+				w, len(brute), bres.Schedules, rres.Schedules, rres.SleepPruned, rres.CachePruned)
+		})
 	}
+}
+
+// soundnessWorld is a consumer and bounds the soundness tests search.
+type soundnessWorld struct {
+	c Consumer
+	b Bounds
+}
+
+func (w soundnessWorld) String() string { return fmt.Sprintf("%s %s", w.c.Name, w.b) }
+
+// TestTheSoundnessTestCatchesBrokenReductions breaks each reduction on
+// purpose (footprints that ignore SQLite's lock or the tables, a sleep
+// set without the preemption cost check, names of states that leave out
+// the database, a worker's history or the broker): the comparison with the
+// brute force must tell, on one of its worlds at least.
+func TestTheSoundnessTestCatchesBrokenReductions(t *testing.T) {
+	worlds := mutantWorlds()
+	brute := make([]map[string]bool, len(worlds))
+	for i, w := range worlds {
+		brute[i], _ = outcomesOf(t, w.c, w.b, NoPOR(), NoCache())
+	}
+	for _, m := range reductionMutants {
+		t.Run(m, func(t *testing.T) {
+			for i, w := range worlds {
+				got, _ := outcomesOf(t, w.c, w.b, func(c *config) { c.verify.mutant = m })
+				if lost := diffSets(brute[i], got); len(lost) > 0 {
+					t.Logf("caught on %s: %d outcome(s) lost", w, len(lost))
+					return
+				}
+			}
+			t.Errorf("mutant %s: no world tells it from the sound reductions", m)
+		})
+	}
+}
+
+// soundnessWorlds are small enough for a brute force of a few seconds.
+func soundnessWorlds() []soundnessWorld {
+	cs := map[string]Consumer{}
 	for _, c := range soundnessConsumers() {
-		for bi, b := range bounds {
-			t.Run(fmt.Sprintf("%s/%d", c.Name, bi), func(t *testing.T) {
-				brute, bres := outcomesOf(t, c, b, NoPOR(), NoCache())
-				reduced, rres := outcomesOf(t, c, b)
-				if lost := diffSets(brute, reduced); len(lost) > 0 {
-					t.Errorf("the reduced search lost %d outcome(s) of %d:\n%s", len(lost), len(brute), strings.Join(lost, "\n"))
-				}
-				if extra := diffSets(reduced, brute); len(extra) > 0 {
-					t.Errorf("the reduced search reached %d outcome(s) the brute force did not:\n%s", len(extra), strings.Join(extra, "\n"))
-				}
-				if len(brute) < 2 {
-					t.Errorf("only %d outcome(s): the world is too small to tell", len(brute))
-				}
-				t.Logf("%d outcomes; brute force %d schedules, reduced %d (%d states, %d sleep-pruned, %d cache-pruned)",
-					len(brute), bres.Schedules, rres.Schedules, rres.States, rres.SleepPruned, rres.CachePruned)
-			})
-		}
+		cs[c.Name] = c
 	}
-	_ = maps.Keys[map[string]bool]
+	one, two := []Fate{FateOK}, []Fate{FateOK, FateOK}
+	return []soundnessWorld{
+		{cs["splitcheck"], Bounds{Events: one, Workers: 2, Preemptions: 1, Crashes: 1, Duplicates: 1}},
+		{cs["adr"], Bounds{Events: two, Workers: 2, Preemptions: 1, Failures: 1}},
+		{cs["adr"], Bounds{Events: []Fate{Transient(1), FatePoison}, Workers: 2, Preemptions: 1, Failures: 1, Advances: 1}},
+		{cs["autocommit"], Bounds{Events: two, Workers: 2, Preemptions: 2}},
+		{cs["autocommit"], Bounds{Events: one, Workers: 2, Preemptions: 1, Replays: 1}},
+		{cs["memo"], Bounds{Events: one, Workers: 2, Preemptions: 2, Crashes: 1, Duplicates: 1}},
+		{cs["balancesplit"], Bounds{Events: one, Workers: 2, Preemptions: 2, Duplicates: 1}},
+		{cs["upgrade"], Bounds{Events: one, Workers: 2, Preemptions: 2, Duplicates: 1}},
+	}
+}
+
+// mutantWorlds are the worlds the broken reductions are tried on.
+func mutantWorlds() []soundnessWorld {
+	ws := soundnessWorlds()
+	return []soundnessWorld{ws[3], ws[5], ws[6], ws[7]}
 }
