@@ -49,8 +49,8 @@ type options struct {
 	// cexplore: -consumer C -explore, a model check of the consumer
 	// (consumer_explore.go).
 	cexplore *consumerExplore
-	db        string // -db: the database of a -consumer run (consumer.go)
-	dbDSN     string // the DSN of -db postgres
+	db       string // -db: the database of a -consumer run (consumer.go)
+	dbDSN    string // the DSN of -db postgres
 
 	// projection: -explore -projection, every delivery order of each of
 	// projHistories with up to projCopies copies (explore_projection.go).
