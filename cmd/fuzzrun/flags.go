@@ -46,11 +46,12 @@ type options struct {
 	explore   bool   // -explore: the model checker (explore.go)
 	exploreOp explore.Options
 	consumer  string // -consumer: a team's consumer (consumer.go)
+	db        string // -db: the database of a -consumer run (consumer.go)
+	dbDSN     string // the DSN of -db postgres
+
 	// cexplore: -consumer C -explore, a model check of the consumer
 	// (consumer_explore.go).
 	cexplore *consumerExplore
-	db       string // -db: the database of a -consumer run (consumer.go)
-	dbDSN    string // the DSN of -db postgres
 
 	// projection: -explore -projection, every delivery order of each of
 	// projHistories with up to projCopies copies (explore_projection.go).
