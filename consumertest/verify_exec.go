@@ -122,7 +122,7 @@ type wview struct {
 
 // verifyRun is the search's view of one run.
 type verifyRun struct {
-	s     *searcher
+	s     *walker
 	r     *run
 	depth int
 	// cur is the worker the schedule is on (-1: none yet).
@@ -156,7 +156,7 @@ type verifyKey struct{}
 
 // verifierOf returns the search's view of r when ctx carries a search.
 func verifierOf(ctx context.Context, r *run) *verifyRun {
-	s, _ := ctx.Value(verifyKey{}).(*searcher)
+	s, _ := ctx.Value(verifyKey{}).(*walker)
 	if s == nil {
 		return nil
 	}
@@ -291,7 +291,7 @@ func (v *verifyRun) choose() (Step, bool) {
 		}
 		v.stopKey, v.stopKeyOK = key, keyOK
 		if keyOK {
-			if q, ok := v.s.quiet[key]; ok {
+			if q, ok := v.s.quietEndOf(key); ok {
 				// This end state was judged before: its verdict is known.
 				v.s.quietHit(v, q)
 				v.abandon()

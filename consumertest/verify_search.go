@@ -8,9 +8,11 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"sync"
 	"testing/synctest"
 	"time"
 
+	"github.com/idemcheck/idemcheck/consumertest/internal/backend"
 	"github.com/idemcheck/idemcheck/faults/sqlhook"
 )
 
@@ -77,35 +79,38 @@ type found struct {
 	preemptions int
 }
 
+// searcher is one verification: what every walker shares.
 type searcher struct {
 	c      Consumer
 	cfg    config
 	bounds Bounds
 	fates  []Fate
 	base   *Scenario
-	budget budgets
 
 	sqlite        bool
 	tables        map[string]bool
 	dumpQueries   []string
 	complexSchema bool
-	perm          []int
-	// Buffers of the names of states.
-	keyEnc, dbEnc, scratch, fpEnc enc
-	shapes                        map[string]sqlShape
-	tupleEnc                      []enc
-	tuples                        [][]byte
-	lastDelivery                  [][2]int64
+	walkers       []*walker
 
-	current *verifyRun
-	path    []*frame
-	cache   map[sum128][]visit
-	quiet   map[sum128]*quietEnd
+	// mu guards what follows: the level being searched.
+	mu    sync.Mutex
+	cond  *sync.Cond
+	cache map[sum128][]visit
+	quiet map[sum128]*quietEnd
+	// budget is what every schedule of the level may spend.
+	budget budgets
 	// cutAt, in the search for a shorter counterexample, is the length of
 	// the prefixes tried: each is completed by the harness's drain.
 	cutAt int
 	best  *found
 	err   error
+	// tasks are the subtrees of the level no walker took yet; idle
+	// counts the walkers waiting for one, active those searching.
+	tasks  []*task
+	idle   int
+	active int
+	over   bool
 
 	lvl      *VerifyLevel
 	res      *VerifyResult
@@ -114,46 +119,86 @@ type searcher struct {
 	stopped  string
 }
 
+// task is a subtree to search: the decision points of its root's path,
+// each with the choice taken.
+type task struct{ frames []*frame }
+
+// walker searches subtrees, one schedule at a time, on a database of its
+// own.
+type walker struct {
+	*searcher
+	cfg  config
+	stop func()
+	path []*frame
+	// root is the depth of the walker's task: the points above it are
+	// not its to backtrack.
+	root    int
+	current *verifyRun
+	perm    []int
+	// Buffers of the names of states.
+	keyEnc, dbEnc, scratch, fpEnc enc
+	shapes                        map[string]sqlShape
+	tupleEnc                      []enc
+	tuples                        [][]byte
+	lastDelivery                  [][2]int64
+}
+
 func (s *searcher) fail(err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	if s.err == nil {
 		s.err = err
 	}
 }
 
-// explore is Explore and Verify.
+// explore is Explore and Verify: it starts the walkers' databases, then
+// searches the preemption bounds in turn.
 func explore(c Consumer, b Bounds, cfg config, name string) (VerifyResult, error) {
 	if err := b.Validate(); err != nil {
 		return VerifyResult{}, err
 	}
-	if err := preflight(c, cfg.backend); err != nil {
+	n := max(cfg.verify.parallel, 1)
+	s := &searcher{c: c, cfg: cfg, bounds: b.withDefaults(), fates: b.Events, base: b.scenario(), sqlite: cfg.backend.Name() == "sqlite"}
+	s.cond = sync.NewCond(&s.mu)
+	defer func() {
+		for _, w := range s.walkers {
+			w.stop()
+		}
+	}()
+	for range n {
+		wcfg := cfg
+		stop, err := wcfg.start()
+		if err != nil {
+			return VerifyResult{}, err
+		}
+		s.walkers = append(s.walkers, &walker{searcher: s, cfg: wcfg, stop: stop, tupleEnc: make([]enc, b.Workers)})
+	}
+	first := s.walkers[0].cfg
+	if err := preflight(c, first.backend); err != nil {
 		return VerifyResult{}, err
 	}
-	b = b.withDefaults()
-	s := &searcher{c: c, cfg: cfg, bounds: b, fates: b.Events, base: b.scenario(), sqlite: cfg.backend.Name() == "sqlite",
-		tupleEnc: make([]enc, b.Workers)}
-	s.budget = budgets{int16(b.Preemptions), int16(b.Crashes), int16(b.Failures), int16(b.Duplicates), int16(b.Advances), int16(b.Replays)}
-	if cfg.verify.noPreemptionBound {
-		s.budget[bPreempt] = 1000
-	}
-	if err := s.discover(); err != nil {
+	if err := s.discover(first.backend); err != nil {
 		return VerifyResult{}, err
 	}
+	b = s.bounds
 	s.start = time.Now()
 	if cfg.verify.timeBudget > 0 {
 		s.deadline = s.start.Add(cfg.verify.timeBudget)
 	}
 	res := VerifyResult{Consumer: c.displayName(), Backend: cfg.backend.Name(), Bounds: b, PreemptionsExplored: -1, Coverage: map[string]int{}}
 	s.res = &res
-	first, top := 0, b.Preemptions
+	all := budgets{int16(b.Preemptions), int16(b.Crashes), int16(b.Failures), int16(b.Duplicates), int16(b.Advances), int16(b.Replays)}
+	first0, top := 0, b.Preemptions
 	if cfg.verify.exhaustive {
-		first = top
+		first0 = top
 	}
-	for k := first; k <= top; k++ {
+	for k := first0; k <= top; k++ {
+		s.budget = all
 		s.budget[bPreempt] = int16(k)
 		if cfg.verify.noPreemptionBound {
 			s.budget[bPreempt] = 1000
 		}
-		if err := s.level(k, 0); err != nil {
+		if err := s.level(k, 0, n); err != nil {
 			return VerifyResult{}, err
 		}
 		if cfg.verify.exhaustive {
@@ -183,35 +228,141 @@ func explore(c Consumer, b Bounds, cfg config, name string) (VerifyResult, error
 	return res, nil
 }
 
-// level searches every schedule with at most k preemptions; with cutAt
-// set, every prefix of cutAt steps with at most k preemptions, each
-// completed by the drain (without state caching: two states alike but
-// for their workers' names drain differently).
-func (s *searcher) level(k, cutAt int) error {
+// level searches every schedule with at most k preemptions, on n
+// walkers; with cutAt set, every prefix of cutAt steps with at most k
+// preemptions, each completed by the drain (without state caching: two
+// states alike but for their workers' names drain differently).
+func (s *searcher) level(k, cutAt, n int) error {
 	s.res.Levels = append(s.res.Levels, VerifyLevel{Preemptions: k, PrefixSteps: cutAt})
 	s.lvl = &s.res.Levels[len(s.res.Levels)-1]
 	start := time.Now()
 	defer func() { s.lvl.Elapsed = time.Since(start) }()
-	s.path, s.cache, s.quiet, s.cutAt = nil, map[sum128][]visit{}, map[sum128]*quietEnd{}, cutAt
+	s.cache, s.quiet, s.cutAt = map[sum128][]visit{}, map[sum128]*quietEnd{}, cutAt
+	s.tasks, s.idle, s.active, s.over = []*task{{}}, 0, n, false
+	var wg sync.WaitGroup
+	for _, w := range s.walkers[:n] {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			w.walk()
+		}()
+	}
+	wg.Wait()
+	if s.err != nil {
+		return s.err
+	}
+	s.lvl.Complete = s.stopped == "" && (s.best == nil || s.cfg.verify.exhaustive)
+	return nil
+}
+
+// walk searches tasks until the level is over.
+func (w *walker) walk() {
 	for {
-		if why := s.budgetSpent(); why != "" {
-			s.stopped = why
-			return nil
+		t := w.nextTask()
+		if t == nil {
+			return
 		}
-		if err := s.execute(); err != nil {
-			return err
-		}
-		if s.best != nil && !s.cfg.verify.exhaustive {
-			return nil
-		}
-		if !s.backtrack() {
-			s.lvl.Complete = true
-			return nil
+		w.path = t.frames
+		w.root = len(t.frames)
+		for {
+			if w.halt() {
+				return
+			}
+			if err := w.execute(); err != nil {
+				w.fail(err)
+				w.end()
+				return
+			}
+			w.donate()
+			if !w.backtrack() {
+				break
+			}
 		}
 	}
 }
 
-// budgetSpent says why the search must stop now, if it must.
+// nextTask waits for a subtree to search; nil when the level is over.
+func (w *walker) nextTask() *task {
+	s := w.searcher
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.active--
+	for len(s.tasks) == 0 && !s.over {
+		if s.active == 0 {
+			// Nobody searches and nothing is left: the level is done.
+			s.over = true
+			s.cond.Broadcast()
+			break
+		}
+		s.idle++
+		s.cond.Wait()
+		s.idle--
+	}
+	if s.over {
+		return nil
+	}
+	t := s.tasks[len(s.tasks)-1]
+	s.tasks = s.tasks[:len(s.tasks)-1]
+	s.active++
+	return t
+}
+
+// end ends the level for every walker.
+func (w *walker) end() {
+	w.mu.Lock()
+	w.over = true
+	w.cond.Broadcast()
+	w.mu.Unlock()
+}
+
+// halt reports whether the walker must stop: the level is over, a budget
+// is spent, a counterexample was found, the search failed.
+func (w *walker) halt() bool {
+	s := w.searcher
+	s.mu.Lock()
+	over := s.over || s.err != nil || (s.best != nil && !s.cfg.verify.exhaustive)
+	if !over {
+		if why := s.budgetSpent(); why != "" {
+			s.stopped, over = why, true
+		}
+	}
+	s.mu.Unlock()
+	if over {
+		w.end()
+	}
+	return over
+}
+
+// donate gives another walker, waiting for work, the untried choice
+// nearest the root of the walker's subtree.
+func (w *walker) donate() {
+	s := w.searcher
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.idle == 0 || len(s.tasks) > 0 {
+		return
+	}
+	for d := w.root; d < len(w.path); d++ {
+		f := w.path[d]
+		for i := range f.ts {
+			if i == f.cur || f.tried[i] || asleep(f.sleep, f.ts[i].id) {
+				continue
+			}
+			f.tried[i] = true
+			frames := make([]*frame, d+1)
+			copy(frames, w.path[:d+1])
+			g := *f
+			g.cur, g.tried, g.after = i, slices.Clone(f.tried), slices.Clone(f.after)
+			frames[d] = &g
+			s.tasks = append(s.tasks, &task{frames: frames})
+			s.depthRow(d).Transitions++
+			s.cond.Signal()
+			return
+		}
+	}
+}
+
+// budgetSpent says why the search must stop now, if it must (s.mu held).
 func (s *searcher) budgetSpent() string {
 	v := s.cfg.verify
 	switch {
@@ -226,20 +377,23 @@ func (s *searcher) budgetSpent() string {
 }
 
 // execute plays one schedule: the path's prefix, then new choices.
-func (s *searcher) execute() error {
-	sc := s.base.clone()
-	ctx := context.WithValue(context.Background(), verifyKey{}, s)
-	s.current = nil
-	out, err := s.play(ctx, sc)
+func (w *walker) execute() error {
+	sc := w.base.clone()
+	ctx := context.WithValue(context.Background(), verifyKey{}, w)
+	w.current = nil
+	out, err := w.play(ctx, sc)
 	if err != nil {
 		return err
 	}
-	if s.err != nil {
-		return s.err
-	}
-	v := s.current
+	v := w.current
 	if v == nil {
 		return errors.New("consumertest: the search's run never started")
+	}
+	s := w.searcher
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.err != nil {
+		return nil
 	}
 	s.res.Schedules++
 	s.lvl.Schedules++
@@ -276,9 +430,9 @@ func (s *searcher) execute() error {
 
 // play plays sc as the search's run: in a testing/synctest bubble under
 // Verify (so that the handler's clock is the scenario's), as replay does.
-func (s *searcher) play(ctx context.Context, sc *Scenario) (*Outcome, error) {
-	if s.cfg.t == nil {
-		return play(ctx, s.cfg.backend, s.c, sc, false)
+func (w *walker) play(ctx context.Context, sc *Scenario) (*Outcome, error) {
+	if w.cfg.t == nil {
+		return play(ctx, w.cfg.backend, w.c, sc, false)
 	}
 	var out *Outcome
 	var err error
@@ -292,21 +446,22 @@ func (s *searcher) play(ctx context.Context, sc *Scenario) (*Outcome, error) {
 				}
 			}
 		}()
-		synctest.Test(s.cfg.t, func(*testing.T) {
-			out, err = play(ctx, s.cfg.backend, s.c, sc, true)
+		synctest.Test(w.cfg.t, func(*testing.T) {
+			out, err = play(ctx, w.cfg.backend, w.c, sc, true)
 		})
 	}()
 	return out, err
 }
 
-// covered counts the situations a schedule reached.
+// covered counts the situations a schedule reached (s.mu held).
 func (s *searcher) covered(sit map[string]int) {
 	for k := range sit {
 		s.res.Coverage[k]++
 	}
 }
 
-// judged counts a schedule judged (or whose end state was judged before).
+// judged counts a schedule judged, or whose end state was judged before
+// (s.mu held).
 func (s *searcher) judged(summary string) {
 	s.res.Judged++
 	s.lvl.Judged++
@@ -315,9 +470,19 @@ func (s *searcher) judged(summary string) {
 	}
 }
 
+// quietEnd returns what a quiet state gave before, if it was met.
+func (s *searcher) quietEndOf(key sum128) (*quietEnd, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	q, ok := s.quiet[key]
+	return q, ok
+}
+
 // quietHit counts a schedule that stopped in a quiet state judged before;
 // its run is then abandoned, which counts the situations of its steps.
 func (s *searcher) quietHit(v *verifyRun, q *quietEnd) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	for k := range q.endSit {
 		if v.atStop[k] == 0 {
 			s.res.Coverage[k]++
@@ -329,7 +494,7 @@ func (s *searcher) quietHit(v *verifyRun, q *quietEnd) {
 	}
 }
 
-// candidate keeps the first counterexample.
+// candidate keeps the first counterexample (s.mu held).
 func (s *searcher) candidate(sc *Scenario, bs []Breach, preempted int) {
 	if s.best == nil {
 		s.best = &found{scenario: sc, breaches: bs, preemptions: preempted}
@@ -353,20 +518,22 @@ func outcomeSummary(o *Outcome, bs []Breach) string {
 	return b.String()
 }
 
-// backtrack moves the path to the next choice to try; false when every
-// choice of every point on it was tried.
-func (s *searcher) backtrack() bool {
-	for len(s.path) > 0 {
-		f := s.path[len(s.path)-1]
+// backtrack moves the path to the next choice to try in the walker's
+// subtree; false when every choice of every point of it was tried.
+func (w *walker) backtrack() bool {
+	for len(w.path) > w.root {
+		f := w.path[len(w.path)-1]
 		f.tried[f.cur] = true
 		for i := range f.ts {
 			if !f.tried[i] && !asleep(f.sleep, f.ts[i].id) {
 				f.cur = i
-				s.depthRow(len(s.path)-1).Transitions++
+				w.mu.Lock()
+				w.depthRow(len(w.path) - 1).Transitions++
+				w.mu.Unlock()
 				return true
 			}
 		}
-		s.path = s.path[:len(s.path)-1]
+		w.path = w.path[:len(w.path)-1]
 	}
 	return false
 }
@@ -380,7 +547,7 @@ func asleep(sleep []sleepEntry, id tid) bool {
 	return false
 }
 
-// depthRow is the level's row of depth d.
+// depthRow is the level's row of depth d (s.mu held).
 func (s *searcher) depthRow(d int) *VerifyDepth {
 	for len(s.lvl.Depths) <= d {
 		s.lvl.Depths = append(s.lvl.Depths, VerifyDepth{Depth: len(s.lvl.Depths)})
@@ -391,41 +558,47 @@ func (s *searcher) depthRow(d int) *VerifyDepth {
 // decide is called by a run at each decision point: it returns the index
 // of the choice to take among ts, or decideAbandon to stop the run short,
 // or decideCut to leave the rest to the drain.
-func (s *searcher) decide(v *verifyRun, ts []trans, boundPruned int, key sum128, keyOK bool) int {
+func (w *walker) decide(v *verifyRun, ts []trans, boundPruned int, key sum128, keyOK bool) int {
 	d := v.depth
-	if d < len(s.path) {
-		f := s.path[d]
+	if d < len(w.path) {
+		f := w.path[d]
 		if !sameChoices(f.ts, ts) || (f.keyOK && keyOK && f.key != key) {
-			s.fail(fmt.Errorf("%w: consumer %q is not deterministic: the same schedule, played again, reached another state at step %d (choices %s, then %s); "+
+			w.fail(fmt.Errorf("%w: consumer %q is not deterministic: the same schedule, played again, reached another state at step %d (choices %s, then %s); "+
 				"a handler that reads the machine's clock, randomness or state outside the database cannot be model-checked",
-				ErrBadInput, s.c.displayName(), d+1, describeChoices(f.ts), describeChoices(ts)))
+				ErrBadInput, w.c.displayName(), d+1, describeChoices(f.ts), describeChoices(ts)))
 			return decideAbandon
 		}
 		return f.cur
 	}
 	if d > 0 {
-		parent := s.path[d-1]
+		parent := w.path[d-1]
 		if t := parent.ts[parent.cur].id; t.w >= 0 && v.movable(int(t.w)) {
 			parent.after[parent.cur] = 1
 		} else {
 			parent.after[parent.cur] = 0
 		}
 	}
-	if d >= s.bounds.MaxSteps || (s.cutAt > 0 && d >= s.cutAt) {
+	if d >= w.bounds.MaxSteps || (w.cutAt > 0 && d >= w.cutAt) {
 		return decideCut
 	}
+	var sleep []sleepEntry
+	if d > 0 && !w.cfg.verify.noPOR {
+		sleep = w.childSleep(w.path[d-1])
+	}
+	var canon []tid
+	if keyOK && w.cutAt == 0 {
+		canon = w.canonical(sleep)
+	}
+	s := w.searcher
+	s.mu.Lock()
 	row := s.depthRow(d)
 	row.Nodes++
-	var sleep []sleepEntry
-	if d > 0 && !s.cfg.verify.noPOR {
-		sleep = s.childSleep(s.path[d-1])
-	}
-	if keyOK && s.cutAt == 0 {
-		canon := s.canonical(sleep)
-		if s.dominated(key, v.budget, canon, d) {
+	if canon != nil || (keyOK && w.cutAt == 0) {
+		if s.dominated(key, v.budget, canon) {
 			s.res.CachePruned++
 			s.lvl.CachePruned++
 			row.CachePruned++
+			s.mu.Unlock()
 			return decideAbandon
 		}
 		if s.remember(key, visit{budget: v.budget, sleep: canon, depth: d}) {
@@ -452,11 +625,14 @@ func (s *searcher) decide(v *verifyRun, ts []trans, boundPruned int, key sum128,
 			f.cur = i
 		}
 	}
+	if f.cur >= 0 {
+		row.Transitions++
+	}
+	s.mu.Unlock()
 	if f.cur < 0 {
 		return decideAbandon
 	}
-	row.Transitions++
-	s.path = append(s.path, f)
+	w.path = append(w.path, f)
 	return f.cur
 }
 
@@ -484,19 +660,24 @@ func describeChoices(ts []trans) string {
 // choice t: the choices asleep at f and those tried before t at f, each
 // kept when it commutes with t and when trying it first could not need
 // more preemptions than the order it stands for.
-func (s *searcher) childSleep(f *frame) []sleepEntry {
+//
+// The choices tried before t are those before it in f's order, asleep at
+// f or not: the search tries them in that order (a walker that hands a
+// choice to another still counts the ones before it as tried first, and
+// their subtrees are searched all the same).
+func (w *walker) childSleep(f *frame) []sleepEntry {
 	t := f.ts[f.cur]
 	var out []sleepEntry
 	keep := func(z sleepEntry) {
-		if !s.conflicts(z.fp, t.fp) && s.costSafe(f, z, t) {
+		if !w.conflicts(z.fp, t.fp) && w.costSafe(f, z, t) {
 			out = append(out, z)
 		}
 	}
 	for _, z := range f.sleep {
 		keep(z)
 	}
-	for j, tried := range f.tried {
-		if tried && j != f.cur {
+	for j := range f.cur {
+		if !asleep(f.sleep, f.ts[j].id) {
 			keep(sleepEntry{id: f.ts[j].id, fp: f.ts[j].fp, after: f.after[j]})
 		}
 	}
@@ -507,16 +688,16 @@ func (s *searcher) childSleep(f *frame) []sleepEntry {
 // the soundness tests must catch each.
 var reductionMutants = []string{"commute-all", "no-cost-check", "key-ignores-db", "key-ignores-history", "key-ignores-broker"}
 
-func (s *searcher) conflicts(a, b footprint) bool {
-	switch s.cfg.verify.mutant {
+func (w *walker) conflicts(a, b footprint) bool {
+	switch w.cfg.verify.mutant {
 	case "commute-all":
 		return (a.ws|a.rs)&(b.ws|b.rs)&(resOwn0*0xff) != 0
 	}
 	return conflicts(a, b)
 }
 
-func (s *searcher) costSafe(f *frame, z sleepEntry, t trans) bool {
-	return s.cfg.verify.mutant == "no-cost-check" || costSafe(f, z, t)
+func (w *walker) costSafe(f *frame, z sleepEntry, t trans) bool {
+	return w.cfg.verify.mutant == "no-cost-check" || costSafe(f, z, t)
 }
 
 // costSafe reports whether choice z may sleep below t at f under the
@@ -564,12 +745,12 @@ func b2i(b bool) int {
 // canonical renames the workers of a sleep set into the state's canonical
 // order (the order its name lists them in), so that the sleep sets of two
 // states alike but for their workers' names compare.
-func (s *searcher) canonical(sleep []sleepEntry) []tid {
+func (w *walker) canonical(sleep []sleepEntry) []tid {
 	out := make([]tid, 0, len(sleep))
 	for _, z := range sleep {
 		id := z.id
 		if id.w >= 0 {
-			id.w = int8(slices.Index(s.perm, int(id.w)))
+			id.w = int8(slices.Index(w.perm, int(id.w)))
 		}
 		out = append(out, id)
 	}
@@ -610,7 +791,7 @@ func subset(a, b []tid) bool {
 // dominated reports whether the state was explored before with at least
 // this budget and no more choices asleep (and, in the search for fewer
 // steps, no deeper).
-func (s *searcher) dominated(key sum128, b budgets, sleep []tid, depth int) bool {
+func (s *searcher) dominated(key sum128, b budgets, sleep []tid) bool {
 	for _, vis := range s.cache[key] {
 		if vis.budget.covers(b) && subset(vis.sleep, sleep) {
 			return true
@@ -634,11 +815,11 @@ func (s *searcher) remember(key sum128, vis visit) bool {
 
 // discover reads the tables the schema made, on a database of its own:
 // the statements' footprints name them, and a state's name reads them.
-func (s *searcher) discover() error {
+func (s *searcher) discover(be backend.Backend) error {
 	ctx := context.Background()
-	db, err := s.cfg.backend.Fresh(ctx)
+	db, err := be.Fresh(ctx)
 	if err != nil {
-		return fmt.Errorf("%w: open a fresh %s database: %w", ErrBadInput, s.cfg.backend.Name(), err)
+		return fmt.Errorf("%w: open a fresh %s database: %w", ErrBadInput, be.Name(), err)
 	}
 	defer db.Close()
 	if err := prepareSchema(ctx, db, s.c.Schema); err != nil {
@@ -734,8 +915,8 @@ func ordinals(n int) string {
 
 // footprintOf is what statement c touches, read once per statement text
 // and arguments.
-func (s *searcher) footprintOf(c sqlhook.Call) sqlShape {
-	e := &s.fpEnc
+func (w *walker) footprintOf(c sqlhook.Call) sqlShape {
+	e := &w.fpEnc
 	e.reset()
 	e.str(c.SQL)
 	for _, a := range c.Args {
@@ -743,23 +924,23 @@ func (s *searcher) footprintOf(c sqlhook.Call) sqlShape {
 		e.int(int64(a.Ordinal))
 		e.value(a.Value)
 	}
-	if sh, ok := s.shapes[string(e.b)]; ok {
+	if sh, ok := w.shapes[string(e.b)]; ok {
 		return sh
 	}
-	sh := statementFootprint(c.SQL, c.Args, s.tables)
-	if s.shapes == nil {
-		s.shapes = map[string]sqlShape{}
+	sh := statementFootprint(c.SQL, c.Args, w.tables)
+	if w.shapes == nil {
+		w.shapes = map[string]sqlShape{}
 	}
-	s.shapes[string(e.b)] = sh
+	w.shapes[string(e.b)] = sh
 	return sh
 }
 
 // dump names the database's committed content: every row of every table.
-func (s *searcher) dump(r *run) (sum128, error) {
-	e := &s.dbEnc
+func (w *walker) dump(r *run) (sum128, error) {
+	e := &w.dbEnc
 	e.reset()
 	admin := r.db.Admin()
-	for _, q := range s.dumpQueries {
+	for _, q := range w.dumpQueries {
 		if err := encodeRows(admin, q, e); err != nil {
 			return sum128{}, err
 		}
@@ -797,26 +978,31 @@ func encodeRows(db *sql.DB, q string, e *enc) error {
 
 // counterexample turns the schedule found into the counterexample to
 // show: cut to its shortest prefix that the drain completes into a breach
-// of the same law; then every shorter prefix with no more preemptions is
-// tried, each completed by the drain, shortest first (the first that
-// breaks a law wins); then reduced unless NoReduce, and saved.
+// of the same law; then every prefix with no more preemptions and no more
+// steps is tried, each completed by the drain, shortest first, on one
+// walker (the first that breaks a law wins: the same whichever schedule
+// the walkers found first); then reduced unless NoReduce, and saved.
 func (s *searcher) counterexample(res *VerifyResult, name string) error {
+	cfg := s.walkers[0].cfg
 	best := s.best
 	law := best.breaches[0].Law
-	sc, r := s.shortestPrefix(best.scenario, law)
+	sc, r := s.shortestPrefix(cfg, best.scenario, law)
 	if r == nil {
 		return fmt.Errorf("%w: consumer %q is not deterministic: the schedule that broke %s does not break it when played again", ErrBadInput, s.c.displayName(), law)
 	}
 	res.Shortest = true
 	k := best.preemptions
-	for cut := 1; cut < sc.Size(); cut++ {
-		if why := s.budgetSpent(); why != "" {
+	for cut := 1; cut <= sc.Size(); cut++ {
+		s.mu.Lock()
+		why := s.budgetSpent()
+		s.mu.Unlock()
+		if why != "" {
 			res.Shortest = false
 			break
 		}
 		s.best = nil
 		s.budget[bPreempt] = int16(k)
-		if err := s.level(k, cut); err != nil {
+		if err := s.level(k, cut, 1); err != nil {
 			return err
 		}
 		if s.stopped != "" {
@@ -825,22 +1011,22 @@ func (s *searcher) counterexample(res *VerifyResult, name string) error {
 		}
 		if s.best != nil {
 			law = s.best.breaches[0].Law
-			if p, pr := s.shortestPrefix(s.best.scenario, law); pr != nil {
+			if p, pr := s.shortestPrefix(cfg, s.best.scenario, law); pr != nil {
 				sc, r = p, pr
 			}
 			break
 		}
 	}
 	res.Steps = sc.Size()
-	keep := stillFails(s.c, s.cfg, law)
-	if !s.cfg.noReduce {
+	keep := stillFails(s.c, cfg, law)
+	if !cfg.noReduce {
 		if red, rr := Reduce(sc, keep); rr != nil {
 			sc, r = red, rr
 		}
 	}
 	res.Law, res.Breaches, res.Scenario, res.Outcome = law, r.Breaches, sc, r.Outcome
-	if s.cfg.corpusDir != "" {
-		path, err := SaveScenario(s.cfg.corpusDir, s.c.displayName(), law, res.Summary(), sc, r.Outcome, 0)
+	if cfg.corpusDir != "" {
+		path, err := SaveScenario(cfg.corpusDir, s.c.displayName(), law, res.Summary(), sc, r.Outcome, 0)
 		if err != nil {
 			return fmt.Errorf("consumertest: save the counterexample: %w", err)
 		}
@@ -851,8 +1037,8 @@ func (s *searcher) counterexample(res *VerifyResult, name string) error {
 
 // shortestPrefix is the shortest prefix of sc that, completed by the
 // drain, breaks law, and its judged result (nil when none does).
-func (s *searcher) shortestPrefix(sc *Scenario, law string) (*Scenario, *Result) {
-	keep := stillFails(s.c, s.cfg, law)
+func (s *searcher) shortestPrefix(cfg config, sc *Scenario, law string) (*Scenario, *Result) {
+	keep := stillFails(s.c, cfg, law)
 	for k := 0; k <= len(sc.Steps); k++ {
 		p := sc.clone()
 		p.Steps = p.Steps[:k]

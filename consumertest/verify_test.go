@@ -154,10 +154,19 @@ func soundnessConsumers() []Consumer {
 func outcomesOf(t *testing.T, c Consumer, b Bounds, opts ...Option) (map[string]bool, VerifyResult) {
 	t.Helper()
 	got := map[string]bool{}
+	var mu sync.Mutex
 	opts = append(opts, func(cfg *config) {
 		cfg.verify.exhaustive = true
-		cfg.verify.outcomes = func(s string) { got["outcome "+s] = true }
-		cfg.verify.states = func(k sum128) { got[fmt.Sprintf("state %x", k)] = true }
+		cfg.verify.outcomes = func(s string) {
+			mu.Lock()
+			got["outcome "+s] = true
+			mu.Unlock()
+		}
+		cfg.verify.states = func(k sum128) {
+			mu.Lock()
+			got[fmt.Sprintf("state %x", k)] = true
+			mu.Unlock()
+		}
 	})
 	res, err := Explore(c, b, opts...)
 	if err != nil {
@@ -259,4 +268,24 @@ func soundnessWorlds() []soundnessWorld {
 func mutantWorlds() []soundnessWorld {
 	ws := soundnessWorlds()
 	return []soundnessWorld{ws[3], ws[5], ws[6], ws[7]}
+}
+
+// TestParallelSearchLosesNothing: walkers that share the state cache and
+// hand subtrees to each other meet the same states and outcomes as the
+// brute force.
+func TestParallelSearchLosesNothing(t *testing.T) {
+	ws := soundnessWorlds()
+	for _, w := range []soundnessWorld{ws[3], ws[5], ws[7]} {
+		t.Run(w.c.Name, func(t *testing.T) {
+			brute, _ := outcomesOf(t, w.c, w.b, NoPOR(), NoCache())
+			par, res := outcomesOf(t, w.c, w.b, VerifyParallel(3))
+			if lost := diffSets(brute, par); len(lost) > 0 {
+				t.Errorf("%s: 3 walkers lost %d of %d states and outcomes:\n%s", w, len(lost), len(brute), strings.Join(lost, "\n"))
+			}
+			if extra := diffSets(par, brute); len(extra) > 0 {
+				t.Errorf("%s: 3 walkers met %d states or outcomes the brute force did not", w, len(extra))
+			}
+			t.Logf("%s: %d schedules on 3 walkers", w, res.Schedules)
+		})
+	}
 }
