@@ -119,7 +119,7 @@ func (o *options) parseConsumerExplore(given map[string]bool, ef exploreFlags, f
 	if err := b.Validate(); err != nil {
 		return usagef("%v", err)
 	}
-	cx := &consumerExplore{bounds: b}
+	cx := &consumerExplore{bounds: b, opts: []consumertest.Option{consumertest.VerifyParallel(o.workers)}}
 	var budget []string
 	if given["duration"] && o.duration > 0 {
 		cx.opts = append(cx.opts, consumertest.VerifyTime(o.duration))
