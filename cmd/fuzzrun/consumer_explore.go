@@ -180,8 +180,12 @@ func runConsumerExplore(ctx context.Context, o *options, c consumertest.Consumer
 		}
 	}
 	if o.json {
-		if err := writeJSON(stdout, consumerExploreJSON{VerifyResult: res, Explored: res.Explored(), Unreached: res.Unreached(),
-			SchedulesPerSec: res.SchedulesPerSecond(), HTML: o.html, Exit: exit}); err != nil {
+		rep := consumerExploreJSON{VerifyResult: res, Explored: res.Explored(), Unreached: res.Unreached(),
+			SchedulesPerSec: res.SchedulesPerSecond(), HTML: o.html, Exit: exit}
+		if res.Outcome != nil {
+			rep.Trace = res.Outcome.Trace.Lines()
+		}
+		if err := writeJSON(stdout, rep); err != nil {
 			return exitInternal
 		}
 		return exit
