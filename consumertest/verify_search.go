@@ -7,8 +7,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"testing"
 	"sync"
+	"testing"
 	"testing/synctest"
 	"time"
 
@@ -528,7 +528,7 @@ func (w *walker) backtrack() bool {
 			if !f.tried[i] && !asleep(f.sleep, f.ts[i].id) {
 				f.cur = i
 				w.mu.Lock()
-				w.depthRow(len(w.path) - 1).Transitions++
+				w.depthRow(len(w.path)-1).Transitions++
 				w.mu.Unlock()
 				return true
 			}
