@@ -560,9 +560,7 @@ func (v *verifyRun) callFootprint(i int, c sqlhook.Call, fp *footprint, t *trans
 		if wv.txAll {
 			fp.ws |= resDB
 		}
-		for _, a := range wv.tx {
-			fp.acc = append(fp.acc, a)
-		}
+		fp.acc = append(fp.acc, wv.tx...)
 		t.ends = true
 		t.dirty = c.Op == sqlhook.Commit
 	case sqlhook.RowsEnd:

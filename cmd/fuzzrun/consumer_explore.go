@@ -220,8 +220,18 @@ func consumerExploreHTML(o *options, c consumertest.Consumer, res consumertest.V
 	case !res.Verified:
 		verdict = fmt.Sprintf("not verified: %s; %s", res.Stopped, res.Explored())
 	}
+	var transitions int64
+	for _, l := range res.Levels {
+		for _, d := range l.Depths {
+			transitions += d.Transitions
+		}
+	}
+	statesPerSecond := 0.0
+	if s := res.Elapsed.Seconds(); s > 0 {
+		statesPerSecond = float64(res.States) / s
+	}
 	e := &report.Exploration{World: res.Bounds.String(), Menu: choiceMenu(res.Bounds), Engine: "stateless search of the consumer on " + res.Backend,
-		States: res.States, Transitions: res.Schedules, Skipped: res.SleepPruned, StatesPerSecond: res.SchedulesPerSecond(),
+		States: res.States, Transitions: transitions, Skipped: res.SleepPruned, StatesPerSecond: statesPerSecond,
 		Verdict: verdict, Violated: res.Failed}
 	if l := deepestLevel(res); l != nil {
 		for _, d := range l.Depths {
