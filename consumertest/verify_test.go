@@ -83,7 +83,7 @@ func memo(string) (handler.Func, io.Closer, error) {
 	}, nil, nil
 }
 
-const accountsSchema = `
+const verifyAccountsSchema = `
 CREATE TABLE accounts (user_id TEXT PRIMARY KEY, balance_cents INTEGER NOT NULL);
 INSERT INTO accounts VALUES ('u1', 1000);
 CREATE TABLE processed_events (event_id TEXT PRIMARY KEY);`
@@ -144,7 +144,7 @@ func soundnessConsumers() []Consumer {
 		{Name: "autocommit", Schema: ledgerSchema, Handler: autocommit, Effects: PerEvent(ledger), Dedupe: "SELECT event_id FROM processed_events"},
 		{Name: "memo", Schema: ledgerSchema, Worker: memo, Effects: PerEvent(ledger)},
 		{Name: "upgrade", Schema: ledgerSchema, Handler: upgrade, Effects: PerEvent(ledger), Dedupe: "SELECT event_id FROM processed_events"},
-		{Name: "balancesplit", Schema: accountsSchema, Handler: balanceSplit, Effects: Aggregate("SELECT user_id, balance_cents FROM accounts"),
+		{Name: "balancesplit", Schema: verifyAccountsSchema, Handler: balanceSplit, Effects: Aggregate("SELECT user_id, balance_cents FROM accounts"),
 			Dedupe: "SELECT event_id FROM processed_events"},
 	}
 }
