@@ -702,7 +702,7 @@ func (v *verifyRun) key() (sum128, bool) {
 			t.int(m.Offset)
 			t.int(int64(m.Attempts))
 			t.byte(b2byte(current))
-			t.str(w.at.String())
+			encodePoint(t, w.at)
 			t.byte(b2byte(wv.pendingFail))
 			if w.at.result != nil {
 				t.str(w.at.result.Error())
@@ -743,6 +743,19 @@ func (v *verifyRun) key() (sum128, bool) {
 		v.sysKey = sumOf(sys.b)
 	}
 	return sumOf(e.b), true
+}
+
+// encodePoint writes where a worker is parked: its call with its
+// arguments, its handler.Point, or its settle.
+func encodePoint(e *enc, p point) {
+	e.byte(b2byte(p.settle))
+	e.str(p.what)
+	e.str(string(p.call.Op))
+	e.str(p.call.SQL)
+	e.int(int64(len(p.call.Args)))
+	for _, a := range p.call.Args {
+		e.value(a.Value)
+	}
 }
 
 // isInsert reports a statement that begins with INSERT or REPLACE.
