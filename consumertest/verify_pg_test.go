@@ -40,8 +40,8 @@ func pgSplitBalance(ctx context.Context, db *sql.DB, m handler.Message) error {
 // states and outcomes a brute force meets there too.
 func TestVerifyOnPostgres(t *testing.T) {
 	dsn := pgDSN(t)
-	b := Bounds{Events: []Fate{FateOK}, Workers: 2, Preemptions: 1, Crashes: 1, Duplicates: 1}
-	res, err := Explore(pgBalanceConsumer(), b, Postgres(dsn))
+	b := Bounds{Events: []Fate{FateOK}, Workers: 2, Preemptions: 1, Duplicates: 1}
+	res, err := Explore(pgBalanceConsumer(), b, Postgres(dsn), VerifyParallel(2))
 	if err != nil || !res.Verified || res.Backend != "postgres" {
 		t.Fatalf("%v\n%s", err, res.Report())
 	}
