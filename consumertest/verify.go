@@ -3,6 +3,7 @@ package consumertest
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -300,13 +301,21 @@ type VerifyProgress struct {
 // unless CorpusDir says otherwise; otherwise it logs "verified within
 // these bounds" with what was searched. A search stopped by VerifyTime or
 // VerifySchedules proves nothing for the bound it did not finish, and
-// fails t saying which bound it did finish.
+// fails t saying which bound it did finish. With IDEMCHECK_REPLAY=FILE set
+// (the replay command of a counterexample) it replays that file instead,
+// as Check does.
 func Verify(t *testing.T, c Consumer, b Bounds, opts ...Option) {
 	t.Helper()
 	cfg := verifyConfigOf(opts)
 	cfg.t = t
 	if cfg.corpusDir == "" {
 		cfg.corpusDir = filepath.Join("testdata", "consumertest")
+	}
+	if os.Getenv(ReplayEnv) != "" {
+		// The replay command of a saved counterexample: play that
+		// scenario, as Check does, not the whole search again.
+		Check(t, c, opts...)
+		return
 	}
 	res, err := explore(c, b, cfg, t.Name())
 	if err != nil {
@@ -504,6 +513,9 @@ func (r VerifyResult) Unreached() []string {
 func (r VerifyResult) Report() string {
 	var b strings.Builder
 	switch {
+	case r.Failed && r.Preemptions == 0:
+		fmt.Fprintf(&b, "COUNTEREXAMPLE %s breaks %s without a preemption; %d step(s) and the drain break it%s\n",
+			r.Consumer, r.Law, r.Steps, shortestNote(r.Shortest))
 	case r.Failed:
 		fmt.Fprintf(&b, "COUNTEREXAMPLE %s breaks %s: no schedule with fewer than %d preemption(s) breaks a law; %d step(s) and the drain break it%s\n",
 			r.Consumer, r.Law, r.Preemptions, r.Steps, shortestNote(r.Shortest))

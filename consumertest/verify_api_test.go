@@ -157,3 +157,15 @@ func TestANondeterministicHandlerIsReported(t *testing.T) {
 func TestVerifyPassesACorrectConsumer(t *testing.T) {
 	Verify(t, adrConsumer(), Bounds{Events: []Fate{FateOK}, Workers: 2, Preemptions: 1, Crashes: 1, Failures: 1, Duplicates: 1})
 }
+
+// TestVerifyReplaysTheFileTheEnvironmentNames: the replay command of a
+// counterexample Verify saved plays that file, not the search again.
+func TestVerifyReplaysTheFileTheEnvironmentNames(t *testing.T) {
+	path, err := SaveScenario(t.TempDir(), "adr", LawSingleCredit, "a saved case", busy, nil, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv(ReplayEnv, path)
+	// Bounds that would take long to search: the replay must not.
+	Verify(t, adrConsumer(), Bounds{Events: []Fate{FateOK, FateOK, FateOK}, Workers: 3, Preemptions: 5, Crashes: 3, Duplicates: 3})
+}
