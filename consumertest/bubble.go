@@ -89,12 +89,13 @@ var phaseNames = map[runPhase]string{
 }
 
 // playScenario plays s in a bubble of its own when one can be had, on the
-// machine's clock otherwise.
-func playScenario(c Consumer, s *Scenario, cfg config) (*Outcome, error) {
+// machine's clock otherwise. ctx carries what the run reads of its
+// caller (a model checker's choices, say).
+func playScenario(ctx context.Context, c Consumer, s *Scenario, cfg config) (*Outcome, error) {
 	g := &guard{}
 	var out *Outcome
 	var err error
-	f := func() { out, err = play(context.Background(), cfg.backend, c, s, g, true) }
+	f := func() { out, err = play(ctx, cfg.backend, c, s, g, true) }
 	done := make(chan error, 1)
 	go func() {
 		// A bubble under Check's own T whose test fails ends this
@@ -112,7 +113,7 @@ func playScenario(c Consumer, s *Scenario, cfg config) (*Outcome, error) {
 			var un *bubble.Unavailable
 			if errors.As(berr, &un) {
 				// No bubble: the machine's clock, and the outcome says so.
-				out, err = play(context.Background(), cfg.backend, c, s, nil, false)
+				out, err = play(ctx, cfg.backend, c, s, nil, false)
 				if out != nil {
 					out.noteMachineClock("the handler's time.Now and timers: " + un.Error())
 				}

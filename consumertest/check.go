@@ -36,6 +36,8 @@ type config struct {
 	// noBubble plays on the machine's clock, as when no bubble can be
 	// had (for the tests of that path).
 	noBubble bool
+	// verify holds the options of Verify and Explore (verify.go).
+	verify verifyConfig
 }
 
 func newConfig(opts []Option) config {
@@ -200,7 +202,7 @@ func replay(c Consumer, s *Scenario, cfg config) (Result, error) {
 		return Result{}, err
 	}
 	start := time.Now()
-	out, err := playScenario(c, s, cfg)
+	out, err := playScenario(context.Background(), c, s, cfg)
 	if err != nil {
 		return Result{}, err
 	}

@@ -256,6 +256,18 @@
 // for the broker (package report does, for fuzzrun -consumer). The text is
 // the same as String prints, byte for byte.
 //
+// # Model checking
+//
+// Verify and Explore try every schedule within Bounds instead of drawing
+// some: each choice of the scheduler (who moves, which message an idle
+// worker receives, where a crash or an injected failure lands, when the
+// broker duplicates or replays, when time moves) is enumerated, bounded by
+// preemptions (iterative deepening: the counterexample found has the
+// fewest), reduced by sleep sets over what each call touches and by state
+// caching. A schedule is a Scenario: a counterexample replays with Replay
+// and goes to the corpus. See Explore for what is assumed, and
+// docs/model-checking-consumers.md.
+//
 // # Database backends
 //
 // The database is behind a small seam (consumertest/internal/backend):

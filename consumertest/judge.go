@@ -226,9 +226,13 @@ func play(ctx context.Context, be backend.Backend, c Consumer, s *Scenario, g *g
 	if err := r.startWorkers(); err != nil {
 		return nil, err
 	}
+	// Under Verify the search decides each step as the run goes
+	// (verify_exec.go); otherwise the steps are the scenario's.
+	r.v = verifierOf(ctx, r)
 	r.produce()
-	for _, st := range s.Steps {
-		if r.failure != nil {
+	for i := 0; r.failure == nil; i++ {
+		st, ok := r.nextStep(i)
+		if !ok {
 			break
 		}
 		r.step(st)

@@ -206,6 +206,9 @@ type run struct {
 	// machineClock names what read the machine's clock (see
 	// Outcome.MachineClock).
 	machineClock []string
+	// v, set under Verify, decides the steps and watches what each
+	// worker is returned (verify_exec.go).
+	v *verifyRun
 }
 
 // noteMachineClock records what read the machine's clock, once.

@@ -127,6 +127,9 @@ func (o *options) checkConsumer(given map[string]bool) error {
 		return usagef("-db: %q is not a database; give sqlite or postgres", o.db)
 	}
 	for _, f := range []string{"mutants", "target", "property", "without", "html", "explore", "off"} {
+		if o.explore && (f == "explore" || f == "html") && !given["broker"] {
+			continue // a model check of the consumer (consumer_explore.go)
+		}
 		if given[f] && given["broker"] {
 			return usagef("-%s: a -consumer -broker run takes no -%s (the team's consumer replaces the target)", f, f)
 		}
@@ -197,6 +200,9 @@ func runConsumer(ctx context.Context, o *options, stdout, stderr io.Writer) int 
 			}
 			return exitInternal
 		}
+	}
+	if o.explore {
+		return runConsumerExplore(ctx, o, c, stdout, stderr)
 	}
 	seed := o.seed
 	if !o.seedGiven {

@@ -33,6 +33,9 @@ var exploreOnly = []string{"depth", "events", "groups", "group-workers", "nodes"
 
 // parseExplore validates the -explore flags into o.exploreOp.
 func (o *options) parseExplore(given map[string]bool, f exploreFlags) error {
+	if o.explore && o.consumer != "" {
+		return nil // a model check of a team's consumer: parseConsumerExplore
+	}
 	if !o.explore {
 		for _, name := range exploreOnly {
 			if given[name] {

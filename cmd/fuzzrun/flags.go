@@ -49,6 +49,10 @@ type options struct {
 	db        string // -db: the database of a -consumer run (consumer.go)
 	dbDSN     string // the DSN of -db postgres
 
+	// cexplore: -consumer C -explore, a model check of the consumer
+	// (consumer_explore.go).
+	cexplore *consumerExplore
+
 	// projection: -explore -projection, every delivery order of each of
 	// projHistories with up to projCopies copies (explore_projection.go).
 	projection    bool
@@ -129,6 +133,7 @@ func parseFlags(args []string) (*options, error) {
 	fs.BoolVar(&o.projection, "projection", false, "")
 	fs.StringVar(&o.consumer, "consumer", "", "")
 	fs.StringVar(&o.db, "db", "sqlite", "")
+	cexFlags := registerConsumerExplore(fs)
 	if err := fs.Parse(args); err != nil {
 		return nil, flagError(err)
 	}
@@ -194,7 +199,11 @@ func parseFlags(args []string) (*options, error) {
 	if err := o.checkModes(given); err != nil {
 		return nil, err
 	}
-	if err := o.parseExplore(given, exploreFlags{*depth, *events, *groups, *gworkers, *nodes, *steps, *engine, *noSym, *noPOR, *copies, *history}); err != nil {
+	ef := exploreFlags{*depth, *events, *groups, *gworkers, *nodes, *steps, *engine, *noSym, *noPOR, *copies, *history}
+	if err := o.parseConsumerExplore(given, ef, cexFlags); err != nil {
+		return nil, err
+	}
+	if err := o.parseExplore(given, ef); err != nil {
 		return nil, err
 	}
 	if err := o.checkConsumer(given); err != nil {
@@ -360,6 +369,8 @@ usage:
                                   up to N steps, breadth first (shortest counterexample)
   fuzzrun -explore -projection    every delivery order, with duplicates, of small
                                   causal histories, judged by the projection properties
+  fuzzrun -consumer C -explore    model-check a team's consumer: every schedule within
+                                  the bounds, or the shortest counterexample
 
 flags:
   -duration D      time budget of the campaign (default 30s; 0: no limit, needs -checks)
@@ -419,6 +430,24 @@ projection explore flags (with -explore -projection; -target, -property, -corpus
   -history H       a history by name (skew, stepBack, ahead, delayed, burst) or a
                    projection scenario or corpus file, its replicas ignored
                    (default: all five)
+
+consumer explore flags (with -consumer C -explore; -db, -corpus, -json, -html apply;
+-duration and -checks are budgets: stopped early, the report says which bound was
+fully explored):
+  -events F,...    the events' fates: ok, transient:N, poison; or a count of ok
+                   events (default 2)
+  -group-workers N the consumer group's workers, 1..8 (default 2)
+  -preemptions N   switches away from a worker mid-delivery, searched 0, 1, .. N
+                   (default 2)
+  -crashes N       crashes (default 1)
+  -failures N      injected transient failures (default 1)
+  -duplicates N    broker duplicates (default 1)
+  -advances N      moves of time while a worker could move (default 0)
+  -durations D,... amounts time may move by besides the broker's next deadline
+  -replays N       replays of the stream (default 0)
+  -max-steps N     cut a schedule this long and finish it with the drain (default 200)
+  -no-por          no partial-order reduction
+  -no-cache        no state caching (for a handler not deterministic in its inputs)
 
 exit status: 0 nothing violated, 1 a violation found (or a mutant survived),
 2 usage error, 3 the harness itself failed.

@@ -109,6 +109,20 @@ type Option func(*Connector)
 // with rw.
 func WithRewriter(rw Rewriter) Option { return func(c *Connector) { c.rw = rw } }
 
+// Observer is a Hook that is also told what every call returned to the
+// caller, and every row a query handed it: what the caller has seen of the
+// database. A model checker names a worker's state by it (a deterministic
+// handler's next move is a function of its input and of what it saw).
+// Both methods run on the goroutine that made the call.
+type Observer interface {
+	// Returned is told what call c returned: its error (an injected
+	// failure included) and, for an exec that ran, its result.
+	Returned(c Call, res driver.Result, err error)
+	// Row is told of each row a query's iteration returned, as the
+	// driver filled dest; dest must not be kept.
+	Row(c Call, dest []driver.Value)
+}
+
 // ErrKilled is returned by every call on a connection after Kill.
 var ErrKilled = errors.New("sqlhook: connection killed (the worker crashed)")
 
@@ -282,6 +296,13 @@ func (cn *conn) call(c Call, do func() error) error {
 	}
 }
 
+// tell tells an Observer hook what c returned.
+func (cn *conn) tell(c Call, res driver.Result, err error) {
+	if o, ok := cn.c.hook.(Observer); ok {
+		o.Returned(c, res, err)
+	}
+}
+
 func (cn *conn) Prepare(query string) (driver.Stmt, error) {
 	return cn.PrepareContext(context.Background(), query)
 }
@@ -320,7 +341,8 @@ func (cn *conn) Begin() (driver.Tx, error) {
 }
 
 func (cn *conn) BeginTx(_ context.Context, opts driver.TxOptions) (driver.Tx, error) {
-	err := cn.call(Call{Op: Begin, SQL: "BEGIN"}, func() error {
+	c := Call{Op: Begin, SQL: "BEGIN"}
+	err := cn.call(c, func() error {
 		var err error
 		if b, ok := cn.inner.(driver.ConnBeginTx); ok {
 			_, err = b.BeginTx(context.Background(), opts)
@@ -330,6 +352,7 @@ func (cn *conn) BeginTx(_ context.Context, opts driver.TxOptions) (driver.Tx, er
 		}
 		return err
 	})
+	cn.tell(c, nil, err)
 	if err != nil {
 		return nil, err
 	}
@@ -360,11 +383,13 @@ func (cn *conn) ExecContext(_ context.Context, query string, args []driver.Named
 	}
 	run, notes := cn.c.rewrite(query)
 	var res driver.Result
-	err := cn.call(Call{Op: Exec, SQL: query, Args: args, Notes: cn.c.notes(notes, args)}, func() error {
+	c := Call{Op: Exec, SQL: query, Args: args, Notes: cn.c.notes(notes, args)}
+	err := cn.call(c, func() error {
 		var err error
 		res, err = e.ExecContext(context.Background(), run, args)
 		return err
 	})
+	cn.tell(c, res, err)
 	return res, err
 }
 
@@ -375,11 +400,13 @@ func (cn *conn) QueryContext(_ context.Context, query string, args []driver.Name
 	}
 	run, notes := cn.c.rewrite(query)
 	var rows driver.Rows
-	err := cn.call(Call{Op: Query, SQL: query, Args: args, Notes: cn.c.notes(notes, args)}, func() error {
+	c := Call{Op: Query, SQL: query, Args: args, Notes: cn.c.notes(notes, args)}
+	err := cn.call(c, func() error {
 		var err error
 		rows, err = q.QueryContext(context.Background(), run, args)
 		return err
 	})
+	cn.tell(c, nil, err)
 	if err != nil {
 		return nil, err
 	}
@@ -414,7 +441,9 @@ type tx struct{ cn *conn }
 
 func (t *tx) Commit() error {
 	cn := t.cn
-	err := cn.call(Call{Op: Commit, SQL: "COMMIT"}, func() error { return cn.execInner("COMMIT") })
+	c := Call{Op: Commit, SQL: "COMMIT"}
+	err := cn.call(c, func() error { return cn.execInner("COMMIT") })
+	cn.tell(c, nil, err)
 	if err != nil && !errors.Is(err, ErrKilled) && !cn.isDead() {
 		// Leave the connection clean: a failed commit is a rolled-back
 		// transaction, as database/sql expects.
@@ -429,7 +458,9 @@ func (t *tx) Rollback() error {
 	if cn.isDead() {
 		return nil
 	}
-	err := cn.call(Call{Op: Rollback, SQL: "ROLLBACK"}, func() error { return cn.execInner("ROLLBACK") })
+	c := Call{Op: Rollback, SQL: "ROLLBACK"}
+	err := cn.call(c, func() error { return cn.execInner("ROLLBACK") })
+	cn.tell(c, nil, err)
 	cn.inTx = false
 	return err
 }
@@ -481,7 +512,8 @@ func unnamed(args []driver.NamedValue) []driver.Value {
 
 func (s *stmt) ExecContext(_ context.Context, args []driver.NamedValue) (driver.Result, error) {
 	var res driver.Result
-	err := s.cn.call(Call{Op: Exec, SQL: s.query, Args: args, Notes: s.cn.c.notes(s.notes, args)}, func() error {
+	c := Call{Op: Exec, SQL: s.query, Args: args, Notes: s.cn.c.notes(s.notes, args)}
+	err := s.cn.call(c, func() error {
 		var err error
 		if e, ok := s.inner.(driver.StmtExecContext); ok {
 			res, err = e.ExecContext(context.Background(), args)
@@ -491,12 +523,14 @@ func (s *stmt) ExecContext(_ context.Context, args []driver.NamedValue) (driver.
 		}
 		return err
 	})
+	s.cn.tell(c, res, err)
 	return res, err
 }
 
 func (s *stmt) QueryContext(_ context.Context, args []driver.NamedValue) (driver.Rows, error) {
 	var rows driver.Rows
-	err := s.cn.call(Call{Op: Query, SQL: s.query, Args: args, Notes: s.cn.c.notes(s.notes, args)}, func() error {
+	c := Call{Op: Query, SQL: s.query, Args: args, Notes: s.cn.c.notes(s.notes, args)}
+	err := s.cn.call(c, func() error {
 		var err error
 		if q, ok := s.inner.(driver.StmtQueryContext); ok {
 			rows, err = q.QueryContext(context.Background(), args)
@@ -506,6 +540,7 @@ func (s *stmt) QueryContext(_ context.Context, args []driver.NamedValue) (driver
 		}
 		return err
 	})
+	s.cn.tell(c, nil, err)
 	if err != nil {
 		return nil, err
 	}
@@ -533,10 +568,13 @@ func (r *wrappedRows) Close() error {
 	if r.cn.isDead() {
 		return nil
 	}
-	return r.cn.call(Call{Op: RowsEnd, SQL: r.query}, func() error {
+	c := Call{Op: RowsEnd, SQL: r.query}
+	err := r.cn.call(c, func() error {
 		r.cn.untrack(r.inner)
 		return r.inner.Close()
 	})
+	r.cn.tell(c, nil, err)
+	return err
 }
 
 func (r *wrappedRows) Next(dest []driver.Value) error {
@@ -545,10 +583,21 @@ func (r *wrappedRows) Next(dest []driver.Value) error {
 			return ErrKilled
 		}
 		err := r.inner.Next(dest)
-		if err == nil || err == io.EOF || !r.cn.c.isBusy(err) {
+		if err == nil {
+			if o, ok := r.cn.c.hook.(Observer); ok {
+				o.Row(Call{Op: Query, SQL: r.query}, dest)
+			}
+			return nil
+		}
+		if err == io.EOF {
+			return err
+		}
+		if !r.cn.c.isBusy(err) {
+			r.cn.tell(Call{Op: Query, SQL: r.query}, nil, err)
 			return err
 		}
 		if herr := r.cn.c.hook.Busy(Call{Op: Query, SQL: r.query, InTx: r.cn.inTx}, err); herr != nil {
+			r.cn.tell(Call{Op: Query, SQL: r.query}, nil, herr)
 			return herr
 		}
 	}

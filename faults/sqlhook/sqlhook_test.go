@@ -213,3 +213,54 @@ func TestARewriterChangesWhatRunsNotWhatIsReported(t *testing.T) {
 		t.Fatalf("rewritten %q", rw.seen)
 	}
 }
+
+// observer records what every call returned.
+type observer struct {
+	recorder
+	returned []string
+}
+
+func (o *observer) Returned(c sqlhook.Call, res driver.Result, err error) {
+	s := string(c.Op)
+	if res != nil {
+		n, _ := res.RowsAffected()
+		s += fmt.Sprintf(" affected %d", n)
+	}
+	if err != nil {
+		s += " error " + err.Error()
+	}
+	o.returned = append(o.returned, s)
+}
+
+func (o *observer) Row(c sqlhook.Call, dest []driver.Value) {
+	o.returned = append(o.returned, fmt.Sprintf("row %v", dest))
+}
+
+// TestAnObserverSeesWhatEveryCallReturned: an Observer hook is told each
+// call's result or error (an injected one too) and each row a query gave.
+func TestAnObserverSeesWhatEveryCallReturned(t *testing.T) {
+	dsn, _ := open(t)
+	o := &observer{recorder: recorder{failOn: sqlhook.Rollback}}
+	_, db := hooked(dsn, o)
+	defer db.Close()
+	ctx := context.Background()
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO t VALUES (?), (?)`, "a", "b"); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := tx.QueryContext(ctx, `SELECT id FROM t ORDER BY id`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+	}
+	rows.Close()
+	_ = tx.Rollback()
+	want := "begin|exec affected 2|query|row [a]|row [b]|rows end|rollback error injected"
+	if got := strings.Join(o.returned, "|"); got != want {
+		t.Fatalf("returned\n%s\nwant\n%s", got, want)
+	}
+}

@@ -1,0 +1,299 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/idemcheck/idemcheck/consumertest"
+	"github.com/idemcheck/idemcheck/properties/coverage"
+	"github.com/idemcheck/idemcheck/report"
+)
+
+// fuzzrun -consumer C -explore model-checks a team's consumer
+// (consumertest.Explore): every schedule within the bounds the flags give,
+// or the shortest counterexample.
+
+// consumerExploreFlags are the raw values of the flags of -consumer -explore.
+type consumerExploreFlags struct {
+	preemptions, crashes, failures, duplicates, advances, replays, durations, maxSteps string
+	noCache                                                                            bool
+}
+
+// consumerExploreOnly are the flags that mean something with -consumer
+// -explore only.
+var consumerExploreOnly = []string{"preemptions", "crashes", "failures", "duplicates", "advances", "replays", "durations", "max-steps", "no-cache"}
+
+// registerConsumerExplore defines the flags of -consumer -explore on fs,
+// their defaults consumertest.DefaultBounds.
+func registerConsumerExplore(fs *flag.FlagSet) *consumerExploreFlags {
+	d := consumertest.DefaultBounds
+	f := &consumerExploreFlags{}
+	fs.StringVar(&f.preemptions, "preemptions", strconv.Itoa(d.Preemptions), "")
+	fs.StringVar(&f.crashes, "crashes", strconv.Itoa(d.Crashes), "")
+	fs.StringVar(&f.failures, "failures", strconv.Itoa(d.Failures), "")
+	fs.StringVar(&f.duplicates, "duplicates", strconv.Itoa(d.Duplicates), "")
+	fs.StringVar(&f.advances, "advances", strconv.Itoa(d.Advances), "")
+	fs.StringVar(&f.replays, "replays", strconv.Itoa(d.Replays), "")
+	fs.StringVar(&f.durations, "durations", "", "")
+	fs.StringVar(&f.maxSteps, "max-steps", "", "")
+	fs.BoolVar(&f.noCache, "no-cache", false, "")
+	return f
+}
+
+// consumerExplore is what -consumer -explore runs.
+type consumerExplore struct {
+	bounds consumertest.Bounds
+	opts   []consumertest.Option
+	// budget describes the time and schedule budgets, for the report.
+	budget string
+}
+
+// parseConsumerExplore validates the flags of -consumer -explore into
+// o.cexplore; without both flags, it rejects the flags that need them.
+func (o *options) parseConsumerExplore(given map[string]bool, ef exploreFlags, f *consumerExploreFlags) error {
+	if !o.explore || o.consumer == "" {
+		for _, name := range consumerExploreOnly {
+			if given[name] {
+				return usagef("-%s: bounds a consumer's model check; give -consumer C -explore", name)
+			}
+		}
+		return nil
+	}
+	for _, name := range []string{"depth", "groups", "nodes", "steps", "engine", "no-symmetry", "projection", "copies", "history",
+		"seed", "broker", "without", "runs", "batch", "target", "property", "off", "mutants", "list", "replay"} {
+		if given[name] {
+			return usagef("-%s: means nothing with -consumer -explore (the bounds are -events, -group-workers, -preemptions, -crashes, -failures, -duplicates, -advances, -durations, -replays)", name)
+		}
+	}
+	b := consumertest.DefaultBounds
+	var err error
+	if given["events"] {
+		if b.Events, err = consumertest.ParseFates(ef.events); err != nil {
+			return usagef("-events: %v", err)
+		}
+	}
+	if given["group-workers"] {
+		n, err := strconv.Atoi(ef.groupWorkers)
+		if err != nil || n < 1 || n > 8 {
+			return usagef("-group-workers: %q is not a number of workers from 1 to 8", ef.groupWorkers)
+		}
+		b.Workers = n
+	}
+	counts := []struct {
+		name string
+		raw  string
+		dst  *int
+	}{
+		{"preemptions", f.preemptions, &b.Preemptions}, {"crashes", f.crashes, &b.Crashes}, {"failures", f.failures, &b.Failures},
+		{"duplicates", f.duplicates, &b.Duplicates}, {"advances", f.advances, &b.Advances}, {"replays", f.replays, &b.Replays},
+	}
+	for _, c := range counts {
+		n, err := strconv.Atoi(c.raw)
+		if err != nil || n < 0 || n > 100 {
+			return usagef("-%s: %q is not a whole number from 0 to 100", c.name, c.raw)
+		}
+		*c.dst = n
+	}
+	if f.durations != "" {
+		for _, d := range strings.Split(f.durations, ",") {
+			v, err := time.ParseDuration(strings.TrimSpace(d))
+			if err != nil || v < time.Millisecond {
+				return usagef("-durations: %q is not a duration of at least 1ms (e.g. 30s,5m)", d)
+			}
+			b.Durations = append(b.Durations, v)
+		}
+	}
+	if f.maxSteps != "" {
+		n, err := strconv.Atoi(f.maxSteps)
+		if err != nil || n < 1 {
+			return usagef("-max-steps: %q is not a positive number", f.maxSteps)
+		}
+		b.MaxSteps = n
+	}
+	if err := b.Validate(); err != nil {
+		return usagef("%v", err)
+	}
+	cx := &consumerExplore{bounds: b, opts: []consumertest.Option{consumertest.VerifyParallel(o.workers)}}
+	var budget []string
+	if given["duration"] && o.duration > 0 {
+		cx.opts = append(cx.opts, consumertest.VerifyTime(o.duration))
+		budget = append(budget, o.duration.String())
+	}
+	if o.checks > 0 {
+		cx.opts = append(cx.opts, consumertest.VerifySchedules(o.checks))
+		budget = append(budget, fmt.Sprintf("%d schedules", o.checks))
+	}
+	cx.budget = strings.Join(budget, " or ")
+	if cx.budget == "" {
+		cx.budget = "the bounds"
+	}
+	if ef.noPOR {
+		cx.opts = append(cx.opts, consumertest.NoPOR())
+	}
+	if f.noCache {
+		cx.opts = append(cx.opts, consumertest.NoCache())
+	}
+	o.cexplore = cx
+	return nil
+}
+
+// runConsumerExplore is fuzzrun -consumer C -explore.
+func runConsumerExplore(ctx context.Context, o *options, c consumertest.Consumer, stdout, stderr io.Writer) int {
+	cx := o.cexplore
+	prog := newProgress(stderr, o.every)
+	opts := append([]consumertest.Option{
+		consumertest.VerifyContext(ctx),
+		consumertest.OnVerifyProgress(func(p consumertest.VerifyProgress) {
+			prog.update(time.Now(), fmt.Sprintf("explore %s: <= %d preemption(s), %d schedules, %d states, %s",
+				c.Name, p.Preemptions, p.Schedules, p.States, p.Elapsed.Round(time.Second)))
+		}),
+		consumertest.CorpusDir(o.corpusDir),
+	}, cx.opts...)
+	opts = append(opts, o.dbOptions()...)
+	fmt.Fprintf(stderr, "fuzzrun: model-checking consumer %s on %s: %s\n", c.Name, o.db, cx.bounds)
+	res, err := consumertest.Explore(c, cx.bounds, opts...)
+	prog.clear()
+	if err != nil {
+		fmt.Fprintf(stderr, "fuzzrun: -consumer %s -explore: %v\n", c.Name, err)
+		if errors.Is(err, consumertest.ErrBadInput) {
+			return exitUsage
+		}
+		return exitInternal
+	}
+	if res.CorpusFile != "" {
+		res.Replay = fmt.Sprintf("go run ./cmd/fuzzrun -consumer %s%s -replay %s", shellQuote(o.consumer), o.dbFlag(), shellQuote(res.CorpusFile))
+	}
+	exit := exitOK
+	if res.Failed {
+		exit = exitViolation
+	}
+	if o.html != "" {
+		if err := report.WriteFile(o.html, consumerExploreHTML(o, c, res)); err != nil {
+			fmt.Fprintf(stderr, "fuzzrun: %v\n", err)
+			return exitInternal
+		}
+	}
+	if o.json {
+		rep := consumerExploreJSON{VerifyResult: res, Explored: res.Explored(), Unreached: res.Unreached(),
+			SchedulesPerSec: res.SchedulesPerSecond(), HTML: o.html, Exit: exit}
+		if res.Outcome != nil {
+			rep.Trace = res.Outcome.Trace.Lines()
+		}
+		if err := writeJSON(stdout, rep); err != nil {
+			return exitInternal
+		}
+		return exit
+	}
+	fmt.Fprint(stdout, res.Report())
+	if o.html != "" {
+		fmt.Fprintf(stdout, "\nreport: %s\n", o.html)
+	}
+	return exit
+}
+
+// consumerExploreJSON is the -json report of -consumer -explore.
+type consumerExploreJSON struct {
+	consumertest.VerifyResult
+	Explored        string   `json:"explored"`
+	Unreached       []string `json:"unreached,omitempty"`
+	SchedulesPerSec float64  `json:"schedulesPerSec"`
+	Trace           []string `json:"trace,omitempty"`
+	HTML            string   `json:"html,omitempty"`
+	Exit            int      `json:"exit"`
+}
+
+// consumerExploreHTML is the HTML report of a consumer's model check: the
+// bounds, the verdict, the new states and choices tried per depth (of the
+// last bound searched in full), the coverage table, and the
+// counterexample's report.
+func consumerExploreHTML(o *options, c consumertest.Consumer, res consumertest.VerifyResult) *report.Run {
+	verdict := "verified within these bounds: no schedule breaks a law"
+	switch {
+	case res.Failed:
+		verdict = fmt.Sprintf("counterexample: %s breaks %s (%d preemption(s), %d step(s) and the drain)", c.Name, res.Law, res.Preemptions, res.Steps)
+	case !res.Verified:
+		verdict = fmt.Sprintf("not verified: %s; %s", res.Stopped, res.Explored())
+	}
+	var transitions int64
+	for _, l := range res.Levels {
+		for _, d := range l.Depths {
+			transitions += d.Transitions
+		}
+	}
+	statesPerSecond := 0.0
+	if s := res.Elapsed.Seconds(); s > 0 {
+		statesPerSecond = float64(res.States) / s
+	}
+	e := &report.Exploration{World: res.Bounds.String(), Menu: choiceMenu(res.Bounds), Engine: "stateless search of the consumer on " + res.Backend,
+		States: res.States, Transitions: transitions, Skipped: res.SleepPruned, StatesPerSecond: statesPerSecond,
+		Verdict: verdict, Violated: res.Failed}
+	if l := deepestLevel(res); l != nil {
+		for _, d := range l.Depths {
+			e.Levels = append(e.Levels, report.ExploreLevel{Depth: d.Depth, States: int(d.States), Transitions: d.Transitions})
+		}
+	}
+	var notes []string
+	notes = append(notes, fmt.Sprintf("%s: %d schedules played from the start, %d judged, %d distinct states; pruned %d choices by partial order, %d states met again by caching, %d choices over the preemption bound; %.0f schedules/s",
+		res.Explored(), res.Schedules, res.Judged, res.States, res.SleepPruned, res.CachePruned, res.BoundPruned, res.SchedulesPerSecond()))
+	for _, l := range res.Levels {
+		what := fmt.Sprintf("every schedule with at most %d preemption(s)", l.Preemptions)
+		if l.PrefixSteps > 0 {
+			what = fmt.Sprintf("every prefix of %d step(s) with at most %d preemption(s), completed by the drain", l.PrefixSteps, l.Preemptions)
+		}
+		notes = append(notes, fmt.Sprintf("%s: %d schedules, %d states, %d sleep-pruned, %d cache-pruned, complete %t, %s",
+			what, l.Schedules, l.States, l.SleepPruned, l.CachePruned, l.Complete, l.Elapsed.Round(time.Millisecond)))
+	}
+	if res.Failed {
+		notes = append(notes, fmt.Sprintf("counterexample: %s (%s); corpus file %s; replay: %s", res.Law, res.Summary(), res.CorpusFile, res.Replay))
+		if res.Outcome != nil {
+			for i, l := range res.Outcome.Trace.Lines() {
+				notes = append(notes, fmt.Sprintf("%d. %s", i+1, l))
+			}
+		}
+	}
+	return &report.Run{Title: "fuzzrun -consumer " + c.Name + " -explore", Mode: "explore", Command: commandLine(o.args), Target: c.Name,
+		Budget: o.cexplore.budget, Elapsed: res.Elapsed, Interrupted: res.Stopped == "interrupted", Checks: res.Schedules,
+		Coverage: consumerCoverageRows(res.Coverage, res.Schedules), Explore: e, Notes: notes}
+}
+
+// deepestLevel is the last full search of a preemption bound.
+func deepestLevel(res consumertest.VerifyResult) *consumertest.VerifyLevel {
+	var out *consumertest.VerifyLevel
+	for i := range res.Levels {
+		if res.Levels[i].PrefixSteps == 0 {
+			out = &res.Levels[i]
+		}
+	}
+	return out
+}
+
+// choiceMenu lists the choices the bounds allow.
+func choiceMenu(b consumertest.Bounds) []string {
+	out := []string{"run/receive", fmt.Sprintf("preempt<=%d", b.Preemptions)}
+	for _, c := range []struct {
+		name string
+		n    int
+	}{{"crash", b.Crashes}, {"fail", b.Failures}, {"duplicate", b.Duplicates}, {"advance", b.Advances}, {"replay", b.Replays}} {
+		if c.n > 0 {
+			out = append(out, fmt.Sprintf("%s<=%d", c.name, c.n))
+		}
+	}
+	return out
+}
+
+// consumerCoverageRows is the coverage table of consumertest.Situations in
+// the report's form.
+func consumerCoverageRows(reached map[string]int, runs int64) []coverage.Row {
+	var rows []coverage.Row
+	for _, s := range consumertest.Situations {
+		n := int64(reached[s])
+		rows = append(rows, coverage.Row{Name: s, Kind: "consumer", Runs: runs, Reached: n, Missing: n == 0})
+	}
+	return rows
+}

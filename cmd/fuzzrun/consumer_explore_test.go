@@ -1,0 +1,88 @@
+package main
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/idemcheck/idemcheck/consumertest"
+)
+
+// small are bounds a unit test can afford: one event and its duplicate.
+var small = []string{"-events", "1", "-preemptions", "1", "-failures", "0"}
+
+func TestConsumerExploreVerifiesACorrectConsumer(t *testing.T) {
+	dir := t.TempDir()
+	html := filepath.Join(dir, "r.html")
+	r := fuzzrun(t, append([]string{"-consumer", "insertfirst", "-explore", "-corpus", dir, "-html", html, "-workers", "2"}, small...)...)
+	if r.code != exitOK || !strings.Contains(r.stdout, "VERIFIED insertfirst within these bounds") {
+		t.Fatalf("exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	for _, want := range []string{"<= 1 preemption(s)", "distinct states", "by partial order", "coverage:"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("the report does not say %q:\n%s", want, r.stdout)
+		}
+	}
+	page, err := os.ReadFile(html)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`id="levels"`, "verified within these bounds", `data-situation="crash at commit"`} {
+		if !strings.Contains(string(page), want) {
+			t.Errorf("the HTML report has no %s", want)
+		}
+	}
+	if fs := files(t, dir); len(fs) != 1 {
+		t.Errorf("a verification wrote %v", fs)
+	}
+}
+
+func TestConsumerExploreFindsSavesAndReplays(t *testing.T) {
+	dir := t.TempDir()
+	r := fuzzrun(t, append([]string{"-consumer", "splitcheck", "-explore", "-corpus", dir, "-html", "", "-json"}, small...)...)
+	if r.code != exitViolation {
+		t.Fatalf("exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	rep := decode[consumerExploreJSON](t, r)
+	if rep.Law != consumertest.LawSingleCredit || rep.CorpusFile == "" || !strings.Contains(rep.Replay, "-replay") || rep.Scenario == nil || len(rep.Trace) == 0 {
+		t.Fatalf("report %+v", rep)
+	}
+	if r := fuzzrun(t, "-consumer", "splitcheck", "-replay", rep.CorpusFile); r.code != exitViolation || !strings.Contains(r.stdout, "FAIL single-credit") {
+		t.Fatalf("replay: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+}
+
+func TestConsumerExploreSaysWhatAnInterruptedSearchExplored(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	r := fuzzrunContext(t, ctx, "-consumer", "adr", "-explore", "-html", "", "-corpus", "")
+	if r.code != exitOK || !strings.Contains(r.stdout, "NOT VERIFIED adr: interrupted; no bound fully explored") {
+		t.Fatalf("exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	r = fuzzrun(t, "-consumer", "adr", "-explore", "-html", "", "-corpus", "", "-checks", "30")
+	if r.code != exitOK || !strings.Contains(r.stdout, "the schedule budget (30) ran out") {
+		t.Fatalf("exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+}
+
+func TestConsumerExploreUsageErrors(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-consumer", "adr", "-explore", "-depth", "3"}, "-depth: means nothing with -consumer -explore"},
+		{[]string{"-consumer", "adr", "-explore", "-preemptions", "x"}, `-preemptions: "x" is not a whole number`},
+		{[]string{"-consumer", "adr", "-explore", "-events", "ok,later"}, `-events: event fate "later"`},
+		{[]string{"-consumer", "adr", "-explore", "-group-workers", "9"}, "-group-workers"},
+		{[]string{"-consumer", "adr", "-explore", "-durations", "soon"}, "-durations"},
+		{[]string{"-consumer", "adr", "-preemptions", "1"}, "-preemptions: bounds a consumer's model check"},
+		{[]string{"-explore", "-depth", "2", "-crashes", "1"}, "-crashes: bounds a consumer's model check"},
+	} {
+		r := fuzzrun(t, tc.args...)
+		if r.code != exitUsage || !strings.Contains(r.stderr, tc.want) {
+			t.Errorf("%v: exit %d, stderr %q; want exit %d saying %q", tc.args, r.code, r.stderr, exitUsage, tc.want)
+		}
+	}
+}

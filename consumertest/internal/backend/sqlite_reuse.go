@@ -1,0 +1,502 @@
+package backend
+
+import (
+	"context"
+	"database/sql"
+	"database/sql/driver"
+	"errors"
+	"fmt"
+	"os"
+	"reflect"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/idemcheck/idemcheck/faults/sqlclock"
+)
+
+// SQLiteReuse is the SQLite backend for a run of many short scenarios (a
+// model checker's search): one database in memory for the whole run,
+// brought back between scenarios to the state the team's schema left
+// (every row deleted, the rows the schema seeded put back, AUTOINCREMENT
+// counters too) instead of being created and its schema run again; and
+// worker connections pooled across scenarios, each keeping its prepared
+// statements, so that a statement the handler runs again is not parsed
+// again. Locking is SQLite's (see SQLite).
+//
+// After the first reset the harness checks that it restored every table
+// row for row, rowids included; when it did not (a trigger fired by the
+// reset, a seeded row with a rowid of its own), every scenario gets a new
+// database as with SQLite.
+//
+// A pooled connection that goes back to the pool is rolled back first, as
+// a closed connection would be; what else a handler set on its connection
+// (a PRAGMA, a TEMP table) stays with it.
+type SQLiteReuse struct{}
+
+// Name implements Backend.
+func (SQLiteReuse) Name() string { return "sqlite" }
+
+// Fresh implements Backend; SQLiteReuse is used through Start.
+func (SQLiteReuse) Fresh(context.Context) (Database, error) {
+	return nil, errors.New("the reusing sqlite backend must be started first (Start)")
+}
+
+// Start implements Starter.
+func (SQLiteReuse) Start(ctx context.Context) (Session, error) {
+	key := dbSeq.Add(1)
+	name := fmt.Sprintf("/idemcheck-reuse-%d-%d", os.Getpid(), key)
+	dsn := "file:" + name + "?vfs=memdb&_txlock=immediate&_pragma=busy_timeout(0)"
+	// The admin handle keeps one connection open for the run: a memdb
+	// database lives as long as one connection to it does.
+	admin := sql.OpenDB(adminConnector{dsn})
+	admin.SetMaxIdleConns(1)
+	admin.SetMaxOpenConns(1)
+	if err := admin.PingContext(ctx); err != nil {
+		admin.Close()
+		return nil, err
+	}
+	clocks.Store(key, func() time.Time { return Epoch })
+	return &sqliteSession{admin: admin, dsn: dsn, key: key}, nil
+}
+
+// sqliteSession is one run's database.
+type sqliteSession struct {
+	admin *sql.DB
+	dsn   string
+	// key names the database's clock (see SQLite).
+	key int64
+
+	mu   sync.Mutex
+	idle []*reuseConn
+
+	prepared bool
+	// fresh is set when a reset cannot restore the state: every scenario
+	// gets a database of its own then.
+	fresh bool
+	reset []resetStep
+}
+
+// resetStep is a table to restore: its rows deleted, its seeded rows
+// inserted again.
+type resetStep struct {
+	del    *sql.Stmt
+	insert *sql.Stmt
+	seeds  [][]any
+}
+
+func (s *sqliteSession) Name() string { return "sqlite" }
+
+func (s *sqliteSession) Fresh(ctx context.Context) (Database, error) {
+	if s.fresh {
+		return SQLite{}.Fresh(ctx)
+	}
+	return &reuseDB{s: s}, nil
+}
+
+func (s *sqliteSession) Close() error {
+	s.mu.Lock()
+	idle := s.idle
+	s.idle = nil
+	s.mu.Unlock()
+	for _, c := range idle {
+		c.closeRaw()
+	}
+	for _, r := range s.reset {
+		r.del.Close()
+		if r.insert != nil {
+			r.insert.Close()
+		}
+	}
+	clocks.Delete(s.key)
+	return s.admin.Close()
+}
+
+// get lends a pooled connection, opening one when none is idle.
+func (s *sqliteSession) get() (*reuseConn, error) {
+	s.mu.Lock()
+	if n := len(s.idle); n > 0 {
+		c := s.idle[n-1]
+		s.idle = s.idle[:n-1]
+		s.mu.Unlock()
+		c.dead = false
+		return c, nil
+	}
+	s.mu.Unlock()
+	raw, err := drv.Open(s.dsn)
+	if err != nil {
+		return nil, err
+	}
+	return &reuseConn{s: s, raw: raw, stmts: map[string]*cachedStmt{}}, nil
+}
+
+// put takes a connection back, rolled back.
+func (s *sqliteSession) put(c *reuseConn) {
+	if _, err := c.exec("ROLLBACK", nil); err != nil && !strings.Contains(err.Error(), "no transaction is active") {
+		c.closeRaw()
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.idle = append(s.idle, c)
+}
+
+// prepare runs the schema on the first scenario and restores its state on
+// the later ones.
+func (s *sqliteSession) prepare(ctx context.Context, run func(*sql.DB) error) error {
+	if s.prepared {
+		return s.restore(ctx)
+	}
+	if err := run(s.admin); err != nil {
+		return err
+	}
+	before, err := s.dump(ctx)
+	if err != nil {
+		return err
+	}
+	if err := s.discover(ctx); err != nil {
+		return fmt.Errorf("sqlite: read the schema's tables: %w", err)
+	}
+	s.prepared = true
+	if err := s.restore(ctx); err != nil {
+		return err
+	}
+	after, err := s.dump(ctx)
+	if err != nil {
+		return err
+	}
+	if !reflect.DeepEqual(before, after) {
+		// The reset does not restore this schema's state: new databases.
+		s.fresh = true
+	}
+	return nil
+}
+
+// discover reads the tables and the rows the schema seeded.
+func (s *sqliteSession) discover(ctx context.Context) error {
+	names, err := s.tables(ctx)
+	if err != nil {
+		return err
+	}
+	for _, name := range names {
+		q := quoteIdent(name)
+		del, err := s.admin.PrepareContext(ctx, "DELETE FROM "+q)
+		if err != nil {
+			return err
+		}
+		step := resetStep{del: del}
+		s.reset = append(s.reset, step)
+		rows, err := s.admin.QueryContext(ctx, "SELECT * FROM "+q)
+		if err != nil {
+			return err
+		}
+		cols, err := rows.Columns()
+		if err != nil {
+			rows.Close()
+			return err
+		}
+		for rows.Next() {
+			vals := make([]any, len(cols))
+			ptrs := make([]any, len(cols))
+			for i := range vals {
+				ptrs[i] = &vals[i]
+			}
+			if err := rows.Scan(ptrs...); err != nil {
+				rows.Close()
+				return err
+			}
+			step.seeds = append(step.seeds, vals)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		if len(step.seeds) > 0 {
+			quoted := make([]string, len(cols))
+			for i, c := range cols {
+				quoted[i] = quoteIdent(c)
+			}
+			marks := strings.TrimSuffix(strings.Repeat("?, ", len(cols)), ", ")
+			if step.insert, err = s.admin.PrepareContext(ctx, fmt.Sprintf("INSERT INTO %s (%s) VALUES (%s)", q, strings.Join(quoted, ", "), marks)); err != nil {
+				return err
+			}
+		}
+		s.reset[len(s.reset)-1] = step
+	}
+	return nil
+}
+
+// tables lists the tables to restore, sqlite_sequence last.
+func (s *sqliteSession) tables(ctx context.Context) ([]string, error) {
+	rows, err := s.admin.QueryContext(ctx, `SELECT name FROM sqlite_master WHERE type = 'table' AND (name NOT LIKE 'sqlite_%' OR name = 'sqlite_sequence') ORDER BY name = 'sqlite_sequence', name`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var n string
+		if err := rows.Scan(&n); err != nil {
+			return nil, err
+		}
+		out = append(out, n)
+	}
+	return out, rows.Err()
+}
+
+// restore brings the database back to the state the schema left.
+func (s *sqliteSession) restore(ctx context.Context) error {
+	tx, err := s.admin.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("sqlite: reset the schema's state: %w", err)
+	}
+	defer tx.Rollback()
+	for _, r := range s.reset {
+		if _, err := tx.StmtContext(ctx, r.del).ExecContext(ctx); err != nil {
+			return fmt.Errorf("sqlite: reset the schema's state: %w", err)
+		}
+		if r.insert == nil {
+			continue
+		}
+		ins := tx.StmtContext(ctx, r.insert)
+		for _, row := range r.seeds {
+			if _, err := ins.ExecContext(ctx, row...); err != nil {
+				return fmt.Errorf("sqlite: put the seeded rows back: %w", err)
+			}
+		}
+	}
+	return tx.Commit()
+}
+
+// dump reads every table with its rowids, to check a reset.
+func (s *sqliteSession) dump(ctx context.Context) ([][]any, error) {
+	names, err := s.tables(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var out [][]any
+	for _, name := range names {
+		q := "SELECT rowid, * FROM " + quoteIdent(name) + " ORDER BY rowid"
+		rows, err := s.admin.QueryContext(ctx, q)
+		if err != nil {
+			// A WITHOUT ROWID table.
+			if rows, err = s.admin.QueryContext(ctx, "SELECT * FROM "+quoteIdent(name)); err != nil {
+				return nil, err
+			}
+		}
+		cols, _ := rows.Columns()
+		var table [][]any
+		for rows.Next() {
+			vals := make([]any, len(cols))
+			ptrs := make([]any, len(cols))
+			for i := range vals {
+				ptrs[i] = &vals[i]
+			}
+			if err := rows.Scan(ptrs...); err != nil {
+				rows.Close()
+				return nil, err
+			}
+			table = append(table, vals)
+		}
+		rows.Close()
+		slices.SortFunc(table, func(a, b []any) int { return strings.Compare(fmt.Sprint(a...), fmt.Sprint(b...)) })
+		out = append(out, []any{name, table})
+	}
+	return out, nil
+}
+
+func quoteIdent(s string) string { return `"` + strings.ReplaceAll(s, `"`, `""`) + `"` }
+
+// reuseDB is one scenario's view of the run's database.
+type reuseDB struct {
+	s *sqliteSession
+}
+
+func (d *reuseDB) Admin() *sql.DB { return d.s.admin }
+
+// SetClock implements Clocked: the run's database has one clock, set by
+// the scenario that uses it.
+func (d *reuseDB) SetClock(now func() time.Time) { clocks.Store(d.s.key, now) }
+
+// Rewrite implements Clocked.
+func (d *reuseDB) Rewrite(query string) (string, []string) { return sqlclock.SQLite(query, d.s.key) }
+
+// ArgNotes implements Clocked.
+func (d *reuseDB) ArgNotes(args []driver.NamedValue) []string {
+	return sqlclock.ArgNotes(false, args)
+}
+
+// Prepare implements Preparer.
+func (d *reuseDB) Prepare(ctx context.Context, run func(*sql.DB) error) error {
+	return d.s.prepare(ctx, run)
+}
+
+func (d *reuseDB) Open() (driver.Conn, error) { return d.s.get() }
+
+func (d *reuseDB) IsBusy(err error) bool { return (&sqliteDB{}).IsBusy(err) }
+
+// Close leaves the run's database as it is: the next scenario restores it.
+func (d *reuseDB) Close() error { return nil }
+
+// reuseConn is a pooled connection with its prepared statements.
+type reuseConn struct {
+	s     *sqliteSession
+	raw   driver.Conn
+	stmts map[string]*cachedStmt
+	dead  bool
+	admin bool
+}
+
+// cachedStmt is a prepared statement; busy while its rows are open.
+type cachedStmt struct {
+	st   driver.Stmt
+	busy bool
+}
+
+// maxCached bounds the statements a connection keeps.
+const maxCached = 64
+
+var (
+	_ driver.Conn               = (*reuseConn)(nil)
+	_ driver.ConnBeginTx        = (*reuseConn)(nil)
+	_ driver.ExecerContext      = (*reuseConn)(nil)
+	_ driver.QueryerContext     = (*reuseConn)(nil)
+	_ driver.ConnPrepareContext = (*reuseConn)(nil)
+)
+
+// stmt returns the prepared statement of query and what gives it back.
+func (c *reuseConn) stmt(ctx context.Context, query string) (driver.Stmt, func(), error) {
+	if cs, ok := c.stmts[query]; ok && !cs.busy {
+		cs.busy = true
+		return cs.st, func() { cs.busy = false }, nil
+	}
+	st, err := c.raw.(driver.ConnPrepareContext).PrepareContext(ctx, query)
+	if err != nil {
+		return nil, nil, err
+	}
+	if _, ok := c.stmts[query]; ok || len(c.stmts) >= maxCached {
+		return st, func() { st.Close() }, nil
+	}
+	cs := &cachedStmt{st: st, busy: true}
+	c.stmts[query] = cs
+	return st, func() { cs.busy = false }, nil
+}
+
+func (c *reuseConn) exec(query string, args []driver.NamedValue) (driver.Result, error) {
+	return c.ExecContext(context.Background(), query, args)
+}
+
+func (c *reuseConn) ExecContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Result, error) {
+	st, release, err := c.stmt(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	return st.(driver.StmtExecContext).ExecContext(ctx, args)
+}
+
+func (c *reuseConn) QueryContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Rows, error) {
+	st, release, err := c.stmt(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := st.(driver.StmtQueryContext).QueryContext(ctx, args)
+	if err != nil {
+		release()
+		return nil, err
+	}
+	return &releasingRows{Rows: rows, release: release}, nil
+}
+
+// releasingRows gives its statement back when closed.
+type releasingRows struct {
+	driver.Rows
+	release func()
+	closed  bool
+}
+
+func (r *releasingRows) Close() error {
+	if r.closed {
+		return nil
+	}
+	r.closed = true
+	err := r.Rows.Close()
+	r.release()
+	return err
+}
+
+func (c *reuseConn) Prepare(query string) (driver.Stmt, error) {
+	return c.PrepareContext(context.Background(), query)
+}
+
+func (c *reuseConn) PrepareContext(ctx context.Context, query string) (driver.Stmt, error) {
+	return c.raw.(driver.ConnPrepareContext).PrepareContext(ctx, query)
+}
+
+func (c *reuseConn) Begin() (driver.Tx, error) {
+	return c.BeginTx(context.Background(), driver.TxOptions{})
+}
+
+// BeginTx begins as the driver does (IMMEDIATE, or DEFERRED for a
+// read-only transaction), with a prepared statement.
+func (c *reuseConn) BeginTx(ctx context.Context, opts driver.TxOptions) (driver.Tx, error) {
+	begin := "BEGIN IMMEDIATE"
+	if opts.ReadOnly {
+		begin = "BEGIN"
+	}
+	if _, err := c.ExecContext(ctx, begin, nil); err != nil {
+		return nil, err
+	}
+	return reuseTx{c}, nil
+}
+
+type reuseTx struct{ c *reuseConn }
+
+func (t reuseTx) Commit() error {
+	_, err := t.c.ExecContext(context.Background(), "COMMIT", nil)
+	return err
+}
+
+func (t reuseTx) Rollback() error {
+	_, err := t.c.ExecContext(context.Background(), "ROLLBACK", nil)
+	return err
+}
+
+// Close gives the connection back to the run's pool, rolled back (the
+// admin handle's own connection closes for good).
+func (c *reuseConn) Close() error {
+	if c.dead {
+		return nil
+	}
+	c.dead = true
+	if c.admin {
+		c.closeRaw()
+		return nil
+	}
+	c.s.put(c)
+	return nil
+}
+
+// adminConnector opens the admin handle's connection: it keeps its
+// prepared statements too (the effects queries run after every
+// scenario).
+type adminConnector struct{ dsn string }
+
+func (a adminConnector) Connect(context.Context) (driver.Conn, error) {
+	raw, err := drv.Open(a.dsn)
+	if err != nil {
+		return nil, err
+	}
+	return &reuseConn{raw: raw, stmts: map[string]*cachedStmt{}, admin: true}, nil
+}
+
+func (a adminConnector) Driver() driver.Driver { return drv }
+
+func (c *reuseConn) closeRaw() {
+	for _, cs := range c.stmts {
+		cs.st.Close()
+	}
+	c.stmts = nil
+	_ = c.raw.Close()
+}

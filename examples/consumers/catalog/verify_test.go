@@ -1,0 +1,97 @@
+package catalog_test
+
+import (
+	"path/filepath"
+	"testing"
+
+	"github.com/idemcheck/idemcheck/consumertest"
+	"github.com/idemcheck/idemcheck/corpus"
+	"github.com/idemcheck/idemcheck/examples/consumers/catalog"
+)
+
+// The model checker against the example consumers: every broken one is
+// found within the default bounds, with a counterexample no longer than
+// the one the randomized hunt found and reduced (corpus/consumers); every
+// correct one is verified within smaller bounds (the default bounds are
+// measured by the CLI, see docs/model-checking-consumers.md).
+
+// huntSizes are the sizes of the counterexamples of corpus/consumers, the
+// smallest per consumer.
+func huntSizes(t *testing.T) map[string]int {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join(corpusDir, "*.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]int{}
+	for _, f := range files {
+		c, err := corpus.Load(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := consumertest.LoadScenario(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n, ok := out[c.Target]; !ok || s.Size() < n {
+			out[c.Target] = s.Size()
+		}
+	}
+	return out
+}
+
+func TestVerifyFindsEveryBrokenExample(t *testing.T) {
+	sizes := huntSizes(t)
+	for _, e := range catalog.All() {
+		if e.Correct() {
+			continue
+		}
+		t.Run(e.Name, func(t *testing.T) {
+			res, err := consumertest.Explore(e.Consumer, consumertest.DefaultBounds)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !res.Failed {
+				t.Fatalf("not found within the default bounds:\n%s", res.Report())
+			}
+			if !breaksLaw(res.Breaches, e.Law) {
+				t.Errorf("the counterexample breaks %s, not %s:\n%s", res.Law, e.Law, res.Report())
+			}
+			if hunt, ok := sizes[e.Name]; ok && res.Scenario.Size() > hunt {
+				t.Errorf("counterexample of %d step(s), the hunt's has %d:\n%s", res.Scenario.Size(), hunt, res.Report())
+			}
+			again, err := consumertest.Replay(e.Consumer, res.Scenario)
+			if err != nil || !again.Failed || again.Outcome.Trace.String() != res.Outcome.Trace.String() {
+				t.Fatalf("the counterexample does not replay with the same trace (%v):\n%s", err, again.Report())
+			}
+			t.Logf("%s in %d step(s), %d preemption(s); %d schedules in %s", res.Law, res.Scenario.Size(), res.Preemptions, res.Schedules, res.Elapsed)
+		})
+	}
+}
+
+func breaksLaw(bs []consumertest.Breach, law string) bool {
+	for _, b := range bs {
+		if b.Law == law {
+			return true
+		}
+	}
+	return false
+}
+
+// TestVerifyProvesTheCorrectExamples verifies adr, insertfirst and
+// balance through Verify, as a team's test calls it: one event (and its
+// duplicate), two workers, two preemptions, a crash and an injected
+// failure. The two-event bounds take longer than a unit test should; the
+// CLI measures them.
+func TestVerifyProvesTheCorrectExamples(t *testing.T) {
+	b := consumertest.DefaultBounds
+	b.Events = []consumertest.Fate{consumertest.FateOK}
+	for _, e := range catalog.All() {
+		if !e.Correct() {
+			continue
+		}
+		t.Run(e.Name, func(t *testing.T) {
+			consumertest.Verify(t, e.Consumer, b, consumertest.CorpusDir(t.TempDir()))
+		})
+	}
+}
