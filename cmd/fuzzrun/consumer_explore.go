@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/idemcheck/idemcheck/consumertest"
+	"github.com/idemcheck/idemcheck/examples/consumers/catalog"
 	"github.com/idemcheck/idemcheck/properties/coverage"
 	"github.com/idemcheck/idemcheck/report"
 )
@@ -72,6 +73,11 @@ func (o *options) parseConsumerExplore(given map[string]bool, ef exploreFlags, f
 		}
 	}
 	b := consumertest.DefaultBounds
+	if e, ok := catalog.Lookup(o.consumer); ok && !anyGiven(given, "events", "group-workers", "preemptions", "crashes", "failures", "duplicates", "advances", "replays", "durations") {
+		// An example whose bug needs other bounds (time moving by its
+		// lease) is checked within those, unless the flags say otherwise.
+		b = e.VerifyBounds()
+	}
 	var err error
 	if given["events"] {
 		if b.Events, err = consumertest.ParseFates(ef.events); err != nil {
@@ -94,6 +100,9 @@ func (o *options) parseConsumerExplore(given map[string]bool, ef exploreFlags, f
 		{"duplicates", f.duplicates, &b.Duplicates}, {"advances", f.advances, &b.Advances}, {"replays", f.replays, &b.Replays},
 	}
 	for _, c := range counts {
+		if !given[c.name] {
+			continue
+		}
 		n, err := strconv.Atoi(c.raw)
 		if err != nil || n < 0 || n > 100 {
 			return usagef("-%s: %q is not a whole number from 0 to 100", c.name, c.raw)
@@ -296,4 +305,14 @@ func consumerCoverageRows(reached map[string]int, runs int64) []coverage.Row {
 		rows = append(rows, coverage.Row{Name: s, Kind: "consumer", Runs: runs, Reached: n, Missing: n == 0})
 	}
 	return rows
+}
+
+// anyGiven reports whether any of the named flags was given.
+func anyGiven(given map[string]bool, names ...string) bool {
+	for _, n := range names {
+		if given[n] {
+			return true
+		}
+	}
+	return false
 }

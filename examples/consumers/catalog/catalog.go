@@ -6,6 +6,7 @@ package catalog
 
 import (
 	"slices"
+	"time"
 
 	"github.com/idemcheck/idemcheck/consumertest"
 	"github.com/idemcheck/idemcheck/examples/consumers/adr"
@@ -40,6 +41,19 @@ type Entry struct {
 	Law string
 	// Doc says what the consumer does, in one line.
 	Doc string
+	// Verify, when set, are the bounds the model checker needs to reach
+	// the consumer's bug (time moving by a lease or a retention window,
+	// say), where consumertest.DefaultBounds do not; see VerifyBounds.
+	Verify *consumertest.Bounds
+}
+
+// VerifyBounds are the bounds to model-check e within: e.Verify, or
+// consumertest.DefaultBounds.
+func (e Entry) VerifyBounds() consumertest.Bounds {
+	if e.Verify != nil {
+		return *e.Verify
+	}
+	return consumertest.DefaultBounds
 }
 
 // Correct reports whether the harness must never flag e.
@@ -88,13 +102,19 @@ func All() []Entry {
 		{Name: "poisoneverything", Law: consumertest.LawHealthyApplied, Doc: "validates a key format the producer never sends: every message is dead-lettered as poison",
 			Consumer: consumertest.Consumer{Schema: poisoneverything.Schema, Handler: poisoneverything.Handle, Effects: consumertest.PerEvent(ledgerEffects), Dedupe: processedEvents}},
 		{Name: "applypoison", Law: consumertest.LawHealthyApplied, Doc: "the ADR pattern without the amount check: poison events are credited, not dead-lettered",
-			Consumer: consumertest.Consumer{Schema: applypoison.Schema, Handler: applypoison.Handle, Effects: consumertest.PerEvent(ledgerEffects), Dedupe: processedEvents}},
+			Consumer: consumertest.Consumer{Schema: applypoison.Schema, Handler: applypoison.Handle, Effects: consumertest.PerEvent(ledgerEffects), Dedupe: processedEvents},
+			// Its bug needs a poison event.
+			Verify: &consumertest.Bounds{Events: []consumertest.Fate{consumertest.FatePoison}, Workers: 1}},
 		{Name: "stuckprocessing", Law: consumertest.LawHealthyApplied, Doc: "a claim row left 'processing' by one failed attempt: every redelivery answers locked until the DLQ",
 			Consumer: consumertest.Consumer{Schema: stuckprocessing.Schema, Handler: stuckprocessing.Handle, Effects: consumertest.PerEvent(ledgerEffects), Dedupe: stuckprocessing.Dedupe}},
 		{Name: "lease", Law: consumertest.LawSingleCredit, Doc: "a claim with a lease taken over once it runs out, the owner's commit not fenced: a slow owner credits again",
-			Consumer: consumertest.Consumer{Schema: lease.Schema, Handler: lease.Handle, Effects: consumertest.PerEvent(ledgerEffects)}},
+			Consumer: consumertest.Consumer{Schema: lease.Schema, Handler: lease.Handle, Effects: consumertest.PerEvent(ledgerEffects)},
+			// The owner stalls past its lease: time must move by it.
+			Verify: &consumertest.Bounds{Events: []consumertest.Fate{consumertest.FateOK}, Workers: 2, Preemptions: 1, Advances: 1, Durations: []time.Duration{lease.LeaseFor}}},
 		{Name: "ttl", Law: consumertest.LawSingleCredit, Doc: "processed records cleaned up by the database's now after 10 seconds, less than the redelivery window",
-			Consumer: ttlConsumer(ttl.SQLite, ttl.Short), Postgres: ptr(ttlConsumer(ttl.Postgres, ttl.Short))},
+			Consumer: ttlConsumer(ttl.SQLite, ttl.Short), Postgres: ptr(ttlConsumer(ttl.Postgres, ttl.Short)),
+			// A duplicate comes back after the window: time must move past it.
+			Verify: &consumertest.Bounds{Events: []consumertest.Fate{consumertest.FateOK}, Workers: 1, Duplicates: 1, Advances: 1, Durations: []time.Duration{11 * time.Second}}},
 	}
 	for i := range es {
 		es[i].Consumer.Name = es[i].Name

@@ -47,12 +47,12 @@ func TestVerifyFindsEveryBrokenExample(t *testing.T) {
 			continue
 		}
 		t.Run(e.Name, func(t *testing.T) {
-			res, err := consumertest.Explore(e.Consumer, consumertest.DefaultBounds)
+			res, err := consumertest.Explore(e.Consumer, e.VerifyBounds())
 			if err != nil {
 				t.Fatal(err)
 			}
 			if !res.Failed {
-				t.Fatalf("not found within the default bounds:\n%s", res.Report())
+				t.Fatalf("not found within its bounds:\n%s", res.Report())
 			}
 			if !breaksLaw(res.Breaches, e.Law) {
 				t.Errorf("the counterexample breaks %s, not %s:\n%s", res.Law, e.Law, res.Report())
