@@ -228,6 +228,13 @@ func judgeHLC(res *runner.ProjectionResult) hlcJudgement {
 			HasPrev: r.HasPrev, Prev: projStamp(r.Prev), Remote: projStamp(r.Remote), Got: projStamp(r.Got),
 			Refused: r.Refused, MaxOffsetNs: d.MaxOffset.Nanoseconds(), GranularityNs: d.WallGranularity.Nanoseconds(),
 		}
+		if len(r.Ticks) > 0 {
+			runs := make([]hlclaw.Run, len(r.Ticks))
+			for k, run := range r.Ticks {
+				runs[k] = hlclaw.Run{First: projStamp(run.First), Count: run.Count}
+			}
+			readings[i].Runs = runs
+		}
 	}
 	pasts := CausalPasts(res)
 	emissions := make([]hlclaw.Emission, len(res.Events))
@@ -263,7 +270,14 @@ func finalHLCLaws(o *runner.Outcome, _ Monitor) []Breach {
 		b := byLaw[v.Law]
 		if b == nil {
 			b = &Breach{Law: string(v.Law), Summary: fmt.Sprintf("hlc law %s broken", v.Law)}
-			if r := j.readings[v.Index]; v.Law != hlclaw.Causality && !r.Refused && r.Got.WallNs == 0 {
+			var r hlclaw.Reading
+			if v.Law != hlclaw.Causality {
+				r = j.readings[v.Index]
+			}
+			if v.Tick > 0 {
+				r = r.TickReading(v.Tick) // the burst's tick that broke the law first
+			}
+			if v.Law != hlclaw.Causality && !r.Refused && r.Got.WallNs == 0 {
 				// What a correct clock would have answered the same inputs
 				// shows the bug better than the law alone. (The canonical
 				// clock speaks milliseconds: a nanosecond clock's answer is
@@ -273,7 +287,11 @@ func finalHLCLaws(o *runner.Outcome, _ Monitor) []Breach {
 					want = hlclaw.Merge(r.Node, r.Prev, r.Remote, r.PhysMs)
 				}
 				b.Diff = cmp.Diff(want, r.Got)
-				b.Details = append(b.Details, fmt.Sprintf("diff: the canonical HLC (-want) against the implementation (+got) given the same inputs at step %d", res.Readings[v.Index].Step+1))
+				at := fmt.Sprintf("step %d", res.Readings[v.Index].Step+1)
+				if v.Tick > 0 {
+					at += fmt.Sprintf(", tick %d of the burst", v.Tick)
+				}
+				b.Details = append(b.Details, "diff: the canonical HLC (-want) against the implementation (+got) given the same inputs at "+at)
 			}
 			byLaw[v.Law] = b
 			laws = append(laws, v.Law)

@@ -16,15 +16,59 @@ import (
 // part that plays no role in the failure can survive that, a worker that
 // never acts say, and Reduce removes it. It returns s itself when nothing
 // could be removed.
+//
+// A burst's count is bisected first, to the fewest ticks that still fail:
+// a burst of 65,536 ticks is most of what every later candidate costs to
+// play, and dropping one tick at a time would take tens of thousands of
+// plays.
 func Reduce(s *scenario.Scenario, keep func(*scenario.Scenario) bool) *scenario.Scenario {
-	cur := s
+	cur := bisectBursts(s, keep)
 	for {
 		next := firstKept(cur, keep)
 		if next == nil {
+			if fewer := bisectBursts(cur, keep); fewer != cur {
+				cur = fewer // what was removed may let a burst be shorter
+				continue
+			}
 			return cur
 		}
 		cur = next
 	}
+}
+
+// bisectBursts returns s with each burst's count cut to the fewest ticks
+// keep still accepts, found by bisection (about 17 plays for a burst of
+// 65,536), or s itself when no count could be cut.
+func bisectBursts(s *scenario.Scenario, keep func(*scenario.Scenario) bool) *scenario.Scenario {
+	if s.Projection == nil {
+		return s
+	}
+	cur := s
+	for i, st := range s.Projection.Steps {
+		if st.Op != scenario.OpBurst || st.Count <= 1 {
+			continue
+		}
+		withCount := func(n int) *scenario.Scenario {
+			p := cloneProjection(cur.Projection)
+			p.Steps[i].Count = n
+			return &scenario.Scenario{Version: cur.Version, Kind: cur.Kind, Projection: p}
+		}
+		// keep holds at hi; find the least count in [1, hi] it holds at,
+		// as if it held from some count on (a wrap needs that many ticks).
+		lo, hi := 0, st.Count
+		for hi-lo > 1 {
+			mid := lo + (hi-lo)/2
+			if keep(withCount(mid)) {
+				hi = mid
+			} else {
+				lo = mid
+			}
+		}
+		if hi < st.Count {
+			cur = withCount(hi)
+		}
+	}
+	return cur
 }
 
 // firstKept returns the first candidate reduction of s that is valid and

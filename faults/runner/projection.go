@@ -46,10 +46,12 @@ type Happening struct {
 // HLCOp is what a node asked its HLC for.
 type HLCOp string
 
-// The two HLC operations.
+// The HLC operations: a burst is many ticks within one instant, recorded
+// as one reading.
 const (
 	OpTick  HLCOp = "tick"
 	OpMerge HLCOp = "merge"
+	OpBurst HLCOp = "burst"
 )
 
 // HLCReading is one HLC operation as the runner saw it from outside the
@@ -71,8 +73,13 @@ type HLCReading struct {
 	Prev    hlc.Timestamp `json:"prev,omitzero"`
 	// Remote is the stamp received (merge only).
 	Remote hlc.Timestamp `json:"remote,omitzero"`
-	// Got is what the clock returned (nothing when it refused).
+	// Got is what the clock returned (nothing when it refused); for a
+	// burst, its last stamp.
 	Got hlc.Timestamp `json:"got"`
+	// Ticks are a burst's stamps (OpBurst), in order, as runs (StampRun):
+	// Prev is the node's stamp before the burst, and WallChangeMs applies
+	// to its first tick.
+	Ticks []StampRun `json:"ticks,omitempty"`
 	// Refused says the clock refused the remote stamp (merge only), with
 	// the error it gave.
 	Refused bool   `json:"refused,omitempty"`

@@ -81,7 +81,9 @@ func (t *Tracker) Finish(out *runner.Outcome) {
 		for _, r := range out.Projection.Readings {
 			if r.WallChangeMs < 0 {
 				t.set = t.set.With(HLCClockStepBack)
-				break
+			}
+			if r.Stamps() > 1<<16 {
+				t.set = t.set.With(HLCCounterPast16Bits)
 			}
 		}
 	case out.Consumption != nil:
