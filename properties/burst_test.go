@@ -42,7 +42,7 @@ func TestBurstWrapIsReportedAtItsTick(t *testing.T) {
 	if len(lines) != 1 {
 		t.Fatalf("monotonic has %d lines, want one for the burst:\n%s", len(lines), strings.Join(lines, "\n"))
 	}
-	for _, want := range []string{"tick 65537 of a burst of 65537", "1 of the 65537 ticks", "tick 65536 ", "[tick 65537 "} {
+	for _, want := range []string{"tick 65537 of a burst of 65537", "1 tick(s) in all", "tick 65536 ", "[tick 65537 "} {
 		if !strings.Contains(lines[0], want) {
 			t.Errorf("the line does not say %q: %s", want, lines[0])
 		}

@@ -248,7 +248,11 @@ func judgeHLC(res *runner.ProjectionResult) hlcJudgement {
 
 func passHLCLaws(o *runner.Outcome, _ Monitor) string {
 	j := judgeHLC(o.Projection)
-	return fmt.Sprintf("%d HLC reading(s) and %d causal pair(s) obey every law", len(j.readings), j.pairs)
+	ops := 0 // a burst's ticks each count
+	for _, r := range o.Projection.Readings {
+		ops += max(r.Stamps(), 1)
+	}
+	return fmt.Sprintf("%d HLC reading(s) and %d causal pair(s) obey every law", ops, j.pairs)
 }
 
 // finalHLCLaws reports every law broken, each as its own breach, with the

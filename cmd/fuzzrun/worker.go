@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"runtime/debug"
 	"slices"
 	"strings"
 	"time"
@@ -32,6 +33,11 @@ func (s *sender) send(m message) {
 // runWorker is a worker process: it hunts its share and reports on out. It
 // stops between hunts when ctx ends (its parent kills it in any case).
 func runWorker(ctx context.Context, o *options, out io.Writer) int {
+	// A hunt keeps little alive from one check to the next (a scenario, its
+	// outcome, the monitors) and makes much garbage: collecting at four
+	// times the live heap instead of twice spends a third less CPU on the
+	// collector, for a few megabytes more.
+	defer debug.SetGCPercent(debug.SetGCPercent(400))
 	s := &sender{enc: json.NewEncoder(out), worker: o.workerIndex}
 	if o.mutants {
 		huntMutants(ctx, o, s)

@@ -100,8 +100,12 @@ func NewWorld(sc *scenario.Consumption, parts *system.Consumption, obs ...Observ
 		phase:   PhaseSchedule, obs: obs, conv: parts.Conventions,
 		res: &ConsumptionResult{Config: cfg, Events: sc.Events, StartMs: StartMs, Metrics: map[string]consumer.Metrics{}},
 	}
+	// A step takes three or four actions, the drain and the replay about
+	// as many again: sized once, the action list is not copied as it grows.
+	actions := 4*len(sc.Steps) + 16
+	w.res.Actions = make([]Action, 0, actions)
 	w.view = View{w: w}
-	w.trace = &Trace{cons: w.res}
+	w.trace = &Trace{cons: w.res, entries: make([]traceEntry, 0, actions+8)}
 	for i, e := range sc.Events {
 		w.events[e.ID] = i
 	}

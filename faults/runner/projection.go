@@ -139,6 +139,15 @@ func RunProjection(s *scenario.Scenario, t system.Target) (*Outcome, error) {
 		return nil, fmt.Errorf("runner: invalid scenario: %w", err)
 	}
 	out := &Outcome{Scenario: s, Target: t.Name, Trace: &Trace{}}
+	// The history's lines are few; a projector's deliveries are most of
+	// them, sized here once.
+	deliveries := 0
+	for _, r := range s.Projection.Replicas {
+		deliveries += len(r.Deliveries)
+	}
+	deliveries *= len(t.Projection.Projectors) + len(t.Projection.Baselines)
+	out.Trace.entries = make([]traceEntry, 0, deliveries+2*len(s.Projection.Steps)+len(s.Projection.Nodes)+8)
+	out.Trace.deliveries = make([]delivery, 0, deliveries)
 	res, err := runProjection(s.Projection, t.Projection, out.Trace)
 	if err != nil {
 		return nil, err
@@ -173,11 +182,12 @@ func runProjection(p *scenario.Projection, parts *system.Projection, trace *Trac
 	if parts == nil || (parts.NewHLC == nil && parts.OpenHLC == nil) || parts.NewSequencer == nil {
 		return nil, fmt.Errorf("runner: projection parts need NewHLC (or OpenHLC) and NewSequencer")
 	}
+	trace.proj = &ProjectionResult{}
 	w := &projWorld{
 		trace: trace, truth: clock.NewVirtual(StartMs),
 		walls: map[string]*clock.Node{}, clocks: map[string]hlc.Clock{}, seq: parts.NewSequencer(),
 		last: map[string]hlc.Timestamp{}, offset: map[string]int64{}, latest: map[string]string{}, byID: map[string]int{},
-		res: &ProjectionResult{}, refusals: newRefusals(p.OnRefusal),
+		res: trace.proj, refusals: newRefusals(p.OnRefusal),
 	}
 	defer w.closeClocks()
 	w.logf("start: %d node(s), %d step(s), %d replica(s); t=0 is true time %dms, stamps and occurredAt are absolute ms", len(p.Nodes), len(p.Steps), len(p.Replicas), StartMs)
@@ -412,7 +422,6 @@ func (w *projWorld) deliver(replicas []scenario.Replica, parts *system.Projectio
 	}
 	for _, rep := range replicas {
 		rr := ReplicaRun{Name: rep.Name}
-		var finals []string
 		for _, np := range all {
 			run := ProjectorRun{Name: np.Name, Claimed: np.claimed}
 			p := np.New()
@@ -429,20 +438,18 @@ func (w *projWorld) deliver(replicas []scenario.Replica, parts *system.Projectio
 				if !ok {
 					return fmt.Errorf("runner: replica %s delivers %q, which was never emitted", rep.Name, id)
 				}
-				ev := w.res.Events[idx].Event
-				d := p.Apply(ev)
+				d := p.Apply(w.res.Events[idx].Event)
 				if err := projectorFailed(p, rep.Name, np.Name); err != nil {
 					closeQuietly(p)
 					return err
 				}
-				verb := "drops"
 				if d.Applied {
 					run.Applied++
-					verb = "applies"
 				} else {
 					run.Dropped++
 				}
-				w.logf("replica %s %s delivery %d/%d: %s %s %s %s: %s", rep.Name, np.Name, k+1, len(rep.Deliveries), verb, ev.ID, ev.Kind, ev.OrderID, d.Reason)
+				w.trace.deliver(delivery{atMs: w.truth.NowMs() - StartMs, replica: rep.Name, projector: np.Name, k: k + 1, of: len(rep.Deliveries),
+					event: idx, applied: d.Applied, reason: d.Reason})
 			}
 			run.Final = p.Orders()
 			err := projectorFailed(p, rep.Name, np.Name)
@@ -451,22 +458,29 @@ func (w *projWorld) deliver(replicas []scenario.Replica, parts *system.Projectio
 				return err
 			}
 			rr.Projectors = append(rr.Projectors, run)
-			finals = append(finals, projFinal(run))
 		}
 		w.res.Replicas = append(w.res.Replicas, rr)
-		w.logf("replica %s ends: %s", rep.Name, strings.Join(finals, "; "))
+		w.logf("replica %s ends: %s", rep.Name, replicaFinal(rr))
 	}
 	return nil
 }
 
-func projFinal(run ProjectorRun) string {
-	var parts []string
-	for _, st := range run.Final {
-		parts = append(parts, fmt.Sprintf("%s=%s", st.OrderID, st.Status))
+// replicaFinal renders a replica's final states for the trace, only when
+// the line is read.
+type replicaFinal ReplicaRun
+
+func (r replicaFinal) String() string {
+	finals := make([]string, len(r.Projectors))
+	for i, run := range r.Projectors {
+		var parts []string
+		for _, st := range run.Final {
+			parts = append(parts, fmt.Sprintf("%s=%s", st.OrderID, st.Status))
+		}
+		label := run.Name
+		if !run.Claimed {
+			label += " (baseline)"
+		}
+		finals[i] = label + " " + strings.Join(parts, ",")
 	}
-	label := run.Name
-	if !run.Claimed {
-		label += " (baseline)"
-	}
-	return label + " " + strings.Join(parts, ",")
+	return strings.Join(finals, "; ")
 }

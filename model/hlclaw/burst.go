@@ -111,8 +111,12 @@ func checkBurst(i int, r Reading) []Violation {
 	total := tick - 1
 	for k := range out {
 		v := &out[k]
-		v.Detail = fmt.Sprintf("tick %d of a burst of %d breaks it first (%d of the %d ticks break it): %s; around it: %s",
-			v.Tick, total, v.Ticks, total, v.Detail, r.around(v.Tick))
+		if total == 1 {
+			v.Detail = "the burst's one tick: " + v.Detail
+			continue
+		}
+		v.Detail = fmt.Sprintf("tick %d of a burst of %d breaks it first, %d tick(s) in all: %s; around it: %s",
+			v.Tick, total, v.Ticks, v.Detail, r.around(v.Tick))
 	}
 	return out
 }

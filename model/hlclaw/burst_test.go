@@ -88,3 +88,24 @@ func TestBurstWrapIsOneLineWithItsTick(t *testing.T) {
 		}
 	}
 }
+
+// A clock whose wall sign-extends past 32,767 events stamps the rest of the
+// burst behind the physical clock: one physical-bound violation, counting
+// every tick that breaks it, not one line per tick.
+func TestBurstPhysicalBoundIsCountedOnce(t *testing.T) {
+	r := Reading{Node: "A", Op: OpBurst, PhysMs: 1000}
+	for k := range 65_536 {
+		s := Stamp{WallMs: 1000, Logical: uint32(k), Node: "A"}
+		if k >= 32_768 {
+			s = Stamp{WallMs: 999, Logical: uint32(k - 32_768), Node: "A"}
+		}
+		r.Runs = AppendRun(r.Runs, s)
+	}
+	vs := CheckReadings([]Reading{r})
+	if len(vs) != 2 || vs[0].Law != Monotonic || vs[1].Law != PhysicalBound {
+		t.Fatalf("violations %+v, want monotonic then physical-bound", vs)
+	}
+	if pb := vs[1]; pb.Tick != 32_769 || pb.Ticks != 32_768 || !strings.Contains(pb.Detail, "32768 tick(s) in all") {
+		t.Fatalf("physical-bound %+v, want first at tick 32769 and 32768 ticks in all", pb)
+	}
+}
