@@ -14,9 +14,11 @@
 package orderprojector
 
 import (
-	"fmt"
 	"slices"
+	"strconv"
 	"strings"
+
+	"github.com/idemcheck/idemcheck/impl/contract/hlc"
 
 	"github.com/idemcheck/idemcheck/impl/contract/projector"
 )
@@ -80,9 +82,9 @@ func SortedStates(m map[string]OrderState) []OrderState {
 func NewTimestampLWW() Projector {
 	return newGuarded(func(e, last Event) (bool, string) {
 		if e.OccurredAtMs > last.OccurredAtMs {
-			return true, fmt.Sprintf("occurredAt %d > last applied %d", e.OccurredAtMs, last.OccurredAtMs)
+			return true, "occurredAt " + itoa(e.OccurredAtMs) + " > last applied " + itoa(last.OccurredAtMs)
 		}
-		return false, fmt.Sprintf("occurredAt %d is not newer than last applied %d", e.OccurredAtMs, last.OccurredAtMs)
+		return false, "occurredAt " + itoa(e.OccurredAtMs) + " is not newer than last applied " + itoa(last.OccurredAtMs)
 	})
 }
 
@@ -93,9 +95,9 @@ func NewTimestampLWW() Projector {
 func NewSeq() Projector {
 	return newGuarded(func(e, last Event) (bool, string) {
 		if e.Seq > last.Seq {
-			return true, fmt.Sprintf("seq %d > last applied %d", e.Seq, last.Seq)
+			return true, "seq " + utoa(e.Seq) + " > last applied " + utoa(last.Seq)
 		}
-		return false, fmt.Sprintf("seq %d <= last applied %d: duplicate or stale", e.Seq, last.Seq)
+		return false, "seq " + utoa(e.Seq) + " <= last applied " + utoa(last.Seq) + ": duplicate or stale"
 	})
 }
 
@@ -106,8 +108,22 @@ func NewSeq() Projector {
 func NewHLC() Projector {
 	return newGuarded(func(e, last Event) (bool, string) {
 		if last.HLC.Less(e.HLC) {
-			return true, fmt.Sprintf("hlc %s > last applied %s", e.HLC, last.HLC)
+			return true, hlcReason(e.HLC, " > last applied ", last.HLC, "")
 		}
-		return false, fmt.Sprintf("hlc %s <= last applied %s: duplicate or stale", e.HLC, last.HLC)
+		return false, hlcReason(e.HLC, " <= last applied ", last.HLC, ": duplicate or stale")
 	})
+}
+
+// The reasons are built without fmt: a projector explains every delivery,
+// and in a campaign the explanation would cost more than the decision.
+
+func itoa(n int64) string  { return strconv.FormatInt(n, 10) }
+func utoa(n uint64) string { return strconv.FormatUint(n, 10) }
+
+// hlcReason is "hlc <e> <op> <last><suffix>".
+func hlcReason(e hlc.Timestamp, op string, last hlc.Timestamp, suffix string) string {
+	b := make([]byte, 0, 96+len(suffix))
+	b = e.AppendTo(append(b, "hlc "...))
+	b = last.AppendTo(append(b, op...))
+	return string(append(b, suffix...))
 }
