@@ -475,7 +475,10 @@ func (m *fenceMonitor) After(v *runner.View, a *runner.Action) {
 		return
 	}
 	m.fences++
-	diff := gocmp.Diff(m.before, snapshot(v))
+	diff := ""
+	if after := snapshot(v); !m.before.equal(after) {
+		diff = gocmp.Diff(m.before, after) // diffs are for failures
+	}
 	rejected := a.Err != "" || a.Stale
 	// A store that declares a stale release a silent no-op (its
 	// convention) answers nil; changing nothing is all the law asks of it.

@@ -2,6 +2,7 @@ package properties
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/idemcheck/idemcheck/faults/runner"
 	"github.com/idemcheck/idemcheck/faults/scenario"
@@ -96,6 +97,11 @@ type snap struct {
 // action, so several monitors share one.
 func snapshot(v *runner.View) snap {
 	return snap{Records: v.Records(), Ledger: v.Ledger()}
+}
+
+// equal reports whether s and o hold the same records and entries.
+func (s snap) equal(o snap) bool {
+	return slices.Equal(s.Records, o.Records) && slices.Equal(s.Ledger, o.Ledger)
 }
 
 // keyID is the consumer-scoped id of a key, as the ledger knows it.

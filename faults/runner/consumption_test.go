@@ -9,6 +9,7 @@ import (
 
 	"github.com/idemcheck/idemcheck/faults/gen"
 	"github.com/idemcheck/idemcheck/faults/scenario"
+	"github.com/idemcheck/idemcheck/impl/contract/event"
 	"github.com/idemcheck/idemcheck/impl/system"
 )
 
@@ -171,4 +172,21 @@ func TestSameSeedSameTrace(t *testing.T) {
 			t.Fatalf("seed %d: traces differ", seed)
 		}
 	}
+}
+
+// The runner hands its consumers the events it encoded without parsing its
+// own payloads again: that is right only if decoding an encoded event gives
+// the event back, whatever its fields.
+func TestPayloadRoundTrips(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		ev := event.OrderPaid{
+			EventID: rapid.StringN(1, 12, -1).Draw(t, "id"), OccurredAtMs: rapid.Int64().Draw(t, "at"),
+			Tenant: rapid.String().Draw(t, "tenant"), OrderID: rapid.String().Draw(t, "order"),
+			UserID: rapid.String().Draw(t, "user"), AmountCents: rapid.Int64().Draw(t, "amount"),
+		}
+		got, err := event.DecodeOrderPaid(ev.Encode())
+		if err != nil || got != ev {
+			t.Fatalf("decode(encode(%+v)) = %+v, %v", ev, got, err)
+		}
+	})
 }
