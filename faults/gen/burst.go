@@ -17,9 +17,10 @@ const projBigBurstOneIn = 8
 // to wrap a 16-bit logical counter, the overflow packed 48+16-bit stamps
 // must carry into the wall. Shrinking goes to the handful.
 func projBurstCount(t *rapid.T) int {
-	if rapid.IntRange(0, projBigBurstOneIn-1).Draw(t, "bigBurst") == projBigBurstOneIn-1 &&
-		rapid.IntRange(0, projBigBurstOneIn-1).Draw(t, "reallyBigBurst") == projBigBurstOneIn-1 {
-		return 1<<16 + rapid.IntRange(0, 3).Draw(t, "burstPast16Bits")
+	if projBig.Draw(t, "bigBurst") == projBigBurstOneIn-1 && projBig.Draw(t, "reallyBigBurst") == projBigBurstOneIn-1 {
+		return 1<<16 + intTo(3).Draw(t, "burstPast16Bits")
 	}
-	return rapid.IntRange(1, 4).Draw(t, "burst")
+	return oneToFour.Draw(t, "burst")
 }
+
+var projBig = rapid.IntRange(0, projBigBurstOneIn-1)
