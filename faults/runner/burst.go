@@ -95,19 +95,9 @@ func (w *projWorld) burst(i int, st scenario.ProjectionStep) error {
 	r.Got = r.Ticks[len(r.Ticks)-1].Last()
 	w.last[st.Node], w.offset[st.Node] = r.Got, wall.SkewMs()
 	w.res.Readings = append(w.res.Readings, r)
-	w.logf("step %d: %s stamps a burst of %d local events within one instant: hlc %s",
-		i+1, st.Node, st.Count, burstStamps{prev, hasPrev, r.Ticks})
+	w.hist(histLine{kind: histBurst, step: i + 1, index: len(w.res.Readings) - 1})
 	return nil
 }
-
-// burstStamps renders a burst's stamps for the trace, only when it is read.
-type burstStamps struct {
-	prev    hlc.Timestamp
-	hasPrev bool
-	runs    []StampRun
-}
-
-func (b burstStamps) String() string { return describeRuns(b.prev, b.hasPrev, b.runs) }
 
 // burstRunsShown is how many runs a burst's trace line lists in full; a
 // clock whose stamps break into more is shown by its first runs and every

@@ -148,6 +148,7 @@ func RunProjection(s *scenario.Scenario, t system.Target) (*Outcome, error) {
 	deliveries *= len(t.Projection.Projectors) + len(t.Projection.Baselines)
 	out.Trace.entries = make([]traceEntry, 0, deliveries+2*len(s.Projection.Steps)+len(s.Projection.Nodes)+8)
 	out.Trace.deliveries = make([]delivery, 0, deliveries)
+	out.Trace.hist = make([]histLine, 0, len(s.Projection.Steps)+len(s.Projection.Nodes)+len(s.Projection.Replicas)+2)
 	res, err := runProjection(s.Projection, t.Projection, out.Trace)
 	if err != nil {
 		return nil, err
@@ -190,7 +191,7 @@ func runProjection(p *scenario.Projection, parts *system.Projection, trace *Trac
 		res: trace.proj, refusals: newRefusals(p.OnRefusal),
 	}
 	defer w.closeClocks()
-	w.logf("start: %d node(s), %d step(s), %d replica(s); t=0 is true time %dms, stamps and occurredAt are absolute ms", len(p.Nodes), len(p.Steps), len(p.Replicas), StartMs)
+	w.hist(histLine{kind: histStart, a: int64(len(p.Nodes)), b: int64(len(p.Steps)), c: int64(len(p.Replicas))})
 	for _, n := range p.Nodes {
 		w.walls[n.Name] = clock.NewNode(n.Name, w.truth, n.SkewMs)
 		c, err := openHLC(parts, n.Name, w.walls[n.Name])
@@ -199,7 +200,7 @@ func runProjection(p *scenario.Projection, parts *system.Projection, trace *Trac
 		}
 		w.clocks[n.Name] = c
 		w.offset[n.Name] = n.SkewMs
-		w.logf("node %s wall clock runs %+dms off true time", n.Name, n.SkewMs)
+		w.hist(histLine{kind: histNodeSkew, node: n.Name, a: n.SkewMs})
 		if err := w.declare(n.Name); err != nil {
 			return nil, err
 		}
@@ -240,7 +241,7 @@ func (w *projWorld) step(i int, st scenario.ProjectionStep) error {
 		return w.receive(i, st)
 	case scenario.OpAdvance:
 		w.truth.Advance(st.Ms)
-		w.logf("step %d: true time advances %dms", i+1, st.Ms)
+		w.hist(histLine{kind: histAdvance, step: i + 1, a: st.Ms})
 		return nil
 	case scenario.OpSkew, scenario.OpClockStep:
 		wall, ok := w.walls[st.Node]
@@ -249,10 +250,10 @@ func (w *projWorld) step(i int, st scenario.ProjectionStep) error {
 		}
 		if st.Op == scenario.OpSkew {
 			wall.SetSkew(st.Ms)
-			w.logf("step %d: node %s clock skewed to %+dms (wall reads t=%+dms)", i+1, st.Node, st.Ms, wall.NowMs()-StartMs)
+			w.hist(histLine{kind: histSkew, step: i + 1, node: st.Node, a: st.Ms, b: wall.NowMs() - StartMs})
 		} else {
 			wall.Step(st.Ms)
-			w.logf("step %d: node %s clock steps %+dms (wall reads t=%+dms)", i+1, st.Node, st.Ms, wall.NowMs()-StartMs)
+			w.hist(histLine{kind: histClockStep, step: i + 1, node: st.Node, a: st.Ms, b: wall.NowMs() - StartMs})
 		}
 		return nil
 	}
@@ -353,8 +354,7 @@ func (w *projWorld) emit(i int, st scenario.ProjectionStep) error {
 	w.byID[st.ID] = len(w.res.Events)
 	w.res.Events = append(w.res.Events, ev)
 	w.res.History = append(w.res.History, Happening{Node: st.Node, Emit: st.ID})
-	w.logf("step %d: %s emits %s %s %s: wall reads t=%+dms, occurredAt %d; hlc tick %s; outbox seq %d",
-		i+1, st.Node, st.ID, st.Kind, st.Order, occurred-StartMs, occurred, r.Got, ev.Event.Seq)
+	w.hist(histLine{kind: histEmit, step: i + 1, index: len(w.res.Events) - 1})
 	return nil
 }
 
@@ -380,15 +380,17 @@ func (w *projWorld) receive(i int, st scenario.ProjectionStep) error {
 // says. again is "" on first receipt, or how the retry is described.
 func (w *projWorld) offer(i int, node, event string, c hlc.Clock, remote hlc.Timestamp, again string) bool {
 	r := w.reading(i, node, OpMerge, event, remote, func() (hlc.Timestamp, error) { return c.Merge(remote) })
+	if w.failed != nil {
+		return false // the run ends with the clock's failure
+	}
 	if r.Refused {
 		fate := w.refused(node, event, again)
-		w.logf("step %d: %s%s receives %s (hlc %s): wall reads t=%+dms; hlc REFUSES it (%s): %s", i+1, node, again, event, remote, r.PhysMs-StartMs, r.Error, fate)
+		w.hist(histLine{kind: histReceive, step: i + 1, again: again, fate: fate, index: len(w.res.Readings) - 1})
 		return false
 	}
 	w.know(node, event)
 	w.res.History = append(w.res.History, Happening{Node: node, Receive: event})
-	w.logf("step %d: %s%s receives %s (hlc %s): wall reads t=%+dms; hlc merge with its last %s -> %s",
-		i+1, node, again, event, remote, r.PhysMs-StartMs, projPrev(r), r.Got)
+	w.hist(histLine{kind: histReceive, step: i + 1, again: again, index: len(w.res.Readings) - 1})
 	return true
 }
 
@@ -460,7 +462,7 @@ func (w *projWorld) deliver(replicas []scenario.Replica, parts *system.Projectio
 			rr.Projectors = append(rr.Projectors, run)
 		}
 		w.res.Replicas = append(w.res.Replicas, rr)
-		w.logf("replica %s ends: %s", rep.Name, replicaFinal(rr))
+		w.hist(histLine{kind: histReplica, index: len(w.res.Replicas) - 1})
 	}
 	return nil
 }

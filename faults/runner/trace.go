@@ -19,15 +19,18 @@ type Trace struct {
 	// deliveries are a projection run's deliveries to its projectors, the
 	// bulk of its lines, kept as data (events index proj.Events).
 	deliveries []delivery
+	hist       []histLine
 	proj       *ProjectionResult
 }
 
 // traceEntry is an action (its index, when note and format are empty), a
 // projector's delivery (its index in deliveries, when delivery is set), a
-// note, or a line still to format from format and args.
+// line of a projection's history (its index in hist, when histLine is
+// set), a note, or a line still to format from format and args.
 type traceEntry struct {
 	action   int
 	delivery bool
+	histLine bool
 	note     string
 	format   string
 	args     []any
@@ -103,6 +106,8 @@ func (t *Trace) Line(n int) string {
 		return fmt.Sprintf(e.format, e.args...)
 	case e.delivery:
 		return t.describeDelivery(t.deliveries[e.action])
+	case e.histLine:
+		return t.describeHist(t.hist[e.action])
 	}
 	return describe(t.cons, t.cons.Actions[e.action])
 }
