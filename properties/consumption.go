@@ -88,7 +88,7 @@ func init() {
 		Pass: func(*runner.Outcome, Monitor) string {
 			return "ledger entries and processed records always landed together"
 		},
-		Monitor: func() Monitor { return &atomicityMonitor{legit: map[string]bool{}, seen: map[string]bool{}} }})
+		Monitor: func() Monitor { return &atomicityMonitor{legit: map[ledgerID]bool{}, seen: map[string]bool{}} }})
 	register(Property{Name: "fencing", Invariant: 6, Kind: scenario.KindConsumption,
 		Doc:  "a commit, mark or release carrying a stale fencing token is rejected and changes nothing",
 		Laws: []Law{{LawStaleChangesNothing, "a commit, mark or release with a token older than the newest issued for its key is rejected and changes neither records nor ledger"}},
@@ -379,7 +379,7 @@ func errNote(e string) string {
 // atomicityMonitor compares records and ledger after every action that may
 // write the store.
 type atomicityMonitor struct {
-	legit    map[string]bool // consumer/id whose record retention removed in time
+	legit    map[ledgerID]bool // keys whose record retention removed in time
 	seen     map[string]bool // breaches reported, each where first seen
 	breaches []Breach
 	// processed and credited are reused from action to action.
@@ -398,7 +398,7 @@ func (m *atomicityMonitor) After(v *runner.View, a *runner.Action) {
 	if a.Kind == runner.ActCleanup {
 		for _, rm := range a.Removed {
 			if !premature(rm, v.Config().RetentionMs) {
-				m.legit[keyID(rm.Key)] = true
+				m.legit[ledgerID{rm.Key.Consumer, rm.Key.ID}] = true
 			}
 		}
 	}
@@ -417,7 +417,7 @@ func (m *atomicityMonitor) After(v *runner.View, a *runner.Action) {
 	for _, e := range s.Ledger {
 		id := ledgerID{e.Consumer, e.EventID}
 		credited[id] = true
-		if !processed[id] && !m.legit[e.Consumer+"/"+e.EventID] {
+		if !processed[id] && !m.legit[id] {
 			m.report(a, fmt.Sprintf("ledger entry %s/%s has no processed record", e.Consumer, e.EventID))
 		}
 	}
