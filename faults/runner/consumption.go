@@ -100,12 +100,10 @@ func NewWorld(sc *scenario.Consumption, parts *system.Consumption, obs ...Observ
 		phase:   PhaseSchedule, obs: obs, conv: parts.Conventions,
 		res: &ConsumptionResult{Config: cfg, Events: sc.Events, StartMs: StartMs, Metrics: map[string]consumer.Metrics{}},
 	}
-	// A step takes three or four actions, the drain and the replay about
-	// as many again: sized once, the action list is not copied as it grows.
-	actions := 4*len(sc.Steps) + 16
-	w.res.Actions = make([]Action, 0, actions)
+	buf := newRunBuffers(len(sc.Steps))
+	w.res.Actions, w.res.buf = buf.actions, buf
 	w.view = View{w: w}
-	w.trace = &Trace{cons: w.res, entries: make([]traceEntry, 0, actions+8)}
+	w.trace = &Trace{cons: w.res, entries: buf.entries}
 	for i, e := range sc.Events {
 		w.events[e.ID] = i
 	}

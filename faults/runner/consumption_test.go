@@ -37,6 +37,39 @@ func TestSameScenarioSameTrace(t *testing.T) {
 	})
 }
 
+// A run on buffers another run released gives what a run on new ones
+// gives, byte for byte: nothing of the released run shows through.
+func TestReleasedBuffersLeaveNoTrace(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		first := gen.Consumption().Draw(t, "first")
+		s := gen.Consumption().Draw(t, "scenario")
+		fresh, err := Run(s, system.Reference())
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, _ := json.Marshal(fresh.Consumption)
+		wantTrace := fresh.Trace.String()
+		for range 2 {
+			out, err := Run(first, system.Reference())
+			if err != nil {
+				t.Fatal(err)
+			}
+			out.Release()
+			if out.Consumption.Actions != nil || out.Trace.Len() != 0 {
+				t.Fatalf("a released outcome still shows its actions")
+			}
+		}
+		again, err := Run(s, system.Reference())
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, _ := json.Marshal(again.Consumption)
+		if string(got) != string(want) || again.Trace.String() != wantTrace {
+			t.Fatalf("a run on released buffers differs from a fresh one")
+		}
+	})
+}
+
 func handWritten(steps ...scenario.Step) *scenario.Scenario {
 	return &scenario.Scenario{Version: scenario.Version, Kind: scenario.KindConsumption, Consumption: &scenario.Consumption{
 		Config: scenario.Config{Topic: "orders", Consumers: []string{"ledger"},

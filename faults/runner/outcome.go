@@ -6,6 +6,8 @@
 package runner
 
 import (
+	"sync"
+
 	"github.com/idemcheck/idemcheck/faults/scenario"
 )
 
@@ -18,4 +20,44 @@ type Outcome struct {
 	// Exactly one of these is set, matching the scenario's kind.
 	Consumption *ConsumptionResult
 	Projection  *ProjectionResult
+}
+
+// Release hands o's memory back for a later run to reuse; the caller
+// promises that nothing reads o, its result or its trace again. A hunt
+// releases the outcome of every check that passed: a consumption run's
+// action list runs to tens of kilobytes, which the allocator serves slowly
+// and the collector must sweep again, thousands of times a second.
+func (o *Outcome) Release() {
+	if o == nil || o.Consumption == nil || o.Consumption.buf == nil {
+		return
+	}
+	r, b := o.Consumption, o.Consumption.buf
+	clear(r.Actions) // no stale pointer keeps a dead run's parts alive
+	b.actions, r.Actions, r.buf = r.Actions[:0], nil, nil
+	if o.Trace != nil {
+		clear(o.Trace.entries)
+		b.entries, o.Trace.entries = o.Trace.entries[:0], nil
+	}
+	runBufferPool.Put(b)
+}
+
+// runBuffers are a consumption run's growing lists, kept from one run to
+// the next by Release.
+type runBuffers struct {
+	actions []Action
+	entries []traceEntry
+}
+
+var runBufferPool sync.Pool
+
+// newRunBuffers returns released buffers, or new ones sized for a scenario
+// of steps steps.
+func newRunBuffers(steps int) *runBuffers {
+	if b, ok := runBufferPool.Get().(*runBuffers); ok {
+		return b
+	}
+	// A step takes three or four actions, the drain and the replay about
+	// as many again.
+	n := 4*steps + 16
+	return &runBuffers{actions: make([]Action, 0, n), entries: make([]traceEntry, 0, n+8)}
 }
