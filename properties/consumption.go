@@ -380,7 +380,7 @@ func errNote(e string) string {
 // write the store.
 type atomicityMonitor struct {
 	legit    map[ledgerID]bool // keys whose record retention removed in time
-	seen     map[string]bool // breaches reported, each where first seen
+	seen     map[string]bool   // breaches reported, each where first seen
 	breaches []Breach
 	// processed and credited are reused from action to action.
 	processed, credited map[ledgerID]bool
