@@ -117,3 +117,26 @@ func TestReduceBisectsABurst(t *testing.T) {
 		t.Fatalf("%d plays to reduce one burst, want about 17 (and a few for the other candidates)", plays)
 	}
 }
+
+// A failure drawn with a big burst is not shrunk by rapid (each of its tries
+// would play the burst): the reduction pass alone cuts it, and its seed
+// still reproduces it as the first check of a hunt.
+func TestBurstFailureSkipsRapidsShrinkButKeepsItsSeed(t *testing.T) {
+	m, _ := system.Lookup("hlc-packed-counter-wraps")
+	p, _ := properties.ByName("hlc-laws")
+	opts := properties.HuntOptions{Kind: scenario.KindProjection, Properties: []properties.Property{p}, Checks: 2000, Seed: 7, NoReduce: true}
+	res := properties.Hunt(m, opts)
+	if !res.Failed || res.Law != "hlc-laws/monotonic" || res.Checks < 2 {
+		t.Fatalf("not caught by monotonic after a few checks: failed=%v law=%q checks=%d", res.Failed, res.Law, res.Checks)
+	}
+	if res.ShrunkSize != res.Scenario.Size() || res.Scenario.Size() < 3 {
+		t.Fatalf("size %d, shrunk size %d: the scenario was shrunk, or drawn suspiciously small", res.Scenario.Size(), res.ShrunkSize)
+	}
+	opts.Seed, opts.Checks = res.Seed, 1
+	again := properties.Hunt(m, opts)
+	a, _ := scenario.Marshal(res.Scenario)
+	b, _ := scenario.Marshal(again.Scenario)
+	if !again.Failed || again.Checks != 1 || string(a) != string(b) {
+		t.Fatalf("seed %d does not reproduce the failure as the first check: failed=%v checks=%d\n%s\n%s", res.Seed, again.Failed, again.Checks, a, b)
+	}
+}

@@ -17,23 +17,47 @@ import (
 // never acts say, and Reduce removes it. It returns s itself when nothing
 // could be removed.
 //
-// A burst's count is bisected first, to the fewest ticks that still fail:
-// a burst of 65,536 ticks is most of what every later candidate costs to
-// play, and dropping one tick at a time would take tens of thousands of
-// plays.
+// A big burst is given some slack first (a few more ticks, so that removing
+// a tick before it does not undo the failure it needs its count for), and
+// is bisected at the end, to the fewest ticks that still fail: dropping one
+// tick at a time would take tens of thousands of plays.
 func Reduce(s *scenario.Scenario, keep func(*scenario.Scenario) bool) *scenario.Scenario {
-	cur := bisectBursts(s, keep)
+	cur := loosenBursts(s, keep)
 	for {
 		next := firstKept(cur, keep)
 		if next == nil {
 			if fewer := bisectBursts(cur, keep); fewer != cur {
-				cur = fewer // what was removed may let a burst be shorter
+				cur = fewer // and what the cut makes removable, if anything
 				continue
 			}
 			return cur
 		}
 		cur = next
 	}
+}
+
+// burstSlack is how many ticks loosenBursts adds to a big burst: more than
+// the ticks the other steps of a scenario give a node.
+const burstSlack = 64
+
+// loosenBursts returns s with burstSlack more ticks in each big burst, if
+// keep still accepts that, or s itself.
+func loosenBursts(s *scenario.Scenario, keep func(*scenario.Scenario) bool) *scenario.Scenario {
+	if s.Projection == nil {
+		return s
+	}
+	p := cloneProjection(s.Projection)
+	loosened := false
+	for i, st := range p.Steps {
+		if st.Op == scenario.OpBurst && st.Count >= bigBurstTicks {
+			p.Steps[i].Count = min(st.Count+burstSlack, scenario.MaxBurst)
+			loosened = true
+		}
+	}
+	if c := (&scenario.Scenario{Version: s.Version, Kind: s.Kind, Projection: p}); loosened && c.Validate() == nil && keep(c) {
+		return c
+	}
+	return s
 }
 
 // bisectBursts returns s with each burst's count cut to the fewest ticks
