@@ -77,7 +77,9 @@ type HuntResult struct {
 	Scenario *scenario.Scenario `json:"scenario,omitempty"`
 	Outcome  *runner.Outcome    `json:"-"`
 	// ShrunkSize is the size rapid's shrink ended at, before the reduction
-	// pass (Scenario.Size is after it).
+	// pass (Scenario.Size is after it). A failure drawn with a burst of
+	// 1,024 ticks or more is not shrunk by rapid (each of its tries would
+	// play the burst): its ShrunkSize is the size drawn.
 	ShrunkSize int `json:"shrunkSize,omitempty"`
 	// Message is rapid's own report.
 	Message string `json:"message,omitempty"`
