@@ -101,6 +101,9 @@ func NewWorld(sc *scenario.Consumption, parts *system.Consumption, obs ...Observ
 		res: &ConsumptionResult{Config: cfg, Events: sc.Events, StartMs: StartMs, Metrics: map[string]consumer.Metrics{}},
 	}
 	buf := newRunBuffers(len(sc.Steps))
+	if buf.actions == nil {
+		buf.actions = make([]Action, 0, cap(buf.entries))
+	}
 	w.res.Actions, w.res.buf = buf.actions, buf
 	w.view = View{w: w}
 	w.trace = &Trace{cons: w.res, entries: buf.entries}

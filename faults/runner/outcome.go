@@ -28,12 +28,25 @@ type Outcome struct {
 // action list runs to tens of kilobytes, which the allocator serves slowly
 // and the collector must sweep again, thousands of times a second.
 func (o *Outcome) Release() {
-	if o == nil || o.Consumption == nil || o.Consumption.buf == nil {
+	if o == nil {
 		return
 	}
-	r, b := o.Consumption, o.Consumption.buf
-	clear(r.Actions) // no stale pointer keeps a dead run's parts alive
-	b.actions, r.Actions, r.buf = r.Actions[:0], nil, nil
+	var b *runBuffers
+	switch {
+	case o.Consumption != nil && o.Consumption.buf != nil:
+		r := o.Consumption
+		b = r.buf
+		clear(r.Actions) // no stale pointer keeps a dead run's parts alive
+		b.actions, r.Actions, r.buf = r.Actions[:0], nil, nil
+	case o.Trace != nil && o.Trace.buf != nil:
+		t := o.Trace
+		b, t.buf = t.buf, nil
+		clear(t.deliveries)
+		clear(t.hist)
+		b.deliveries, b.hist, t.deliveries, t.hist = t.deliveries[:0], t.hist[:0], nil, nil
+	default:
+		return
+	}
 	if o.Trace != nil {
 		clear(o.Trace.entries)
 		b.entries, o.Trace.entries = o.Trace.entries[:0], nil
@@ -41,11 +54,13 @@ func (o *Outcome) Release() {
 	runBufferPool.Put(b)
 }
 
-// runBuffers are a consumption run's growing lists, kept from one run to
-// the next by Release.
+// runBuffers are a run's growing lists, kept from one run to the next by
+// Release.
 type runBuffers struct {
-	actions []Action
-	entries []traceEntry
+	actions    []Action
+	entries    []traceEntry
+	deliveries []delivery
+	hist       []histLine
 }
 
 var runBufferPool sync.Pool
@@ -56,8 +71,9 @@ func newRunBuffers(steps int) *runBuffers {
 	if b, ok := runBufferPool.Get().(*runBuffers); ok {
 		return b
 	}
-	// A step takes three or four actions, the drain and the replay about
-	// as many again.
+	// A consumption step takes three or four actions, the drain and the
+	// replay about as many again; a projection's lines are mostly its
+	// deliveries.
 	n := 4*steps + 16
-	return &runBuffers{actions: make([]Action, 0, n), entries: make([]traceEntry, 0, n+8)}
+	return &runBuffers{entries: make([]traceEntry, 0, n+8)}
 }

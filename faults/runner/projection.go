@@ -138,17 +138,9 @@ func RunProjection(s *scenario.Scenario, t system.Target) (*Outcome, error) {
 	if err := s.Validate(); err != nil {
 		return nil, fmt.Errorf("runner: invalid scenario: %w", err)
 	}
-	out := &Outcome{Scenario: s, Target: t.Name, Trace: &Trace{}}
-	// The history's lines are few; a projector's deliveries are most of
-	// them, sized here once.
-	deliveries := 0
-	for _, r := range s.Projection.Replicas {
-		deliveries += len(r.Deliveries)
-	}
-	deliveries *= len(t.Projection.Projectors) + len(t.Projection.Baselines)
-	out.Trace.entries = make([]traceEntry, 0, deliveries+2*len(s.Projection.Steps)+len(s.Projection.Nodes)+8)
-	out.Trace.deliveries = make([]delivery, 0, deliveries)
-	out.Trace.hist = make([]histLine, 0, len(s.Projection.Steps)+len(s.Projection.Nodes)+len(s.Projection.Replicas)+2)
+	// The trace's lists come from a released run's, or are new ones.
+	buf := newRunBuffers(len(s.Projection.Steps))
+	out := &Outcome{Scenario: s, Target: t.Name, Trace: &Trace{entries: buf.entries, deliveries: buf.deliveries, hist: buf.hist, buf: buf}}
 	res, err := runProjection(s.Projection, t.Projection, out.Trace)
 	if err != nil {
 		return nil, err

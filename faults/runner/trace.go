@@ -21,6 +21,9 @@ type Trace struct {
 	deliveries []delivery
 	hist       []histLine
 	proj       *ProjectionResult
+	// buf is where a projection run's lists came from, for
+	// Outcome.Release to hand back.
+	buf *runBuffers
 }
 
 // traceEntry is an action (its index, when note and format are empty), a
