@@ -403,6 +403,40 @@ func (m *atomicityMonitor) After(v *runner.View, a *runner.Action) {
 		}
 	}
 	s := snapshot(v)
+	for _, d := range m.unpaired(s, len(s.Records) <= atomicityScan && len(s.Ledger) <= atomicityScan) {
+		m.report(a, d)
+	}
+}
+
+// atomicityScan is the size of store up to which the atomicity monitor
+// pairs entries and records by scanning rather than through maps: a check's
+// store holds a handful of each, and hashing them after every write cost
+// more than comparing them all.
+const atomicityScan = 16
+
+// unpaired describes every ledger entry without its processed record and
+// every processed record without its entry (but for records legitimately
+// cleaned up), entries first, each in store order; scan pairs them without
+// maps, the same way.
+func (m *atomicityMonitor) unpaired(s snap, scan bool) []string {
+	var out []string
+	if scan {
+		for _, e := range s.Ledger {
+			if !slices.ContainsFunc(s.Records, func(r store.Record) bool {
+				return r.State == store.Processed && r.Key.Consumer == e.Consumer && r.Key.ID == e.EventID
+			}) && !m.legit[ledgerID{e.Consumer, e.EventID}] {
+				out = append(out, fmt.Sprintf("ledger entry %s/%s has no processed record", e.Consumer, e.EventID))
+			}
+		}
+		for _, r := range s.Records {
+			if r.State == store.Processed && !slices.ContainsFunc(s.Ledger, func(e store.Entry) bool {
+				return e.Consumer == r.Key.Consumer && e.EventID == r.Key.ID
+			}) {
+				out = append(out, fmt.Sprintf("record %s is processed but the ledger has no entry for it", keyID(r.Key)))
+			}
+		}
+		return out
+	}
 	if m.processed == nil {
 		m.processed, m.credited = map[ledgerID]bool{}, map[ledgerID]bool{}
 	}
@@ -418,14 +452,15 @@ func (m *atomicityMonitor) After(v *runner.View, a *runner.Action) {
 		id := ledgerID{e.Consumer, e.EventID}
 		credited[id] = true
 		if !processed[id] && !m.legit[id] {
-			m.report(a, fmt.Sprintf("ledger entry %s/%s has no processed record", e.Consumer, e.EventID))
+			out = append(out, fmt.Sprintf("ledger entry %s/%s has no processed record", e.Consumer, e.EventID))
 		}
 	}
 	for _, r := range s.Records {
 		if r.State == store.Processed && !credited[ledgerID{r.Key.Consumer, r.Key.ID}] {
-			m.report(a, fmt.Sprintf("record %s is processed but the ledger has no entry for it", keyID(r.Key)))
+			out = append(out, fmt.Sprintf("record %s is processed but the ledger has no entry for it", keyID(r.Key)))
 		}
 	}
+	return out
 }
 
 func (m *atomicityMonitor) report(a *runner.Action, detail string) {
