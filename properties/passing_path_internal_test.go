@@ -6,6 +6,8 @@ import (
 
 	"pgregory.net/rapid"
 
+	"github.com/idemcheck/idemcheck/faults/runner"
+	"github.com/idemcheck/idemcheck/impl/contract/projector"
 	"github.com/idemcheck/idemcheck/impl/contract/store"
 )
 
@@ -33,4 +35,27 @@ func TestAtomicityScanAgreesWithMaps(t *testing.T) {
 			t.Fatalf("scan says %q, maps %q", scan, maps)
 		}
 	})
+}
+
+// The passing path of skew-safe-final-state reads a final state sorted by
+// order id; one out of order or listing an order twice goes the slow way.
+func TestEndsAsNeedsEachOrderOnce(t *testing.T) {
+	want := map[string]string{"o1": "created", "o2": "paid"}
+	st := func(id, status string) projector.OrderState {
+		return projector.OrderState{OrderID: id, Status: projector.Status(status)}
+	}
+	for _, c := range []struct {
+		final []projector.OrderState
+		ends  bool
+	}{
+		{[]projector.OrderState{st("o1", "created"), st("o2", "paid")}, true},
+		{[]projector.OrderState{st("o1", "created"), st("o1", "created")}, false},
+		{[]projector.OrderState{st("o2", "paid"), st("o1", "created")}, false},
+		{[]projector.OrderState{st("o1", "created"), st("o2", "cancelled")}, false},
+		{[]projector.OrderState{st("o1", "created")}, false},
+	} {
+		if got := endsAs(runner.ProjectorRun{Final: c.final}, want); got != c.ends {
+			t.Errorf("endsAs(%v) = %v, want %v", c.final, got, c.ends)
+		}
+	}
 }
