@@ -140,3 +140,50 @@ func TestBurstFailureSkipsRapidsShrinkButKeepsItsSeed(t *testing.T) {
 		t.Fatalf("seed %d does not reproduce the failure as the first check: failed=%v checks=%d\n%s\n%s", res.Seed, again.Failed, again.Checks, a, b)
 	}
 }
+
+// signExtends is a millisecond HLC written with a 16-bit signed counter:
+// past 32,767 events in one millisecond the counter turns negative and,
+// folded back into the stamp, takes the wall a millisecond back.
+type signExtends struct {
+	node    string
+	wall    clock.Source
+	wallMs  int64
+	counter int16
+}
+
+func (c *signExtends) Tick() hlc.Timestamp {
+	if now := c.wall.NowMs(); now > c.wallMs {
+		c.wallMs, c.counter = now, 0
+	} else {
+		c.counter++
+	}
+	if c.counter < 0 {
+		return hlc.Timestamp{WallMs: c.wallMs - 1, Logical: uint32(int32(c.counter) + 1<<15), Node: c.node}
+	}
+	return hlc.Timestamp{WallMs: c.wallMs, Logical: uint32(c.counter), Node: c.node}
+}
+
+func (c *signExtends) Merge(hlc.Timestamp) (hlc.Timestamp, error) { return c.Tick(), nil }
+
+// A clock that stamps half a burst behind its physical clock is reported in
+// one physical-bound line that counts the ticks, not one line per tick.
+func TestBurstPhysicalBoundIsOneLineWithACount(t *testing.T) {
+	target := system.WithHLC("sign-extends", func(node string, wall clock.Source) (hlc.Clock, error) {
+		return &signExtends{node: node, wall: wall}, nil
+	})
+	p, _ := properties.ByName("hlc-laws")
+	res := properties.Hunt(target, properties.HuntOptions{Kind: scenario.KindProjection, Properties: []properties.Property{p},
+		Laws: []string{"hlc-laws/physical-bound"}, Checks: 3000, Seed: 1})
+	if !res.Failed || res.Law != "hlc-laws/physical-bound" {
+		t.Fatalf("not caught by physical-bound: failed=%v law=%q", res.Failed, res.Law)
+	}
+	var lines []string
+	for _, d := range res.Verdict.Breaches[0].Details {
+		if !strings.HasPrefix(d, "diff:") {
+			lines = append(lines, d)
+		}
+	}
+	if len(lines) != 1 || !strings.Contains(lines[0], "tick 32769 of a burst") || !strings.Contains(lines[0], "tick(s) in all") {
+		t.Fatalf("physical-bound says, in %d line(s):\n%s", len(lines), strings.Join(lines, "\n"))
+	}
+}
