@@ -185,6 +185,9 @@ func finalReplayUnchanged(o *runner.Outcome, _ Monitor) []Breach {
 	if !r.Quiesced {
 		return nil // not judged: nothing-lost reports it
 	}
+	if len(r.DLQBeforeReplay) == 0 && slices.Equal(r.LedgerBeforeReplay, r.LedgerAfterReplay) {
+		return nil // nothing to recover and nothing changed: the passing path
+	}
 	// An event dead-lettered before the replay may be credited by it: the
 	// replay is how an operator recovers it. Everything else must stay as it was.
 	dead := map[string]bool{}
@@ -529,10 +532,28 @@ func (m *fenceMonitor) After(v *runner.View, a *runner.Action) {
 
 func (m *fenceMonitor) Breaches() []Breach { return m.breaches }
 
+// enqueuedTwice reports whether the producer enqueued a key twice for
+// group: the passing path of producer-gate, without building the report.
+func enqueuedTwice(msgs []broker.MessageState, group string) bool {
+	type topicKey struct{ tenant, topic, key string }
+	seen := make(map[topicKey]bool, len(msgs))
+	for _, m := range msgs {
+		if m.Message.Group != group || m.Message.Origin != broker.Produced {
+			continue
+		}
+		k := topicKey{m.Message.Tenant, m.Message.Topic, m.Message.Key}
+		if seen[k] {
+			return true
+		}
+		seen[k] = true
+	}
+	return false
+}
+
 func finalProducerGate(o *runner.Outcome, _ Monitor) []Breach {
 	r := o.Consumption
 	var out []Breach
-	if len(r.Config.Consumers) > 0 {
+	if len(r.Config.Consumers) > 0 && enqueuedTwice(r.Messages, r.Config.Consumers[0]) {
 		group := r.Config.Consumers[0]
 		produced := map[string][]int64{}
 		for _, m := range r.Messages {

@@ -139,7 +139,11 @@ func (t *Tracker) After(v *runner.View, a *runner.Action) {
 }
 
 func (t *Tracker) deliver(v *runner.View, a *runner.Action) {
-	t.workers[a.Worker] = &workerState{origin: a.Origin}
+	if ws := t.workers[a.Worker]; ws != nil {
+		*ws = workerState{origin: a.Origin} // a new delivery: what was known of the last is void
+	} else {
+		t.workers[a.Worker] = &workerState{origin: a.Origin}
+	}
 	if a.Attempts >= 2 {
 		switch a.LastError {
 		case "":

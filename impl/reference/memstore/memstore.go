@@ -211,7 +211,11 @@ func (s *Store) sortedLocked() []*store.Record {
 		valid = s.records[s.byKey[i].Key] == s.byKey[i]
 	}
 	if !valid {
-		s.byKey = slices.SortedFunc(maps.Values(s.records), func(a, b *store.Record) int { return compareKeys(a.Key, b.Key) })
+		s.byKey = s.byKey[:0]
+		for _, r := range s.records {
+			s.byKey = append(s.byKey, r)
+		}
+		slices.SortFunc(s.byKey, func(a, b *store.Record) int { return compareKeys(a.Key, b.Key) })
 	}
 	return s.byKey
 }
