@@ -36,14 +36,14 @@ func Judge(s *scenario.Scenario, target system.Target, props []Property, opts ..
 	if props == nil {
 		props = ForKind(s.Kind)
 	}
-	var judged []Property
+	judged := make([]Property, 0, len(props))
 	for _, p := range props {
 		if p.Kind == s.Kind {
 			judged = append(judged, p)
 		}
 	}
 	monitors := make([]Monitor, len(judged))
-	var obs []runner.Observer
+	obs := make([]runner.Observer, 0, len(judged)+1)
 	for i, p := range judged {
 		if p.Monitor != nil {
 			monitors[i] = p.Monitor()

@@ -414,7 +414,22 @@ func (w *projWorld) deliver(replicas []scenario.Replica, parts *system.Projectio
 		}
 		seen[np.Name] = true
 	}
+	at := w.truth.NowMs() - StartMs // true time stands still while replicas catch up
+	var events []int
 	for _, rep := range replicas {
+		// Each delivery's event, found once for all the projectors (-1:
+		// never emitted, nothing to deliver).
+		events = events[:0]
+		for _, id := range rep.Deliveries {
+			idx, ok := w.byID[id]
+			switch {
+			case w.isSkipped(id):
+				idx = -1
+			case !ok:
+				return fmt.Errorf("runner: replica %s delivers %q, which was never emitted", rep.Name, id)
+			}
+			events = append(events, idx)
+		}
 		rr := ReplicaRun{Name: rep.Name}
 		for _, np := range all {
 			run := ProjectorRun{Name: np.Name, Claimed: np.claimed}
@@ -423,14 +438,10 @@ func (w *projWorld) deliver(replicas []scenario.Replica, parts *system.Projectio
 				closeQuietly(p)
 				return err
 			}
-			for k, id := range rep.Deliveries {
-				if w.isSkipped(id) {
-					w.logf("replica %s %s delivery %d/%d: %s was never emitted, nothing to deliver", rep.Name, np.Name, k+1, len(rep.Deliveries), id)
+			for k, idx := range events {
+				if idx < 0 {
+					w.logf("replica %s %s delivery %d/%d: %s was never emitted, nothing to deliver", rep.Name, np.Name, k+1, len(rep.Deliveries), rep.Deliveries[k])
 					continue
-				}
-				idx, ok := w.byID[id]
-				if !ok {
-					return fmt.Errorf("runner: replica %s delivers %q, which was never emitted", rep.Name, id)
 				}
 				d := p.Apply(w.res.Events[idx].Event)
 				if err := projectorFailed(p, rep.Name, np.Name); err != nil {
@@ -442,7 +453,7 @@ func (w *projWorld) deliver(replicas []scenario.Replica, parts *system.Projectio
 				} else {
 					run.Dropped++
 				}
-				w.trace.deliver(delivery{atMs: w.truth.NowMs() - StartMs, replica: rep.Name, projector: np.Name, k: k + 1, of: len(rep.Deliveries),
+				w.trace.deliver(delivery{atMs: at, replica: rep.Name, projector: np.Name, k: k + 1, of: len(rep.Deliveries),
 					event: idx, applied: d.Applied, reason: d.Reason})
 			}
 			run.Final = p.Orders()
