@@ -91,9 +91,7 @@ func init() {
 		Pass: func(*runner.Outcome, Monitor) string {
 			return "ledger entries and processed records always landed together"
 		},
-		Monitor: func() Monitor {
-			return &atomicityMonitor{legit: map[string]bool{}, seen: map[string]bool{}, finished: map[ledgerID]int64{}}
-		}})
+		Monitor: func() Monitor { return &atomicityMonitor{legit: map[ledgerID]bool{}, seen: map[string]bool{}} }})
 	register(Property{Name: "fencing", Invariant: 6, Kind: scenario.KindConsumption,
 		Doc:  "a commit, mark or release carrying a stale fencing token is rejected and changes nothing",
 		Laws: []Law{{LawStaleChangesNothing, "a commit, mark or release with a token older than the newest issued for its key is rejected and changes neither records nor ledger"}},
@@ -226,6 +224,9 @@ func finalReplayUnchanged(o *runner.Outcome, _ Monitor) []Breach {
 	r := o.Consumption
 	if !r.Quiesced {
 		return nil // not judged: nothing-lost reports it
+	}
+	if len(r.DLQBeforeReplay) == 0 && slices.Equal(r.LedgerBeforeReplay, r.LedgerAfterReplay) {
+		return nil // nothing to recover and nothing changed: the passing path
 	}
 	// An event dead-lettered before the replay may be credited by it: the
 	// replay is how an operator recovers it. Everything else must stay as it was.
@@ -432,8 +433,8 @@ func errNote(e string) string {
 // atomicityMonitor compares records and ledger after every action that may
 // write the store.
 type atomicityMonitor struct {
-	legit    map[string]bool // consumer/id whose record retention removed in time
-	seen     map[string]bool // breaches reported, each where first seen
+	legit    map[ledgerID]bool // keys whose record retention removed in time
+	seen     map[string]bool   // breaches reported, each where first seen
 	breaches []Breach
 	// processed and credited are reused from action to action.
 	processed, credited map[ledgerID]bool
@@ -454,46 +455,90 @@ func (m *atomicityMonitor) After(v *runner.View, a *runner.Action) {
 	if a.Kind == runner.ActCleanup {
 		for _, rm := range a.Removed {
 			if !premature(rm, v.Config().RetentionMs) {
-				m.legit[keyID(rm.Key)] = true
+				m.legit[ledgerID{rm.Key.Consumer, rm.Key.ID}] = true
 			}
 		}
 	}
 	s := snapshot(v)
+	for _, d := range m.unpaired(v.Conventions(), v.NowMs(), s, len(s.Records) <= atomicityScan && len(s.Ledger) <= atomicityScan) {
+		m.report(a, d)
+	}
+}
+
+// atomicityScan is the size of store up to which the atomicity monitor
+// pairs entries and records by scanning rather than through maps: a check's
+// store holds a handful of each, and hashing them after every write cost
+// more than comparing them all.
+const atomicityScan = 16
+
+// unpaired describes every ledger entry without its processed record and
+// every processed record without its entry (but for records legitimately
+// cleaned up, or expired by a library that declares it expires them),
+// entries first, each in store order; scan pairs them without maps, the
+// same way.
+func (m *atomicityMonitor) unpaired(conv store.Conventions, nowMs int64, s snap, scan bool) []string {
+	expires := conv.Expiry == store.ExpiryByLibrary
+	if expires {
+		// Settle times are kept only for a store that expires its records
+		// itself: its record may vanish while its entry stays.
+		if m.finished == nil {
+			m.finished = map[ledgerID]int64{}
+		}
+		for _, r := range s.Records {
+			if r.State == store.Processed {
+				m.finished[ledgerID{r.Key.Consumer, r.Key.ID}] = r.FinishedAtMs
+			}
+		}
+	}
+	excused := func(id ledgerID) bool {
+		if m.legit[id] {
+			return true
+		}
+		f, ok := m.finished[id]
+		return expires && ok && conv.Expired(f, nowMs) // the library expired it, as it declares
+	}
+	var out []string
+	if scan {
+		for _, e := range s.Ledger {
+			if !slices.ContainsFunc(s.Records, func(r store.Record) bool {
+				return r.State == store.Processed && r.Key.Consumer == e.Consumer && r.Key.ID == e.EventID
+			}) && !excused(ledgerID{e.Consumer, e.EventID}) {
+				out = append(out, fmt.Sprintf("ledger entry %s/%s has no processed record", e.Consumer, e.EventID))
+			}
+		}
+		for _, r := range s.Records {
+			if r.State == store.Processed && !slices.ContainsFunc(s.Ledger, func(e store.Entry) bool {
+				return e.Consumer == r.Key.Consumer && e.EventID == r.Key.ID
+			}) {
+				out = append(out, fmt.Sprintf("record %s is processed but the ledger has no entry for it", keyID(r.Key)))
+			}
+		}
+		return out
+	}
 	if m.processed == nil {
 		m.processed, m.credited = map[ledgerID]bool{}, map[ledgerID]bool{}
-	}
-	if m.finished == nil {
-		m.finished = map[ledgerID]int64{}
 	}
 	processed, credited := m.processed, m.credited
 	clear(processed)
 	clear(credited)
-	conv := v.Conventions()
-	expires := conv.Expiry == store.ExpiryByLibrary
 	for _, r := range s.Records {
 		if r.State == store.Processed {
-			id := ledgerID{r.Key.Consumer, r.Key.ID}
-			processed[id] = true
-			if expires {
-				m.finished[id] = r.FinishedAtMs
-			}
+			processed[ledgerID{r.Key.Consumer, r.Key.ID}] = true
 		}
 	}
 	for _, e := range s.Ledger {
 		id := ledgerID{e.Consumer, e.EventID}
 		credited[id] = true
-		if f, ok := m.finished[id]; expires && !processed[id] && ok && conv.Expired(f, v.NowMs()) {
-			continue // the library expired the record, as it declares
-		}
-		if !processed[id] && !m.legit[e.Consumer+"/"+e.EventID] {
-			m.report(a, fmt.Sprintf("ledger entry %s/%s has no processed record", e.Consumer, e.EventID))
+		if !processed[id] && !excused(id) {
+			out = append(out, fmt.Sprintf("ledger entry %s/%s has no processed record", e.Consumer, e.EventID))
 		}
 	}
 	for _, r := range s.Records {
 		if r.State == store.Processed && !credited[ledgerID{r.Key.Consumer, r.Key.ID}] {
-			m.report(a, fmt.Sprintf("record %s is processed but the ledger has no entry for it", keyID(r.Key)))
+			out = append(out, fmt.Sprintf("record %s is processed but the ledger has no entry for it", keyID(r.Key)))
 		}
 	}
+	return out
 }
 
 func (m *atomicityMonitor) report(a *runner.Action, detail string) {
@@ -543,7 +588,10 @@ func (m *fenceMonitor) After(v *runner.View, a *runner.Action) {
 		return
 	}
 	m.fences++
-	diff := gocmp.Diff(m.before, snapshot(v))
+	diff := ""
+	if after := snapshot(v); !m.before.equal(after) {
+		diff = gocmp.Diff(m.before, after) // diffs are for failures
+	}
 	rejected := a.Err != "" || a.Stale
 	// A store that declares a stale release a silent no-op (its
 	// convention) answers nil; changing nothing is all the law asks of it.
@@ -559,10 +607,28 @@ func (m *fenceMonitor) After(v *runner.View, a *runner.Action) {
 
 func (m *fenceMonitor) Breaches() []Breach { return m.breaches }
 
+// enqueuedTwice reports whether the producer enqueued a key twice for
+// group: the passing path of producer-gate, without building the report.
+func enqueuedTwice(msgs []broker.MessageState, group string) bool {
+	type topicKey struct{ tenant, topic, key string }
+	seen := make(map[topicKey]bool, len(msgs))
+	for _, m := range msgs {
+		if m.Message.Group != group || m.Message.Origin != broker.Produced {
+			continue
+		}
+		k := topicKey{m.Message.Tenant, m.Message.Topic, m.Message.Key}
+		if seen[k] {
+			return true
+		}
+		seen[k] = true
+	}
+	return false
+}
+
 func finalProducerGate(o *runner.Outcome, _ Monitor) []Breach {
 	r := o.Consumption
 	var out []Breach
-	if len(r.Config.Consumers) > 0 {
+	if len(r.Config.Consumers) > 0 && enqueuedTwice(r.Messages, r.Config.Consumers[0]) {
 		group := r.Config.Consumers[0]
 		produced := map[string][]int64{}
 		for _, m := range r.Messages {

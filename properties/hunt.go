@@ -2,6 +2,8 @@ package properties
 
 import (
 	"errors"
+	"fmt"
+	"math/rand/v2"
 	"regexp"
 	"slices"
 	"strconv"
@@ -85,7 +87,9 @@ type HuntResult struct {
 	Scenario *scenario.Scenario `json:"scenario,omitempty"`
 	Outcome  *runner.Outcome    `json:"-"`
 	// ShrunkSize is the size rapid's shrink ended at, before the reduction
-	// pass (Scenario.Size is after it).
+	// pass (Scenario.Size is after it). A failure drawn with a burst of
+	// 1,024 ticks or more is not shrunk by rapid (each of its tries would
+	// play the burst): its ShrunkSize is the size drawn.
 	ShrunkSize int `json:"shrunkSize,omitempty"`
 	// Message is rapid's own report.
 	Message string `json:"message,omitempty"`
@@ -118,19 +122,27 @@ func Hunt(target system.Target, opts HuntOptions) HuntResult {
 func hunt(target system.Target, opts HuntOptions) HuntResult {
 	rapidMu.Lock()
 	defer rapidMu.Unlock()
+	seed := opts.Seed
+	for seed == 0 {
+		seed = rand.Uint64() // known, so that a failure not shrunk by rapid has its seed too
+	}
 	restore := rapidtb.SetFlags(map[string]string{
 		"rapid.checks":     strconv.Itoa(max(opts.Checks, 1)),
-		"rapid.seed":       strconv.FormatUint(opts.Seed, 10),
+		"rapid.seed":       strconv.FormatUint(seed, 10),
 		"rapid.nofailfile": "true",
 	})
 	defer restore()
 
 	rec := rapidtb.NewRecorder("hunt/" + target.Name)
-	var last *failure
+	var last, burst *failure
 	var foundAfter time.Duration
+	shrinking := false
 	start := machineclock.Now()
 	drawn := 0 // scenarios played: rapid may stop short of Checks (see below)
 	rapid.Check(rec, func(t *rapid.T) {
+		if burst != nil {
+			return // the hunt is over (below); rapid plays out its count
+		}
 		drawn++
 		if f := judgeDrawn(t, target, opts); f != nil {
 			if foundAfter == 0 {
@@ -138,9 +150,21 @@ func hunt(target system.Target, opts HuntOptions) HuntResult {
 			}
 			last = f
 			opts.Coverage = nil // what rapid plays while shrinking was not drawn
+			if !shrinking && bigBurst(f.scenario) {
+				// Not handed to rapid's shrink, which would play the
+				// burst's 65,536+ ticks at each of its thousands of
+				// tries: the reduction pass bisects the burst and removes
+				// what plays no role in a few dozen.
+				burst = f
+				return
+			}
+			shrinking = true // rapid plays only shrink candidates from now on
 			t.Fatalf("%s: %s", f.law, f.verdict.Summary)
 		}
 	})
+	if burst != nil {
+		return burstFailure(target, burst, drawn, seed, foundAfter, machineclock.Since(start))
+	}
 	// rapid stops drawing early when its deadline (a day away, by the
 	// clock of the goroutine: a synctest bubble's fake clock, which a run
 	// may move by years) nears, so a passed hunt counts what it played.
@@ -162,6 +186,36 @@ func hunt(target system.Target, opts HuntOptions) HuntResult {
 		}
 	}
 	return res
+}
+
+// bigBurstTicks is the size from which a burst makes a failing scenario
+// too dear for rapid's shrink.
+const bigBurstTicks = 1 << 10
+
+// bigBurst reports whether s has a burst of bigBurstTicks or more.
+func bigBurst(s *scenario.Scenario) bool {
+	if s == nil || s.Projection == nil {
+		return false
+	}
+	for _, st := range s.Projection.Steps {
+		if st.Op == scenario.OpBurst && st.Count >= bigBurstTicks {
+			return true
+		}
+	}
+	return false
+}
+
+// burstFailure is the result of a hunt whose failing scenario, drawn as the
+// checks-th with a big burst, rapid did not shrink. Its seed is rapid's for
+// that check (rapid moves the seed on by the check's index before each
+// check), so -rapid.seed reproduces it as a hunt's first check.
+func burstFailure(target system.Target, f *failure, checks int, base uint64, foundAfter, elapsed time.Duration) HuntResult {
+	n := uint64(checks - 1)
+	seed := base + n*(n+1)/2
+	return HuntResult{Target: target.Name, Failed: true, Checks: checks, Seed: seed, Elapsed: elapsed, FoundAfter: foundAfter,
+		Law: f.law, Verdict: f.verdict, Scenario: f.scenario, Outcome: f.outcome, ShrunkSize: f.scenario.Size(),
+		Message: fmt.Sprintf("[rapid] failed after %d tests: %s: %s (a scenario with a burst of %d+ ticks: not shrunk by rapid, reduced by bisection)\nTo reproduce, specify -rapid.seed=%d",
+			checks-1, f.law, f.verdict.Summary, bigBurstTicks, seed)}
 }
 
 var (
@@ -204,6 +258,7 @@ func judgeScenario(s *scenario.Scenario, target system.Target, opts HuntOptions)
 			}
 		}
 	}
+	out.Release() // a check that passed: nobody reads its outcome
 	return nil
 }
 
@@ -285,6 +340,7 @@ func judgeLaw(s *scenario.Scenario, target system.Target, opts HuntOptions, law 
 			}
 		}
 	}
+	out.Release()
 	return nil, Verdict{}, false
 }
 

@@ -3,6 +3,7 @@ package properties
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"testing"
 
 	"github.com/idemcheck/idemcheck/faults/runner"
@@ -45,14 +46,14 @@ func Judge(s *scenario.Scenario, target system.Target, props []Property, opts ..
 	if props == nil {
 		props = ForKind(s.Kind)
 	}
-	var judged []Property
+	judged := make([]Property, 0, len(props))
 	for _, p := range props {
 		if p.Kind == s.Kind {
 			judged = append(judged, p)
 		}
 	}
 	monitors := make([]Monitor, len(judged))
-	var obs []runner.Observer
+	obs := make([]runner.Observer, 0, len(judged)+1)
 	for i, p := range judged {
 		if p.Monitor != nil {
 			monitors[i] = p.Monitor()
@@ -147,6 +148,11 @@ type snap struct {
 // action, so several monitors share one.
 func snapshot(v *runner.View) snap {
 	return snap{Records: v.Records(), Ledger: v.Ledger()}
+}
+
+// equal reports whether s and o hold the same records and entries.
+func (s snap) equal(o snap) bool {
+	return slices.Equal(s.Records, o.Records) && slices.Equal(s.Ledger, o.Ledger)
 }
 
 // keyID is the consumer-scoped id of a key, as the ledger knows it.

@@ -134,6 +134,9 @@ func (p Property) HasLaw(law string) bool {
 func (p Property) verdict(o *runner.Outcome, m Monitor, breaches []Breach, off map[string]string, summarise bool) Verdict {
 	v := Verdict{Property: p.Name}
 	for _, law := range p.Laws {
+		if len(off) == 0 {
+			break // no law is off: nothing to look up
+		}
 		if r, ok := off[ID(p.Name, law.Name)]; ok {
 			if v.Off == nil {
 				v.Off = map[string]string{}

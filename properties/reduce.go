@@ -16,15 +16,83 @@ import (
 // part that plays no role in the failure can survive that, a worker that
 // never acts say, and Reduce removes it. It returns s itself when nothing
 // could be removed.
+//
+// A big burst is given some slack first (a few more ticks, so that removing
+// a tick before it does not undo the failure it needs its count for), and
+// is bisected at the end, to the fewest ticks that still fail: dropping one
+// tick at a time would take tens of thousands of plays.
 func Reduce(s *scenario.Scenario, keep func(*scenario.Scenario) bool) *scenario.Scenario {
-	cur := s
+	cur := loosenBursts(s, keep)
 	for {
 		next := firstKept(cur, keep)
 		if next == nil {
+			if fewer := bisectBursts(cur, keep); fewer != cur {
+				cur = fewer // and what the cut makes removable, if anything
+				continue
+			}
 			return cur
 		}
 		cur = next
 	}
+}
+
+// burstSlack is how many ticks loosenBursts adds to a big burst: more than
+// the ticks the other steps of a scenario give a node.
+const burstSlack = 64
+
+// loosenBursts returns s with burstSlack more ticks in each big burst, if
+// keep still accepts that, or s itself.
+func loosenBursts(s *scenario.Scenario, keep func(*scenario.Scenario) bool) *scenario.Scenario {
+	if s.Projection == nil {
+		return s
+	}
+	p := cloneProjection(s.Projection)
+	loosened := false
+	for i, st := range p.Steps {
+		if st.Op == scenario.OpBurst && st.Count >= bigBurstTicks {
+			p.Steps[i].Count = min(st.Count+burstSlack, scenario.MaxBurst)
+			loosened = true
+		}
+	}
+	if c := (&scenario.Scenario{Version: s.Version, Kind: s.Kind, Projection: p}); loosened && c.Validate() == nil && keep(c) {
+		return c
+	}
+	return s
+}
+
+// bisectBursts returns s with each burst's count cut to the fewest ticks
+// keep still accepts, found by bisection (about 17 plays for a burst of
+// 65,536), or s itself when no count could be cut.
+func bisectBursts(s *scenario.Scenario, keep func(*scenario.Scenario) bool) *scenario.Scenario {
+	if s.Projection == nil {
+		return s
+	}
+	cur := s
+	for i, st := range s.Projection.Steps {
+		if st.Op != scenario.OpBurst || st.Count <= 1 {
+			continue
+		}
+		withCount := func(n int) *scenario.Scenario {
+			p := cloneProjection(cur.Projection)
+			p.Steps[i].Count = n
+			return &scenario.Scenario{Version: cur.Version, Kind: cur.Kind, Projection: p}
+		}
+		// keep holds at hi; find the least count in [1, hi] it holds at,
+		// as if it held from some count on (a wrap needs that many ticks).
+		lo, hi := 0, st.Count
+		for hi-lo > 1 {
+			mid := lo + (hi-lo)/2
+			if keep(withCount(mid)) {
+				hi = mid
+			} else {
+				lo = mid
+			}
+		}
+		if hi < st.Count {
+			cur = withCount(hi)
+		}
+	}
+	return cur
 }
 
 // firstKept returns the first candidate reduction of s that is valid and

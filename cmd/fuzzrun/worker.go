@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"runtime/debug"
 	"slices"
 	"strings"
 	"time"
@@ -32,6 +33,11 @@ func (s *sender) send(m message) {
 // runWorker is a worker process: it hunts its share and reports on out. It
 // stops between hunts when ctx ends (its parent kills it in any case).
 func runWorker(ctx context.Context, o *options, out io.Writer) int {
+	// A hunt keeps little alive from one check to the next (a scenario, its
+	// outcome, the monitors) and makes much garbage: collecting when the
+	// heap has grown ninefold instead of doubled spends most of the
+	// collector's CPU on checks instead, for a few tens of megabytes.
+	defer debug.SetGCPercent(debug.SetGCPercent(800))
 	s := &sender{enc: json.NewEncoder(out), worker: o.workerIndex}
 	if o.mutants {
 		huntMutants(ctx, o, s)

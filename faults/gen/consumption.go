@@ -38,33 +38,81 @@ func ConsumptionWithout(off ...scenario.Op) *rapid.Generator[*scenario.Scenario]
 
 const minute = int64(60_000)
 
+// The generators and names every scenario draws with, made once: a
+// campaign draws thousands of scenarios a second, and making them anew for
+// each draw cost it a tenth of its time. A generator is safe to share.
+var (
+	intsTo      = [...]*rapid.Generator[int]{rapid.IntRange(0, 0), rapid.IntRange(0, 1), rapid.IntRange(0, 2), rapid.IntRange(0, 3), rapid.IntRange(0, 4), rapid.IntRange(0, 5), rapid.IntRange(0, 6), rapid.IntRange(0, 7), rapid.IntRange(0, 8), rapid.IntRange(0, 9)}
+	oneToThree  = rapid.IntRange(1, 3)
+	oneToFour   = rapid.IntRange(1, 4)
+	oneToSix    = rapid.IntRange(1, 6)
+	oneToNine   = rapid.IntRange(1, 9)
+	twoToFive   = rapid.IntRange(2, 5)
+	backoffs    = rapid.SampledFrom([]int64{200, 500, 1000})
+	ackTimeouts = rapid.SampledFrom([]int64{1000, 2000, 5000})
+	margins     = rapid.SampledFrom([]int64{1000, 10_000, 60_000})
+	skews       = rapid.SampledFrom([]int64{0, 0, 5 * minute, -5 * minute, 30 * minute, -30 * minute})
+	tenants     = rapid.SampledFrom([]string{"", "acme"})
+	clockSteps  = rapid.SampledFrom([]int64{-minute, -10 * minute, minute})
+	nodeLabels  = names("n%d", 3)
+	skewLabels  = names("skew_%d", 3)
+	eventIDs    = names("evt-%04d", 4)
+	orderIDs    = names("ord-%d", 4)
+	userIDs     = names("usr-%d", 2)
+)
+
+// names is format applied to 1..n.
+func names(format string, n int) []string {
+	out := make([]string, n)
+	for i := range out {
+		out[i] = fmt.Sprintf(format, i+1)
+	}
+	return out
+}
+
+// name is names(format, ...)[i] from table, or formatted when beyond it.
+func name(table []string, format string, i int) string {
+	if i < len(table) {
+		return table[i]
+	}
+	return fmt.Sprintf(format, i+1)
+}
+
+// intTo draws from [0, n].
+func intTo(n int) *rapid.Generator[int] {
+	if n < len(intsTo) {
+		return intsTo[n]
+	}
+	return rapid.IntRange(0, n)
+}
+
 func config(t *rapid.T) scenario.Config {
 	consumers := []string{"ledger"}
-	if rapid.IntRange(0, 3).Draw(t, "second_consumer") == 3 {
+	if intTo(3).Draw(t, "second_consumer") == 3 {
 		consumers = append(consumers, "audit")
 	}
-	nNodes := rapid.IntRange(1, 3).Draw(t, "nodes")
+	nNodes := oneToThree.Draw(t, "nodes")
 	nodes := make([]scenario.Node, nNodes)
 	for i := range nodes {
-		nodes[i] = scenario.Node{Name: fmt.Sprintf("n%d", i+1), SkewMs: skew(t, fmt.Sprintf("skew_%d", i+1))}
+		nodes[i] = scenario.Node{Name: name(nodeLabels, "n%d", i), SkewMs: skew(t, name(skewLabels, "skew_%d", i))}
 	}
 	var workers []scenario.Worker
 	for _, c := range consumers {
-		n := rapid.IntRange(1, 3).Draw(t, "workers_"+c)
+		n := oneToThree.Draw(t, "workers_"+c)
 		for range n {
-			node := nodes[rapid.IntRange(0, nNodes-1).Draw(t, "node_of_worker")].Name
+			node := nodes[intTo(nNodes-1).Draw(t, "node_of_worker")].Name
 			workers = append(workers, scenario.Worker{Name: fmt.Sprintf("w%d", len(workers)+1), Consumer: c, Node: node})
 		}
 	}
-	backoff := rapid.SampledFrom([]int64{200, 500, 1000}).Draw(t, "backoff_ms")
-	ackTimeout := rapid.SampledFrom([]int64{1000, 2000, 5000}).Draw(t, "ack_timeout_ms")
+	backoff := backoffs.Draw(t, "backoff_ms")
+	ackTimeout := ackTimeouts.Draw(t, "ack_timeout_ms")
 	lease := min(backoff, ackTimeout)
-	maxAttempts := rapid.IntRange(2, 5).Draw(t, "max_attempts")
+	maxAttempts := twoToFive.Draw(t, "max_attempts")
 	maxBackoff := backoff * 4
 	// The redelivery window: how long after its first delivery a message
 	// may still be delivered again. Retention must exceed it.
 	window := int64(maxAttempts) * (ackTimeout + maxBackoff)
-	retention := window + rapid.SampledFrom([]int64{1000, 10_000, 60_000}).Draw(t, "retention_margin_ms")
+	retention := window + margins.Draw(t, "retention_margin_ms")
 	return scenario.Config{
 		Topic: "orders", Consumers: consumers, Nodes: nodes, Workers: workers,
 		MaxAttempts: maxAttempts, BackoffMs: backoff, MaxBackoffMs: maxBackoff,
@@ -74,24 +122,24 @@ func config(t *rapid.T) scenario.Config {
 
 // skew draws a clock offset: none, or minutes either way.
 func skew(t *rapid.T, label string) int64 {
-	return rapid.SampledFrom([]int64{0, 0, 5 * minute, -5 * minute, 30 * minute, -30 * minute}).Draw(t, label)
+	return skews.Draw(t, label)
 }
 
 func events(t *rapid.T) []scenario.Event {
-	n := rapid.IntRange(1, 4).Draw(t, "events")
+	n := oneToFour.Draw(t, "events")
 	out := make([]scenario.Event, n)
 	for i := range out {
 		e := scenario.Event{
-			ID:          fmt.Sprintf("evt-%04d", i+1),
-			Tenant:      rapid.SampledFrom([]string{"", "acme"}).Draw(t, "tenant"),
-			OrderID:     fmt.Sprintf("ord-%d", i+1),
-			UserID:      fmt.Sprintf("usr-%d", i%2+1),
+			ID:          eventIDs[i],
+			Tenant:      tenants.Draw(t, "tenant"),
+			OrderID:     orderIDs[i],
+			UserID:      userIDs[i%2],
 			AmountCents: int64(100 * (i + 1)),
 		}
-		switch rapid.IntRange(0, 9).Draw(t, "fate") {
+		switch intTo(9).Draw(t, "fate") {
 		case 8:
 			e.Fate = scenario.FateTransient
-			e.Transient = rapid.IntRange(1, 6).Draw(t, "transient_runs")
+			e.Transient = oneToSix.Draw(t, "transient_runs")
 		case 9:
 			e.Fate = scenario.FatePoison
 		}
@@ -138,7 +186,7 @@ func steps(t *rapid.T, c *scenario.Consumption, off []scenario.Op) []scenario.St
 		nodeNames[i] = n.Name
 	}
 	advances := []int64{cfg.LeaseMs, cfg.AckTimeoutMs, 100, cfg.MaxBackoffMs, cfg.RetentionMs}
-	eventIdx := rapid.IntRange(0, len(c.Events)-1)
+	eventIdx := intTo(len(c.Events) - 1)
 	worker := rapid.SampledFrom(workerNames)
 	node := rapid.SampledFrom(nodeNames)
 	// Ops are listed from the most to the least useful, since rapid shrinks
@@ -168,34 +216,37 @@ func steps(t *rapid.T, c *scenario.Consumption, off []scenario.Op) []scenario.St
 		}
 		return rapid.SampledFrom(group).Draw(t, "peer")
 	}
-	step := rapid.Custom(func(t *rapid.T) []scenario.Step {
-		st := scenario.Step{Op: rapid.SampledFrom(ops).Draw(t, "op")}
+	opGen, advanceGen := rapid.SampledFrom(ops), rapid.SampledFrom(advances)
+	// A drawn step is one step, or a shape's several: kept by value, a
+	// single step costs no allocation of its own.
+	step := rapid.Custom(func(t *rapid.T) drawnStep {
+		st := scenario.Step{Op: opGen.Draw(t, "op")}
 		switch st.Op {
 		case scenario.OpProduce, scenario.OpProduceFail:
 			st.Event = eventIdx.Draw(t, "event")
 		case scenario.OpDuplicate:
 			st.Event = eventIdx.Draw(t, "event")
-			st.N = rapid.IntRange(1, 9).Draw(t, "copies")
+			st.N = oneToNine.Draw(t, "copies")
 		case scenario.OpDeliver:
 			st.Worker = worker.Draw(t, "worker")
-			st.Pick = rapid.IntRange(0, 3).Draw(t, "pick")
+			st.Pick = intTo(3).Draw(t, "pick")
 		case scenario.OpStep, scenario.OpCrash, scenario.OpCleanup:
 			st.Worker = worker.Draw(t, "worker")
 		case scenario.OpAdvance:
-			st.Ms = rapid.SampledFrom(advances).Draw(t, "ms")
+			st.Ms = advanceGen.Draw(t, "ms")
 		case scenario.OpSkew:
 			st.Node = node.Draw(t, "node")
 			st.Ms = skew(t, "skew")
 		case scenario.OpClockStep:
 			st.Node = node.Draw(t, "node")
-			st.Ms = rapid.SampledFrom([]int64{-minute, -10 * minute, minute}).Draw(t, "step_ms")
+			st.Ms = clockSteps.Draw(t, "step_ms")
 		case shapeCrashAt:
 			w := worker.Draw(t, "worker")
 			out := []scenario.Step{{Op: scenario.OpDeliver, Worker: w}}
-			for range rapid.IntRange(0, 4).Draw(t, "steps_before_crash") {
+			for range intTo(4).Draw(t, "steps_before_crash") {
 				out = append(out, scenario.Step{Op: scenario.OpStep, Worker: w})
 			}
-			return append(out, scenario.Step{Op: scenario.OpCrash, Worker: w})
+			return drawnStep{shape: append(out, scenario.Step{Op: scenario.OpCrash, Worker: w})}
 		case shapeTakeover, shapeCleanupReclaim:
 			slow := worker.Draw(t, "worker")
 			fast := peer(t, slow)
@@ -203,21 +254,36 @@ func steps(t *rapid.T, c *scenario.Consumption, off []scenario.Op) []scenario.St
 			if st.Op == shapeCleanupReclaim {
 				out = append(out, cleanupReclaim(cfg, slow, fast)...)
 			}
-			return append(out, scenario.Step{Op: scenario.OpStep, Worker: slow})
+			return drawnStep{shape: append(out, scenario.Step{Op: scenario.OpStep, Worker: slow})}
 		}
-		return []scenario.Step{st}
+		return drawnStep{one: st}
 	})
-	var out []scenario.Step
-	for _, sts := range rapid.SliceOfN(step, 1, 80).Draw(t, "steps") {
-		out = append(out, sts...)
+	drawn := rapid.SliceOfN(step, 1, 80).Draw(t, "steps")
+	n := len(c.Events)
+	for _, d := range drawn {
+		n += max(len(d.shape), 1)
+	}
+	out := make([]scenario.Step, 0, n)
+	for _, d := range drawn {
+		if d.shape != nil {
+			out = append(out, d.shape...)
+		} else {
+			out = append(out, d.one)
+		}
 	}
 	// Every event is produced at least once, at a drawn point of the
 	// schedule; shrinking moves these produces to the front.
 	for i := range c.Events {
-		at := rapid.IntRange(0, len(out)).Draw(t, "produce_at")
+		at := intTo(len(out)).Draw(t, "produce_at")
 		out = slices.Insert(out, at, scenario.Step{Op: scenario.OpProduce, Event: i})
 	}
 	return out
+}
+
+// drawnStep is one drawn step, or a shape's steps.
+type drawnStep struct {
+	one   scenario.Step
+	shape []scenario.Step
 }
 
 // takeover: slow claims and runs its handler, its lease and ack timeout

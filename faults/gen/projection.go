@@ -22,8 +22,30 @@ const (
 // milliseconds: drawn in minutes because rapid favours small numbers and a
 // skew of a few milliseconds would hide the bugs that skew of minutes shows.
 func projMinutes(t *rapid.T, label string, lo, hi int64) int64 {
-	return rapid.Int64Range(lo, hi).Draw(t, label+"Min")*60_000 + rapid.Int64Range(0, 59_999).Draw(t, label+"Ms")
+	g := projSkewMinutes
+	if lo == -projMaxSkewMin && hi == 0 {
+		g = projStepMinutes
+	} else if lo != -projMaxSkewMin || hi != projMaxSkewMin {
+		g = rapid.Int64Range(lo, hi)
+	}
+	return g.Draw(t, label+"Min")*60_000 + projMillis.Draw(t, label+"Ms")
 }
+
+// The generators every projection scenario draws with, made once (see
+// intsTo).
+var (
+	projSkewMinutes = rapid.Int64Range(-projMaxSkewMin, projMaxSkewMin)
+	projStepMinutes = rapid.Int64Range(-projMaxSkewMin, 0)
+	projMillis      = rapid.Int64Range(0, 59_999)
+	projAdvances    = rapid.Int64Range(0, projMaxAdvanceMs)
+	projActKind     = rapid.IntRange(0, projActKinds-1)
+	projNode        = rapid.IntRange(0, 2)
+	projPick        = rapid.IntRange(0, 7)
+	projNodes       = rapid.IntRange(2, 3)
+	projExtra       = rapid.IntRange(0, projMaxExtra)
+	projActions     = rapid.SliceOfN(projActionGen(), 1, projMaxActions)
+	projRetry       = rapid.Bool()
+)
 
 // Projection draws a projection scenario: two or three nodes with skews of
 // minutes either way, a causal history of emits, replies (a node receives
@@ -66,14 +88,14 @@ type projAction struct {
 func projActionGen() *rapid.Generator[projAction] {
 	return rapid.Custom(func(t *rapid.T) projAction {
 		a := projAction{
-			kind: rapid.IntRange(0, projActKinds-1).Draw(t, "act"),
-			node: rapid.IntRange(0, 2).Draw(t, "node"),
+			kind: projActKind.Draw(t, "act"),
+			node: projNode.Draw(t, "node"),
 		}
 		switch a.kind {
 		case projActEmit, projActReply, projActReceive:
-			a.pick = rapid.IntRange(0, 7).Draw(t, "pick")
+			a.pick = projPick.Draw(t, "pick")
 		case projActAdvance:
-			a.ms = rapid.Int64Range(0, projMaxAdvanceMs).Draw(t, "advanceMs")
+			a.ms = projAdvances.Draw(t, "advanceMs")
 		case projActStep:
 			// Backwards, or forward by under a minute: a step forward is
 			// harmless to an HLC, a step back is the fault worth drawing.
@@ -89,6 +111,12 @@ func projActionGen() *rapid.Generator[projAction] {
 
 // projHistory reads raw actions into valid steps, tracking what each node
 // has seen so that every emit keeps its order's causal chain.
+// The nodes' names and the labels of their skews.
+var (
+	projNodeNames  = []string{"A", "B", "C"}
+	projSkewLabels = []string{"skewA", "skewB", "skewC"}
+)
+
 type projHistory struct {
 	nodes   []string
 	steps   []scenario.ProjectionStep
@@ -107,23 +135,23 @@ type projOrder struct {
 func projDraw(t *rapid.T) *scenario.Projection {
 	p := &scenario.Projection{}
 	h := &projHistory{emitter: map[string]string{}, knows: map[string]map[string]bool{}}
-	for i := range rapid.IntRange(2, 3).Draw(t, "nodes") {
-		name := string(rune('A' + i))
+	for i := range projNodes.Draw(t, "nodes") {
+		name := projNodeNames[i]
 		h.nodes = append(h.nodes, name)
 		h.knows[name] = map[string]bool{}
-		p.Nodes = append(p.Nodes, scenario.Node{Name: name, SkewMs: projMinutes(t, "skew"+name, -projMaxSkewMin, projMaxSkewMin)})
+		p.Nodes = append(p.Nodes, scenario.Node{Name: name, SkewMs: projMinutes(t, projSkewLabels[i], -projMaxSkewMin, projMaxSkewMin)})
 	}
-	for _, a := range rapid.SliceOfN(projActionGen(), 1, projMaxActions).Draw(t, "actions") {
+	for _, a := range projActions.Draw(t, "actions") {
 		h.read(a)
 	}
 	p.Steps = h.steps
-	if rapid.Bool().Draw(t, "retryRefused") {
+	if projRetry.Draw(t, "retryRefused") {
 		p.OnRefusal = scenario.RefusalRetry
 	}
-	for r := range rapid.IntRange(2, 3).Draw(t, "replicas") {
+	for r := range projNodes.Draw(t, "replicas") {
 		var base []string
 		for _, e := range h.events {
-			for range 1 + rapid.IntRange(0, projMaxExtra).Draw(t, "extra") {
+			for range 1 + projExtra.Draw(t, "extra") {
 				base = append(base, e)
 			}
 		}

@@ -56,6 +56,7 @@ func (w *World) Clone(obs ...Observer) (*World, bool) {
 		c.byName[cw.Name()] = cw
 	}
 	res := *w.res
+	res.buf = nil // the copy's lists are its own
 	res.Actions = slices.Grow(slices.Clone(w.res.Actions), 2)
 	res.Errors = slices.Clone(w.res.Errors)
 	res.Metrics = maps.Clone(w.res.Metrics)

@@ -34,6 +34,10 @@ type ConsumptionResult struct {
 	Probes   []Probe                     `json:"probes,omitempty"`
 	// Errors are unexpected errors from the implementation, by action.
 	Errors []string `json:"errors,omitempty"`
+
+	// buf is where Actions and the trace's entries came from, for
+	// Outcome.Release to hand back.
+	buf *runBuffers
 }
 
 // NodeOf returns the node a worker runs on.

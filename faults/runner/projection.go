@@ -46,10 +46,12 @@ type Happening struct {
 // HLCOp is what a node asked its HLC for.
 type HLCOp string
 
-// The two HLC operations.
+// The HLC operations: a burst is many ticks within one instant, recorded
+// as one reading.
 const (
 	OpTick  HLCOp = "tick"
 	OpMerge HLCOp = "merge"
+	OpBurst HLCOp = "burst"
 )
 
 // HLCReading is one HLC operation as the runner saw it from outside the
@@ -71,8 +73,13 @@ type HLCReading struct {
 	Prev    hlc.Timestamp `json:"prev,omitzero"`
 	// Remote is the stamp received (merge only).
 	Remote hlc.Timestamp `json:"remote,omitzero"`
-	// Got is what the clock returned (nothing when it refused).
+	// Got is what the clock returned (nothing when it refused); for a
+	// burst, its last stamp.
 	Got hlc.Timestamp `json:"got"`
+	// Ticks are a burst's stamps (OpBurst), in order, as runs (StampRun):
+	// Prev is the node's stamp before the burst, and WallChangeMs applies
+	// to its first tick.
+	Ticks []StampRun `json:"ticks,omitempty"`
 	// Refused says the clock refused the remote stamp (merge only), with
 	// the error it gave.
 	Refused bool   `json:"refused,omitempty"`
@@ -131,7 +138,9 @@ func RunProjection(s *scenario.Scenario, t system.Target) (*Outcome, error) {
 	if err := s.Validate(); err != nil {
 		return nil, fmt.Errorf("runner: invalid scenario: %w", err)
 	}
-	out := &Outcome{Scenario: s, Target: t.Name, Trace: &Trace{}}
+	// The trace's lists come from a released run's, or are new ones.
+	buf := newRunBuffers(len(s.Projection.Steps))
+	out := &Outcome{Scenario: s, Target: t.Name, Trace: &Trace{entries: buf.entries, deliveries: buf.deliveries, hist: buf.hist, buf: buf}}
 	res, err := runProjection(s.Projection, t.Projection, out.Trace)
 	if err != nil {
 		return nil, err
@@ -166,14 +175,15 @@ func runProjection(p *scenario.Projection, parts *system.Projection, trace *Trac
 	if parts == nil || (parts.NewHLC == nil && parts.OpenHLC == nil) || parts.NewSequencer == nil {
 		return nil, fmt.Errorf("runner: projection parts need NewHLC (or OpenHLC) and NewSequencer")
 	}
+	trace.proj = &ProjectionResult{}
 	w := &projWorld{
 		trace: trace, truth: clock.NewVirtual(StartMs),
 		walls: map[string]*clock.Node{}, clocks: map[string]hlc.Clock{}, seq: parts.NewSequencer(),
 		last: map[string]hlc.Timestamp{}, offset: map[string]int64{}, latest: map[string]string{}, byID: map[string]int{},
-		res: &ProjectionResult{}, refusals: newRefusals(p.OnRefusal),
+		res: trace.proj, refusals: newRefusals(p.OnRefusal),
 	}
 	defer w.closeClocks()
-	w.logf("start: %d node(s), %d step(s), %d replica(s); t=0 is true time %dms, stamps and occurredAt are absolute ms", len(p.Nodes), len(p.Steps), len(p.Replicas), StartMs)
+	w.hist(histLine{kind: histStart, a: int64(len(p.Nodes)), b: int64(len(p.Steps)), c: int64(len(p.Replicas))})
 	for _, n := range p.Nodes {
 		w.walls[n.Name] = clock.NewNode(n.Name, w.truth, n.SkewMs)
 		c, err := openHLC(parts, n.Name, w.walls[n.Name])
@@ -182,7 +192,7 @@ func runProjection(p *scenario.Projection, parts *system.Projection, trace *Trac
 		}
 		w.clocks[n.Name] = c
 		w.offset[n.Name] = n.SkewMs
-		w.logf("node %s wall clock runs %+dms off true time", n.Name, n.SkewMs)
+		w.hist(histLine{kind: histNodeSkew, node: n.Name, a: n.SkewMs})
 		if err := w.declare(n.Name); err != nil {
 			return nil, err
 		}
@@ -223,7 +233,7 @@ func (w *projWorld) step(i int, st scenario.ProjectionStep) error {
 		return w.receive(i, st)
 	case scenario.OpAdvance:
 		w.truth.Advance(st.Ms)
-		w.logf("step %d: true time advances %dms", i+1, st.Ms)
+		w.hist(histLine{kind: histAdvance, step: i + 1, a: st.Ms})
 		return nil
 	case scenario.OpSkew, scenario.OpClockStep:
 		wall, ok := w.walls[st.Node]
@@ -232,10 +242,10 @@ func (w *projWorld) step(i int, st scenario.ProjectionStep) error {
 		}
 		if st.Op == scenario.OpSkew {
 			wall.SetSkew(st.Ms)
-			w.logf("step %d: node %s clock skewed to %+dms (wall reads t=%+dms)", i+1, st.Node, st.Ms, wall.NowMs()-StartMs)
+			w.hist(histLine{kind: histSkew, step: i + 1, node: st.Node, a: st.Ms, b: wall.NowMs() - StartMs})
 		} else {
 			wall.Step(st.Ms)
-			w.logf("step %d: node %s clock steps %+dms (wall reads t=%+dms)", i+1, st.Node, st.Ms, wall.NowMs()-StartMs)
+			w.hist(histLine{kind: histClockStep, step: i + 1, node: st.Node, a: st.Ms, b: wall.NowMs() - StartMs})
 		}
 		return nil
 	}
@@ -336,8 +346,7 @@ func (w *projWorld) emit(i int, st scenario.ProjectionStep) error {
 	w.byID[st.ID] = len(w.res.Events)
 	w.res.Events = append(w.res.Events, ev)
 	w.res.History = append(w.res.History, Happening{Node: st.Node, Emit: st.ID})
-	w.logf("step %d: %s emits %s %s %s: wall reads t=%+dms, occurredAt %d; hlc tick %s; outbox seq %d",
-		i+1, st.Node, st.ID, st.Kind, st.Order, occurred-StartMs, occurred, r.Got, ev.Event.Seq)
+	w.hist(histLine{kind: histEmit, step: i + 1, index: len(w.res.Events) - 1})
 	return nil
 }
 
@@ -363,15 +372,17 @@ func (w *projWorld) receive(i int, st scenario.ProjectionStep) error {
 // says. again is "" on first receipt, or how the retry is described.
 func (w *projWorld) offer(i int, node, event string, c hlc.Clock, remote hlc.Timestamp, again string) bool {
 	r := w.reading(i, node, OpMerge, event, remote, func() (hlc.Timestamp, error) { return c.Merge(remote) })
+	if w.failed != nil {
+		return false // the run ends with the clock's failure
+	}
 	if r.Refused {
 		fate := w.refused(node, event, again)
-		w.logf("step %d: %s%s receives %s (hlc %s): wall reads t=%+dms; hlc REFUSES it (%s): %s", i+1, node, again, event, remote, r.PhysMs-StartMs, r.Error, fate)
+		w.hist(histLine{kind: histReceive, step: i + 1, again: again, fate: fate, index: len(w.res.Readings) - 1})
 		return false
 	}
 	w.know(node, event)
 	w.res.History = append(w.res.History, Happening{Node: node, Receive: event})
-	w.logf("step %d: %s%s receives %s (hlc %s): wall reads t=%+dms; hlc merge with its last %s -> %s",
-		i+1, node, again, event, remote, r.PhysMs-StartMs, projPrev(r), r.Got)
+	w.hist(histLine{kind: histReceive, step: i + 1, again: again, index: len(w.res.Readings) - 1})
 	return true
 }
 
@@ -403,9 +414,23 @@ func (w *projWorld) deliver(replicas []scenario.Replica, parts *system.Projectio
 		}
 		seen[np.Name] = true
 	}
+	at := w.truth.NowMs() - StartMs // true time stands still while replicas catch up
+	var events []int
 	for _, rep := range replicas {
+		// Each delivery's event, found once for all the projectors (-1:
+		// never emitted, nothing to deliver).
+		events = events[:0]
+		for _, id := range rep.Deliveries {
+			idx, ok := w.byID[id]
+			switch {
+			case w.isSkipped(id):
+				idx = -1
+			case !ok:
+				return fmt.Errorf("runner: replica %s delivers %q, which was never emitted", rep.Name, id)
+			}
+			events = append(events, idx)
+		}
 		rr := ReplicaRun{Name: rep.Name}
-		var finals []string
 		for _, np := range all {
 			run := ProjectorRun{Name: np.Name, Claimed: np.claimed}
 			p := np.New()
@@ -413,29 +438,23 @@ func (w *projWorld) deliver(replicas []scenario.Replica, parts *system.Projectio
 				closeQuietly(p)
 				return err
 			}
-			for k, id := range rep.Deliveries {
-				if w.isSkipped(id) {
-					w.logf("replica %s %s delivery %d/%d: %s was never emitted, nothing to deliver", rep.Name, np.Name, k+1, len(rep.Deliveries), id)
+			for k, idx := range events {
+				if idx < 0 {
+					w.logf("replica %s %s delivery %d/%d: %s was never emitted, nothing to deliver", rep.Name, np.Name, k+1, len(rep.Deliveries), rep.Deliveries[k])
 					continue
 				}
-				idx, ok := w.byID[id]
-				if !ok {
-					return fmt.Errorf("runner: replica %s delivers %q, which was never emitted", rep.Name, id)
-				}
-				ev := w.res.Events[idx].Event
-				d := p.Apply(ev)
+				d := p.Apply(w.res.Events[idx].Event)
 				if err := projectorFailed(p, rep.Name, np.Name); err != nil {
 					closeQuietly(p)
 					return err
 				}
-				verb := "drops"
 				if d.Applied {
 					run.Applied++
-					verb = "applies"
 				} else {
 					run.Dropped++
 				}
-				w.logf("replica %s %s delivery %d/%d: %s %s %s %s: %s", rep.Name, np.Name, k+1, len(rep.Deliveries), verb, ev.ID, ev.Kind, ev.OrderID, d.Reason)
+				w.trace.deliver(delivery{atMs: at, replica: rep.Name, projector: np.Name, k: k + 1, of: len(rep.Deliveries),
+					event: idx, applied: d.Applied, reason: d.Reason})
 			}
 			run.Final = p.Orders()
 			err := projectorFailed(p, rep.Name, np.Name)
@@ -444,22 +463,29 @@ func (w *projWorld) deliver(replicas []scenario.Replica, parts *system.Projectio
 				return err
 			}
 			rr.Projectors = append(rr.Projectors, run)
-			finals = append(finals, projFinal(run))
 		}
 		w.res.Replicas = append(w.res.Replicas, rr)
-		w.logf("replica %s ends: %s", rep.Name, strings.Join(finals, "; "))
+		w.hist(histLine{kind: histReplica, index: len(w.res.Replicas) - 1})
 	}
 	return nil
 }
 
-func projFinal(run ProjectorRun) string {
-	var parts []string
-	for _, st := range run.Final {
-		parts = append(parts, fmt.Sprintf("%s=%s", st.OrderID, st.Status))
+// replicaFinal renders a replica's final states for the trace, only when
+// the line is read.
+type replicaFinal ReplicaRun
+
+func (r replicaFinal) String() string {
+	finals := make([]string, len(r.Projectors))
+	for i, run := range r.Projectors {
+		var parts []string
+		for _, st := range run.Final {
+			parts = append(parts, fmt.Sprintf("%s=%s", st.OrderID, st.Status))
+		}
+		label := run.Name
+		if !run.Claimed {
+			label += " (baseline)"
+		}
+		finals[i] = label + " " + strings.Join(parts, ",")
 	}
-	label := run.Name
-	if !run.Claimed {
-		label += " (baseline)"
-	}
-	return label + " " + strings.Join(parts, ",")
+	return strings.Join(finals, "; ")
 }

@@ -2,7 +2,6 @@ package runner
 
 import (
 	"fmt"
-	"slices"
 
 	"github.com/idemcheck/idemcheck/faults/scenario"
 	"github.com/idemcheck/idemcheck/impl/contract/clock"
@@ -120,40 +119,6 @@ func (w *projWorld) declare(node string) error {
 	}
 	w.res.Declarations[node] = d
 	w.logf("node %s's HLC declares max offset %v, wall granularity %v", node, d.MaxOffset, d.WallGranularity)
-	return nil
-}
-
-// burst stamps st.Count local events on st.Node within one instant. Every
-// tick is a reading the laws judge; the trace gets one line.
-func (w *projWorld) burst(i int, st scenario.ProjectionStep) error {
-	c, ok := w.clocks[st.Node]
-	if !ok {
-		return fmt.Errorf("node %q is not listed", st.Node)
-	}
-	first := len(w.res.Readings)
-	w.res.Readings = slices.Grow(w.res.Readings, st.Count)
-	if b, ok := c.(hlc.Burster); ok {
-		// One call for the whole burst; each stamp is judged as a Tick's.
-		stamps := b.TickBurst(st.Count)
-		if w.clockFailed(st.Node) {
-			return nil
-		}
-		if len(stamps) != st.Count {
-			return fmt.Errorf("node %s's clock stamped %d events of a burst of %d", st.Node, len(stamps), st.Count)
-		}
-		for _, s := range stamps {
-			w.reading(i, st.Node, OpTick, "", hlc.Timestamp{}, func() (hlc.Timestamp, error) { return s, nil })
-		}
-	} else {
-		for range st.Count {
-			w.reading(i, st.Node, OpTick, "", hlc.Timestamp{}, tick(c))
-			if w.failed != nil {
-				return nil
-			}
-		}
-	}
-	w.logf("step %d: %s stamps a burst of %d local events within one instant: hlc %s .. %s",
-		i+1, st.Node, st.Count, w.res.Readings[first].Got, w.res.Readings[len(w.res.Readings)-1].Got)
 	return nil
 }
 

@@ -74,23 +74,6 @@ func TestRefusedMessageIsDroppedOrRetried(t *testing.T) {
 	}
 }
 
-// A burst stamps every tick as a reading, within one instant.
-func TestBurstTicksWithinOneInstant(t *testing.T) {
-	s := &scenario.Scenario{Version: scenario.Version, Kind: scenario.KindProjection, Projection: &scenario.Projection{
-		Nodes:    []scenario.Node{{Name: "A"}},
-		Steps:    []scenario.ProjectionStep{{Op: scenario.OpBurst, Node: "A", Count: 5}},
-		Replicas: []scenario.Replica{{Name: "r1"}},
-	}}
-	out, err := RunProjection(s, system.Reference())
-	if err != nil {
-		t.Fatal(err)
-	}
-	rs := out.Projection.Readings
-	if len(rs) != 5 || rs[0].PhysMs != rs[4].PhysMs || rs[4].Got.Logical != 4 {
-		t.Fatalf("burst readings %+v, want 5 ticks in one millisecond", rs)
-	}
-}
-
 // A constructor that fails fails the run with its error, naming the node.
 func TestFailingHLCConstructorFailsTheRun(t *testing.T) {
 	bad := system.WithHLC("bad", func(node string, wall clock.Source) (hlc.Clock, error) {

@@ -16,15 +16,37 @@ import (
 type Trace struct {
 	entries []traceEntry
 	cons    *ConsumptionResult
+	// deliveries are a projection run's deliveries to its projectors, the
+	// bulk of its lines, kept as data (events index proj.Events).
+	deliveries []delivery
+	hist       []histLine
+	proj       *ProjectionResult
+	// buf is where a projection run's lists came from, for
+	// Outcome.Release to hand back.
+	buf *runBuffers
 }
 
 // traceEntry is an action (its index, when note and format are empty), a
-// note, or a line still to format from format and args.
+// projector's delivery (its index in deliveries, when delivery is set), a
+// line of a projection's history (its index in hist, when histLine is
+// set), a note, or a line still to format from format and args.
 type traceEntry struct {
-	action int
-	note   string
-	format string
-	args   []any
+	action   int
+	delivery bool
+	histLine bool
+	note     string
+	format   string
+	args     []any
+}
+
+// delivery is one delivery of an event to a projector of a replica.
+type delivery struct {
+	atMs               int64 // true time, relative to the start
+	replica, projector string
+	k, of              int // delivery k (from 1) of the replica's of
+	event              int // index in ProjectionResult.Events
+	applied            bool
+	reason             string
 }
 
 // Notes the consumption runner writes.
@@ -49,6 +71,21 @@ func (t *Trace) Addf(format string, args ...any) {
 	t.entries = append(t.entries, traceEntry{format: format, args: args})
 }
 
+// deliver appends the line of a projector's delivery.
+func (t *Trace) deliver(d delivery) {
+	t.entries = append(t.entries, traceEntry{action: len(t.deliveries), delivery: true})
+	t.deliveries = append(t.deliveries, d)
+}
+
+func (t *Trace) describeDelivery(d delivery) string {
+	ev := t.proj.Events[d.event].Event
+	verb := "drops"
+	if d.applied {
+		verb = "applies"
+	}
+	return fmt.Sprintf("t=+%dms replica %s %s delivery %d/%d: %s %s %s %s: %s", d.atMs, d.replica, d.projector, d.k, d.of, verb, ev.ID, ev.Kind, ev.OrderID, d.reason)
+}
+
 // Len is the number of lines.
 func (t *Trace) Len() int {
 	if t == nil {
@@ -70,6 +107,10 @@ func (t *Trace) Line(n int) string {
 		return e.note
 	case e.format != "":
 		return fmt.Sprintf(e.format, e.args...)
+	case e.delivery:
+		return t.describeDelivery(t.deliveries[e.action])
+	case e.histLine:
+		return t.describeHist(t.hist[e.action])
 	}
 	return describe(t.cons, t.cons.Actions[e.action])
 }

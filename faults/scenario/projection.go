@@ -104,7 +104,7 @@ func (p *Projection) validate() error {
 		nodes[n.Name] = true
 	}
 	emitter := map[string]string{} // event id -> node that emitted it
-	knows := map[string]bool{}     // node + "\x00" + event id -> emitted or received
+	knows := map[nodeEvent]bool{}  // emitted or received
 	orders := map[string]*projectionOrder{}
 	var emitted []string
 	for i, st := range p.Steps {
@@ -143,9 +143,12 @@ func (p *Projection) validate() error {
 	return nil
 }
 
+// nodeEvent is an event as known to a node.
+type nodeEvent struct{ node, event string }
+
 // validateStep checks one step against the history so far and records its
 // effect. Its errors start with the field name, for validate to prefix.
-func (p *Projection) validateStep(st ProjectionStep, nodes map[string]bool, emitter map[string]string, knows map[string]bool, orders map[string]*projectionOrder) error {
+func (p *Projection) validateStep(st ProjectionStep, nodes map[string]bool, emitter map[string]string, knows map[nodeEvent]bool, orders map[string]*projectionOrder) error {
 	switch st.Op {
 	case OpEmit, OpReceive, OpSkew, OpClockStep, OpBurst:
 		if !nodes[st.Node] {
@@ -168,7 +171,7 @@ func (p *Projection) validateStep(st ProjectionStep, nodes map[string]bool, emit
 		case from == st.Node:
 			return fmt.Errorf("event: node %s cannot receive %q, its own event", st.Node, st.Event)
 		}
-		knows[st.Node+"\x00"+st.Event] = true
+		knows[nodeEvent{st.Node, st.Event}] = true
 	case OpAdvance:
 		if st.Node != "" {
 			return fmt.Errorf("node: %q given, but true time is not a node's", st.Node)
@@ -181,7 +184,7 @@ func (p *Projection) validateStep(st ProjectionStep, nodes map[string]bool, emit
 }
 
 // validateEmit enforces unique ids, the order lifecycle and the causal chain.
-func validateEmit(st ProjectionStep, emitter map[string]string, knows map[string]bool, orders map[string]*projectionOrder) error {
+func validateEmit(st ProjectionStep, emitter map[string]string, knows map[nodeEvent]bool, orders map[string]*projectionOrder) error {
 	switch {
 	case st.ID == "":
 		return fmt.Errorf("id: empty")
@@ -201,13 +204,13 @@ func validateEmit(st ProjectionStep, emitter map[string]string, knows map[string
 		if !canFollow(o.kind, st.Kind) {
 			return fmt.Errorf("kind: %q cannot follow %q in order %q", st.Kind, o.kind, st.Order)
 		}
-		if !knows[st.Node+"\x00"+o.latest] {
+		if !knows[nodeEvent{st.Node, o.latest}] {
 			return fmt.Errorf("node: %s emits for order %q without having emitted or received its latest event %q (the causal chain would fork)", st.Node, st.Order, o.latest)
 		}
 	}
 	o.latest, o.kind = st.ID, st.Kind
 	emitter[st.ID] = st.Node
-	knows[st.Node+"\x00"+st.ID] = true
+	knows[nodeEvent{st.Node, st.ID}] = true
 	return nil
 }
 

@@ -117,10 +117,12 @@ const (
 // Op is what a node asked its HLC for.
 type Op string
 
-// The two HLC operations.
+// The HLC operations: a burst is many ticks within one instant, observed
+// as one reading.
 const (
 	OpTick  Op = "tick"
 	OpMerge Op = "merge"
+	OpBurst Op = "burst"
 )
 
 // Reading is one observed HLC operation.
@@ -137,8 +139,13 @@ type Reading struct {
 	Prev    Stamp
 	// Remote is the received stamp (merge only).
 	Remote Stamp
-	// Got is what the HLC returned (nothing when it refused).
+	// Got is what the HLC returned (nothing when it refused); for a burst,
+	// its last stamp.
 	Got Stamp
+	// Runs are a burst's stamps (OpBurst), in order (see Run); Prev is the
+	// node's stamp before the burst, and WallChangeMs applies to its first
+	// tick.
+	Runs []Run
 	// Refused says the clock refused the remote stamp (merge only): it
 	// returned an error and no stamp.
 	Refused bool
@@ -175,41 +182,56 @@ type Violation struct {
 	// event) in the list checked.
 	Index  int
 	Detail string
+	// Tick is, for a burst, the first of its ticks (from 1) that breaks the
+	// law, and Ticks how many of them do; both are zero otherwise.
+	Tick, Ticks int
 }
 
-// CheckReadings returns every law the readings break, in reading order.
+// CheckReadings returns every law the readings break, in reading order. A
+// burst (OpBurst) is judged tick by tick, but reported once per law it
+// breaks, with the first tick that breaks it and how many do.
 func CheckReadings(rs []Reading) []Violation {
 	var out []Violation
 	for i, r := range rs {
-		add := func(l Law, format string, args ...any) {
-			out = append(out, Violation{Law: l, Index: i, Detail: fmt.Sprintf(format, args...)})
-		}
-		if r.Refused {
-			// A refused merge returned no stamp: only the refusal is judged.
-			if !Beyond(r.Remote, r.PhysMs, r.MaxOffsetNs) {
-				add(RefuseOnlyBeyondMaxOffset, "node %s refused remote %s with its physical clock at %d: %s", r.Node, r.Remote, r.PhysMs, refusalWhy(r))
-			}
+		if r.Op == OpBurst {
+			out = append(out, checkBurst(i, r)...)
 			continue
 		}
-		if r.Got.Node != r.Node {
-			add(OwnNode, "node %s %s returned %s, stamped with another node's name", r.Node, r.Op, r.Got)
+		out = checkOne(out, i, r)
+	}
+	return out
+}
+
+// checkOne appends the laws reading r (at index i) breaks to out.
+func checkOne(out []Violation, i int, r Reading) []Violation {
+	add := func(l Law, format string, args ...any) {
+		out = append(out, Violation{Law: l, Index: i, Detail: fmt.Sprintf(format, args...)})
+	}
+	if r.Refused {
+		// A refused merge returned no stamp: only the refusal is judged.
+		if !Beyond(r.Remote, r.PhysMs, r.MaxOffsetNs) {
+			add(RefuseOnlyBeyondMaxOffset, "node %s refused remote %s with its physical clock at %d: %s", r.Node, r.Remote, r.PhysMs, refusalWhy(r))
 		}
-		if r.HasPrev && Compare(r.Got, r.Prev) <= 0 {
-			step := ""
-			if r.WallChangeMs < 0 {
-				step = fmt.Sprintf(", right after its wall clock was moved back %d ms", -r.WallChangeMs)
-			}
-			add(Monotonic, "node %s %s went from %s to %s, not later%s", r.Node, r.Op, r.Prev, r.Got, step)
+		return out
+	}
+	if r.Got.Node != r.Node {
+		add(OwnNode, "node %s %s returned %s, stamped with another node's name", r.Node, r.Op, r.Got)
+	}
+	if r.HasPrev && Compare(r.Got, r.Prev) <= 0 {
+		step := ""
+		if r.WallChangeMs < 0 {
+			step = fmt.Sprintf(", right after its wall clock was moved back %d ms", -r.WallChangeMs)
 		}
-		if r.Op == OpMerge && Compare(r.Got, r.Remote) <= 0 {
-			add(MergeDominates, "node %s merged remote %s and returned %s, not later than it", r.Node, r.Remote, r.Got)
-		}
-		if lag := r.PhysMs*1e6 - r.Got.wallNs(); lag > 0 && lag >= max(r.GranularityNs, 1) {
-			if r.GranularityNs > 0 {
-				add(PhysicalBound, "node %s %s returned wall %dns, %dns behind its physical clock %dms: more than the declared granularity %dns", r.Node, r.Op, r.Got.wallNs(), lag, r.PhysMs, r.GranularityNs)
-			} else {
-				add(PhysicalBound, "node %s %s returned wall %d behind its physical clock %d", r.Node, r.Op, r.Got.WallMs, r.PhysMs)
-			}
+		add(Monotonic, "node %s %s went from %s to %s, not later%s", r.Node, r.Op, r.Prev, r.Got, step)
+	}
+	if r.Op == OpMerge && Compare(r.Got, r.Remote) <= 0 {
+		add(MergeDominates, "node %s merged remote %s and returned %s, not later than it", r.Node, r.Remote, r.Got)
+	}
+	if lag := r.PhysMs*1e6 - r.Got.wallNs(); lag > 0 && lag >= max(r.GranularityNs, 1) {
+		if r.GranularityNs > 0 {
+			add(PhysicalBound, "node %s %s returned wall %dns, %dns behind its physical clock %dms: more than the declared granularity %dns", r.Node, r.Op, r.Got.wallNs(), lag, r.PhysMs, r.GranularityNs)
+		} else {
+			add(PhysicalBound, "node %s %s returned wall %d behind its physical clock %d", r.Node, r.Op, r.Got.WallMs, r.PhysMs)
 		}
 	}
 	return out

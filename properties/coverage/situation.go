@@ -48,6 +48,7 @@ const (
 	ConcurrentClaims              = "concurrent-claims-one-key"
 	TakeoverThenStaleRelease      = "takeover-then-stale-release"
 	CleanupReclaimStaleCommit     = "cleanup-reclaim-stale-commit"
+	HLCCounterPast16Bits          = "hlc-counter-past-16-bits"
 )
 
 // situations is the registry, in the order reports list it. Its index is
@@ -72,6 +73,7 @@ var situations = []Situation{
 	{ConcurrentClaims, scenario.KindConsumption, "a worker claims a key while another worker of its group holds a delivery of the same key"},
 	{TakeoverThenStaleRelease, scenario.KindConsumption, "a worker whose claim was taken over then releases it (its handler failed) with its stale token"},
 	{CleanupReclaimStaleCommit, scenario.KindConsumption, "a worker commits with a token issued before the retention job removed its key, after another worker claimed the key again"},
+	{HLCCounterPast16Bits, scenario.KindProjection, "a node's HLC stamps more than 65,536 local events within one instant (a burst): a 16-bit logical counter must carry into the wall"},
 }
 
 // index maps a name to its bit.

@@ -81,7 +81,9 @@ func (t *Tracker) Finish(out *runner.Outcome) {
 		for _, r := range out.Projection.Readings {
 			if r.WallChangeMs < 0 {
 				t.set = t.set.With(HLCClockStepBack)
-				break
+			}
+			if r.Stamps() > 1<<16 {
+				t.set = t.set.With(HLCCounterPast16Bits)
 			}
 		}
 	case out.Consumption != nil:
@@ -137,7 +139,11 @@ func (t *Tracker) After(v *runner.View, a *runner.Action) {
 }
 
 func (t *Tracker) deliver(v *runner.View, a *runner.Action) {
-	t.workers[a.Worker] = &workerState{origin: a.Origin}
+	if ws := t.workers[a.Worker]; ws != nil {
+		*ws = workerState{origin: a.Origin} // a new delivery: what was known of the last is void
+	} else {
+		t.workers[a.Worker] = &workerState{origin: a.Origin}
+	}
 	if a.Attempts >= 2 {
 		switch a.LastError {
 		case "":

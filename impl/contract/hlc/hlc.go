@@ -18,6 +18,7 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"strconv"
 	"time"
 )
 
@@ -49,10 +50,20 @@ func (t Timestamp) Less(u Timestamp) bool { return t.Compare(u) < 0 }
 // String renders t as wall.logical@node (the wall in nanoseconds, with the
 // suffix "ns", when the stamp has one).
 func (t Timestamp) String() string {
+	return string(t.AppendTo(make([]byte, 0, 32+len(t.Node))))
+}
+
+// AppendTo appends t as String renders it to b: projectors that explain
+// each decision with stamps do so at every delivery, and fmt would cost
+// them more than the decision.
+func (t Timestamp) AppendTo(b []byte) []byte {
 	if t.WallNs != 0 {
-		return fmt.Sprintf("%dns.%d@%s", t.WallNs, t.Logical, t.Node)
+		b = append(strconv.AppendInt(b, t.WallNs, 10), "ns"...)
+	} else {
+		b = strconv.AppendInt(b, t.WallMs, 10)
 	}
-	return fmt.Sprintf("%d.%d@%s", t.WallMs, t.Logical, t.Node)
+	b = append(strconv.AppendUint(append(b, '.'), uint64(t.Logical), 10), '@')
+	return append(b, t.Node...)
 }
 
 // Clock is the contract of a node's HLC. It is not safe for concurrent use: a

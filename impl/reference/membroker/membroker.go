@@ -250,7 +250,14 @@ func (b *Broker) DLQ() []DLQEntry { return slices.Clone(b.dlq) }
 
 // Messages returns every message of every group, by group then offset.
 func (b *Broker) Messages() []MessageState {
-	var out []MessageState
+	n := 0
+	for _, g := range b.groups {
+		n += len(b.queues[g])
+	}
+	if n == 0 {
+		return nil
+	}
+	out := make([]MessageState, 0, n)
 	for _, g := range b.groups {
 		for _, e := range b.queues[g] {
 			out = append(out, MessageState{Message: e.msg, Status: e.status})

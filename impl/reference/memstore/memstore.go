@@ -23,10 +23,16 @@ type ledgerKey struct{ consumer, eventID string }
 // Store is the reference in-memory store. It is safe for concurrent use: one
 // mutex makes every operation, including a commit, a single atomic step.
 type Store struct {
-	mu        sync.Mutex
-	clock     clock.Source
-	records   map[store.Key]*store.Record
-	ledger    map[ledgerKey]store.Entry
+	mu      sync.Mutex
+	clock   clock.Source
+	records map[store.Key]*store.Record
+	ledger  map[ledgerKey]store.Entry
+	// byKey and entries remember the records and the ledger in the order
+	// Records and Ledger return them (see sortedLocked): a check reads both
+	// after every write, and sorting them each time cost more than the
+	// write.
+	byKey     []*store.Record
+	entries   []store.Entry
 	lastToken uint64
 	conv      store.Conventions
 }
@@ -212,11 +218,11 @@ func (s *Store) Records(context.Context) ([]store.Record, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.expireLocked(s.clock.NowMs())
-	out := make([]store.Record, 0, len(s.records))
-	for _, r := range s.records {
-		out = append(out, *r)
+	byKey := s.sortedLocked()
+	out := make([]store.Record, len(byKey))
+	for i, r := range byKey {
+		out[i] = *r
 	}
-	slices.SortFunc(out, func(a, b store.Record) int { return compareKeys(a.Key, b.Key) })
 	return out, nil
 }
 
@@ -224,12 +230,30 @@ func (s *Store) Records(context.Context) ([]store.Record, error) {
 func (s *Store) Ledger(context.Context) ([]store.Entry, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	out := make([]store.Entry, 0, len(s.ledger))
-	for _, e := range s.ledger {
-		out = append(out, e)
+	if len(s.entries) != len(s.ledger) {
+		// Entries are only ever added, by insertLocked, which keeps the
+		// order: a count that differs means the order was never built.
+		s.entries = slices.SortedFunc(maps.Values(s.ledger), CompareEntries)
 	}
-	slices.SortStableFunc(out, CompareEntries)
-	return out, nil
+	return slices.Clone(s.entries), nil
+}
+
+// sortedLocked returns the records in key order. The order is remembered
+// and used again for as long as it holds exactly the records in the map:
+// claims and cleanups, which add and remove records, make it build again.
+func (s *Store) sortedLocked() []*store.Record {
+	valid := len(s.byKey) == len(s.records)
+	for i := 0; valid && i < len(s.byKey); i++ {
+		valid = s.records[s.byKey[i].Key] == s.byKey[i]
+	}
+	if !valid {
+		s.byKey = s.byKey[:0]
+		for _, r := range s.records {
+			s.byKey = append(s.byKey, r)
+		}
+		slices.SortFunc(s.byKey, func(a, b *store.Record) int { return compareKeys(a.Key, b.Key) })
+	}
+	return s.byKey
 }
 
 // NowMs implements store.Store.
@@ -240,6 +264,10 @@ func (s *Store) insertLocked(e store.Entry) bool {
 	k := ledgerKey{e.Consumer, e.EventID}
 	if _, dup := s.ledger[k]; dup {
 		return false
+	}
+	if len(s.entries) == len(s.ledger) {
+		i, _ := slices.BinarySearchFunc(s.entries, e, CompareEntries)
+		s.entries = slices.Insert(s.entries, i, e)
 	}
 	s.ledger[k] = e
 	return true

@@ -14,9 +14,11 @@
 package orderprojector
 
 import (
-	"fmt"
 	"slices"
+	"strconv"
 	"strings"
+
+	"github.com/idemcheck/idemcheck/impl/contract/hlc"
 
 	"github.com/idemcheck/idemcheck/impl/contract/projector"
 )
@@ -80,9 +82,9 @@ func SortedStates(m map[string]OrderState) []OrderState {
 func NewTimestampLWW() Projector {
 	return newGuarded(func(e, last Event) (bool, string) {
 		if e.OccurredAtMs > last.OccurredAtMs {
-			return true, fmt.Sprintf("occurredAt %d > last applied %d", e.OccurredAtMs, last.OccurredAtMs)
+			return true, reason("occurredAt ", e.OccurredAtMs, " > last applied ", last.OccurredAtMs, "")
 		}
-		return false, fmt.Sprintf("occurredAt %d is not newer than last applied %d", e.OccurredAtMs, last.OccurredAtMs)
+		return false, reason("occurredAt ", e.OccurredAtMs, " is not newer than last applied ", last.OccurredAtMs, "")
 	})
 }
 
@@ -93,9 +95,9 @@ func NewTimestampLWW() Projector {
 func NewSeq() Projector {
 	return newGuarded(func(e, last Event) (bool, string) {
 		if e.Seq > last.Seq {
-			return true, fmt.Sprintf("seq %d > last applied %d", e.Seq, last.Seq)
+			return true, seqReason(e.Seq, " > last applied ", last.Seq, "")
 		}
-		return false, fmt.Sprintf("seq %d <= last applied %d: duplicate or stale", e.Seq, last.Seq)
+		return false, seqReason(e.Seq, " <= last applied ", last.Seq, ": duplicate or stale")
 	})
 }
 
@@ -106,8 +108,36 @@ func NewSeq() Projector {
 func NewHLC() Projector {
 	return newGuarded(func(e, last Event) (bool, string) {
 		if last.HLC.Less(e.HLC) {
-			return true, fmt.Sprintf("hlc %s > last applied %s", e.HLC, last.HLC)
+			return true, hlcReason(e.HLC, " > last applied ", last.HLC, "")
 		}
-		return false, fmt.Sprintf("hlc %s <= last applied %s: duplicate or stale", e.HLC, last.HLC)
+		return false, hlcReason(e.HLC, " <= last applied ", last.HLC, ": duplicate or stale")
 	})
+}
+
+// The reasons are built in one allocation, without fmt: a projector
+// explains every delivery, and in a campaign the explanation would cost
+// more than the decision.
+
+// reason is "<what><n><op><last><suffix>".
+func reason(what string, n int64, op string, last int64, suffix string) string {
+	var buf [128]byte
+	b := strconv.AppendInt(append(buf[:0], what...), n, 10)
+	b = strconv.AppendInt(append(b, op...), last, 10)
+	return string(append(b, suffix...))
+}
+
+// seqReason is "seq <n><op><last><suffix>".
+func seqReason(n uint64, op string, last uint64, suffix string) string {
+	var buf [128]byte
+	b := strconv.AppendUint(append(buf[:0], "seq "...), n, 10)
+	b = strconv.AppendUint(append(b, op...), last, 10)
+	return string(append(b, suffix...))
+}
+
+// hlcReason is "hlc <e><op><last><suffix>".
+func hlcReason(e hlc.Timestamp, op string, last hlc.Timestamp, suffix string) string {
+	var buf [160]byte
+	b := e.AppendTo(append(buf[:0], "hlc "...))
+	b = last.AppendTo(append(b, op...))
+	return string(append(b, suffix...))
 }
