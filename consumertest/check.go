@@ -9,14 +9,13 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"pgregory.net/rapid"
 
 	"github.com/idemcheck/idemcheck/consumertest/internal/backend"
-	"github.com/idemcheck/idemcheck/internal/rapidtb"
+	"github.com/idemcheck/idemcheck/internal/hunt"
 )
 
 // Option tunes a Check, Hunt, Replay or Fuzz.
@@ -108,7 +107,7 @@ func Check(t *testing.T, c Consumer, opts ...Option) {
 		}
 		return
 	}
-	res, err := hunt(c, cfg, t.Name())
+	res, err := huntConsumer(c, cfg, t.Name())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -183,7 +182,7 @@ func Hunt(c Consumer, opts ...Option) (Result, error) {
 		return Result{}, err
 	}
 	defer stop()
-	return hunt(c, cfg, "hunt/"+c.displayName())
+	return huntConsumer(c, cfg, "hunt/"+c.displayName())
 }
 
 // Replay plays one scenario against c and judges it.
@@ -233,11 +232,7 @@ func preflight(c Consumer, be backend.Backend) error {
 	return err
 }
 
-// rapidMu serialises hunts: rapid reads its settings from process-wide
-// flags.
-var rapidMu sync.Mutex
-
-func hunt(c Consumer, cfg config, name string) (Result, error) {
+func huntConsumer(c Consumer, cfg config, name string) (Result, error) {
 	if err := preflight(c, cfg.backend); err != nil {
 		return Result{}, err
 	}
@@ -248,9 +243,7 @@ func hunt(c Consumer, cfg config, name string) (Result, error) {
 	var last *Result
 	var badInput error
 	var rapidMsg string
-	func() {
-		rapidMu.Lock()
-		defer rapidMu.Unlock()
+	{
 		settings := map[string]string{"rapid.nofailfile": "true", "rapid.shrinktime": cfg.shrinkTime.String()}
 		if cfg.checks > 0 {
 			settings["rapid.checks"] = strconv.Itoa(cfg.checks)
@@ -258,11 +251,9 @@ func hunt(c Consumer, cfg config, name string) (Result, error) {
 		if cfg.seed != 0 {
 			settings["rapid.seed"] = strconv.FormatUint(cfg.seed, 10)
 		}
-		restore := rapidtb.SetFlags(settings)
-		defer restore()
 		gen := Generator(cfg.maxSteps)
-		rec := rapidtb.NewRecorder(name)
-		rapid.Check(rec, func(t *rapid.T) {
+		rec := hunt.NewRecorder(name)
+		hunt.CheckWithFlags(rec, settings, func(t *rapid.T) {
 			s := gen.Draw(t, "scenario")
 			r, err := replay(c, s, cfg)
 			if err != nil {
@@ -292,7 +283,7 @@ func hunt(c Consumer, cfg config, name string) (Result, error) {
 		if m := seedRe.FindStringSubmatch(msg); m != nil {
 			res.Seed, _ = strconv.ParseUint(m[1], 10, 64)
 		}
-	}()
+	}
 	if badInput != nil {
 		return Result{}, badInput
 	}

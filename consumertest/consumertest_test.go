@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/idemcheck/idemcheck/internal/hunt"
 	"pgregory.net/rapid"
 
 	"github.com/idemcheck/idemcheck/impl/contract/broker"
@@ -85,7 +86,7 @@ func TestSameScenarioSameTrace(t *testing.T) {
 }
 
 func TestDrawnScenariosReplayByteForByte(t *testing.T) {
-	rapid.Check(t, func(rt *rapid.T) {
+	hunt.Check(t, func(rt *rapid.T) {
 		s := Generator(12).Draw(rt, "scenario")
 		a, err := Replay(adrConsumer(), s)
 		if err != nil {

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/idemcheck/idemcheck/internal/hunt"
 	"pgregory.net/rapid"
 )
 
@@ -81,7 +82,7 @@ func TestTraceEntriesSayWhoActed(t *testing.T) {
 // No line of a drawn scenario is left to the harness's lane but the
 // phases: every line the run writes says whose it is.
 func TestDrawnTracesClaimEveryLine(t *testing.T) {
-	rapid.Check(t, func(rt *rapid.T) {
+	hunt.Check(t, func(rt *rapid.T) {
 		s := Generator(12).Draw(rt, "scenario")
 		res, err := Replay(adrConsumer(), s)
 		if err != nil {

@@ -5,13 +5,14 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/idemcheck/idemcheck/internal/hunt"
 	"pgregory.net/rapid"
 )
 
 // Every scenario Generator draws has a fuzzing input, and decodes back
 // from it unchanged: the fuzzing engine can reach whatever Check can.
 func TestFuzzInputRoundTrips(t *testing.T) {
-	rapid.Check(t, func(rt *rapid.T) {
+	hunt.Check(t, func(rt *rapid.T) {
 		s := Generator(16).Draw(rt, "scenario")
 		in, err := FuzzInput(s)
 		if err != nil {
@@ -26,7 +27,7 @@ func TestFuzzInputRoundTrips(t *testing.T) {
 // Any byte string is a valid scenario of at most maxSteps steps, and the
 // same bytes give the same scenario.
 func TestFuzzScenarioDecodesAnyInput(t *testing.T) {
-	rapid.Check(t, func(rt *rapid.T) {
+	hunt.Check(t, func(rt *rapid.T) {
 		data := rapid.SliceOf(rapid.Byte()).Draw(rt, "input")
 		maxSteps := rapid.IntRange(0, 20).Draw(rt, "max steps")
 		s := FuzzScenario(data, maxSteps)

@@ -9,13 +9,13 @@ import (
 	"github.com/idemcheck/idemcheck/faults/gen"
 	"github.com/idemcheck/idemcheck/faults/scenario"
 	"github.com/idemcheck/idemcheck/impl/system"
-	"github.com/idemcheck/idemcheck/internal/rapidtb"
+	"github.com/idemcheck/idemcheck/internal/hunt"
 	"github.com/idemcheck/idemcheck/properties/coverage"
 )
 
 // fakeT records what checkLaw reports instead of failing this test.
 type fakeT struct {
-	rapidtb.Recorder
+	hunt.Recorder
 	cleanups []func()
 	logs     []string
 }

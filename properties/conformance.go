@@ -11,6 +11,7 @@ import (
 	"github.com/idemcheck/idemcheck/faults/scenario"
 	"github.com/idemcheck/idemcheck/impl/contract/store"
 	"github.com/idemcheck/idemcheck/impl/system"
+	"github.com/idemcheck/idemcheck/internal/hunt"
 	"github.com/idemcheck/idemcheck/internal/machineclock"
 	"github.com/idemcheck/idemcheck/properties/coverage"
 )
@@ -252,7 +253,7 @@ func checkLaw(t lawT, target system.Target, opts HuntOptions, b budget) {
 		rt.Fatalf("%s: %s", f.law, f.verdict.Summary)
 	}
 	for {
-		rapid.Check(goOn{t}, prop)
+		hunt.Check(goOn{t}, prop)
 		if t.Failed() || b.single || b.spent(n, start) {
 			break
 		}

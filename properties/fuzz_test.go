@@ -4,6 +4,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/idemcheck/idemcheck/internal/hunt"
 	"pgregory.net/rapid"
 
 	"github.com/idemcheck/idemcheck/faults/gen"
@@ -33,7 +34,7 @@ func fuzzProperty(f *testing.F, name string) {
 		f.Add(seed)
 	}
 	target := system.Reference()
-	f.Fuzz(rapid.MakeFuzz(func(t *rapid.T) {
+	f.Fuzz(hunt.MakeFuzz(func(t *rapid.T) {
 		s := gen.ForKind(p.Kind).Draw(t, "scenario")
 		out, verdicts, err := properties.Judge(s, target, []properties.Property{p})
 		if err != nil {

@@ -7,7 +7,6 @@ import (
 	"regexp"
 	"slices"
 	"strconv"
-	"sync"
 	"testing"
 	"time"
 
@@ -17,8 +16,8 @@ import (
 	"github.com/idemcheck/idemcheck/faults/runner"
 	"github.com/idemcheck/idemcheck/faults/scenario"
 	"github.com/idemcheck/idemcheck/impl/system"
+	"github.com/idemcheck/idemcheck/internal/hunt"
 	"github.com/idemcheck/idemcheck/internal/machineclock"
-	"github.com/idemcheck/idemcheck/internal/rapidtb"
 	"github.com/idemcheck/idemcheck/properties/coverage"
 )
 
@@ -95,10 +94,6 @@ type HuntResult struct {
 	Message string `json:"message,omitempty"`
 }
 
-// rapidMu serialises hunts: rapid reads its seed and check count from
-// process-wide flags.
-var rapidMu sync.Mutex
-
 // Hunt searches for a scenario in which target breaks one of the hunted
 // laws, shrinks it with rapid and then reduces it (Reduce). It drives rapid
 // with its own recorder instead of a *testing.T, so a failure is a result,
@@ -106,7 +101,7 @@ var rapidMu sync.Mutex
 // campaigns run.
 func Hunt(target system.Target, opts HuntOptions) HuntResult {
 	start := machineclock.Now()
-	res := hunt(target, opts)
+	res := rapidHunt(target, opts)
 	if res.Failed && res.Scenario != nil && !opts.NoReduce {
 		reduced := Reduce(res.Scenario, stillFails(target, HuntOptions{Properties: opts.Properties, T: opts.T}, res.Law))
 		if reduced != res.Scenario {
@@ -119,27 +114,23 @@ func Hunt(target system.Target, opts HuntOptions) HuntResult {
 	return res
 }
 
-func hunt(target system.Target, opts HuntOptions) HuntResult {
-	rapidMu.Lock()
-	defer rapidMu.Unlock()
+func rapidHunt(target system.Target, opts HuntOptions) HuntResult {
 	seed := opts.Seed
 	for seed == 0 {
 		seed = rand.Uint64() // known, so that a failure not shrunk by rapid has its seed too
 	}
-	restore := rapidtb.SetFlags(map[string]string{
+	flags := map[string]string{
 		"rapid.checks":     strconv.Itoa(max(opts.Checks, 1)),
 		"rapid.seed":       strconv.FormatUint(seed, 10),
 		"rapid.nofailfile": "true",
-	})
-	defer restore()
-
-	rec := rapidtb.NewRecorder("hunt/" + target.Name)
+	}
+	rec := hunt.NewRecorder("hunt/" + target.Name)
 	var last, burst *failure
 	var foundAfter time.Duration
 	shrinking := false
 	start := machineclock.Now()
 	drawn := 0 // scenarios played: rapid may stop short of Checks (see below)
-	rapid.Check(rec, func(t *rapid.T) {
+	hunt.CheckWithFlags(rec, flags, func(t *rapid.T) {
 		if burst != nil {
 			return // the hunt is over (below); rapid plays out its count
 		}

@@ -4,6 +4,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/idemcheck/idemcheck/internal/hunt"
 	"pgregory.net/rapid"
 
 	"github.com/idemcheck/idemcheck/faults/runner"
@@ -15,7 +16,7 @@ import (
 // scanning, a big one's through maps: both say the same, in any order the
 // store returns them.
 func TestAtomicityScanAgreesWithMaps(t *testing.T) {
-	rapid.Check(t, func(t *rapid.T) {
+	hunt.Check(t, func(t *rapid.T) {
 		consumers, ids := []string{"ledger", "audit"}, []string{"e1", "e2", "e3"}
 		var s snap
 		for range rapid.IntRange(0, 8).Draw(t, "records") {

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/idemcheck/idemcheck/internal/hunt"
 	"pgregory.net/rapid"
 
 	"github.com/idemcheck/idemcheck/explore"
@@ -53,7 +54,7 @@ func projJudge(t *testing.T, s *scenario.Scenario, target, property string) (pro
 // false alarm is as bad as a miss.
 func TestProjectionReferencePasses(t *testing.T) {
 	props := projProperties(t)
-	rapid.Check(t, func(rt *rapid.T) {
+	hunt.Check(t, func(rt *rapid.T) {
 		s := gen.Projection().Draw(rt, "scenario")
 		out, verdicts, err := properties.Judge(s, system.Reference(), props)
 		if err != nil {

@@ -8,6 +8,7 @@ import (
 
 	"cmp"
 	gocmp "github.com/google/go-cmp/cmp"
+	"github.com/idemcheck/idemcheck/internal/hunt"
 	"pgregory.net/rapid"
 
 	"github.com/idemcheck/idemcheck/faults/runner"
@@ -174,7 +175,7 @@ func compactView(s *State, cfg *Config) view {
 // through the runner, and on the compact state, and compares the whole
 // system after every step, after the drain and after the replay.
 func TestStateMatchesTheReference(t *testing.T) {
-	rapid.Check(t, func(t *rapid.T) {
+	hunt.Check(t, func(t *rapid.T) {
 		sc := world(t)
 		cfg, err := NewConfig(sc)
 		if err != nil {

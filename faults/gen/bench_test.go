@@ -3,6 +3,7 @@ package gen
 import (
 	"testing"
 
+	"github.com/idemcheck/idemcheck/internal/hunt"
 	"pgregory.net/rapid"
 
 	"github.com/idemcheck/idemcheck/faults/scenario"
@@ -16,7 +17,7 @@ func BenchmarkDraw(b *testing.B) {
 		b.Run(string(k), func(b *testing.B) {
 			g := ForKind(k)
 			for b.Loop() {
-				rapid.Check(b, func(t *rapid.T) { g.Draw(t, "scenario") })
+				hunt.Check(b, func(t *rapid.T) { g.Draw(t, "scenario") })
 			}
 		})
 	}

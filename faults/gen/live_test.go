@@ -3,6 +3,7 @@ package gen_test
 import (
 	"testing"
 
+	"github.com/idemcheck/idemcheck/internal/hunt"
 	"pgregory.net/rapid"
 
 	"github.com/idemcheck/idemcheck/faults/gen"
@@ -13,7 +14,7 @@ import (
 // validates, the same seed draws the same one, and restarts appear only
 // when allowed.
 func TestLiveScenariosAreValidAndReproducible(t *testing.T) {
-	rapid.Check(t, func(t *rapid.T) {
+	hunt.Check(t, func(t *rapid.T) {
 		restart := rapid.Bool().Draw(t, "restart")
 		l := gen.Live(gen.LiveOptions{Restart: restart}).Draw(t, "live")
 		if err := l.Validate(); err != nil {

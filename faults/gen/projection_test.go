@@ -3,6 +3,7 @@ package gen
 import (
 	"testing"
 
+	"github.com/idemcheck/idemcheck/internal/hunt"
 	"pgregory.net/rapid"
 
 	"github.com/idemcheck/idemcheck/faults/scenario"
@@ -11,7 +12,7 @@ import (
 // Every drawn projection scenario is valid: a generator that draws nonsense
 // makes every failure a false alarm.
 func TestProjectionDrawsValidScenarios(t *testing.T) {
-	rapid.Check(t, func(t *rapid.T) {
+	hunt.Check(t, func(t *rapid.T) {
 		s := Projection().Draw(t, "scenario")
 		if err := s.Validate(); err != nil {
 			t.Fatalf("invalid: %v", err)

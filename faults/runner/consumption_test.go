@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/idemcheck/idemcheck/internal/hunt"
 	"pgregory.net/rapid"
 
 	"github.com/idemcheck/idemcheck/faults/gen"
@@ -16,7 +17,7 @@ import (
 // TestSameScenarioSameTrace: a scenario is the whole input of a run, so two
 // runs of it give byte-identical traces and results.
 func TestSameScenarioSameTrace(t *testing.T) {
-	rapid.Check(t, func(t *rapid.T) {
+	hunt.Check(t, func(t *rapid.T) {
 		s := gen.Consumption().Draw(t, "scenario")
 		a, err := Run(s, system.Reference())
 		if err != nil {
@@ -41,7 +42,7 @@ func TestSameScenarioSameTrace(t *testing.T) {
 // gives, byte for byte: nothing of the released run shows through, whichever
 // kinds the two runs are.
 func TestReleasedBuffersLeaveNoTrace(t *testing.T) {
-	rapid.Check(t, func(t *rapid.T) {
+	hunt.Check(t, func(t *rapid.T) {
 		kinds := []scenario.Kind{scenario.KindConsumption, scenario.KindProjection}
 		first := gen.ForKind(rapid.SampledFrom(kinds).Draw(t, "firstKind")).Draw(t, "first")
 		s := gen.ForKind(rapid.SampledFrom(kinds).Draw(t, "kind")).Draw(t, "scenario")
@@ -222,7 +223,7 @@ func TestSameSeedSameTrace(t *testing.T) {
 // own payloads again: that is right only if decoding an encoded event gives
 // the event back, whatever its fields.
 func TestPayloadRoundTrips(t *testing.T) {
-	rapid.Check(t, func(t *rapid.T) {
+	hunt.Check(t, func(t *rapid.T) {
 		ev := event.OrderPaid{
 			EventID: rapid.StringN(1, 12, -1).Draw(t, "id"), OccurredAtMs: rapid.Int64().Draw(t, "at"),
 			Tenant: rapid.String().Draw(t, "tenant"), OrderID: rapid.String().Draw(t, "order"),

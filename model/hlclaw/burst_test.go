@@ -5,13 +5,14 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/idemcheck/idemcheck/internal/hunt"
 	"pgregory.net/rapid"
 )
 
 // A burst judged from its runs breaks exactly the laws its ticks, judged
 // one by one, break: the same laws, first at the same tick, as many times.
 func TestBurstJudgedAsItsTicks(t *testing.T) {
-	rapid.Check(t, func(t *rapid.T) {
+	hunt.Check(t, func(t *rapid.T) {
 		phys := int64(1000)
 		r := Reading{Node: "A", Op: OpBurst, PhysMs: phys, GranularityNs: rapid.SampledFrom([]int64{0, 65_536}).Draw(t, "granularity")}
 		if rapid.Bool().Draw(t, "hasPrev") {

@@ -5,13 +5,14 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/idemcheck/idemcheck/internal/hunt"
 	"pgregory.net/rapid"
 )
 
 // The canonical algorithm must obey every law whatever the physical clock
 // does: otherwise the laws, or the algorithm used to explain them, are wrong.
 func TestCanonicalObeysTheLaws(t *testing.T) {
-	rapid.Check(t, func(t *rapid.T) {
+	hunt.Check(t, func(t *rapid.T) {
 		nodes := []string{"A", "B"}
 		last := map[string]Stamp{}
 		has := map[string]bool{}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"testing"
 
+	"github.com/idemcheck/idemcheck/internal/hunt"
 	"pgregory.net/rapid"
 )
 
@@ -11,7 +12,7 @@ import (
 // hold: plain ones take the short way, the rest go through encoding/json.
 func TestEncodeIsEncodingJSONs(t *testing.T) {
 	str := rapid.OneOf(rapid.String(), rapid.StringMatching(`[a-z0-9-]{0,12}`), rapid.SampledFrom([]string{"", "acme", `a"b`, `a\b`, "<&>", "\u2028", "\x00", "é"}))
-	rapid.Check(t, func(t *rapid.T) {
+	hunt.Check(t, func(t *rapid.T) {
 		e := OrderPaid{EventID: str.Draw(t, "id"), OccurredAtMs: rapid.Int64().Draw(t, "at"), Tenant: str.Draw(t, "tenant"),
 			OrderID: str.Draw(t, "order"), UserID: str.Draw(t, "user"), AmountCents: rapid.Int64().Draw(t, "amount")}
 		want, err := json.Marshal(e)

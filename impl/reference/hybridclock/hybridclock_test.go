@@ -6,6 +6,7 @@ import (
 
 	"github.com/idemcheck/idemcheck/impl/contract/clock"
 	"github.com/idemcheck/idemcheck/impl/contract/hlc"
+	"github.com/idemcheck/idemcheck/internal/hunt"
 	"pgregory.net/rapid"
 )
 
@@ -113,7 +114,7 @@ func TestLogicalOverflowCarriesIntoTheWall(t *testing.T) {
 // Random walks of ticks, merges, skews and steps on two nodes: the reference
 // must keep every law, whatever the clocks do.
 func TestReferenceLawsUnderRandomClocks(t *testing.T) {
-	rapid.Check(t, func(t *rapid.T) {
+	hunt.Check(t, func(t *rapid.T) {
 		truth := clock.NewVirtual(start)
 		walls := []*clock.Node{clock.NewNode("A", truth, 0), clock.NewNode("B", truth, 0)}
 		clocks := []hlc.Clock{New("A", walls[0]), New("B", walls[1])}

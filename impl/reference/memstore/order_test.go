@@ -6,6 +6,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/idemcheck/idemcheck/internal/hunt"
 	"pgregory.net/rapid"
 
 	"github.com/idemcheck/idemcheck/impl/contract/clock"
@@ -16,7 +17,7 @@ import (
 // store went through (claims, commits, failures, cleanups, copies), they
 // return what sorting the tables afresh returns.
 func TestRememberedOrderIsTheTablesOrder(t *testing.T) {
-	rapid.Check(t, func(t *rapid.T) {
+	hunt.Check(t, func(t *rapid.T) {
 		ctx := context.Background()
 		truth := clock.NewVirtual(1_000)
 		s, err := NewWithConventions(truth, store.Conventions{FailedAttempt: rapid.SampledFrom([]store.FailedAttempt{"", store.FailedAttemptDeleted}).Draw(t, "failed")})

@@ -5,6 +5,7 @@ import (
 
 	"github.com/idemcheck/idemcheck/impl/contract/hlc"
 	"github.com/idemcheck/idemcheck/impl/contract/projector"
+	"github.com/idemcheck/idemcheck/internal/hunt"
 	"pgregory.net/rapid"
 )
 
@@ -34,7 +35,7 @@ func TestSeqAndHLCAreIdempotentAndReorderSafe(t *testing.T) {
 		newP func() Projector
 	}{{"seq", NewSeq}, {"hlc", NewHLC}} {
 		newP := c.newP
-		t.Run(c.name, rapid.MakeCheck(func(t *rapid.T) {
+		t.Run(c.name, hunt.MakeCheck(func(t *rapid.T) {
 			var deliveries []Event
 			for _, e := range chain() {
 				for range rapid.IntRange(1, 4).Draw(t, "copies") {

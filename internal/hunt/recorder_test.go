@@ -1,14 +1,14 @@
-package rapidtb_test
+package hunt_test
 
 import (
 	"flag"
 	"testing"
 
-	"github.com/idemcheck/idemcheck/internal/rapidtb"
+	"github.com/idemcheck/idemcheck/internal/hunt"
 )
 
 func TestRecorderKeepsFailuresAndSkips(t *testing.T) {
-	r := rapidtb.NewRecorder("hunt/x")
+	r := hunt.NewRecorder("hunt/x")
 	if r.Failed() || r.Skipped() || r.Name() != "hunt/x" {
 		t.Fatal("a new recorder has neither failed nor skipped, and keeps its name")
 	}
@@ -21,18 +21,18 @@ func TestRecorderKeepsFailuresAndSkips(t *testing.T) {
 	}
 }
 
-func TestSetFlagsRestores(t *testing.T) {
+func TestWithFlagsRestores(t *testing.T) {
 	fs := flag.CommandLine
-	name := "rapidtb.test.flag"
+	name := "hunt.test.flag"
 	if fs.Lookup(name) == nil { // once per process: -count runs the test again
 		fs.String(name, "before", "")
 	}
 	_ = fs.Set(name, "before")
-	restore := rapidtb.SetFlags(map[string]string{name: "during", "no.such.flag": "x"})
-	if got := fs.Lookup(name).Value.String(); got != "during" {
-		t.Fatalf("flag is %q while set, want during", got)
-	}
-	restore()
+	hunt.WithFlags(map[string]string{name: "during", "no.such.flag": "x"}, func() {
+		if got := fs.Lookup(name).Value.String(); got != "during" {
+			t.Fatalf("flag is %q while set, want during", got)
+		}
+	})
 	if got := fs.Lookup(name).Value.String(); got != "before" {
 		t.Fatalf("flag is %q after restore, want before", got)
 	}

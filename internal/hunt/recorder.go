@@ -1,9 +1,4 @@
-// Package rapidtb runs rapid outside a test: a rapid.TB that records a
-// failure instead of failing a test, and a way to set rapid's flags for
-// one hunt. The property hunts (package properties) and the consumer
-// hunts (package consumertest) share it, so a failure is a result either
-// way.
-package rapidtb
+package hunt
 
 import (
 	"flag"
@@ -11,10 +6,10 @@ import (
 	"strings"
 )
 
-// SetFlags sets the named flags (rapid's -rapid.checks, -rapid.seed, ...)
+// setFlags sets the named flags (rapid's -rapid.checks, -rapid.seed, ...)
 // and returns a function that puts the old values back. Flags that are not
-// registered are left alone.
-func SetFlags(values map[string]string) (restore func()) {
+// registered are left alone. Only WithFlags calls it, under the guard.
+func setFlags(values map[string]string) (restore func()) {
 	old := map[string]string{}
 	for name, v := range values {
 		f := flag.Lookup(name)
