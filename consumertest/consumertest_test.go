@@ -11,10 +11,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/idemcheck/idemcheck/internal/hunt"
 	"pgregory.net/rapid"
 
 	"github.com/idemcheck/idemcheck/impl/contract/broker"
+	"github.com/idemcheck/idemcheck/internal/hunt"
 
 	"github.com/idemcheck/idemcheck/impl/contract/handler"
 )

@@ -4,8 +4,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
 	"github.com/idemcheck/idemcheck/internal/hunt"
+
+	"github.com/google/go-cmp/cmp"
 	"pgregory.net/rapid"
 )
 

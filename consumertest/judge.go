@@ -13,6 +13,7 @@ import (
 
 	"github.com/idemcheck/idemcheck/consumertest/internal/backend"
 	"github.com/idemcheck/idemcheck/impl/contract/broker"
+	"github.com/idemcheck/idemcheck/internal/hunt"
 )
 
 // The laws a run is judged by.
@@ -51,17 +52,9 @@ const (
 // Laws lists every law, in the order breaches are reported.
 var Laws = []string{LawRuns, LawSingleCredit, LawNothingLost, LawHealthyApplied, LawAtomicity, LawReplay, LawBoundedAttempts}
 
-// Breach is one law broken in one run.
-type Breach struct {
-	Law string `json:"law"`
-	// Summary is one stable line: rapid recognises two failures as the
-	// same by it.
-	Summary string   `json:"summary"`
-	Details []string `json:"details,omitempty"`
-	// Diff is a go-cmp diff of what should be (-want) against what the
-	// consumer did (+got).
-	Diff string `json:"diff,omitempty"`
-}
+// Breach is one law broken in one run. Its Diff is of what should be
+// (-want) against what was done (+got).
+type Breach = hunt.Breach
 
 func breach(law, summary string, details ...string) Breach {
 	return Breach{Law: law, Summary: summary, Details: details}

@@ -4,11 +4,11 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"github.com/idemcheck/idemcheck/internal/hunt"
 	"pgregory.net/rapid"
 
 	"github.com/idemcheck/idemcheck/faults/gen"
 	"github.com/idemcheck/idemcheck/impl/system"
+	"github.com/idemcheck/idemcheck/internal/hunt"
 	"github.com/idemcheck/idemcheck/properties"
 )
 

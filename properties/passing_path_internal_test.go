@@ -4,12 +4,12 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/idemcheck/idemcheck/internal/hunt"
 	"pgregory.net/rapid"
 
 	"github.com/idemcheck/idemcheck/faults/runner"
 	"github.com/idemcheck/idemcheck/impl/contract/projector"
 	"github.com/idemcheck/idemcheck/impl/contract/store"
+	"github.com/idemcheck/idemcheck/internal/hunt"
 )
 
 // The atomicity monitor pairs a small store's entries and records by

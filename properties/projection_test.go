@@ -5,7 +5,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/idemcheck/idemcheck/internal/hunt"
 	"pgregory.net/rapid"
 
 	"github.com/idemcheck/idemcheck/explore"
@@ -13,6 +12,7 @@ import (
 	"github.com/idemcheck/idemcheck/faults/runner"
 	"github.com/idemcheck/idemcheck/faults/scenario"
 	"github.com/idemcheck/idemcheck/impl/system"
+	"github.com/idemcheck/idemcheck/internal/hunt"
 	"github.com/idemcheck/idemcheck/properties"
 )
 

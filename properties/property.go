@@ -16,6 +16,7 @@ import (
 
 	"github.com/idemcheck/idemcheck/faults/runner"
 	"github.com/idemcheck/idemcheck/faults/scenario"
+	"github.com/idemcheck/idemcheck/internal/hunt"
 )
 
 // Law is one named rule a property is made of. Laws are judged and reported
@@ -25,17 +26,9 @@ type Law struct {
 	Doc  string
 }
 
-// Breach is one law broken in one run.
-type Breach struct {
-	Law string `json:"law"`
-	// Summary is one stable line (no pointers, no times of the machine) so
-	// that rapid recognises two failures as the same.
-	Summary string `json:"summary"`
-	// Details explain the breach, a line each; "line N" refers to the trace.
-	Details []string `json:"details,omitempty"`
-	// Diff is a go-cmp diff of the model (-want) against the implementation (+got).
-	Diff string `json:"diff,omitempty"`
-}
+// Breach is one law broken in one run. Its Diff is of what should be
+// (-want) against what was done (+got).
+type Breach = hunt.Breach
 
 // Verdict is the judgement of one property on one run.
 type Verdict struct {

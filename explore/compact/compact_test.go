@@ -8,7 +8,6 @@ import (
 
 	"cmp"
 	gocmp "github.com/google/go-cmp/cmp"
-	"github.com/idemcheck/idemcheck/internal/hunt"
 	"pgregory.net/rapid"
 
 	"github.com/idemcheck/idemcheck/faults/runner"
@@ -16,6 +15,7 @@ import (
 	"github.com/idemcheck/idemcheck/impl/contract/broker"
 	"github.com/idemcheck/idemcheck/impl/contract/store"
 	"github.com/idemcheck/idemcheck/impl/system"
+	"github.com/idemcheck/idemcheck/internal/hunt"
 	"github.com/idemcheck/idemcheck/properties/coverage"
 )
 

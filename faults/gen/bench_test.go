@@ -3,10 +3,10 @@ package gen
 import (
 	"testing"
 
-	"github.com/idemcheck/idemcheck/internal/hunt"
 	"pgregory.net/rapid"
 
 	"github.com/idemcheck/idemcheck/faults/scenario"
+	"github.com/idemcheck/idemcheck/internal/hunt"
 )
 
 // BenchmarkDraw is what drawing a scenario costs a campaign's check.

@@ -3,11 +3,11 @@ package gen_test
 import (
 	"testing"
 
-	"github.com/idemcheck/idemcheck/internal/hunt"
 	"pgregory.net/rapid"
 
 	"github.com/idemcheck/idemcheck/faults/gen"
 	"github.com/idemcheck/idemcheck/faults/scenario"
+	"github.com/idemcheck/idemcheck/internal/hunt"
 )
 
 // TestLiveScenariosAreValidAndReproducible: every drawn live scenario

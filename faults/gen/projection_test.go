@@ -3,10 +3,10 @@ package gen
 import (
 	"testing"
 
-	"github.com/idemcheck/idemcheck/internal/hunt"
 	"pgregory.net/rapid"
 
 	"github.com/idemcheck/idemcheck/faults/scenario"
+	"github.com/idemcheck/idemcheck/internal/hunt"
 )
 
 // Every drawn projection scenario is valid: a generator that draws nonsense

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/idemcheck/idemcheck/internal/hunt"
+
 	"pgregory.net/rapid"
 )
 

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/idemcheck/idemcheck/internal/hunt"
+
 	"pgregory.net/rapid"
 )
 

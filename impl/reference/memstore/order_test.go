@@ -6,11 +6,11 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/idemcheck/idemcheck/internal/hunt"
 	"pgregory.net/rapid"
 
 	"github.com/idemcheck/idemcheck/impl/contract/clock"
 	"github.com/idemcheck/idemcheck/impl/contract/store"
+	"github.com/idemcheck/idemcheck/internal/hunt"
 )
 
 // Records and Ledger remember their order between calls: whatever the
