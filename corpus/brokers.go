@@ -5,9 +5,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 
+	"github.com/idemcheck/idemcheck/corpus/casefile"
 	"github.com/idemcheck/idemcheck/faults/scenario"
 )
 
@@ -68,22 +68,7 @@ func WriteBrokerCase(dir string, c *BrokerCase) (string, error) {
 	if err := enc.Encode(c); err != nil {
 		return "", err
 	}
-	data := buf.Bytes()
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return "", fmt.Errorf("corpus: %w", err)
-	}
-	name := c.caseName()
-	tmp, err := writeTemp(dir, name, data)
-	if err != nil {
-		return "", err
-	}
-	path := filepath.Join(dir, name)
-	if err := os.Rename(tmp, path); err != nil {
-		os.Remove(tmp)
-		return "", fmt.Errorf("corpus: publish %s: %w", path, err)
-	}
-	syncDir(dir)
-	return path, nil
+	return casefile.WriteFile(dir, c.caseName(), buf.Bytes(), true)
 }
 
 // LoadBrokerCase reads and validates a broker case; unknown fields are

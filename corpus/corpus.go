@@ -4,135 +4,105 @@
 // test replays each of them against the reference (which must pass) and
 // against every mutant the file says it catches (which must fail), and other
 // implementations replay them to prove they keep the same guarantees.
+//
+// The format itself — the Case type, its encoding, names, strict loading
+// and atomic writes — is package corpus/casefile, which package
+// consumertest shares; this package adds the check of a case's property,
+// law and mutants against this repository's, and the replays.
 package corpus
 
 import (
-	"bytes"
-	"crypto/sha256"
-	"encoding/hex"
-	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 
+	"github.com/idemcheck/idemcheck/corpus/casefile"
 	"github.com/idemcheck/idemcheck/faults/scenario"
+	"github.com/idemcheck/idemcheck/impl/system"
+	"github.com/idemcheck/idemcheck/properties"
 )
 
-// Format is the value of every corpus file's "format" field: it tells a
-// corpus file from a bare scenario and from any other JSON.
-const Format = "idemcheck-corpus"
+// Format is the value of every corpus file's "format" field (casefile.Format).
+const Format = casefile.Format
 
-// Version is the version of the corpus file format this package writes. It
-// reads this version and every earlier one (see FORMAT.md, "Versions"). The
-// scenario inside carries its own version (scenario.Version).
-const Version = 3
-
-// Case is one corpus file: a scenario and what is known about it.
-type Case struct {
-	// Format is always Format.
-	Format string `json:"format"`
-	// Version is the corpus format version, Version.
-	Version int `json:"version"`
-	// Property is the property the scenario violated when it was found.
-	Property string `json:"property"`
-	// Law is the law of Property it broke (version 2; empty in a version 1
-	// file, which named the property only).
-	Law string `json:"law,omitempty"`
-	// Target is the system the violation was found against: "reference", a
-	// mutant's name, or another implementation's name.
-	Target string `json:"target"`
-	// Summary is the violated verdict's one-line summary, for a person.
-	Summary string `json:"summary,omitempty"`
-	// CaughtBy maps each mutant the scenario catches to the law that breaks
-	// against it, "property/law" (a version 1 file names the property only).
-	// The replay test holds the file to it.
-	CaughtBy map[string]string `json:"caughtBy,omitempty"`
-	// Seed is the rapid seed of the failing check before shrinking. It is
-	// informative: the scenario, not the seed, is the reproduction.
-	Seed uint64 `json:"seed,omitempty"`
-	// Trace is the human trace of the scenario against Target, a line per entry.
-	Trace []string `json:"trace,omitempty"`
-	// Scenario is the shrunk scenario, in its own versioned encoding.
-	// A consumer-level case (version 3) has Consumer instead.
-	Scenario *scenario.Scenario `json:"scenario,omitempty"`
-	// Consumer is the shrunk consumer-level scenario of a team's consumer
-	// (package consumertest, which decodes and validates it), kept raw:
-	// Property is then ConsumerProperty, Law a consumertest law and
-	// Target the consumer's name. Version 3.
-	Consumer json.RawMessage `json:"consumer,omitempty"`
-
-	// Path is the file the case was loaded from or written to; not encoded.
-	Path string `json:"-"`
-	// Bare is true when the file held a bare scenario rather than a case
-	// (see LoadAny); only Scenario and Path are then set.
-	Bare bool `json:"-"`
-}
+// Version is the corpus format version written (casefile.Version).
+const Version = casefile.Version
 
 // ConsumerProperty is the Property of every consumer-level case.
-const ConsumerProperty = "consumer"
+const ConsumerProperty = casefile.ConsumerProperty
 
-// IsConsumer reports whether c is a consumer-level case.
-func (c *Case) IsConsumer() bool { return c.Consumer != nil }
+// Case is one corpus file: a scenario and what is known about it.
+type Case = casefile.Case
 
-// LawID is the law the case breaks as "property/law", or the property alone
-// for a version 1 case that did not record its law.
-func (c *Case) LawID() string {
-	if c.Law == "" {
-		return c.Property
-	}
-	return c.Property + "/" + c.Law
-}
+// Encode renders c as indented JSON with a trailing newline (casefile.Encode).
+func Encode(c *Case) ([]byte, error) { return casefile.Encode(c) }
 
-// Encode renders c as indented JSON with a trailing newline. It is
-// deterministic: maps are written with sorted keys, so the same case always
-// gives the same bytes.
-func Encode(c *Case) ([]byte, error) {
-	if (c.Scenario == nil) == (c.Consumer == nil) {
-		return nil, fmt.Errorf("corpus: a case holds a scenario or a consumer scenario, one of them")
-	}
-	out := *c
-	out.Format, out.Version = Format, Version
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false) // traces read "->", not "-\u003e"
-	enc.SetIndent("", "  ")
-	if err := enc.Encode(&out); err != nil {
-		return nil, err
-	}
-	return buf.Bytes(), nil
-}
-
-// Hash returns a short content hash of the scenario's canonical encoding
-// (scenario.Marshal): two cases with the same scenario have the same hash.
-func Hash(s *scenario.Scenario) (string, error) {
-	b, err := scenario.Marshal(s)
-	if err != nil {
-		return "", err
-	}
-	sum := sha256.Sum256(b)
-	return hex.EncodeToString(sum[:])[:12], nil
-}
+// Hash returns a short content hash of the scenario's canonical encoding.
+func Hash(s *scenario.Scenario) (string, error) { return casefile.Hash(s) }
 
 // Name is the file name of a case: the property and the scenario's content
-// hash, so that the same counterexample found twice maps to the same file
-// and is recognised as already known.
-func Name(property string, s *scenario.Scenario) (string, error) {
-	h, err := Hash(s)
-	if err != nil {
-		return "", err
+// hash.
+func Name(property string, s *scenario.Scenario) (string, error) { return casefile.Name(property, s) }
+
+// Write saves c in dir atomically, never overwriting (casefile.Write).
+func Write(dir string, c *Case) (path string, created bool, err error) { return casefile.Write(dir, c) }
+
+// Load reads and validates one corpus file, its names included: a renamed
+// property or mutant is an error.
+func Load(path string) (*Case, error) { return casefile.Load(path, checkNames) }
+
+// Parse validates the contents of a corpus file; name prefixes every error.
+func Parse(name string, data []byte) (*Case, error) { return casefile.Parse(name, data, checkNames) }
+
+// LoadAny reads a corpus file or a bare scenario (casefile.LoadAny).
+func LoadAny(path string) (*Case, error) { return casefile.LoadAny(path, checkNames) }
+
+// LoadDir loads every corpus file (*.json, not hidden) in dir, in name
+// order (casefile.LoadDir).
+func LoadDir(dir string) ([]*Case, error) { return casefile.LoadDir(dir, checkNames) }
+
+// checkNames holds the property and the caught mutants to what this harness
+// knows, so that a renamed property or mutant is reported, not skipped.
+func checkNames(c *Case) error {
+	kind := c.Scenario.Kind
+	if err := knownLaw("property", c.Property, kind); err != nil {
+		return err
 	}
-	return safeName(property) + "-" + h + ".json", nil
+	if c.Law != "" {
+		if err := knownLaw("law", c.LawID(), kind); err != nil {
+			return err
+		}
+	}
+	for _, m := range slices.Sorted(maps.Keys(c.CaughtBy)) {
+		t, ok := system.Lookup(m)
+		if !ok || !t.Mutant {
+			return fmt.Errorf("caughtBy.%s: %q is not a known mutant", m, m)
+		}
+		if c.Version >= 2 && !strings.Contains(c.CaughtBy[m], "/") {
+			return fmt.Errorf("caughtBy.%s: %q names no law; version %d files write property/law", m, c.CaughtBy[m], c.Version)
+		}
+		if err := knownLaw("caughtBy."+m, c.CaughtBy[m], kind); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
-// safeName keeps a property name usable as a file name on every system.
-func safeName(s string) string {
-	if s == "" {
-		return "unknown"
+// knownLaw checks a property name, or a "property/law", against the
+// properties of kind.
+func knownLaw(field, id string, kind scenario.Kind) error {
+	name, law, hasLaw := strings.Cut(id, "/")
+	p, ok := properties.ByName(name)
+	switch {
+	case name == "":
+		return fmt.Errorf("%s: missing or empty", field)
+	case !ok:
+		return fmt.Errorf("%s: %q is not a known property", field, name)
+	case p.Kind != kind:
+		return fmt.Errorf("%s: %q judges %s scenarios, but the scenario is %s", field, name, p.Kind, kind)
+	case hasLaw && !p.HasLaw(law):
+		return fmt.Errorf("%s: %q is not a law of %s", field, law, name)
 	}
-	return strings.Map(func(r rune) rune {
-		switch {
-		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '-', r == '_':
-			return r
-		}
-		return '_'
-	}, s)
+	return nil
 }

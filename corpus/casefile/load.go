@@ -1,21 +1,17 @@
-package corpus
+package casefile
 
 import (
 	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"maps"
 	"os"
 	"path/filepath"
 	"reflect"
-	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/idemcheck/idemcheck/faults/scenario"
-	"github.com/idemcheck/idemcheck/impl/system"
-	"github.com/idemcheck/idemcheck/properties"
 )
 
 // wire is Case as decoded: the scenario is kept raw so that scenario.Unmarshal,
@@ -34,20 +30,25 @@ type wire struct {
 	Consumer json.RawMessage   `json:"consumer"`
 }
 
+// Names checks a scenario case's property, law and caught mutants against
+// what a harness knows (package corpus holds them to the properties and
+// mutants of this repository); nil checks nothing.
+type Names func(*Case) error
+
 // Load reads and validates one corpus file. Every error names the file and
 // the field: `corpus/cases/x.json: scenario.consumption.steps[3]: worker:
 // "w9" is not a listed worker`.
-func Load(path string) (*Case, error) {
+func Load(path string, names Names) (*Case, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}
-	return Parse(path, data)
+	return Parse(path, data, names)
 }
 
 // Parse validates the contents of a corpus file; name prefixes every error.
-func Parse(name string, data []byte) (*Case, error) {
-	c, err := parse(data)
+func Parse(name string, data []byte, names Names) (*Case, error) {
+	c, err := parse(data, names)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
@@ -58,7 +59,7 @@ func Parse(name string, data []byte) (*Case, error) {
 // LoadAny reads a corpus file or a bare scenario (the scenario.Marshal form,
 // as a person might write by hand), telling them apart by the corpus file's
 // "format" field. A bare scenario comes back as a Case with Bare set.
-func LoadAny(path string) (*Case, error) {
+func LoadAny(path string, names Names) (*Case, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
@@ -74,14 +75,14 @@ func LoadAny(path string) (*Case, error) {
 		}
 		return &Case{Scenario: s, Path: path, Bare: true}, nil
 	}
-	return Parse(path, data)
+	return Parse(path, data, names)
 }
 
 // LoadDir loads every corpus file (*.json, not hidden) in dir, in name
 // order. It returns the cases that loaded and, joined, an error for each
 // file that did not; the temporary files of an interrupted Write are hidden
 // and skipped.
-func LoadDir(dir string) ([]*Case, error) {
+func LoadDir(dir string, names Names) ([]*Case, error) {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return nil, err
@@ -94,7 +95,7 @@ func LoadDir(dir string) ([]*Case, error) {
 		if e.IsDir() || strings.HasPrefix(e.Name(), ".") || filepath.Ext(e.Name()) != ".json" {
 			continue
 		}
-		c, err := Load(filepath.Join(dir, e.Name()))
+		c, err := Load(filepath.Join(dir, e.Name()), names)
 		if err != nil {
 			errs = append(errs, err)
 			continue
@@ -104,7 +105,7 @@ func LoadDir(dir string) ([]*Case, error) {
 	return cases, errors.Join(errs...)
 }
 
-func parse(data []byte) (*Case, error) {
+func parse(data []byte, names Names) (*Case, error) {
 	v, err := decodeValue(data)
 	if err != nil {
 		return nil, err
@@ -150,8 +151,10 @@ func parse(data []byte) (*Case, error) {
 	if c.Target == "" {
 		return nil, fmt.Errorf("target: missing or empty")
 	}
-	if err := c.checkNames(); err != nil {
-		return nil, err
+	if names != nil {
+		if err := names(c); err != nil {
+			return nil, err
+		}
 	}
 	if c.Version >= 2 && c.Law == "" {
 		return nil, fmt.Errorf("law: missing or empty (version %d files name the law broken)", c.Version)
@@ -173,51 +176,6 @@ func parseScenario(path string, v any, raw []byte) (*scenario.Scenario, error) {
 		return nil, fmt.Errorf("%s.%w", path, err)
 	}
 	return s, nil
-}
-
-// checkNames holds the property and the caught mutants to what this harness
-// knows, so that a renamed property or mutant is reported, not skipped.
-func (c *Case) checkNames() error {
-	kind := c.Scenario.Kind
-	if err := knownLaw("property", c.Property, kind); err != nil {
-		return err
-	}
-	if c.Law != "" {
-		if err := knownLaw("law", c.LawID(), kind); err != nil {
-			return err
-		}
-	}
-	for _, m := range slices.Sorted(maps.Keys(c.CaughtBy)) {
-		t, ok := system.Lookup(m)
-		if !ok || !t.Mutant {
-			return fmt.Errorf("caughtBy.%s: %q is not a known mutant", m, m)
-		}
-		if c.Version >= 2 && !strings.Contains(c.CaughtBy[m], "/") {
-			return fmt.Errorf("caughtBy.%s: %q names no law; version %d files write property/law", m, c.CaughtBy[m], c.Version)
-		}
-		if err := knownLaw("caughtBy."+m, c.CaughtBy[m], kind); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// knownLaw checks a property name, or a "property/law", against the
-// properties of kind.
-func knownLaw(field, id string, kind scenario.Kind) error {
-	name, law, hasLaw := strings.Cut(id, "/")
-	p, ok := properties.ByName(name)
-	switch {
-	case name == "":
-		return fmt.Errorf("%s: missing or empty", field)
-	case !ok:
-		return fmt.Errorf("%s: %q is not a known property", field, name)
-	case p.Kind != kind:
-		return fmt.Errorf("%s: %q judges %s scenarios, but the scenario is %s", field, name, p.Kind, kind)
-	case hasLaw && !p.HasLaw(law):
-		return fmt.Errorf("%s: %q is not a law of %s", field, law, name)
-	}
-	return nil
 }
 
 // decodeValue decodes one JSON value with exact numbers, naming the line
@@ -275,4 +233,29 @@ func parseConsumer(c *Case, w wire) (*Case, error) {
 	}
 	c.Consumer = w.Consumer
 	return c, nil
+}
+
+// LoadConsumer reads the consumer-level scenario, still encoded, of a
+// consumer-level case or of a bare consumer scenario (JSON with no
+// "format" field). A corpus file is held to the format as Load holds it.
+func LoadConsumer(path string) (json.RawMessage, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	v, err := decodeValue(data)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if obj, ok := v.(map[string]any); ok && obj["format"] == nil {
+		return data, nil
+	}
+	c, err := Parse(path, data, nil)
+	if err != nil {
+		return nil, err
+	}
+	if c.Consumer == nil {
+		return nil, fmt.Errorf("%s: a corpus file, but not a consumer-level case (no \"consumer\" field)", path)
+	}
+	return c.Consumer, nil
 }

@@ -1,4 +1,4 @@
-package corpus
+package casefile
 
 import (
 	"crypto/sha256"
@@ -53,6 +53,30 @@ func Write(dir string, c *Case) (path string, created bool, err error) {
 		c.Path = path
 	}
 	return path, created, nil
+}
+
+// WriteFile saves data in dir under name atomically (a hidden temporary
+// file in dir, synced, then given its name) and returns the path. With
+// replace, a file of that name is replaced; without, it is left as it is.
+func WriteFile(dir, name string, data []byte, replace bool) (string, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", fmt.Errorf("corpus: %w", err)
+	}
+	path := filepath.Join(dir, name)
+	tmp, err := writeTemp(dir, name, data)
+	if err != nil {
+		return "", err
+	}
+	defer os.Remove(tmp)
+	if replace {
+		if err := os.Rename(tmp, path); err != nil {
+			return "", fmt.Errorf("corpus: publish %s: %w", path, err)
+		}
+	} else if _, err := publish(tmp, path); err != nil {
+		return "", err
+	}
+	syncDir(dir)
+	return path, nil
 }
 
 // existing returns the file in dir that holds the scenario of name, under

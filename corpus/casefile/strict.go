@@ -1,4 +1,4 @@
-package corpus
+package casefile
 
 import (
 	"encoding/json"
