@@ -89,8 +89,8 @@ func TestFuzzSeedsReachTheSituations(t *testing.T) {
 			reached[k] = true
 		}
 	}
-	for _, want := range []string{"duplicate delivered", "injected failure", "lock wait", "redelivery after an ack timeout",
-		"redelivery after a nack", "dead-letter: poison", "dead-letter: attempts spent", "crash at exec"} {
+	for _, want := range []string{"duplicate-delivered", "injected-failure", "lock-wait", "redelivery-after-ack-timeout",
+		"redelivery-after-nack", "dead-letter-poison", "dead-letter-attempts-spent", "crash-at-exec"} {
 		if !reached[want] {
 			t.Errorf("no seed reaches %q", want)
 		}

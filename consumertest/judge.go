@@ -14,6 +14,7 @@ import (
 	"github.com/idemcheck/idemcheck/consumertest/internal/backend"
 	"github.com/idemcheck/idemcheck/impl/contract/broker"
 	"github.com/idemcheck/idemcheck/internal/hunt"
+	"github.com/idemcheck/idemcheck/internal/situation"
 )
 
 // The laws a run is judged by.
@@ -104,18 +105,14 @@ func (o *Outcome) noteMachineClock(what string) {
 }
 
 // Situations are the named situations a campaign over a transactional
-// consumer should reach: a run that never crashes a worker at a commit, say,
-// proves nothing about commits. A run also counts "crash at rollback" (a
-// handler that rolls back at all, and a crash just there, are rarer),
-// "crash at handler.Point" (for handlers that call it) and "lock wait given
-// up" (a deadlock, or a lock a handler left held), which a correct consumer
-// may never meet.
-var Situations = []string{
-	"crash at begin", "crash at exec", "crash at query", "crash at rows end", "crash at commit",
-	"crash at ack or nack", "crash while idle", "injected failure", "lock wait", "nack",
-	"redelivery after a nack", "redelivery after an ack timeout", "duplicate delivered", "dead-letter: poison",
-	"dead-letter: attempts spent",
-}
+// consumer should reach (the registry's required consumer-level
+// situations, kebab-case): a run that never crashes a worker at a commit,
+// say, proves nothing about commits. A run also counts crash-at-rollback
+// (a handler that rolls back at all, and a crash just there, are rarer),
+// crash-at-handler-point (for handlers that call it) and
+// lock-wait-given-up (a deadlock, or a lock a handler left held), which a
+// correct consumer may never meet.
+var Situations = situation.Required(situation.KindConsumer)
 
 // snapshot reads the effects and dedupe queries.
 func snapshot(ctx context.Context, be backend.Database, c Consumer) (Snapshot, error) {
@@ -256,7 +253,7 @@ func play(ctx context.Context, be backend.Backend, c Consumer, s *Scenario, g *g
 	out.Deliveries = r.deliveries
 	for _, d := range out.DLQ {
 		if !d.Poison {
-			r.reach("dead-letter: attempts spent")
+			r.reach(situation.ConsumerDeadLetterSpent)
 		}
 	}
 	r.close()

@@ -24,6 +24,7 @@ import (
 	"github.com/idemcheck/idemcheck/impl/contract/event"
 	"github.com/idemcheck/idemcheck/impl/contract/handler"
 	"github.com/idemcheck/idemcheck/impl/reference/membroker"
+	"github.com/idemcheck/idemcheck/internal/situation"
 )
 
 // The topic and consumer group every scenario uses.
@@ -103,6 +104,17 @@ func (p point) kind() string {
 		return "handler.Point"
 	}
 	return string(p.call.Op)
+}
+
+// situation is the coverage situation of a crash at p.
+func (p point) situation() string {
+	switch {
+	case p.settle:
+		return situation.ConsumerCrashAtSettle
+	case p.what != "":
+		return situation.ConsumerCrashAtPoint
+	}
+	return "crash-at-" + strings.ReplaceAll(string(p.call.Op), " ", "-")
 }
 
 func (p point) injectable() bool {
@@ -549,7 +561,7 @@ func (r *run) handle(w *worker, ev wevent) {
 	case evBlocked:
 		w.state, w.at = blocked, ev.p
 		r.tracef(w.callEntry(KindLockWait, ev.p), "%s waits for a lock at %s", w.name, ev.p)
-		r.reach("lock wait")
+		r.reach(situation.ConsumerLockWait)
 	case evDone:
 		w.state, w.at = idle, point{}
 	case evPanic:
@@ -591,12 +603,12 @@ func (r *run) deliver(w *worker, pick int) bool {
 	r.tracef(deliveryEntry(w, d), "t=%dms %s receives %s (offset %d, %s, attempt %d%s)", r.now(), w.name, ev.EventID, d.Message.Offset, d.Message.Origin, d.Message.Attempts, lastErrNote(d.Message.LastError))
 	switch {
 	case d.Message.LastError == "ack_timeout":
-		r.reach("redelivery after an ack timeout")
+		r.reach(situation.RedeliveryAfterAckTimeout)
 	case d.Message.Attempts > 1:
-		r.reach("redelivery after a nack")
+		r.reach(situation.RedeliveryAfterNack)
 	}
 	if d.Message.Origin == broker.Duplicated {
-		r.reach("duplicate delivered")
+		r.reach(situation.ConsumerDuplicate)
 	}
 	ctx := handler.WithPoint(handler.WithDatabase(context.Background(), r.dbName), func(what string) {
 		if w.crashing.Load() {
@@ -700,7 +712,7 @@ func (r *run) act(w *worker, d decision) {
 	if d == fail {
 		r.fault(w, FaultInjected, p.String())
 		r.tracef(w.callEntry(KindInjected, p), "%s %s -> injected failure", w.name, p)
-		r.reach("injected failure")
+		r.reach(situation.ConsumerInjectedFailure)
 	} else {
 		r.tracef(w.callEntry(pointKind(p), p), "%s %s", w.name, p)
 	}
@@ -718,10 +730,10 @@ func (r *run) settle(w *worker, p point) {
 		r.b.DeadLetter(w.d, p.result.Error())
 		r.b.Ack(w.d)
 		r.tracef(w.entry(KindDeadLetter), "%s dead-letters %s as poison: %s", w.name, w.ev.EventID, quoteShort(p.result.Error()))
-		r.reach("dead-letter: poison")
+		r.reach(situation.ConsumerDeadLetterPoison)
 	default:
 		r.b.Nack(w.d, p.result.Error())
-		r.reach("nack")
+		r.reach(situation.ConsumerNack)
 		r.tracef(w.entry(KindNack), "%s nacks %s: %s", w.name, w.ev.EventID, quoteShort(p.result.Error()))
 	}
 }
@@ -782,7 +794,7 @@ func (r *run) retry(w *worker) {
 			// wait it made itself, not a fault of the harness.
 			r.fault(w, FaultLockTimeout, call.String())
 		}
-		r.reach("lock wait given up")
+		r.reach(situation.ConsumerLockWaitGivenUp)
 		w.resume <- giveUp
 		r.await(w)
 		return
@@ -802,9 +814,9 @@ func (r *run) retry(w *worker) {
 func (r *run) crash(w *worker) {
 	if w.state == idle {
 		r.tracef(Entry{Kind: KindCrash, Worker: w.name}, "%s crashes while idle and restarts", w.name)
-		r.reach("crash while idle")
+		r.reach(situation.ConsumerCrashWhileIdle)
 	} else {
-		r.reach("crash at " + w.at.kind())
+		r.reach(w.at.situation())
 		r.fault(w, FaultCrash, w.at.String())
 		r.tracef(w.callEntry(KindCrash, w.at), "%s crashes at %s (handling %s): connections closed, delivery not acked; it restarts", w.name, w.at, w.ev.EventID)
 		w.crashing.Store(true)

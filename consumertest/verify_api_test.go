@@ -126,8 +126,8 @@ func TestFatesReachTheirSituations(t *testing.T) {
 	if err != nil || !res.Verified {
 		t.Fatalf("%v\n%s", err, res.Report())
 	}
-	for _, sit := range []string{"injected failure", "nack", "redelivery after a nack", "dead-letter: attempts spent", "dead-letter: poison",
-		"redelivery after an ack timeout", "crash at begin", "crash at commit"} {
+	for _, sit := range []string{"injected-failure", "nack", "redelivery-after-nack", "dead-letter-attempts-spent", "dead-letter-poison",
+		"redelivery-after-ack-timeout", "crash-at-begin", "crash-at-commit"} {
 		if res.Coverage[sit] == 0 {
 			t.Errorf("never reached: %s\n%s", sit, res.Report())
 		}

@@ -68,7 +68,7 @@ func TestRenderConsumerCounterexample(t *testing.T) {
 		`<th class="lane-head world" data-lane="broker"`, `<th class="lane-head worker" data-lane="w1"`,
 		`id="consumer-legend"`, "expected (-want) against the consumer (&#43;got)", "map[string]int{", "FAIL single-credit",
 		`data-kind="sql"`, `data-kind="deliver"`, `data-kind="receive"`, `data-kind="ack"`, `data-kind="produce"`,
-		`<tr data-situation="duplicate delivered"`, `class="flagged"`,
+		`<tr data-situation="duplicate-delivered"`, `class="flagged"`,
 	} {
 		if !strings.Contains(html, want) {
 			t.Errorf("the page lacks %s", want)
@@ -109,7 +109,7 @@ func TestRenderConsumerPass(t *testing.T) {
 	for _, want := range []string{
 		`<p class="headline good" id="headline">consumer adr: no law broken in 50 scenario(s)</p>`,
 		`<tr data-law="single-credit" data-status="pass">`, `<tr data-law="atomicity" data-status="n/a">`, "gives no Dedupe query",
-		`data-figure="scenarios">50<`, `id="coverage"`, `<tr data-situation="lock wait" data-missing="false">`,
+		`data-figure="scenarios">50<`, `id="coverage"`, `<tr data-situation="lock-wait" data-missing="false">`,
 	} {
 		if !strings.Contains(html, want) {
 			t.Errorf("the page lacks %s", want)

@@ -29,7 +29,7 @@ func TestConsumerExploreVerifiesACorrectConsumer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{`id="levels"`, "verified within these bounds", `data-situation="crash at commit"`} {
+	for _, want := range []string{`id="levels"`, "verified within these bounds", `data-situation="crash-at-commit"`} {
 		if !strings.Contains(string(page), want) {
 			t.Errorf("the HTML report has no %s", want)
 		}
