@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/idemcheck/idemcheck/faults/scenario"
+	"github.com/idemcheck/idemcheck/impl/contract/broker"
 	"github.com/idemcheck/idemcheck/properties"
 )
 
@@ -16,9 +17,9 @@ func twoWorkersOneCrash() *scenario.Scenario {
 	step := func(w string) scenario.Step { return scenario.Step{Op: scenario.OpStep, Worker: w} }
 	return &scenario.Scenario{Version: scenario.Version, Kind: scenario.KindConsumption, Consumption: &scenario.Consumption{
 		Config: scenario.Config{Topic: "orders", Consumers: []string{"ledger"},
-			Nodes:       []scenario.Node{{Name: "n1"}},
-			Workers:     []scenario.Worker{{Name: "w1", Consumer: "ledger", Node: "n1"}, {Name: "w2", Consumer: "ledger", Node: "n1"}},
-			MaxAttempts: 3, BackoffMs: 200, MaxBackoffMs: 800, AckTimeoutMs: 1000, LeaseMs: 200, RetentionMs: 60_000},
+			Nodes:   []scenario.Node{{Name: "n1"}},
+			Workers: []scenario.Worker{{Name: "w1", Consumer: "ledger", Node: "n1"}, {Name: "w2", Consumer: "ledger", Node: "n1"}},
+			Policy:  broker.Policy{MaxAttempts: 3, BackoffMs: 200, MaxBackoffMs: 800, AckTimeoutMs: 1000}, LeaseMs: 200, RetentionMs: 60_000},
 		Events: []scenario.Event{
 			{ID: "evt-0001", OrderID: "ord-1", UserID: "usr-1", AmountCents: 100},
 			{ID: "evt-0002", OrderID: "ord-2", UserID: "usr-2", AmountCents: 200},

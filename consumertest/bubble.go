@@ -12,7 +12,7 @@ import (
 	"testing/synctest"
 	"time"
 
-	"github.com/idemcheck/idemcheck/faults/sqlhook"
+	"github.com/idemcheck/idemcheck/consumertest/internal/sqlhook"
 	"github.com/idemcheck/idemcheck/internal/bubble"
 )
 

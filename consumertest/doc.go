@@ -30,7 +30,7 @@
 // iteration, commit, rollback), every handler.Point and the worker's ack or
 // nack is a point where the worker parks and the schedule decides what
 // happens next. The database hook is a wrapping database/sql driver
-// (faults/sqlhook) around the real one, so the handler is unchanged.
+// (consumertest/internal/sqlhook) around the real one, so the handler is unchanged.
 //
 // # Crashes
 //
@@ -81,7 +81,7 @@
 //     where it cannot (a test binary's TestMain before m.Run, a program
 //     that has not parsed its flags), Check falls back on its own T, and
 //     Hunt and Replay play on the machine's clock and say so.
-//   - The database's own (see faults/sqlclock): on SQLite,
+//   - The database's own (see consumertest/internal/sqlclock): on SQLite,
 //     CURRENT_TIMESTAMP, CURRENT_DATE, CURRENT_TIME and the date
 //     functions (datetime, date, time, julianday, unixepoch, strftime,
 //     timediff) given 'now' or no time value, rewritten into calls of a

@@ -18,7 +18,7 @@ import (
 	"time"
 
 	"github.com/idemcheck/idemcheck/consumertest/internal/backend"
-	"github.com/idemcheck/idemcheck/faults/sqlhook"
+	"github.com/idemcheck/idemcheck/consumertest/internal/sqlhook"
 	"github.com/idemcheck/idemcheck/impl/contract/broker"
 	"github.com/idemcheck/idemcheck/impl/contract/clock"
 	"github.com/idemcheck/idemcheck/impl/contract/event"
@@ -335,7 +335,7 @@ func newRun(ctx context.Context, be backend.Backend, c Consumer, s *Scenario, g 
 		return nil, err
 	}
 	clk := clock.NewVirtual(startMs)
-	r := &run{c: c, s: s, db: db, dbName: be.Name(), clock: clk, b: membroker.New(clk, s.Policy.broker(), []string{Group}),
+	r := &run{c: c, s: s, db: db, dbName: be.Name(), clock: clk, b: membroker.New(clk, s.Policy, []string{Group}),
 		trace: &Trace{}, events: make(chan wevent), hung: make(chan struct{}), stopDog: make(chan struct{}), bubble: bubble,
 		id: fmt.Sprintf("r%d", runSeq.Add(1)), baseG: runtime.NumGoroutine(), g: g, hangAfter: hangAfter}
 	if g != nil {

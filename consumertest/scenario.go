@@ -30,17 +30,9 @@ type Scenario struct {
 	Steps   []Step  `json:"steps"`
 }
 
-// Policy is the broker's retry policy (see broker.Policy).
-type Policy struct {
-	MaxAttempts  int   `json:"maxAttempts"`
-	BackoffMs    int64 `json:"backoffMs"`
-	MaxBackoffMs int64 `json:"maxBackoffMs"`
-	AckTimeoutMs int64 `json:"ackTimeoutMs"`
-}
-
-func (p Policy) broker() broker.Policy {
-	return broker.Policy{MaxAttempts: p.MaxAttempts, BackoffMs: p.BackoffMs, MaxBackoffMs: p.MaxBackoffMs, AckTimeoutMs: p.AckTimeoutMs}
-}
+// Policy is the broker's retry policy: broker.Policy, the one
+// declaration of it.
+type Policy = broker.Policy
 
 // Event is one OrderPaid event the producer publishes at the start.
 type Event struct {

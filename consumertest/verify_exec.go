@@ -8,7 +8,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/idemcheck/idemcheck/faults/sqlhook"
+	"github.com/idemcheck/idemcheck/consumertest/internal/sqlhook"
 	"github.com/idemcheck/idemcheck/impl/contract/broker"
 )
 

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/idemcheck/idemcheck/consumertest/internal/backend"
-	"github.com/idemcheck/idemcheck/faults/sqlhook"
+	"github.com/idemcheck/idemcheck/consumertest/internal/sqlhook"
 )
 
 // The search of Verify: a stateless depth-first search over the choices

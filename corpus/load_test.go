@@ -9,6 +9,7 @@ import (
 
 	"github.com/idemcheck/idemcheck/corpus"
 	"github.com/idemcheck/idemcheck/faults/scenario"
+	"github.com/idemcheck/idemcheck/impl/contract/broker"
 )
 
 // smallCase is a valid case: one event, one worker, produce and deliver.
@@ -16,9 +17,9 @@ func smallCase() *corpus.Case {
 	s := &scenario.Scenario{Version: scenario.Version, Kind: scenario.KindConsumption, Consumption: &scenario.Consumption{
 		Config: scenario.Config{
 			Topic: "orders", Consumers: []string{"ledger"},
-			Nodes:       []scenario.Node{{Name: "n1"}},
-			Workers:     []scenario.Worker{{Name: "w1", Consumer: "ledger", Node: "n1"}, {Name: "w2", Consumer: "ledger", Node: "n1"}},
-			MaxAttempts: 3, BackoffMs: 200, MaxBackoffMs: 800, AckTimeoutMs: 1000, LeaseMs: 200, RetentionMs: 10_000,
+			Nodes:   []scenario.Node{{Name: "n1"}},
+			Workers: []scenario.Worker{{Name: "w1", Consumer: "ledger", Node: "n1"}, {Name: "w2", Consumer: "ledger", Node: "n1"}},
+			Policy:  broker.Policy{MaxAttempts: 3, BackoffMs: 200, MaxBackoffMs: 800, AckTimeoutMs: 1000}, LeaseMs: 200, RetentionMs: 10_000,
 		},
 		Events: []scenario.Event{{ID: "evt-0001", OrderID: "ord-1", UserID: "usr-1", AmountCents: 100}},
 		Steps: []scenario.Step{

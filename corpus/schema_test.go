@@ -87,6 +87,13 @@ func jsonFieldsOf(typ reflect.Type) (all, always []string) {
 		if !f.IsExported() || name == "-" {
 			continue
 		}
+		if f.Anonymous && name == "" && f.Type.Kind() == reflect.Struct {
+			// An embedded struct (the retry policy, broker.Policy) is
+			// encoded at this level.
+			a, w := jsonFieldsOf(f.Type)
+			all, always = append(all, a...), append(always, w...)
+			continue
+		}
 		if name == "" {
 			name = f.Name
 		}

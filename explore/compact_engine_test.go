@@ -10,6 +10,7 @@ import (
 
 	"github.com/idemcheck/idemcheck/explore/compact"
 	"github.com/idemcheck/idemcheck/faults/scenario"
+	"github.com/idemcheck/idemcheck/impl/contract/broker"
 	"github.com/idemcheck/idemcheck/impl/system"
 	"github.com/idemcheck/idemcheck/properties"
 )
@@ -37,7 +38,7 @@ func TestCompactEngineMatchesRunner(t *testing.T) {
 		{"por-across-batches", World{Events: []string{"ok", "ok"}, Groups: 1, WorkersPerGroup: 2}, []string{"produce", "deliver:1", "step", "crash"}, 7,
 			func(o *Options) { o.NoSymmetry = true }},
 		{"por-symmetry", World{Events: []string{"ok", "ok"}, Groups: 1, WorkersPerGroup: 2}, []string{"produce", "deliver:1", "step", "crash", "advance"}, 7, nil},
-		{"retention", World{Events: []string{"ok"}, Groups: 1, WorkersPerGroup: 2, RetentionMs: 500, AckTimeoutMs: 700, LeaseMs: 300}, []string{"produce", "duplicate", "deliver", "step", "crash", "advance:400", "cleanup"}, 8, nil},
+		{"retention", World{Events: []string{"ok"}, Groups: 1, WorkersPerGroup: 2, RetentionMs: 500, Policy: broker.Policy{AckTimeoutMs: 700}, LeaseMs: 300}, []string{"produce", "duplicate", "deliver", "step", "crash", "advance:400", "cleanup"}, 8, nil},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/idemcheck/idemcheck/faults/scenario"
+	"github.com/idemcheck/idemcheck/impl/contract/broker"
 )
 
 // World is the small world an exploration enumerates the schedules of.
@@ -20,12 +21,9 @@ type World struct {
 	// Nodes is the number of nodes; workers are spread over them in turn.
 	Nodes int `json:"nodes"`
 	// Retry policy, lease and retention (zero: the defaults below).
-	MaxAttempts  int   `json:"maxAttempts,omitempty"`
-	BackoffMs    int64 `json:"backoffMs,omitempty"`
-	MaxBackoffMs int64 `json:"maxBackoffMs,omitempty"`
-	AckTimeoutMs int64 `json:"ackTimeoutMs,omitempty"`
-	LeaseMs      int64 `json:"leaseMs,omitempty"`
-	RetentionMs  int64 `json:"retentionMs,omitempty"`
+	broker.Policy
+	LeaseMs     int64 `json:"leaseMs,omitempty"`
+	RetentionMs int64 `json:"retentionMs,omitempty"`
 }
 
 // The world's defaults: a short retry policy, so that a message reaches
@@ -112,8 +110,7 @@ func (w World) Scenario() (*scenario.Consumption, error) {
 	}
 	w = w.withDefaults()
 	c := &scenario.Consumption{Config: scenario.Config{
-		Topic: "orders", MaxAttempts: w.MaxAttempts, BackoffMs: w.BackoffMs, MaxBackoffMs: w.MaxBackoffMs,
-		AckTimeoutMs: w.AckTimeoutMs, LeaseMs: w.LeaseMs, RetentionMs: w.RetentionMs,
+		Topic: "orders", Policy: w.Policy, LeaseMs: w.LeaseMs, RetentionMs: w.RetentionMs,
 	}}
 	for n := range w.Nodes {
 		c.Config.Nodes = append(c.Config.Nodes, scenario.Node{Name: fmt.Sprintf("n%d", n+1)})

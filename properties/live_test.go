@@ -15,7 +15,7 @@ import (
 // once and acked, credited once.
 func history() *runner.LiveHistory {
 	sc := &scenario.Live{Version: scenario.Version, Kind: scenario.KindLive, Topic: "orders", Consumers: []string{"ledger"},
-		MaxAttempts: 2, BackoffMs: 1, MaxBackoffMs: 4, AckTimeoutMs: 20,
+		Policy: broker.Policy{MaxAttempts: 2, BackoffMs: 1, MaxBackoffMs: 4, AckTimeoutMs: 20},
 		Events: []scenario.Event{{ID: "e1", Tenant: "acme"}},
 		Steps:  []scenario.LiveStep{{Op: scenario.LiveProduce}}}
 	return &runner.LiveHistory{Scenario: sc, Quiesced: true,

@@ -10,8 +10,8 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/idemcheck/idemcheck/conformance/brokers/liveapp"
 	"github.com/idemcheck/idemcheck/corpus"
-	"github.com/idemcheck/idemcheck/faults/liveapp"
 	"github.com/idemcheck/idemcheck/faults/runner"
 	"github.com/idemcheck/idemcheck/impl/contract/broker"
 	"github.com/idemcheck/idemcheck/impl/system/resolve"

@@ -3,8 +3,8 @@ package brokers_test
 import (
 	"testing"
 
+	"github.com/idemcheck/idemcheck/conformance/brokers/liveapp"
 	"github.com/idemcheck/idemcheck/examples/consumers/catalog"
-	"github.com/idemcheck/idemcheck/faults/liveapp"
 	"github.com/idemcheck/idemcheck/impl/adapter/natsbroker"
 	"github.com/idemcheck/idemcheck/properties"
 )

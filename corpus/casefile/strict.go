@@ -103,7 +103,10 @@ func checkShape(path string, v any, t reflect.Type) error {
 
 var unmarshalerType = reflect.TypeFor[json.Unmarshaler]()
 
-// jsonFields maps the JSON names of t's exported, encoded fields to their types.
+// jsonFields maps the JSON names of t's exported, encoded fields to their
+// types. The fields of an embedded struct with no JSON name of its own
+// (a retry policy, broker.Policy) are encoded at t's level, as
+// encoding/json does.
 func jsonFields(t reflect.Type) map[string]reflect.Type {
 	out := map[string]reflect.Type{}
 	for i := range t.NumField() {
@@ -112,6 +115,14 @@ func jsonFields(t reflect.Type) map[string]reflect.Type {
 			continue
 		}
 		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if f.Anonymous && name == "" && f.Type.Kind() == reflect.Struct {
+			for n, ft := range jsonFields(f.Type) {
+				if _, shadowed := out[n]; !shadowed {
+					out[n] = ft
+				}
+			}
+			continue
+		}
 		switch name {
 		case "-":
 			continue

@@ -4,14 +4,15 @@ import (
 	"testing"
 
 	"github.com/idemcheck/idemcheck/faults/scenario"
+	"github.com/idemcheck/idemcheck/impl/contract/broker"
 )
 
 // midRun is the state runner's BenchmarkFingerprint fingerprints: two
 // events, one duplicated, both workers busy, one mid-pipeline.
 func midRun(b *testing.B) (*Config, *State) {
 	sc := &scenario.Consumption{Config: scenario.Config{Topic: "orders", Consumers: []string{"g1"}, Nodes: []scenario.Node{{Name: "n1"}},
-		Workers:     []scenario.Worker{{Name: "w1", Consumer: "g1", Node: "n1"}, {Name: "w2", Consumer: "g1", Node: "n1"}},
-		MaxAttempts: 2, BackoffMs: 100, MaxBackoffMs: 400, AckTimeoutMs: 1000, LeaseMs: 1000, RetentionMs: 10_000},
+		Workers: []scenario.Worker{{Name: "w1", Consumer: "g1", Node: "n1"}, {Name: "w2", Consumer: "g1", Node: "n1"}},
+		Policy:  broker.Policy{MaxAttempts: 2, BackoffMs: 100, MaxBackoffMs: 400, AckTimeoutMs: 1000}, LeaseMs: 1000, RetentionMs: 10_000},
 		Events: []scenario.Event{{ID: "e1", OrderID: "o-ok", UserID: "u1", AmountCents: 100, Fate: scenario.FateOK},
 			{ID: "e2", OrderID: "o-ok", UserID: "u1", AmountCents: 100, Fate: scenario.FateOK}}}
 	cfg, err := NewConfig(sc)

@@ -24,12 +24,14 @@ import (
 // retention short enough for schedules to reach them.
 func world(t *rapid.T) *scenario.Consumption {
 	c := &scenario.Consumption{Config: scenario.Config{
-		Topic:        "orders",
-		MaxAttempts:  rapid.IntRange(1, 3).Draw(t, "maxAttempts"),
-		BackoffMs:    rapid.SampledFrom([]int64{50, 100}).Draw(t, "backoff"),
-		AckTimeoutMs: rapid.SampledFrom([]int64{300, 1000}).Draw(t, "ackTimeout"),
-		LeaseMs:      rapid.SampledFrom([]int64{200, 1000, 1500}).Draw(t, "lease"),
-		RetentionMs:  rapid.SampledFrom([]int64{100, 2000}).Draw(t, "retention"),
+		Topic: "orders",
+		Policy: broker.Policy{
+			MaxAttempts:  rapid.IntRange(1, 3).Draw(t, "maxAttempts"),
+			BackoffMs:    rapid.SampledFrom([]int64{50, 100}).Draw(t, "backoff"),
+			AckTimeoutMs: rapid.SampledFrom([]int64{300, 1000}).Draw(t, "ackTimeout"),
+		},
+		LeaseMs:     rapid.SampledFrom([]int64{200, 1000, 1500}).Draw(t, "lease"),
+		RetentionMs: rapid.SampledFrom([]int64{100, 2000}).Draw(t, "retention"),
 	}}
 	c.Config.MaxBackoffMs = 4 * c.Config.BackoffMs
 	nodes := rapid.IntRange(1, 2).Draw(t, "nodes")

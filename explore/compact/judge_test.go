@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/idemcheck/idemcheck/faults/scenario"
+	"github.com/idemcheck/idemcheck/impl/contract/broker"
 	"github.com/idemcheck/idemcheck/properties"
 )
 
@@ -11,8 +12,8 @@ import (
 // second group with none, for the laws that need a message nobody takes).
 func oneWorld(fate scenario.Fate, emptyGroup bool) *Config {
 	sc := &scenario.Consumption{Config: scenario.Config{Topic: "orders", Consumers: []string{"g1"}, Nodes: []scenario.Node{{Name: "n1"}},
-		Workers:     []scenario.Worker{{Name: "w1", Consumer: "g1", Node: "n1"}, {Name: "w2", Consumer: "g1", Node: "n1"}},
-		MaxAttempts: 2, BackoffMs: 100, MaxBackoffMs: 400, AckTimeoutMs: 1000, LeaseMs: 1000, RetentionMs: 10_000},
+		Workers: []scenario.Worker{{Name: "w1", Consumer: "g1", Node: "n1"}, {Name: "w2", Consumer: "g1", Node: "n1"}},
+		Policy:  broker.Policy{MaxAttempts: 2, BackoffMs: 100, MaxBackoffMs: 400, AckTimeoutMs: 1000}, LeaseMs: 1000, RetentionMs: 10_000},
 		Events: []scenario.Event{{ID: "e1", OrderID: "o1", UserID: "u1", AmountCents: 100, Fate: fate}}}
 	if emptyGroup {
 		sc.Config.Consumers = append(sc.Config.Consumers, "g2")

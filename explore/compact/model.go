@@ -31,6 +31,7 @@ import (
 	"fmt"
 
 	"github.com/idemcheck/idemcheck/faults/scenario"
+	"github.com/idemcheck/idemcheck/impl/contract/broker"
 )
 
 // The largest world the compact state holds; a bigger one is explored on
@@ -50,16 +51,13 @@ const DrainLimit = 4000
 
 // Config is the world of a consumption scenario, by index.
 type Config struct {
-	Events       []Event
-	Groups       int
-	Workers      []Worker
-	Nodes        int
-	MaxAttempts  int
-	BackoffMs    int64
-	MaxBackoffMs int64
-	AckTimeoutMs int64
-	LeaseMs      int64
-	RetentionMs  int64
+	Events  []Event
+	Groups  int
+	Workers []Worker
+	Nodes   int
+	broker.Policy
+	LeaseMs     int64
+	RetentionMs int64
 	// Sc is the scenario the config was read from.
 	Sc *scenario.Consumption
 }
@@ -80,8 +78,8 @@ type Worker struct {
 // (initial skews, several tenants).
 func NewConfig(sc *scenario.Consumption) (*Config, error) {
 	c := sc.Config
-	cfg := &Config{Groups: len(c.Consumers), Nodes: len(c.Nodes), MaxAttempts: c.MaxAttempts, BackoffMs: c.BackoffMs,
-		MaxBackoffMs: c.MaxBackoffMs, AckTimeoutMs: c.AckTimeoutMs, LeaseMs: c.LeaseMs, RetentionMs: c.RetentionMs, Sc: sc}
+	cfg := &Config{Groups: len(c.Consumers), Nodes: len(c.Nodes), Policy: c.Policy,
+		LeaseMs: c.LeaseMs, RetentionMs: c.RetentionMs, Sc: sc}
 	switch {
 	case len(sc.Events) > MaxEvents || cfg.Groups > MaxGroups || len(c.Workers) > MaxWorkers || cfg.Nodes > MaxNodes:
 		return nil, fmt.Errorf("compact: world of %d events, %d groups, %d workers, %d nodes exceeds %d, %d, %d, %d",

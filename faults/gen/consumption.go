@@ -7,6 +7,7 @@ import (
 	"pgregory.net/rapid"
 
 	"github.com/idemcheck/idemcheck/faults/scenario"
+	"github.com/idemcheck/idemcheck/impl/contract/broker"
 )
 
 // Consumption draws a consumption scenario: a world (consumer groups, nodes
@@ -115,8 +116,8 @@ func config(t *rapid.T) scenario.Config {
 	retention := window + margins.Draw(t, "retention_margin_ms")
 	return scenario.Config{
 		Topic: "orders", Consumers: consumers, Nodes: nodes, Workers: workers,
-		MaxAttempts: maxAttempts, BackoffMs: backoff, MaxBackoffMs: maxBackoff,
-		AckTimeoutMs: ackTimeout, LeaseMs: lease, RetentionMs: retention,
+		Policy:  broker.Policy{MaxAttempts: maxAttempts, BackoffMs: backoff, MaxBackoffMs: maxBackoff, AckTimeoutMs: ackTimeout},
+		LeaseMs: lease, RetentionMs: retention,
 	}
 }
 

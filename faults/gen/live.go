@@ -6,6 +6,7 @@ import (
 	"pgregory.net/rapid"
 
 	"github.com/idemcheck/idemcheck/faults/scenario"
+	"github.com/idemcheck/idemcheck/impl/contract/broker"
 )
 
 // LiveOptions shape the live scenarios drawn.
@@ -26,11 +27,13 @@ func Live(o LiveOptions) *rapid.Generator[*scenario.Live] {
 		backoff := rapid.SampledFrom([]int64{2, 5}).Draw(t, "backoff_ms")
 		l := &scenario.Live{
 			Version: scenario.Version, Kind: scenario.KindLive, Topic: "orders",
-			Consumers:    []string{"ledger"},
-			MaxAttempts:  rapid.IntRange(2, 4).Draw(t, "max_attempts"),
-			BackoffMs:    backoff,
-			MaxBackoffMs: backoff * 4,
-			AckTimeoutMs: rapid.SampledFrom([]int64{20, 30}).Draw(t, "ack_timeout_ms"),
+			Consumers: []string{"ledger"},
+			Policy: broker.Policy{
+				MaxAttempts:  rapid.IntRange(2, 4).Draw(t, "max_attempts"),
+				BackoffMs:    backoff,
+				MaxBackoffMs: backoff * 4,
+				AckTimeoutMs: rapid.SampledFrom([]int64{20, 30}).Draw(t, "ack_timeout_ms"),
+			},
 		}
 		if rapid.IntRange(0, 3).Draw(t, "second_consumer") == 3 {
 			l.Consumers = append(l.Consumers, "audit")

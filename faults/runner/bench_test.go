@@ -54,7 +54,7 @@ func benchScenario() *scenario.Scenario {
 				{Name: "w1", Consumer: "ledger", Node: "n1"}, {Name: "w2", Consumer: "ledger", Node: "n2"},
 				{Name: "w3", Consumer: "audit", Node: "n1"}, {Name: "w4", Consumer: "audit", Node: "n2"},
 			},
-			MaxAttempts: 4, BackoffMs: 200, MaxBackoffMs: 800, AckTimeoutMs: 1000, LeaseMs: 200, RetentionMs: 60_000,
+			Policy: broker.Policy{MaxAttempts: 4, BackoffMs: 200, MaxBackoffMs: 800, AckTimeoutMs: 1000}, LeaseMs: 200, RetentionMs: 60_000,
 		},
 		Events: []scenario.Event{
 			{ID: "evt-0001", OrderID: "ord-1", UserID: "usr-1", AmountCents: 100},
@@ -148,8 +148,7 @@ func newDirect(sc *scenario.Consumption, parts *system.Consumption) *direct {
 	if err != nil {
 		panic(err)
 	}
-	br := parts.NewBroker(truth, broker.Policy{MaxAttempts: cfg.MaxAttempts, BackoffMs: cfg.BackoffMs,
-		MaxBackoffMs: cfg.MaxBackoffMs, AckTimeoutMs: cfg.AckTimeoutMs}, cfg.Consumers)
+	br := parts.NewBroker(truth, cfg.Policy, cfg.Consumers)
 	d := &direct{ctx: context.Background(), sc: sc, truth: truth, nodes: map[string]*clock.Node{}, st: st, br: br,
 		prod: &producer.Producer{Gate: parts.NewGate(), Broker: br}, byName: map[string]*consumer.Worker{}, runs: map[string]int{}}
 	for _, n := range cfg.Nodes {

@@ -90,7 +90,7 @@ func NewWorld(sc *scenario.Consumption, parts *system.Consumption, obs ...Observ
 	// Everything in the run sees the store as a consumer that knows its
 	// conventions does.
 	st = parts.Conventions.Canonical(st)
-	policy := broker.Policy{MaxAttempts: cfg.MaxAttempts, BackoffMs: cfg.BackoffMs, MaxBackoffMs: cfg.MaxBackoffMs, AckTimeoutMs: cfg.AckTimeoutMs}
+	policy := cfg.Policy
 	br := parts.NewBroker(truth, policy, cfg.Consumers)
 	w := &World{
 		ctx: context.Background(), sc: sc, truth: truth, nodes: map[string]*clock.Node{},

@@ -9,6 +9,7 @@ import (
 
 	"github.com/idemcheck/idemcheck/faults/gen"
 	"github.com/idemcheck/idemcheck/faults/scenario"
+	"github.com/idemcheck/idemcheck/impl/contract/broker"
 	"github.com/idemcheck/idemcheck/impl/contract/event"
 	"github.com/idemcheck/idemcheck/impl/system"
 	"github.com/idemcheck/idemcheck/internal/hunt"
@@ -85,9 +86,9 @@ func resultJSON(o *Outcome) string {
 func handWritten(steps ...scenario.Step) *scenario.Scenario {
 	return &scenario.Scenario{Version: scenario.Version, Kind: scenario.KindConsumption, Consumption: &scenario.Consumption{
 		Config: scenario.Config{Topic: "orders", Consumers: []string{"ledger"},
-			Nodes:       []scenario.Node{{Name: "a"}},
-			Workers:     []scenario.Worker{{Name: "w1", Consumer: "ledger", Node: "a"}, {Name: "w2", Consumer: "ledger", Node: "a"}},
-			MaxAttempts: 3, BackoffMs: 200, MaxBackoffMs: 800, AckTimeoutMs: 1000, LeaseMs: 200, RetentionMs: 60_000},
+			Nodes:   []scenario.Node{{Name: "a"}},
+			Workers: []scenario.Worker{{Name: "w1", Consumer: "ledger", Node: "a"}, {Name: "w2", Consumer: "ledger", Node: "a"}},
+			Policy:  broker.Policy{MaxAttempts: 3, BackoffMs: 200, MaxBackoffMs: 800, AckTimeoutMs: 1000}, LeaseMs: 200, RetentionMs: 60_000},
 		Events: []scenario.Event{{ID: "e1", OrderID: "o1", UserID: "u1", AmountCents: 500}},
 		Steps:  steps,
 	}}

@@ -227,7 +227,7 @@ func RunLive(ctx context.Context, sc *scenario.Live, f broker.LiveFactory, parts
 	if opts.DrainLimit <= 0 {
 		opts.DrainLimit = 3 * time.Second
 	}
-	policy := broker.Policy{MaxAttempts: sc.MaxAttempts, BackoffMs: sc.BackoffMs, MaxBackoffMs: sc.MaxBackoffMs, AckTimeoutMs: sc.AckTimeoutMs}
+	policy := sc.Policy
 	durable := slices.ContainsFunc(sc.Steps, func(st scenario.LiveStep) bool { return st.Op == scenario.LiveRestart })
 	live, err := f.Open(ctx, broker.LiveSpec{Topic: sc.Topic, Groups: sc.Consumers, Policy: policy, Durable: durable})
 	if err != nil {

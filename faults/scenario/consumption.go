@@ -2,6 +2,8 @@ package scenario
 
 import (
 	"fmt"
+
+	"github.com/idemcheck/idemcheck/impl/contract/broker"
 )
 
 // Consumption is a scenario over the at-least-once pipeline: producer gate,
@@ -24,12 +26,10 @@ type Config struct {
 	// Workers run the consumer pipeline, each on a node, in a consumer group.
 	Workers []Worker `json:"workers"`
 
-	MaxAttempts  int   `json:"maxAttempts"`
-	BackoffMs    int64 `json:"backoffMs"`
-	MaxBackoffMs int64 `json:"maxBackoffMs"`
-	AckTimeoutMs int64 `json:"ackTimeoutMs"`
-	LeaseMs      int64 `json:"leaseMs"`
-	RetentionMs  int64 `json:"retentionMs"`
+	// Policy is the retry policy; its fields are encoded at this level.
+	broker.Policy
+	LeaseMs     int64 `json:"leaseMs"`
+	RetentionMs int64 `json:"retentionMs"`
 }
 
 // Node is a machine with a wall clock skewed from true time.

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+
+	"github.com/idemcheck/idemcheck/impl/contract/broker"
 )
 
 // Live is a scenario for a real broker (impl/contract/broker.Live). Real
@@ -20,13 +22,11 @@ type Live struct {
 	Kind    Kind   `json:"kind"`
 	Topic   string `json:"topic"`
 	// Consumers are the consumer groups; one reference worker each.
-	Consumers    []string   `json:"consumers"`
-	MaxAttempts  int        `json:"maxAttempts"`
-	BackoffMs    int64      `json:"backoffMs"`
-	MaxBackoffMs int64      `json:"maxBackoffMs"`
-	AckTimeoutMs int64      `json:"ackTimeoutMs"`
-	Events       []Event    `json:"events"`
-	Steps        []LiveStep `json:"steps"`
+	Consumers []string `json:"consumers"`
+	// Policy is the retry policy; its fields are encoded at this level.
+	broker.Policy
+	Events []Event    `json:"events"`
+	Steps  []LiveStep `json:"steps"`
 }
 
 // KindLive marks a Live scenario.

@@ -5,11 +5,12 @@ import (
 	"testing"
 
 	"github.com/idemcheck/idemcheck/faults/scenario"
+	"github.com/idemcheck/idemcheck/impl/contract/broker"
 )
 
 func TestLiveRoundTripAndErrors(t *testing.T) {
 	l := &scenario.Live{Version: scenario.Version, Kind: scenario.KindLive, Topic: "orders", Consumers: []string{"ledger"},
-		MaxAttempts: 3, BackoffMs: 5, MaxBackoffMs: 20, AckTimeoutMs: 30,
+		Policy: broker.Policy{MaxAttempts: 3, BackoffMs: 5, MaxBackoffMs: 20, AckTimeoutMs: 30},
 		Events: []scenario.Event{{ID: "e1"}},
 		Steps: []scenario.LiveStep{{Op: scenario.LiveProduce}, {Op: scenario.LiveRetry, Ms: 150},
 			{Op: scenario.LiveCrash, Consumer: "ledger", N: 3}, {Op: scenario.LiveStall, Consumer: "ledger"}, {Op: scenario.LiveRestart}}}

@@ -11,6 +11,7 @@ import (
 	"github.com/idemcheck/idemcheck/faults/gen"
 	"github.com/idemcheck/idemcheck/faults/runner"
 	"github.com/idemcheck/idemcheck/faults/scenario"
+	"github.com/idemcheck/idemcheck/impl/contract/broker"
 	"github.com/idemcheck/idemcheck/impl/system"
 	"github.com/idemcheck/idemcheck/properties/coverage"
 )
@@ -125,7 +126,7 @@ func reached(t *testing.T, sc *scenario.Consumption) coverage.Set {
 
 func world(workers int) scenario.Config {
 	cfg := scenario.Config{Topic: "orders", Consumers: []string{"ledger"}, Nodes: []scenario.Node{{Name: "n1"}},
-		MaxAttempts: 3, BackoffMs: 200, MaxBackoffMs: 800, AckTimeoutMs: 1000, LeaseMs: 200, RetentionMs: 60_000}
+		Policy: broker.Policy{MaxAttempts: 3, BackoffMs: 200, MaxBackoffMs: 800, AckTimeoutMs: 1000}, LeaseMs: 200, RetentionMs: 60_000}
 	for i := range workers {
 		cfg.Workers = append(cfg.Workers, scenario.Worker{Name: []string{"w1", "w2", "w3"}[i], Consumer: "ledger", Node: "n1"})
 	}

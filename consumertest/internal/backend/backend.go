@@ -2,7 +2,7 @@
 // a team's consumer runs on. The harness asks a Backend for a fresh Database
 // per scenario, runs the team's schema and its effects queries on the
 // database's Admin handle (outside the scheduler), and opens every worker's
-// connections through Open, wrapped by faults/sqlhook so that each call is a
+// connections through Open, wrapped by consumertest/internal/sqlhook so that each call is a
 // scheduling point.
 //
 // SQLite (modernc.org/sqlite, in memory, the default) and PostgreSQL are

@@ -18,7 +18,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/stdlib"
 
-	"github.com/idemcheck/idemcheck/faults/sqlclock"
+	"github.com/idemcheck/idemcheck/consumertest/internal/sqlclock"
 )
 
 // LockWait is how long a worker's statement may wait for a lock on
@@ -61,7 +61,7 @@ const waitSavepoint = "idemcheck_lock_wait"
 // now() and transaction_timestamp() read the time the transaction began,
 // which BEGIN records (set_config('idemcheck.tx_now', ..., true), in the
 // same round trip). The SQL standard's keywords (CURRENT_TIMESTAMP, ...)
-// are rewritten into calls of now() by faults/sqlclock, in the schema
+// are rewritten into calls of now() by consumertest/internal/sqlclock, in the schema
 // too, so that column defaults follow the scenario's clock. Inside a
 // REPEATABLE READ or SERIALIZABLE transaction, statement_timestamp() and
 // clock_timestamp() read the clock as the transaction's snapshot has it.

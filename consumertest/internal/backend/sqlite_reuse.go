@@ -13,7 +13,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/idemcheck/idemcheck/faults/sqlclock"
+	"github.com/idemcheck/idemcheck/consumertest/internal/sqlclock"
 )
 
 // SQLiteReuse is the SQLite backend for a run of many short scenarios (a

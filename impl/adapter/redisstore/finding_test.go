@@ -9,6 +9,7 @@ import (
 	"github.com/idemcheck/idemcheck/faults/runner"
 	"github.com/idemcheck/idemcheck/faults/scenario"
 	"github.com/idemcheck/idemcheck/impl/adapter/redisstore"
+	"github.com/idemcheck/idemcheck/impl/contract/broker"
 	"github.com/idemcheck/idemcheck/impl/contract/clock"
 	"github.com/idemcheck/idemcheck/impl/contract/store"
 	"github.com/idemcheck/idemcheck/impl/system"
@@ -31,9 +32,9 @@ func crashBetweenEffectAndMark() *scenario.Scenario {
 	step := scenario.Step{Op: scenario.OpStep, Worker: "w1"}
 	return &scenario.Scenario{Version: scenario.Version, Kind: scenario.KindConsumption, Consumption: &scenario.Consumption{
 		Config: scenario.Config{Topic: "orders", Consumers: []string{"ledger"},
-			Nodes:       []scenario.Node{{Name: "n1"}},
-			Workers:     []scenario.Worker{{Name: "w1", Consumer: "ledger", Node: "n1"}},
-			MaxAttempts: 3, BackoffMs: 200, MaxBackoffMs: 800, AckTimeoutMs: 1000, LeaseMs: 200, RetentionMs: 60_000},
+			Nodes:   []scenario.Node{{Name: "n1"}},
+			Workers: []scenario.Worker{{Name: "w1", Consumer: "ledger", Node: "n1"}},
+			Policy:  broker.Policy{MaxAttempts: 3, BackoffMs: 200, MaxBackoffMs: 800, AckTimeoutMs: 1000}, LeaseMs: 200, RetentionMs: 60_000},
 		Events: []scenario.Event{{ID: "evt-0001", OrderID: "ord-1", UserID: "usr-1", AmountCents: 100}},
 		Steps: []scenario.Step{
 			{Op: scenario.OpProduce},

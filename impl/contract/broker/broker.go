@@ -10,12 +10,20 @@
 // again.
 package broker
 
-// Policy is the retry policy.
+// Policy is the retry policy: the one declaration of it. Scenarios and
+// worlds that carry a retry policy embed it, so their JSON keeps the
+// fields at the top level (maxAttempts, backoffMs, ...).
 type Policy struct {
-	MaxAttempts  int
-	BackoffMs    int64
-	MaxBackoffMs int64
-	AckTimeoutMs int64
+	// MaxAttempts is how many deliveries a message gets before it goes to
+	// the dead-letter queue.
+	MaxAttempts int `json:"maxAttempts"`
+	// BackoffMs is the delay before the first redelivery after a nack;
+	// it doubles per attempt up to MaxBackoffMs.
+	BackoffMs    int64 `json:"backoffMs"`
+	MaxBackoffMs int64 `json:"maxBackoffMs"`
+	// AckTimeoutMs is how long a delivery may stay unacknowledged before
+	// the broker delivers it again.
+	AckTimeoutMs int64 `json:"ackTimeoutMs"`
 }
 
 // Backoff returns the delay before redelivery after the attempts-th delivery

@@ -12,7 +12,7 @@ import (
 
 	"modernc.org/sqlite"
 
-	"github.com/idemcheck/idemcheck/faults/sqlhook"
+	"github.com/idemcheck/idemcheck/consumertest/internal/sqlhook"
 )
 
 var dbSeq atomic.Int64

@@ -8,8 +8,8 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/idemcheck/idemcheck/conformance/brokers/liveapp"
 	"github.com/idemcheck/idemcheck/consumertest"
-	"github.com/idemcheck/idemcheck/faults/liveapp"
 	"github.com/idemcheck/idemcheck/faults/runner"
 	"github.com/idemcheck/idemcheck/impl/contract/broker"
 	"github.com/idemcheck/idemcheck/impl/contract/event"
