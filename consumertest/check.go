@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -238,52 +237,29 @@ func huntConsumer(c Consumer, cfg config, name string) (Result, error) {
 	}
 	start := time.Now()
 	res := Result{Consumer: c.displayName(), Coverage: map[string]int{}}
-	counting := true
-	played := 0 // scenarios drawn until the first failure, or all of them
-	var last *Result
 	var badInput error
-	var rapidMsg string
-	{
-		settings := map[string]string{"rapid.nofailfile": "true", "rapid.shrinktime": cfg.shrinkTime.String()}
-		if cfg.checks > 0 {
-			settings["rapid.checks"] = strconv.Itoa(cfg.checks)
-		}
-		if cfg.seed != 0 {
-			settings["rapid.seed"] = strconv.FormatUint(cfg.seed, 10)
-		}
-		gen := Generator(cfg.maxSteps)
-		rec := hunt.NewRecorder(name)
-		hunt.CheckWithFlags(rec, settings, func(t *rapid.T) {
-			s := gen.Draw(t, "scenario")
+	gen := Generator(cfg.maxSteps)
+	h := hunt.Run(hunt.Config{Name: name, Checks: cfg.checks, Seed: cfg.seed, ShrinkTime: cfg.shrinkTime},
+		func(t *rapid.T) *Scenario { return gen.Draw(t, "scenario") },
+		func(t *rapid.T, s *Scenario, shrinking bool) hunt.Verdict[Result] {
 			r, err := replay(c, s, cfg)
 			if err != nil {
 				badInput = err
 				t.Fatalf("bad input: %v", err)
 			}
-			if counting {
-				played++
+			if !shrinking {
 				for k := range r.Outcome.Situations {
 					res.Coverage[k]++
 				}
 				res.noteMachineClock(r.Outcome)
 			}
-			if r.Failed {
-				counting = false // what rapid plays from now on is shrinking
-				if res.FoundAfter == 0 {
-					res.FoundAfter = time.Since(start)
-				}
-				last = &r
-				t.Fatalf("%s: %s", r.Law, r.Breaches[0].Summary)
+			if !r.Failed {
+				return hunt.Verdict[Result]{}
 			}
+			return hunt.Verdict[Result]{Failure: &r, Summary: r.Law + ": " + r.Breaches[0].Summary}
 		})
-		res.Failed = rec.Failed()
-		msg := rec.Message()
-		rapidMsg = msg
-		res.Checks = played
-		if m := seedRe.FindStringSubmatch(msg); m != nil {
-			res.Seed, _ = strconv.ParseUint(m[1], 10, 64)
-		}
-	}
+	res.Failed, res.Checks, res.Seed, res.FoundAfter = h.Failed, h.Checks, h.Seed, h.FoundAfter
+	last, rapidMsg := h.Failure, h.Message
 	if badInput != nil {
 		return Result{}, badInput
 	}
@@ -317,8 +293,6 @@ func huntConsumer(c Consumer, cfg config, name string) (Result, error) {
 	}
 	return res, nil
 }
-
-var seedRe = regexp.MustCompile(`-rapid\.seed=(\d+)`)
 
 // stillFails is the predicate of the reduction: s still breaks law.
 func stillFails(c Consumer, cfg config, law string) func(*Scenario) *Result {

@@ -4,9 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"regexp"
 	"slices"
-	"strconv"
 	"testing"
 	"time"
 
@@ -119,58 +117,39 @@ func rapidHunt(target system.Target, opts HuntOptions) HuntResult {
 	for seed == 0 {
 		seed = rand.Uint64() // known, so that a failure not shrunk by rapid has its seed too
 	}
-	flags := map[string]string{
-		"rapid.checks":     strconv.Itoa(max(opts.Checks, 1)),
-		"rapid.seed":       strconv.FormatUint(seed, 10),
-		"rapid.nofailfile": "true",
+	g := opts.Generator
+	if g == nil {
+		g = gen.ForKind(opts.Kind)
 	}
-	rec := hunt.NewRecorder("hunt/" + target.Name)
-	var last, burst *failure
-	var foundAfter time.Duration
-	shrinking := false
-	start := machineclock.Now()
-	drawn := 0 // scenarios played: rapid may stop short of Checks (see below)
-	hunt.CheckWithFlags(rec, flags, func(t *rapid.T) {
-		if burst != nil {
-			return // the hunt is over (below); rapid plays out its count
-		}
-		drawn++
-		if f := judgeDrawn(t, target, opts); f != nil {
-			if foundAfter == 0 {
-				foundAfter = machineclock.Since(start)
+	cov := opts.Coverage
+	found := hunt.Run(hunt.Config{Name: "hunt/" + target.Name, Checks: max(opts.Checks, 1), Seed: seed},
+		func(t *rapid.T) *scenario.Scenario { return g.Draw(t, "scenario") },
+		func(_ *rapid.T, s *scenario.Scenario, shrinking bool) hunt.Verdict[failure] {
+			o := opts
+			if shrinking {
+				o.Coverage = nil // what rapid plays while shrinking was not drawn
+			} else {
+				o.Coverage = cov
 			}
-			last = f
-			opts.Coverage = nil // what rapid plays while shrinking was not drawn
-			if !shrinking && bigBurst(f.scenario) {
-				// Not handed to rapid's shrink, which would play the
-				// burst's 65,536+ ticks at each of its thousands of
-				// tries: the reduction pass bisects the burst and removes
-				// what plays no role in a few dozen.
-				burst = f
-				return
+			f := judgeScenario(s, target, o)
+			if f == nil {
+				return hunt.Verdict[failure]{}
 			}
-			shrinking = true // rapid plays only shrink candidates from now on
-			t.Fatalf("%s: %s", f.law, f.verdict.Summary)
-		}
-	})
-	if burst != nil {
-		return burstFailure(target, burst, drawn, seed, foundAfter, machineclock.Since(start))
+			// A failure with a big burst is not handed to rapid's shrink,
+			// which would play the burst's 65,536+ ticks at each of its
+			// thousands of tries: the reduction pass bisects the burst and
+			// removes what plays no role in a few dozen.
+			return hunt.Verdict[failure]{Failure: f, Summary: f.law + ": " + f.verdict.Summary, Stop: bigBurst(f.scenario)}
+		})
+	if found.Stopped {
+		return burstFailure(target, found.Failure, found.Checks, seed, found.FoundAfter, found.Elapsed)
 	}
 	// rapid stops drawing early when its deadline (a day away, by the
 	// clock of the goroutine: a synctest bubble's fake clock, which a run
 	// may move by years) nears, so a passed hunt counts what it played.
-	res := HuntResult{Target: target.Name, Failed: rec.Failed(), Elapsed: machineclock.Since(start), Checks: drawn, Message: rec.Message()}
-	if rec.Failed() {
-		res.FoundAfter = foundAfter
-	}
-	if m := failedAfter.FindStringSubmatch(res.Message); m != nil {
-		n, _ := strconv.Atoi(m[1])
-		res.Checks = n + 1
-	}
-	if m := seedRe.FindStringSubmatch(res.Message); m != nil {
-		res.Seed, _ = strconv.ParseUint(m[1], 10, 64)
-	}
-	if last != nil && rec.Failed() {
+	res := HuntResult{Target: target.Name, Failed: found.Failed, Elapsed: found.Elapsed, Checks: found.Checks, Message: found.Message,
+		FoundAfter: found.FoundAfter, Seed: found.Seed}
+	if last := found.Failure; last != nil && found.Failed {
 		res.Law, res.Verdict, res.Scenario, res.Outcome = last.law, last.verdict, last.scenario, last.outcome
 		if last.scenario != nil {
 			res.ShrunkSize = last.scenario.Size()
@@ -208,11 +187,6 @@ func burstFailure(target system.Target, f *failure, checks int, base uint64, fou
 		Message: fmt.Sprintf("[rapid] failed after %d tests: %s: %s (a scenario with a burst of %d+ ticks: not shrunk by rapid, reduced by bisection)\nTo reproduce, specify -rapid.seed=%d",
 			checks-1, f.law, f.verdict.Summary, bigBurstTicks, seed)}
 }
-
-var (
-	failedAfter = regexp.MustCompile(`failed after (\d+) tests`)
-	seedRe      = regexp.MustCompile(`-rapid\.seed=(\d+)`)
-)
 
 type failure struct {
 	law      string // "property/law"
