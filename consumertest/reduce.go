@@ -1,6 +1,10 @@
 package consumertest
 
-import "slices"
+import (
+	"slices"
+
+	"github.com/idemcheck/idemcheck/internal/hunt"
+)
 
 // Reduce shrinks a counterexample further than rapid does: it drops, in
 // turn, the last worker, each event, blocks of steps, each step and each
@@ -11,24 +15,19 @@ import "slices"
 // change is kept. It returns s itself and nil when nothing could be
 // removed.
 func Reduce(s *Scenario, keep func(*Scenario) *Result) (*Scenario, *Result) {
-	cur := s
 	var last *Result
-	for {
-		var next *Scenario
-		for _, c := range reductions(cur) {
-			if c.Validate() != nil || !smaller(c, cur) {
-				continue
-			}
-			if r := keep(c); r != nil {
-				next, last = c, r
-				break
-			}
+	var from *Scenario // the scenario whose candidates are tried
+	cur := hunt.Reduce(s, func(c *Scenario) []*Scenario { from = c; return reductions(c) }, func(c *Scenario) bool {
+		if c.Validate() != nil || !smaller(c, from) {
+			return false
 		}
-		if next == nil {
-			return cur, last
+		r := keep(c)
+		if r != nil {
+			last = r
 		}
-		cur = next
-	}
+		return r != nil
+	})
+	return cur, last
 }
 
 // measure orders scenarios by simplicity, so that every reduction kept

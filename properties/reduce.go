@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/idemcheck/idemcheck/faults/scenario"
+	"github.com/idemcheck/idemcheck/internal/hunt"
 )
 
 // Reduce shrinks a counterexample further than rapid does: it drops, in
@@ -24,16 +25,24 @@ import (
 func Reduce(s *scenario.Scenario, keep func(*scenario.Scenario) bool) *scenario.Scenario {
 	cur := loosenBursts(s, keep)
 	for {
-		next := firstKept(cur, keep)
-		if next == nil {
-			if fewer := bisectBursts(cur, keep); fewer != cur {
-				cur = fewer // and what the cut makes removable, if anything
-				continue
-			}
+		cur = hunt.Reduce(cur, candidates, func(c *scenario.Scenario) bool { return c.Validate() == nil && keep(c) })
+		fewer := bisectBursts(cur, keep)
+		if fewer == cur {
 			return cur
 		}
-		cur = next
+		cur = fewer // and what the cut makes removable, if anything
 	}
+}
+
+// candidates are the candidate reductions of s, in the order they are
+// tried.
+func candidates(s *scenario.Scenario) []*scenario.Scenario {
+	rs := reductions(s)
+	out := make([]*scenario.Scenario, len(rs))
+	for i, r := range rs {
+		out[i] = r.s
+	}
+	return out
 }
 
 // burstSlack is how many ticks loosenBursts adds to a big burst: more than
@@ -93,17 +102,6 @@ func bisectBursts(s *scenario.Scenario, keep func(*scenario.Scenario) bool) *sce
 		}
 	}
 	return cur
-}
-
-// firstKept returns the first candidate reduction of s that is valid and
-// kept, or nil.
-func firstKept(s *scenario.Scenario, keep func(*scenario.Scenario) bool) *scenario.Scenario {
-	for _, c := range reductions(s) {
-		if c.s.Validate() == nil && keep(c.s) {
-			return c.s
-		}
-	}
-	return nil
 }
 
 // Removable names the first part of s — a consumer group, worker, node,

@@ -64,15 +64,13 @@ var index = func() map[string]int {
 // All returns every situation, in report order.
 func All() []Situation { return append([]Situation(nil), situations...) }
 
-// ForKind returns the situations scenarios of kind k can reach.
+// ForKind returns the situations scenarios of kind k can reach (none for
+// a kind the runner does not play).
 func ForKind(k scenario.Kind) []Situation {
-	var out []Situation
-	for _, s := range situations {
-		if s.Kind == k {
-			out = append(out, s)
-		}
+	if k == situation.KindConsumer {
+		return nil
 	}
-	return out
+	return situation.ForKind(k)
 }
 
 // Lookup returns the situation named name.
