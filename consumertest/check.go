@@ -365,10 +365,5 @@ func bullets(lines []string) string {
 	return b.String()
 }
 
-func indent(s, prefix string) string {
-	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
-	for i, l := range lines {
-		lines[i] = prefix + l
-	}
-	return strings.Join(lines, "\n") + "\n"
-}
+// indent is hunt.Indent.
+func indent(s, prefix string) string { return hunt.Indent(s, prefix) }

@@ -73,13 +73,8 @@ func (v Verdict) String() string {
 	return b.String()
 }
 
-func indent(s, prefix string) string {
-	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
-	for i, l := range lines {
-		lines[i] = prefix + l
-	}
-	return strings.Join(lines, "\n") + "\n"
-}
+// indent is hunt.Indent.
+func indent(s, prefix string) string { return hunt.Indent(s, prefix) }
 
 // Monitor judges a run as it happens: the runner shows it every action and
 // the world after it. A property's monitor keeps what it needs of the
