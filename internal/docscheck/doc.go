@@ -1,0 +1,6 @@
+// Package docscheck holds the test that keeps the project's documentation
+// true to the tree: every repository path the README and the pages under
+// docs/ name must exist, every relative link must resolve, every package a
+// documented go test or go run command names must exist, and the README
+// must stay short enough to read in five minutes.
+package docscheck
