@@ -168,7 +168,13 @@ func problems(t *testing.T, idx *index, doc string) []string {
 		}
 		for _, m := range link.FindAllStringSubmatch(line, -1) {
 			target := m[1]
-			if strings.Contains(target, "://") || strings.HasPrefix(target, "mailto:") || strings.HasPrefix(target, "#") {
+			if strings.Contains(target, "://") || strings.HasPrefix(target, "mailto:") {
+				continue
+			}
+			if anchor, ok := strings.CutPrefix(target, "#"); ok {
+				if !hasAnchor(t, doc, anchor) {
+					report(n, "the link %s names a heading %s has not", target, doc)
+				}
 				continue
 			}
 			target, anchor, _ := strings.Cut(target, "#")
@@ -364,6 +370,8 @@ func TestDocsCheckerCatches(t *testing.T) {
 	page := strings.Join([]string{
 		"Real: `properties/property.go`, `faults/runner.RunLive`, [seams](seams.md), `go test ./properties`.",
 		"Stale: `impl/pgstore`, `impl/redisstore/FINDING.md`, [gone](gone.md), `go test ./impl/sqlitestore`.",
+		"## A heading",
+		"Anchors: [here](#a-heading), [there](seams.md#a-claim-store-implcontractstorestore), [nowhere](#no-such-heading).",
 		"Not paths: `hlc-laws/monotonic`, `github.com/x/y`, `corpus/NAME.json`, `dlq.<topic>`, `impl/*`, `idemcheck.js`.",
 		"```",
 		"saved testdata/consumertest/x.json",
@@ -377,7 +385,7 @@ func TestDocsCheckerCatches(t *testing.T) {
 	}
 	defer os.Remove(filepath.Join(root, name))
 	got := problems(t, idx, name)
-	want := []string{"impl/pgstore", "impl/redisstore/FINDING.md", "gone.md", "impl/sqlitestore", "nowhere"}
+	want := []string{"impl/pgstore", "impl/redisstore/FINDING.md", "gone.md", "impl/sqlitestore", "#no-such-heading", "nowhere"}
 	joined := strings.Join(got, "\n")
 	for _, w := range want {
 		if !strings.Contains(joined, w) {
