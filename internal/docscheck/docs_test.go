@@ -17,7 +17,9 @@ var root = filepath.Join("..", "..")
 // maxREADMELines is what a newcomer reads in five minutes.
 const maxREADMELines = 300
 
-// documents lists the pages the test reads, relative to the root.
+// documents lists the pages the test reads, relative to the root: the
+// README, cmd/fuzzrun's, docs/*.md, and every other markdown file outside
+// testdata.
 func documents(t *testing.T) []string {
 	t.Helper()
 	docs, err := filepath.Glob(filepath.Join(root, "docs", "*.md"))
@@ -25,6 +27,25 @@ func documents(t *testing.T) []string {
 		t.Fatal(err)
 	}
 	out := []string{"README.md", filepath.Join("cmd", "fuzzrun", "README.md")}
+	// The other documents of the tree: the examples' READMEs, the protocols,
+	// the corpus format, the finding, the linearizability README.
+	err = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && (d.Name() == ".git" || d.Name() == "testdata") {
+			return filepath.SkipDir
+		}
+		rel, _ := filepath.Rel(root, path)
+		if d.IsDir() || !strings.HasSuffix(rel, ".md") || rel == "README.md" || filepath.Dir(rel) == "docs" || rel == filepath.Join("cmd", "fuzzrun", "README.md") {
+			return nil
+		}
+		out = append(out, rel)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, d := range docs {
 		rel, err := filepath.Rel(root, d)
 		if err != nil {
