@@ -172,7 +172,7 @@ func problems(t *testing.T, idx *index, doc string) []string {
 			// saved file's name): only the packages its commands name are
 			// checked.
 			for _, pkg := range commandPackages(line) {
-				if !exists(pkg) {
+				if !isPackage(pkg) {
 					report(n, "the command names package %s, which does not exist", pkg)
 				}
 			}
@@ -181,7 +181,7 @@ func problems(t *testing.T, idx *index, doc string) []string {
 		// An indented block is a command or its output.
 		if strings.HasPrefix(line, "    ") && !strings.HasPrefix(strings.TrimSpace(line), "-") && !strings.HasPrefix(strings.TrimSpace(line), "|") {
 			for _, pkg := range commandPackages(line) {
-				if !exists(pkg) {
+				if !isPackage(pkg) {
 					report(n, "the command names package %s, which does not exist", pkg)
 				}
 			}
@@ -213,7 +213,7 @@ func problems(t *testing.T, idx *index, doc string) []string {
 		for _, m := range inlineCode.FindAllStringSubmatch(line, -1) {
 			code := m[1]
 			for _, pkg := range commandPackages(code) {
-				if !exists(pkg) {
+				if !isPackage(pkg) {
 					report(n, "the command names package %s, which does not exist", pkg)
 				}
 			}
@@ -281,6 +281,16 @@ func existsAt(dir, p string) bool {
 		}
 	}
 	return false
+}
+
+// isPackage says whether a directory holds Go files (or is a .go file
+// given to go run).
+func isPackage(p string) bool {
+	if strings.HasSuffix(p, ".go") {
+		return exists(p)
+	}
+	files, _ := filepath.Glob(filepath.Join(root, p, "*.go"))
+	return len(files) > 0
 }
 
 func exists(p string) bool {
@@ -390,7 +400,7 @@ func TestDocsCheckerCatches(t *testing.T) {
 	idx := newIndex(t)
 	page := strings.Join([]string{
 		"Real: `properties/property.go`, `faults/runner.RunLive`, [seams](seams.md), `go test ./properties`.",
-		"Stale: `impl/pgstore`, `impl/redisstore/FINDING.md`, [gone](gone.md), `go test ./impl/sqlitestore`.",
+		"Stale: `impl/pgstore`, `impl/redisstore/FINDING.md`, [gone](gone.md), `go test ./impl/sqlitestore`, `go test ./impl/contract`.",
 		"## A heading",
 		"Anchors: [here](#a-heading), [there](seams.md#a-claim-store-implcontractstorestore), [nowhere](#no-such-heading).",
 		"Not paths: `hlc-laws/monotonic`, `github.com/x/y`, `corpus/NAME.json`, `dlq.<topic>`, `impl/*`, `idemcheck.js`.",
@@ -406,7 +416,7 @@ func TestDocsCheckerCatches(t *testing.T) {
 	}
 	defer os.Remove(filepath.Join(root, name))
 	got := problems(t, idx, name)
-	want := []string{"impl/pgstore", "impl/redisstore/FINDING.md", "gone.md", "impl/sqlitestore", "#no-such-heading", "nowhere"}
+	want := []string{"impl/pgstore", "impl/redisstore/FINDING.md", "gone.md", "impl/sqlitestore", "package impl/contract,", "#no-such-heading", "nowhere"}
 	joined := strings.Join(got, "\n")
 	for _, w := range want {
 		if !strings.Contains(joined, w) {
