@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"unicode"
 )
 
 // root is the repository root, seen from this package's directory.
@@ -379,7 +380,7 @@ func anchors(page string) []string {
 			switch {
 			case r == ' ':
 				b.WriteRune('-')
-			case r == '-' || r == '_' || r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r > 127:
+			case r == '-' || r == '_' || unicode.IsLetter(r) || unicode.IsDigit(r):
 				b.WriteRune(r)
 			}
 		}
