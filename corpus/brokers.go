@@ -12,7 +12,7 @@ import (
 )
 
 // BrokersDir is where the counterexamples of real brokers live, one file
-// per failing cell of the README's broker table.
+// per failing cell of the broker table in docs/brokers.md.
 const BrokersDir = "corpus/brokers"
 
 // BrokerCase is a counterexample found against a real broker: a live
