@@ -56,10 +56,10 @@ func resolveConsumer(spec, db string) (consumertest.Consumer, io.Closer, error) 
 	if scheme, arg, ok := strings.Cut(spec, ":"); ok {
 		f, known := consumerSchemes[scheme]
 		if !known {
-			return consumertest.Consumer{}, nil, usagef("-consumer: %q: no scheme %q (known: %s)", spec, scheme, schemeList())
+			return consumertest.Consumer{}, nil, usagef("consumer: %q: no scheme %q (known: %s)", spec, scheme, schemeList())
 		}
 		if arg == "" {
-			return consumertest.Consumer{}, nil, usagef("-consumer: %q names nothing after %q", spec, scheme+":")
+			return consumertest.Consumer{}, nil, usagef("consumer: %q names nothing after %q", spec, scheme+":")
 		}
 		c, closer, err := f(arg)
 		if err != nil {
@@ -72,7 +72,7 @@ func resolveConsumer(spec, db string) (consumertest.Consumer, io.Closer, error) 
 	}
 	e, ok := catalog.Lookup(spec)
 	if !ok {
-		return consumertest.Consumer{}, nil, usagef("-consumer: %q is not an example consumer; they are %s (or SCHEME:ARG, schemes: %s)",
+		return consumertest.Consumer{}, nil, usagef("consumer: %q is not an example consumer; they are %s (or SCHEME:ARG, schemes: %s)",
 			spec, strings.Join(catalog.Names(), ", "), schemeList())
 	}
 	return e.On(db), nil, nil
@@ -131,15 +131,15 @@ func (o *options) checkConsumer(given map[string]bool) error {
 			continue // a model check of the consumer (consumer_explore.go)
 		}
 		if given[f] && given["broker"] {
-			return usagef("-%s: a -consumer -broker run takes no -%s (the team's consumer replaces the target)", f, f)
+			return usagef("-%s: fuzzrun broker -consumer takes no -%s (the team's consumer replaces the target)", f, f)
 		}
 		if given[f] && f != "html" { // -html: the consumer run's report (consumer_html.go)
-			return usagef("-%s: a -consumer run takes no -%s (it judges the consumer by the consumertest laws)", f, f)
+			return usagef("-%s: fuzzrun consumer takes no -%s (it judges the consumer by the consumertest laws)", f, f)
 		}
 	}
 	if given["broker"] {
 		if given["db"] {
-			return usagef("-db: a -consumer -broker run keeps the consumer on embedded SQLite; drop -db")
+			return usagef("-db: fuzzrun broker -consumer keeps the consumer on embedded SQLite; drop -db")
 		}
 		return nil // a live broker campaign with the team's consumer: checkBroker
 	}
@@ -254,7 +254,7 @@ func runConsumer(ctx context.Context, o *options, stdout, stderr io.Writer) int 
 			rep.Failed, rep.Law, rep.Summary, rep.Size = true, res.Law, res.Summary(), res.Scenario.Size()
 			rep.CorpusFile = res.CorpusFile
 			if res.CorpusFile != "" {
-				rep.Replay = fmt.Sprintf("go run ./cmd/fuzzrun -consumer %s%s -replay %s", shellQuote(o.consumer), o.dbFlag(), shellQuote(res.CorpusFile))
+				rep.Replay = fmt.Sprintf("go run ./cmd/fuzzrun consumer %s%s -replay %s", shellQuote(o.consumer), o.dbFlag(), shellQuote(res.CorpusFile))
 			}
 			rep.Trace = res.Outcome.Trace.Lines()
 			res.Replay = rep.Replay
@@ -329,7 +329,7 @@ func replayConsumer(o *options, c consumertest.Consumer, stdout, stderr io.Write
 	start := time.Now()
 	res, err := consumertest.Replay(c, s, o.dbOptions()...)
 	if err != nil {
-		fmt.Fprintf(stderr, "fuzzrun: -replay %s -consumer %s: %v\n", o.replay, c.Name, err)
+		fmt.Fprintf(stderr, "fuzzrun: consumer %s -replay %s: %v\n", c.Name, o.replay, err)
 		if errors.Is(err, consumertest.ErrBadInput) {
 			return exitUsage
 		}

@@ -61,7 +61,7 @@ func (o *options) parseConsumerExplore(given map[string]bool, ef exploreFlags, f
 	if !o.explore || o.consumer == "" {
 		for _, name := range consumerExploreOnly {
 			if given[name] {
-				return usagef("-%s: bounds a consumer's model check; give -consumer C -explore", name)
+				return usagef("-%s: bounds a consumer's model check; give -explore", name)
 			}
 		}
 		return nil
@@ -69,7 +69,7 @@ func (o *options) parseConsumerExplore(given map[string]bool, ef exploreFlags, f
 	for _, name := range []string{"depth", "groups", "nodes", "steps", "engine", "no-symmetry", "projection", "copies", "history",
 		"seed", "broker", "without", "runs", "batch", "target", "property", "off", "mutants", "list", "replay"} {
 		if given[name] {
-			return usagef("-%s: means nothing with -consumer -explore (the bounds are -events, -group-workers, -preemptions, -crashes, -failures, -duplicates, -advances, -durations, -replays)", name)
+			return usagef("-%s: means nothing with fuzzrun consumer -explore (the bounds are -events, -group-workers, -preemptions, -crashes, -failures, -duplicates, -advances, -durations, -replays)", name)
 		}
 	}
 	b := consumertest.DefaultBounds
@@ -176,7 +176,7 @@ func runConsumerExplore(ctx context.Context, o *options, c consumertest.Consumer
 		return exitInternal
 	}
 	if res.CorpusFile != "" {
-		res.Replay = fmt.Sprintf("go run ./cmd/fuzzrun -consumer %s%s -replay %s", shellQuote(o.consumer), o.dbFlag(), shellQuote(res.CorpusFile))
+		res.Replay = fmt.Sprintf("go run ./cmd/fuzzrun consumer %s%s -replay %s", shellQuote(o.consumer), o.dbFlag(), shellQuote(res.CorpusFile))
 	}
 	exit := exitOK
 	if res.Failed {
@@ -266,7 +266,7 @@ func consumerExploreHTML(o *options, c consumertest.Consumer, res consumertest.V
 			}
 		}
 	}
-	return &report.Run{Title: "fuzzrun -consumer " + c.Name + " -explore", Mode: "explore", Command: commandLine(o.args), Target: c.Name,
+	return &report.Run{Title: "fuzzrun consumer " + c.Name + " -explore", Mode: "explore", Command: commandLine(o.args), Target: c.Name,
 		Budget: o.cexplore.budget, Elapsed: res.Elapsed, Interrupted: res.Stopped == "interrupted", Checks: res.Schedules,
 		Coverage: consumerCoverageRows(res.Coverage, res.Schedules), Explore: e, Notes: notes}
 }

@@ -249,7 +249,7 @@ func parseOff(values []string) (map[string]string, error) {
 		case !ok:
 			return nil, usagef("-off: %q is not LAW=REASON (e.g. -off 'hlc-laws/physical-bound=stamps are coarsened by design')", v)
 		case !slices.Contains(laws, law):
-			return nil, usagef("-off: %q is not a law; laws are named property/law, as -list shows them (e.g. hlc-laws/physical-bound)", law)
+			return nil, usagef("-off: %q is not a law; laws are named property/law, as fuzzrun list shows them (e.g. hlc-laws/physical-bound)", law)
 		case reason == "":
 			return nil, usagef("-off: %s has no reason; say why the law does not apply (-off %s=REASON)", law, law)
 		}
@@ -310,7 +310,7 @@ func selectProperties(spec string) ([]string, []properties.Property, error) {
 		}
 	}
 	if len(patterns) == 0 {
-		return nil, nil, usagef("-property: %q names no property (see -list)", spec)
+		return nil, nil, usagef("-property: %q names no property (see fuzzrun list)", spec)
 	}
 	all := properties.All()
 	picked := map[string]bool{}
