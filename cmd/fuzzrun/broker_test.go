@@ -22,7 +22,7 @@ func TestBrokerBadInput(t *testing.T) {
 		{"unknown config", "", []string{"broker", "nats:nope"}, `unknown configuration "nope"`},
 		{"closed port", "amqp://guest:guest@127.0.0.1:1/", []string{"broker", "rabbitmq"}, "broker unreachable"},
 		{"unset url", "", []string{"broker", "rabbitmq"}, "IDEMCHECK_RABBITMQ_URL is unset"},
-		{"with -mutants", "", []string{"broker", "nats", "-mutants"}, "its own mode"},
+		{"with -mutants", "", []string{"broker", "nats", "-mutants"}, "-mutants: fuzzrun broker has no such flag"},
 	}
 	if url := os.Getenv("IDEMCHECK_RABBITMQ_URL"); url != "" {
 		// A server that answers but refuses the vhost: not "unreachable".

@@ -95,7 +95,7 @@ func TestCampaignFailsOnSituationNeverReached(t *testing.T) {
 
 // The human summary is a table of the properties.
 func TestCampaignSummaryTable(t *testing.T) {
-	r := fuzzrun(t, "-duration", "0", "-checks", "100", "-workers", "1", "-seed", "4", "-property", "hlc-laws", "-corpus", "", "-html", "")
+	r := fuzzrun(t, "campaign", "-duration", "0", "-checks", "100", "-workers", "1", "-seed", "4", "-property", "hlc-laws", "-corpus", "", "-html", "")
 	if r.code != exitOK {
 		t.Fatalf("exit %d\n%s", r.code, r.stderr)
 	}

@@ -127,17 +127,17 @@ func (o *options) checkConsumer(given map[string]bool) error {
 		return usagef("-db: %q is not a database; give sqlite or postgres", o.db)
 	}
 	for _, f := range []string{"mutants", "target", "property", "without", "html", "explore", "off"} {
-		if o.explore && (f == "explore" || f == "html") && !given["broker"] {
+		if o.explore && (f == "explore" || f == "html") && o.broker == "" {
 			continue // a model check of the consumer (consumer_explore.go)
 		}
-		if given[f] && given["broker"] {
+		if given[f] && o.broker != "" {
 			return usagef("-%s: fuzzrun broker -consumer takes no -%s (the team's consumer replaces the target)", f, f)
 		}
 		if given[f] && f != "html" { // -html: the consumer run's report (consumer_html.go)
 			return usagef("-%s: fuzzrun consumer takes no -%s (it judges the consumer by the consumertest laws)", f, f)
 		}
 	}
-	if given["broker"] {
+	if o.broker != "" {
 		if given["db"] {
 			return usagef("-db: fuzzrun broker -consumer keeps the consumer on embedded SQLite; drop -db")
 		}

@@ -12,12 +12,12 @@ import (
 func TestConsumerDBUsageErrors(t *testing.T) {
 	t.Setenv(consumertest.PostgresEnv, "")
 	for args, want := range map[string]string{
-		"-db postgres":                       "give -consumer too",
-		"-consumer adr -db mysql":            `"mysql" is not a database`,
-		"-consumer adr -db postgres":         "IDEMCHECK_POSTGRES_DSN is not set",
-		"-consumer adr -db postgres -list":   "IDEMCHECK_POSTGRES_DSN is not set",
-		"-consumer adr -db sqlite -mutants":  "takes no -mutants",
-		"-consumer adr -db postgres -replay": "needs a value",
+		"-db postgres":                      "-db: fuzzrun campaign has no such flag; it is a flag of fuzzrun consumer",
+		"consumer adr -db mysql":            `"mysql" is not a database`,
+		"consumer adr -db postgres":         "IDEMCHECK_POSTGRES_DSN is not set",
+		"-consumer adr -db postgres":        "IDEMCHECK_POSTGRES_DSN is not set",
+		"-consumer adr -db sqlite -mutants": "takes no -mutants",
+		"consumer adr -db postgres -replay": "needs a value",
 	} {
 		r := fuzzrun(t, strings.Fields(args)...)
 		if r.code != exitUsage || !strings.Contains(r.stderr, want) {

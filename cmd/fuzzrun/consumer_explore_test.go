@@ -72,13 +72,13 @@ func TestConsumerExploreUsageErrors(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"consumer", "adr", "-explore", "-depth", "3"}, "-depth: means nothing with -consumer -explore"},
+		{[]string{"consumer", "adr", "-explore", "-depth", "3"}, "-depth: fuzzrun consumer has no such flag; it is a flag of fuzzrun explore"},
 		{[]string{"consumer", "adr", "-explore", "-preemptions", "x"}, `-preemptions: "x" is not a whole number`},
 		{[]string{"consumer", "adr", "-explore", "-events", "ok,later"}, `-events: event fate "later"`},
 		{[]string{"consumer", "adr", "-explore", "-group-workers", "9"}, "-group-workers"},
 		{[]string{"consumer", "adr", "-explore", "-durations", "soon"}, "-durations"},
 		{[]string{"consumer", "adr", "-preemptions", "1"}, "-preemptions: bounds a consumer's model check"},
-		{[]string{"explore", "-depth", "2", "-crashes", "1"}, "-crashes: bounds a consumer's model check"},
+		{[]string{"explore", "-depth", "2", "-crashes", "1"}, "-crashes: fuzzrun explore has no such flag; it is a flag of fuzzrun consumer"},
 	} {
 		r := fuzzrun(t, tc.args...)
 		if r.code != exitUsage || !strings.Contains(r.stderr, tc.want) {

@@ -56,11 +56,11 @@ func TestConsumerCampaignPassesACorrectConsumer(t *testing.T) {
 
 func TestConsumerUsageErrors(t *testing.T) {
 	for _, args := range [][]string{
-		{"-consumer", "nope"},
+		{"consumer", "nope"},
 		{"-consumer", "adr", "-mutants"},
-		{"-consumer", "adr", "-property", "fencing"},
-		{"-consumer", "nosuch:thing"},
-		{"-consumer", "adr", "-replay", "does-not-exist.json"},
+		{"consumer", "adr", "-property", "fencing"},
+		{"consumer", "nosuch:thing"},
+		{"consumer", "adr", "-replay", "does-not-exist.json"},
 	} {
 		if r := fuzzrun(t, args...); r.code != exitUsage || !strings.Contains(r.stderr, "fuzzrun: ") {
 			t.Errorf("%v: exit %d, want %d\n%s", args, r.code, exitUsage, r.stderr)

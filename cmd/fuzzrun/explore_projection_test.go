@@ -37,8 +37,8 @@ func TestExploreProjectionUsageErrors(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"-projection"}, "-projection: needs -explore"},
-		{[]string{"-history", "skew"}, "-history: needs -explore"},
+		{[]string{"-projection"}, "-projection: fuzzrun campaign has no such flag; it is a flag of fuzzrun explore"},
+		{[]string{"-history", "skew"}, "-history: fuzzrun campaign has no such flag; it is a flag of fuzzrun explore"},
 		{[]string{"explore", "-depth", "3", "-copies", "2"}, "-copies: needs -projection"},
 		{[]string{"explore", "-depth", "3", "-history", "skew"}, "-history: needs -projection"},
 		{[]string{"explore", "-projection", "-history", "nope"}, `-history: "nope" is neither a history (skew, stepBack, ahead, delayed, burst) nor a scenario file`},
@@ -51,10 +51,10 @@ func TestExploreProjectionUsageErrors(t *testing.T) {
 		{[]string{"explore", "-projection", "-group-workers", "3"}, "-group-workers: shapes a consumption world"},
 		{[]string{"explore", "-projection", "-steps", "core"}, "-steps: shapes a consumption world"},
 		{[]string{"explore", "-projection", "-engine", "compact"}, "-engine: shapes a consumption world"},
-		{[]string{"explore", "-projection", "-workers", "2"}, "-workers: -explore -projection judges"},
+		{[]string{"explore", "-projection", "-workers", "2"}, "-workers: fuzzrun explore -projection judges"},
 		{[]string{"explore", "-projection", "-target", "no-dedup"}, "-target: no-dedup has no projection parts to explore"},
 		{[]string{"explore", "-projection", "-property", "single-credit"}, "-property: single-credit selects no projection property"},
-		{[]string{"explore", "-projection", "-seed", "3"}, "-seed: means nothing with -explore"},
+		{[]string{"explore", "-projection", "-seed", "3"}, "-seed: fuzzrun explore has no such flag"},
 	} {
 		r := fuzzrun(t, append(c.args, "-corpus", "", "-html", "")...)
 		if r.code != exitUsage || !strings.Contains(r.stderr, c.want) {
@@ -114,7 +114,7 @@ func TestExploreProjectionFindsAMutant(t *testing.T) {
 	if c.Target != "dedup-only-projector" || c.Scenario.Kind != scenario.KindProjection {
 		t.Fatalf("saved a %s case against %s", c.Scenario.Kind, c.Target)
 	}
-	if replay := fuzzrun(t, "replay", file, "-target", "dedup-only-projector", "-corpus", "", "-html", ""); replay.code != exitViolation {
+	if replay := fuzzrun(t, "replay", file, "-target", "dedup-only-projector", "-html", ""); replay.code != exitViolation {
 		t.Fatalf("the saved scenario does not fail again: exit %d\n%s", replay.code, replay.stdout)
 	}
 	html := readFile(t, page)

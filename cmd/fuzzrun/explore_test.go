@@ -43,7 +43,7 @@ func TestExploreSavesTheShortestCounterexample(t *testing.T) {
 	if len(c.Scenario.Consumption.Steps) != 6 || c.Target != "takeover-without-fencing" {
 		t.Fatalf("saved %d steps against %s", len(c.Scenario.Consumption.Steps), c.Target)
 	}
-	replay := fuzzrun(t, "replay", dir+"/"+fs[0], "-target", "takeover-without-fencing", "-corpus", "", "-html", "")
+	replay := fuzzrun(t, "replay", dir+"/"+fs[0], "-target", "takeover-without-fencing", "-html", "")
 	if replay.code != exitViolation {
 		t.Fatalf("the saved scenario does not fail again: exit %d\n%s", replay.code, replay.stdout)
 	}
@@ -60,7 +60,7 @@ func TestExploreBadBounds(t *testing.T) {
 		{[]string{"explore", "-depth", "3", "-steps", "produce,teleport"}, "unknown step \"teleport\""},
 		{[]string{"explore", "-depth", "3", "-events", "sometimes"}, "-events"},
 		{[]string{"explore", "-depth", "3", "-duration", "5s"}, "-duration"},
-		{[]string{"-depth", "3"}, "needs -explore"},
+		{[]string{"-depth", "3"}, "-depth: fuzzrun campaign has no such flag; it is a flag of fuzzrun explore"},
 	} {
 		r := fuzzrun(t, c.args...)
 		if r.code != exitUsage || !strings.Contains(r.stderr, c.want) {
@@ -109,7 +109,7 @@ func TestExploreWritesHTML(t *testing.T) {
 	}
 
 	empty := t.TempDir()
-	r = fuzzrunIn(t, empty, "-explore", "-depth", "2", "-corpus", "", "-html", "")
+	r = fuzzrunIn(t, empty, "explore", "-depth", "2", "-corpus", "", "-html", "")
 	if r.code != exitOK || strings.Contains(r.stdout, "report:") {
 		t.Fatalf("exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
