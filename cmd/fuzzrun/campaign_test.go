@@ -120,7 +120,7 @@ func TestCampaignAgainstMutantSavesCounterexample(t *testing.T) {
 	}
 	v := rep.Violations[0]
 	if v.Property != "single-credit" || v.CorpusFile == "" || !v.New || v.Size == 0 || len(v.Trace) == 0 ||
-		!strings.Contains(v.Replay, "-replay "+v.CorpusFile+" -target no-dedup") {
+		!strings.Contains(v.Replay, "fuzzrun replay "+v.CorpusFile+" -target no-dedup") {
 		t.Fatalf("violation %+v", v)
 	}
 	c, err := corpus.Load(v.CorpusFile)

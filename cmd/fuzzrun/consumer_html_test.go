@@ -25,7 +25,7 @@ func TestConsumerCampaignWritesTheReport(t *testing.T) {
 		`<tr data-law="atomicity" data-status="n/a">`,
 		`<table class="timeline" data-kind="consumer"`, `<th class="lane-head world" data-lane="broker"`, `<th class="lane-head worker" data-lane="w1"`,
 		`data-kind="sql"`, `data-kind="deliver"`, "expected (-want) against the consumer (&#43;got)", "map[string]int{",
-		`id="coverage"`, `<tr data-situation="crash at commit"`, rep.CorpusFile+"</code> (new)", "go run ./cmd/fuzzrun -consumer nounique -replay")
+		`id="coverage"`, `<tr data-situation="crash at commit"`, rep.CorpusFile+"</code> (new)", "go run ./cmd/fuzzrun consumer nounique -replay")
 
 	replayPage := filepath.Join(dir, "replay.html")
 	r := fuzzrun(t, "consumer", "nounique", "-replay", rep.CorpusFile, "-html", replayPage)

@@ -97,7 +97,7 @@ func TestExploreProjectionFindsAMutant(t *testing.T) {
 		t.Fatalf("exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 	for _, want := range []string{"judged 14 delivery orders", "violation: a shortest failing delivery order of skew is e2 e1:",
-		"FAIL skew-safe-final-state", "corpus file: ", "replay: go run ./cmd/fuzzrun -replay "} {
+		"FAIL skew-safe-final-state", "corpus file: ", "replay: go run ./cmd/fuzzrun replay "} {
 		if !strings.Contains(r.stdout, want) {
 			t.Errorf("output lacks %q:\n%s", want, r.stdout)
 		}
