@@ -91,7 +91,7 @@ var commands = []*command{
 	{
 		name:    "mutants",
 		summary: "the mutation benchmark: hunt every mutant, -runs times",
-		flags:   []string{"checks", "seed", "workers", "runs", "batch", "property", "without", "corpus", "html", "json", "v", "progress-every"},
+		flags:   []string{"checks", "seed", "workers", "runs", "batch", "property", "without", "corpus", "html", "json", "progress-every"},
 		setup:   func(o *options, _ string) { o.mutants = true },
 		run:     runMutants,
 	},
@@ -99,7 +99,7 @@ var commands = []*command{
 		name:    "replay",
 		arg:     "FILE",
 		summary: "replay a corpus file or a bare scenario against a target",
-		flags:   []string{"target", "property", "html", "json", "v"},
+		flags:   []string{"target", "property", "html", "json"},
 		setup:   func(o *options, arg string) { o.replay = arg },
 		run:     func(_ context.Context, o *options, stdout, stderr io.Writer) int { return runReplay(o, stdout, stderr) },
 	},

@@ -146,6 +146,13 @@ func (o *options) checkConsumer(given map[string]bool) error {
 	if o.list {
 		return usagef("-list: lists every consumer already; drop -consumer")
 	}
+	if !o.explore {
+		for _, f := range []string{"workers", "progress-every"} {
+			if given[f] {
+				return usagef("-%s: fuzzrun consumer runs one hunt at a time; -%s applies with -explore", f, f)
+			}
+		}
+	}
 	if !given["corpus"] {
 		o.corpusDir = defaultConsumerCorpus
 	}
