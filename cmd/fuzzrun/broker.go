@@ -17,7 +17,7 @@ import (
 	"github.com/idemcheck/idemcheck/properties"
 )
 
-// A -broker campaign draws live scenarios (faults/gen.Live), plays them
+// A fuzzrun broker campaign draws live scenarios (faults/gen.Live), plays them
 // against a real broker in real time with the -target's store and
 // pipeline, judges each recorded history, and re-runs every failure up to
 // properties.ConfirmRuns times: a failure no re-run reproduces is reported
@@ -83,7 +83,7 @@ func brokerConsumer(o *options) (func() (runner.LiveApp, error), string, io.Clos
 	return app, name, closer, nil
 }
 
-// brokerJSON is the -broker -json output.
+// brokerJSON is the fuzzrun broker -json output.
 type brokerJSON struct {
 	*properties.LiveReport
 	Target          string   `json:"target"`

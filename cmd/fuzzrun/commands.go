@@ -566,7 +566,7 @@ var flagHelp = map[string]string{
 	"engine": "  -engine E        compact: the reference's compact restatement, fastest (the\n" +
 		"                   default for the reference when the world fits it); runner:\n" +
 		"                   the target's own parts through the runner (any target)\n",
-	"projection": "  -projection     every delivery order, with duplicates, of small causal\n" +
+	"projection": "  -projection      every delivery order, with duplicates, of small causal\n" +
 		"                   histories, judged by the projection properties (no -depth)\n",
 	"copies": "  -copies N        with -projection: each event delivered 1 to N times, 1..10\n" +
 		"                   (default 2)\n",

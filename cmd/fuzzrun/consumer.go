@@ -17,17 +17,17 @@ import (
 	"github.com/idemcheck/idemcheck/report"
 )
 
-// A -consumer campaign puts a team's consumer under the harness
+// A fuzzrun consumer campaign puts a team's consumer under the harness
 // (package consumertest): an example consumer by name, or one a
 // registered scheme resolves ("exec:COMMAND" once the process adapter
 // registers "exec"). Violations are shrunk, reduced and saved as
 // consumer-level corpus cases (corpus format version 3) under
 // corpus/consumers.
 
-// postgresConsumerBatch is the -batch of a -consumer -db postgres run.
+// postgresConsumerBatch is the -batch of fuzzrun consumer -db postgres.
 const postgresConsumerBatch = 1000
 
-// defaultConsumerCorpus is where -consumer saves counterexamples.
+// defaultConsumerCorpus is where fuzzrun consumer saves counterexamples.
 const defaultConsumerCorpus = "corpus/consumers"
 
 // ConsumerScheme resolves the part after "SCHEME:" of -consumer into a
@@ -37,7 +37,7 @@ type ConsumerScheme func(arg string) (consumertest.Consumer, io.Closer, error)
 // consumerSchemes are the registered schemes, by name.
 var consumerSchemes = map[string]ConsumerScheme{}
 
-// consumerSchemeDocs describe each scheme for -list.
+// consumerSchemeDocs describe each scheme for fuzzrun list.
 var consumerSchemeDocs = map[string]string{}
 
 // registerConsumerScheme adds a scheme; call it from an init function:
@@ -159,7 +159,7 @@ func (o *options) checkConsumer(given map[string]bool) error {
 	return nil
 }
 
-// consumerJSON is the -consumer -json report.
+// consumerJSON is the fuzzrun consumer -json report.
 type consumerJSON struct {
 	Mode       string   `json:"mode"`
 	Consumer   string   `json:"consumer"`
@@ -186,7 +186,7 @@ type consumerJSON struct {
 	Exit         int      `json:"exit"`
 }
 
-// runConsumer runs a -consumer campaign, or replays one file against it.
+// runConsumer runs a fuzzrun consumer campaign, or replays one file against it.
 func runConsumer(ctx context.Context, o *options, stdout, stderr io.Writer) int {
 	c, closer, err := resolveConsumer(o.consumer, o.db)
 	if err != nil {
@@ -371,7 +371,7 @@ func replayConsumer(o *options, c consumertest.Consumer, stdout, stderr io.Write
 	return exit
 }
 
-// listConsumers is the -list section of the consumers.
+// listConsumers is the fuzzrun list section of the consumers.
 func listConsumers(w io.Writer) {
 	fmt.Fprintln(w, "\nconsumer laws (-consumer NAME is judged by each):")
 	for _, law := range consumertest.Laws {

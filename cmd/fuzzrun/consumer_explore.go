@@ -16,11 +16,11 @@ import (
 	"github.com/idemcheck/idemcheck/report"
 )
 
-// fuzzrun -consumer C -explore model-checks a team's consumer
+// fuzzrun consumer C -explore model-checks a team's consumer
 // (consumertest.Explore): every schedule within the bounds the flags give,
 // or the shortest counterexample.
 
-// consumerExploreFlags are the raw values of the flags of -consumer -explore.
+// consumerExploreFlags are the raw values of the flags of fuzzrun consumer -explore.
 type consumerExploreFlags struct {
 	preemptions, crashes, failures, duplicates, advances, replays, durations, maxSteps string
 	noCache                                                                            bool
@@ -30,7 +30,7 @@ type consumerExploreFlags struct {
 // -explore only.
 var consumerExploreOnly = []string{"preemptions", "crashes", "failures", "duplicates", "advances", "replays", "durations", "max-steps", "no-cache"}
 
-// registerConsumerExplore defines the flags of -consumer -explore on fs,
+// registerConsumerExplore defines the flags of fuzzrun consumer -explore on fs,
 // their defaults consumertest.DefaultBounds.
 func registerConsumerExplore(fs *flag.FlagSet) *consumerExploreFlags {
 	d := consumertest.DefaultBounds
@@ -47,7 +47,7 @@ func registerConsumerExplore(fs *flag.FlagSet) *consumerExploreFlags {
 	return f
 }
 
-// consumerExplore is what -consumer -explore runs.
+// consumerExplore is what fuzzrun consumer -explore runs.
 type consumerExplore struct {
 	bounds consumertest.Bounds
 	opts   []consumertest.Option
@@ -55,7 +55,7 @@ type consumerExplore struct {
 	budget string
 }
 
-// parseConsumerExplore validates the flags of -consumer -explore into
+// parseConsumerExplore validates the flags of fuzzrun consumer -explore into
 // o.cexplore; without both flags, it rejects the flags that need them.
 func (o *options) parseConsumerExplore(given map[string]bool, ef exploreFlags, f *consumerExploreFlags) error {
 	if !o.explore || o.consumer == "" {
@@ -152,7 +152,7 @@ func (o *options) parseConsumerExplore(given map[string]bool, ef exploreFlags, f
 	return nil
 }
 
-// runConsumerExplore is fuzzrun -consumer C -explore.
+// runConsumerExplore is fuzzrun consumer C -explore.
 func runConsumerExplore(ctx context.Context, o *options, c consumertest.Consumer, stdout, stderr io.Writer) int {
 	cx := o.cexplore
 	prog := newProgress(stderr, o.every)
@@ -206,7 +206,7 @@ func runConsumerExplore(ctx context.Context, o *options, c consumertest.Consumer
 	return exit
 }
 
-// consumerExploreJSON is the -json report of -consumer -explore.
+// consumerExploreJSON is the -json report of fuzzrun consumer -explore.
 type consumerExploreJSON struct {
 	consumertest.VerifyResult
 	Explored        string   `json:"explored"`
