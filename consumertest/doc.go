@@ -67,7 +67,7 @@
 // 2000-01-01T00:00:00Z, and it moves only with the scenario (Advance
 // steps, and the drain moving to the broker's next deadline). It reaches
 // every clock the consumer can read, in every entry point (Check, Hunt,
-// Replay, and so cmd/fuzzrun -consumer, IDEMCHECK_REPLAY and fuzzrun
+// Replay, and so fuzzrun consumer, IDEMCHECK_REPLAY and fuzzrun
 // -replay):
 //
 //   - The broker's: deliveries, ack timeouts, backoffs and the events'
@@ -161,7 +161,7 @@
 //
 // The option Postgres(dsn) plays the scenarios on PostgreSQL instead
 // (conventionally the DSN is in $IDEMCHECK_POSTGRES_DSN, see PostgresEnv;
-// fuzzrun -consumer NAME -db postgres does the same). The handler gets a
+// fuzzrun consumer NAME -db postgres does the same). The handler gets a
 // *sql.DB over pgx's database/sql driver, so its SQL is PostgreSQL's ($1
 // placeholders; SQLite accepts them too, which is how the examples run on
 // both). Every delivery's context names the database (handler.Database:
@@ -253,7 +253,7 @@
 // broker, or the harness for the phases), the worker and event concerned,
 // the database call, the scenario's time, the step of the schedule and the
 // dead-letter count: what a report needs to draw a lane per worker and one
-// for the broker (package report does, for fuzzrun -consumer). The text is
+// for the broker (package report does, for fuzzrun consumer). The text is
 // the same as String prints, byte for byte.
 //
 // # Model checking

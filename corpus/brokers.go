@@ -12,7 +12,7 @@ import (
 )
 
 // BrokersDir is where the counterexamples of real brokers live, one file
-// per failing cell of the README's broker table.
+// per failing cell of the broker table in docs/brokers.md.
 const BrokersDir = "corpus/brokers"
 
 // BrokerCase is a counterexample found against a real broker: a live
@@ -20,10 +20,10 @@ const BrokersDir = "corpus/brokers"
 // re-run. Its timing is the broker's, so a replay re-runs it up to three
 // times (properties.ConfirmRuns) rather than expecting the same trace.
 type BrokerCase struct {
-	// Broker is "broker:config", as fuzzrun -broker names it.
+	// Broker is "broker:config", as fuzzrun broker names it.
 	Broker string `json:"broker"`
 	// Consumer names the team's consumer the case was found with
-	// (fuzzrun -consumer), or is empty for the reference consumer.
+	// (fuzzrun broker -consumer), or is empty for the reference consumer.
 	Consumer  string `json:"consumer,omitempty"`
 	Invariant string `json:"invariant"`
 	// Detail is what broke, as the judge said it.
@@ -41,7 +41,7 @@ func BrokerCaseName(brokerSpec, invariant string) string {
 }
 
 // BrokerConsumersDir is where the counterexamples found with a team's
-// consumer over a real broker live (fuzzrun -broker -consumer): apart from
+// consumer over a real broker live (fuzzrun broker NAME -consumer C): apart from
 // the broker table's cells.
 const BrokerConsumersDir = "corpus/brokers/consumers"
 

@@ -76,7 +76,7 @@ func TestEveryMutantHasACorpusCase(t *testing.T) {
 			found = found || name == m.KilledBy
 		}
 		if !found {
-			t.Errorf("no corpus file catches mutant %s with %s; seed one with: go run ./cmd/fuzzrun -mutants -corpus corpus/cases", m.Name, m.KilledBy)
+			t.Errorf("no corpus file catches mutant %s with %s; seed one with: go run ./cmd/fuzzrun mutants -corpus corpus/cases", m.Name, m.KilledBy)
 		}
 	}
 }
@@ -105,7 +105,7 @@ func TestCorpusCasesAreReduced(t *testing.T) {
 				t.Fatalf("%s no longer breaks %s against %s", c.Path, c.LawID(), c.Target)
 			}
 			if part := properties.Removable(c.Scenario, keep); part != "" {
-				t.Errorf("%s still breaks %s without its %s: reduce it (go run ./cmd/fuzzrun -mutants regenerates the cases)", c.Path, c.LawID(), part)
+				t.Errorf("%s still breaks %s without its %s: reduce it (go run ./cmd/fuzzrun mutants regenerates the cases)", c.Path, c.LawID(), part)
 			}
 		})
 	}

@@ -3,7 +3,7 @@ package explore
 import "github.com/idemcheck/idemcheck/faults/scenario"
 
 // NamedHistory is a small causal history of skewed nodes, named so that a
-// person can ask for it (fuzzrun -explore -projection -history NAME) and
+// person can ask for it (fuzzrun explore -projection -history NAME) and
 // documented so that a report says what it provokes.
 type NamedHistory struct {
 	// Name is how the history is asked for.
@@ -18,7 +18,7 @@ type NamedHistory struct {
 // ProjectionHistories is the catalogue of small histories that, explored
 // under every delivery order with two copies of each event, find every
 // projection mutant (TestExplorationFindsEveryProjectionMutant) while the
-// reference passes them all. It is the default of fuzzrun -explore
+// reference passes them all. It is the default of fuzzrun explore
 // -projection: a projector or an HLC that survives all of them has no bug
 // these histories can show. Each call returns fresh values, so a caller may
 // change what it gets.

@@ -12,6 +12,13 @@ import (
 	"github.com/idemcheck/idemcheck/impl/contract/store"
 )
 
+// Factory is what CheckStore checks: a constructor that builds the store
+// over the recording's shared clock, or a store library that reads time.Now
+// and takes no clock (synctime.Library).
+type Factory interface {
+	func(clock.Source) store.Store | synctime.Library
+}
+
 // CheckStore checks, from another implementation's test, that its store is
 // linearizable: it records a concurrent history against a store built by
 // newStore (DefaultConfig changed by opts), checks it, and fails t unless
@@ -23,7 +30,27 @@ import (
 //	func TestLinearizable(t *testing.T) {
 //		linearizability.CheckStore(t, func(c clock.Source) store.Store { return mystore.New(c) })
 //	}
-func CheckStore(t testing.TB, newStore func(clock.Source) store.Store, opts ...Option) Result {
+//
+// A store library that reads time.Now is passed as a synctime.Library: the
+// recording then plays as CheckTimeNowStore plays it, in a testing/synctest
+// bubble, which needs t to be a *testing.T.
+func CheckStore[F Factory](t testing.TB, newStore F, opts ...Option) Result {
+	t.Helper()
+	switch f := any(newStore).(type) {
+	case synctime.Library:
+		tt, ok := t.(*testing.T)
+		if !ok {
+			t.Fatalf("linearizability: a synctime.Library plays in a testing/synctest bubble, which needs a *testing.T, not %T", t)
+			return Result{}
+		}
+		return CheckTimeNowStore(tt, f, opts...)
+	case func(clock.Source) store.Store:
+		return checkClocked(t, f, opts)
+	}
+	return Result{}
+}
+
+func checkClocked(t testing.TB, newStore func(clock.Source) store.Store, opts []Option) Result {
 	t.Helper()
 	cfg := configOf(opts)
 	h, err := Record(context.Background(), newStore, cfg)
@@ -87,7 +114,7 @@ func writeArtifact(cfg Config, r Result) (string, error) {
 	return path, nil
 }
 
-// CheckTimeNowStore is CheckStore for a store library that reads time.Now
+// CheckTimeNowStore (what CheckStore does with a synctime.Library) is CheckStore for a store library that reads time.Now
 // and takes no clock (synctime.Library): the whole recording plays in a
 // testing/synctest bubble of its own, whose clock the library's wrapper
 // moves with the shared virtual clock the clients advance. Clients race to

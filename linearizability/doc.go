@@ -24,7 +24,8 @@
 // call, the way the conformance suite is used.
 //
 // Interleavings here come from the Go scheduler, not from a seed: real
-// goroutines are for linearizability stress only (DESIGN.md). Everything else
+// goroutines are for linearizability stress only: every other check of the
+// project plays on one goroutine, deterministically. Everything else
 // (the operations each worker issues, its clock steps, the keys) is drawn
 // from a seeded generator.
 package linearizability

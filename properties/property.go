@@ -1,4 +1,5 @@
-// Package properties holds the invariants of SPEC.md as named checks. Each
+// Package properties holds the project's invariants (listed with their laws
+// in docs/invariants.md and by `fuzzrun list`) as named checks. Each
 // property is made of laws; each law is judged on every run, as the run
 // happens (a Monitor, an observer called after every action: rapid's
 // state-machine idea of a check after each action) and from the final
@@ -90,7 +91,8 @@ type Monitor interface {
 type Property struct {
 	// Name is the stable identifier used by -property, corpus files and tests.
 	Name string
-	// Invariant is the number of the invariant in SPEC.md.
+	// Invariant is the invariant's number in the project's numbered list
+	// (docs/invariants.md; linearizability, checked apart, is 11).
 	Invariant int
 	// Kind is the kind of scenario the property judges.
 	Kind scenario.Kind

@@ -14,7 +14,7 @@ import (
 )
 
 // ConsumerRun is what a run of a team's consumer under package
-// consumertest reports (fuzzrun -consumer, mode "consumer"): the laws it
+// consumertest reports (fuzzrun consumer, mode "consumer"): the laws it
 // was judged by and its figures, beside the coverage table (Run.Coverage,
 // see ConsumerCoverage) and, when a law broke, the counterexample
 // (Run.Cases, a Case with Consumer set).

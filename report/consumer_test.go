@@ -35,11 +35,11 @@ func consumerRun(t *testing.T, c consumertest.Consumer, checks int) (*report.Run
 			cr.Unreached = append(cr.Unreached, s)
 		}
 	}
-	r := &report.Run{Title: "fuzzrun -consumer " + c.Name, Mode: "consumer", Target: c.Name, Seed: 1, Checks: int64(res.Checks),
+	r := &report.Run{Title: "fuzzrun consumer " + c.Name, Mode: "consumer", Target: c.Name, Seed: 1, Checks: int64(res.Checks),
 		Consumer: cr, Coverage: report.ConsumerCoverage(res.Coverage, int64(res.Checks))}
 	if res.Failed {
 		r.Cases = append(r.Cases, report.Case{Title: res.Law + " against " + c.Name, Property: res.Law, Target: c.Name,
-			CorpusFile: "corpus/consumers/x.json", Replay: "go run ./cmd/fuzzrun -consumer " + c.Name + " -replay x", Consumer: &res})
+			CorpusFile: "corpus/consumers/x.json", Replay: "go run ./cmd/fuzzrun consumer " + c.Name + " -replay x", Consumer: &res})
 	}
 	return r, res
 }

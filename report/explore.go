@@ -1,6 +1,6 @@
 package report
 
-// Exploration is what a run of the model checker (fuzzrun -explore, mode
+// Exploration is what a run of the model checker (fuzzrun explore, mode
 // "explore") reports beside its coverage table and its counterexample:
 // what was searched, how far and how fast, and the verdict. A clean
 // exploration is a proof for its bound, so the page says exactly which

@@ -39,7 +39,7 @@ func killCase(t *testing.T, mutant string) report.Case {
 		t.Fatal(err)
 	}
 	return report.Case{Title: p.Name + " against " + mutant, Property: p.Name, Target: mutant, Seed: res.Seed,
-		Verdicts: verdicts, CorpusFile: "corpus/cases/example.json", New: true, Replay: "go run ./cmd/fuzzrun -replay x", Outcome: out}
+		Verdicts: verdicts, CorpusFile: "corpus/cases/example.json", New: true, Replay: "go run ./cmd/fuzzrun replay x", Outcome: out}
 }
 
 // sampleRun is a run with a consumption and a projection counterexample.

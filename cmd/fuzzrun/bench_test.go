@@ -30,7 +30,7 @@ func BenchmarkCampaignWorker(b *testing.B) {
 		{"projection", "skew-safe-final-state,hlc-laws,replica-convergence"},
 	} {
 		b.Run(c.name, func(b *testing.B) {
-			o, err := parseFlags([]string{"-seed", "1", "-checks", "1", "-duration", "0", "-property", c.props})
+			o, err := lookupCommand("worker").parse([]string{"-seed", "1", "-checks", "1", "-duration", "0", "-property", c.props})
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -10,15 +10,14 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/idemcheck/idemcheck/conformance/brokers/liveapp"
+	"github.com/idemcheck/idemcheck/cmd/fuzzrun/internal/ext"
 	"github.com/idemcheck/idemcheck/corpus"
 	"github.com/idemcheck/idemcheck/faults/runner"
 	"github.com/idemcheck/idemcheck/impl/contract/broker"
-	"github.com/idemcheck/idemcheck/impl/system/resolve"
 	"github.com/idemcheck/idemcheck/properties"
 )
 
-// A -broker campaign draws live scenarios (faults/gen.Live), plays them
+// A fuzzrun broker campaign draws live scenarios (faults/gen.Live), plays them
 // against a real broker in real time with the -target's store and
 // pipeline, judges each recorded history, and re-runs every failure up to
 // properties.ConfirmRuns times: a failure no re-run reproduces is reported
@@ -57,7 +56,7 @@ func brokerConsumer(o *options) (func() (runner.LiveApp, error), string, io.Clos
 	if err != nil {
 		return nil, "", nil, err
 	}
-	app, err := liveapp.New(c)
+	app, err := ext.Registered.LiveApp(c)
 	if err != nil {
 		if closer != nil {
 			closer.Close()
@@ -84,7 +83,7 @@ func brokerConsumer(o *options) (func() (runner.LiveApp, error), string, io.Clos
 	return app, name, closer, nil
 }
 
-// brokerJSON is the -broker -json output.
+// brokerJSON is the fuzzrun broker -json output.
 type brokerJSON struct {
 	*properties.LiveReport
 	Target          string   `json:"target"`
@@ -104,7 +103,7 @@ func runBroker(ctx context.Context, o *options, stdout, stderr io.Writer) int {
 	if closer != nil {
 		defer closer.Close()
 	}
-	f, err := resolve.Broker(o.broker)
+	f, err := ext.Registered.Broker(o.broker)
 	if err != nil {
 		fmt.Fprintf(stderr, "fuzzrun: -broker: %v\n", err)
 		return exitUsage
@@ -160,10 +159,10 @@ func runBroker(ctx context.Context, o *options, stdout, stderr io.Writer) int {
 		if detail == "" {
 			detail = cell.Detail
 		}
-		fix := fixOr(resolve.BrokerFix(rep.Broker, cell.Invariant))
-		if app != nil && resolve.BrokerFix(rep.Broker, cell.Invariant) == "" {
+		fix := fixOr(ext.Registered.BrokerFix(rep.Broker, cell.Invariant))
+		if app != nil && ext.Registered.BrokerFix(rep.Broker, cell.Invariant) == "" {
 			fix = "The reference consumer keeps " + cell.Invariant + " over this configuration, so the consumer " + consumerName +
-				" breaks it: dedupe in the database, in the effect's own transaction (fuzzrun -consumer " + consumerName + " finds its smallest case)."
+				" breaks it: dedupe in the database, in the effect's own transaction (fuzzrun consumer " + consumerName + " finds its smallest case)."
 		}
 		path, err := corpus.WriteBrokerCase(o.corpusDir, &corpus.BrokerCase{Broker: rep.Broker, Consumer: consumerName, Invariant: cell.Invariant,
 			Detail: detail, Fix: fix, Seed: cell.Seed, Scenario: small})
@@ -226,10 +225,14 @@ func printBroker(w io.Writer, r brokerJSON, verbose bool) {
 	fmt.Fprintln(w, "reproducible: the drawn schedules (same seed, same scenarios); not reproducible: the broker's timing, so each failure was re-run to confirm it.")
 }
 
-// listBrokers prints the brokers -broker accepts.
+// listBrokers prints the brokers fuzzrun broker accepts.
 func listBrokers(w io.Writer) {
-	fmt.Fprintln(w, "\nbrokers (-broker):")
-	fmt.Fprintf(w, "  %s\n", strings.Join(resolve.BrokerSpecs(), "\n  "))
+	fmt.Fprintln(w, "\nbrokers (fuzzrun broker BROKER[:CONFIG]):")
+	if ext.Registered == nil {
+		fmt.Fprintf(w, "  nats, rabbitmq, kafka and their configurations: built with -tags %s (go run -tags %s ./cmd/fuzzrun list)\n", ext.Tag, ext.Tag)
+		return
+	}
+	fmt.Fprintf(w, "  %s\n", strings.Join(ext.Registered.BrokerSpecs(), "\n  "))
 }
 
 // replayBroker re-runs a corpus/brokers case up to ConfirmRuns times and

@@ -18,11 +18,11 @@ func TestBrokerBadInput(t *testing.T) {
 		args      []string
 		want      string
 	}{
-		{"unknown broker", "", []string{"-broker", "activemq"}, `unknown broker "activemq"`},
-		{"unknown config", "", []string{"-broker", "nats:nope"}, `unknown configuration "nope"`},
-		{"closed port", "amqp://guest:guest@127.0.0.1:1/", []string{"-broker", "rabbitmq"}, "broker unreachable"},
-		{"unset url", "", []string{"-broker", "rabbitmq"}, "IDEMCHECK_RABBITMQ_URL is unset"},
-		{"with -mutants", "", []string{"-broker", "nats", "-mutants"}, "its own mode"},
+		{"unknown broker", "", []string{"broker", "activemq"}, `unknown broker "activemq"`},
+		{"unknown config", "", []string{"broker", "nats:nope"}, `unknown configuration "nope"`},
+		{"closed port", "amqp://guest:guest@127.0.0.1:1/", []string{"broker", "rabbitmq"}, "broker unreachable"},
+		{"unset url", "", []string{"broker", "rabbitmq"}, "IDEMCHECK_RABBITMQ_URL is unset"},
+		{"with -mutants", "", []string{"broker", "nats", "-mutants"}, "-mutants: fuzzrun broker has no such flag"},
 	}
 	if url := os.Getenv("IDEMCHECK_RABBITMQ_URL"); url != "" {
 		// A server that answers but refuses the vhost: not "unreachable".
@@ -30,7 +30,7 @@ func TestBrokerBadInput(t *testing.T) {
 			name, env string
 			args      []string
 			want      string
-		}{"refused vhost", strings.TrimSuffix(url, "/") + "/idemcheck-no-such-vhost", []string{"-broker", "rabbitmq"}, "refused the connection"})
+		}{"refused vhost", strings.TrimSuffix(url, "/") + "/idemcheck-no-such-vhost", []string{"broker", "rabbitmq"}, "refused the connection"})
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -48,7 +48,7 @@ func TestBrokerBadInput(t *testing.T) {
 // exits 1 and saves the counterexample, shrunk, atomically, under -corpus.
 func TestBrokerCampaignSavesConfirmedFailures(t *testing.T) {
 	dir := t.TempDir()
-	r := fuzzrun(t, "-broker", "nats:short-dedupe", "-checks", "12", "-seed", "1", "-workers", "4", "-corpus", dir, "-json", "-target", "sqlite")
+	r := fuzzrun(t, "broker", "nats:short-dedupe", "-checks", "12", "-seed", "1", "-workers", "4", "-corpus", dir, "-json", "-target", "sqlite")
 	if r.code != exitViolation && r.code != exitOK {
 		t.Fatalf("exit %d, want %d\nstderr: %s", r.code, exitViolation, r.stderr)
 	}
@@ -81,18 +81,18 @@ func TestBrokerCampaignSavesConfirmedFailures(t *testing.T) {
 // the fixed one (exit 0).
 func TestBrokerReplay(t *testing.T) {
 	file := filepath.Join("..", "..", corpus.BrokersDir, "nats-no-dlq-nothing-lost.json")
-	r := fuzzrun(t, "-broker", "nats:no-dlq", "-replay", file)
+	r := fuzzrun(t, "broker", "nats:no-dlq", "-replay", file)
 	if strings.Contains(r.stdout, "no run kept its timing") {
 		t.Skipf("no replay kept its timing on this loaded machine:\n%s", r.stdout)
 	}
 	if r.code != exitViolation || !strings.Contains(r.stdout, "nothing-lost broke again") || !strings.Contains(r.stdout, "fix: ") {
 		t.Fatalf("on nats:no-dlq: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
-	r = fuzzrun(t, "-broker", "nats:advisory-dlq", "-replay", file)
+	r = fuzzrun(t, "broker", "nats:advisory-dlq", "-replay", file)
 	if r.code != exitOK || !strings.Contains(r.stdout, "DLQ: evt-0002") {
 		t.Fatalf("on nats:advisory-dlq: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
-	r = fuzzrun(t, "-broker", "nats", "-replay", "no-such-file.json")
+	r = fuzzrun(t, "broker", "nats", "-replay", "no-such-file.json")
 	if r.code != exitUsage {
 		t.Fatalf("a missing file: exit %d, want %d", r.code, exitUsage)
 	}
@@ -105,7 +105,7 @@ func TestBrokerReplay(t *testing.T) {
 // cells, names the consumer, and replays.
 func TestBrokerWithConsumer(t *testing.T) {
 	dir := t.TempDir()
-	r := fuzzrun(t, "-broker", "nats", "-consumer", "lru", "-checks", "24", "-seed", "1", "-workers", "4", "-corpus", dir, "-json")
+	r := fuzzrun(t, "broker", "nats", "-consumer", "lru", "-checks", "24", "-seed", "1", "-workers", "4", "-corpus", dir, "-json")
 	if r.code != exitViolation && r.code != exitOK {
 		t.Fatalf("exit %d\nstderr: %s", r.code, r.stderr)
 	}
@@ -128,7 +128,7 @@ func TestBrokerWithConsumer(t *testing.T) {
 	if c.Consumer != "lru" || !strings.Contains(c.Fix, "dedupe in the database") {
 		t.Fatalf("saved case names consumer %q with fix %q", c.Consumer, c.Fix)
 	}
-	r = fuzzrun(t, "-broker", "nats", "-consumer", "lru", "-replay", file)
+	r = fuzzrun(t, "broker", "nats", "-consumer", "lru", "-replay", file)
 	if strings.Contains(r.stdout, "no run kept its timing") {
 		t.Skipf("no replay kept its timing on this loaded machine")
 	}
@@ -144,9 +144,9 @@ func TestBrokerWithConsumerBadInput(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"-broker", "nats", "-consumer", "balance"}, "per-event effects"},
-		{[]string{"-broker", "nats", "-consumer", "nope"}, "not an example consumer"},
-		{[]string{"-broker", "nats", "-consumer", "adr", "-target", "sqlite"}, "replaces the target"},
+		{[]string{"broker", "nats", "-consumer", "balance"}, "per-event effects"},
+		{[]string{"broker", "nats", "-consumer", "nope"}, "not an example consumer"},
+		{[]string{"broker", "nats", "-consumer", "adr", "-target", "sqlite"}, "replaces the target"},
 	}
 	for _, c := range cases {
 		r := fuzzrun(t, append(c.args, "-checks", "1")...)

@@ -95,7 +95,7 @@ func TestCampaignFailsOnSituationNeverReached(t *testing.T) {
 
 // The human summary is a table of the properties.
 func TestCampaignSummaryTable(t *testing.T) {
-	r := fuzzrun(t, "-duration", "0", "-checks", "100", "-workers", "1", "-seed", "4", "-property", "hlc-laws", "-corpus", "", "-html", "")
+	r := fuzzrun(t, "campaign", "-duration", "0", "-checks", "100", "-workers", "1", "-seed", "4", "-property", "hlc-laws", "-corpus", "", "-html", "")
 	if r.code != exitOK {
 		t.Fatalf("exit %d\n%s", r.code, r.stderr)
 	}
@@ -120,7 +120,7 @@ func TestCampaignAgainstMutantSavesCounterexample(t *testing.T) {
 	}
 	v := rep.Violations[0]
 	if v.Property != "single-credit" || v.CorpusFile == "" || !v.New || v.Size == 0 || len(v.Trace) == 0 ||
-		!strings.Contains(v.Replay, "-replay "+v.CorpusFile+" -target no-dedup") {
+		!strings.Contains(v.Replay, "fuzzrun replay "+v.CorpusFile+" -target no-dedup") {
 		t.Fatalf("violation %+v", v)
 	}
 	c, err := corpus.Load(v.CorpusFile)

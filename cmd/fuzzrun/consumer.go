@@ -17,17 +17,17 @@ import (
 	"github.com/idemcheck/idemcheck/report"
 )
 
-// A -consumer campaign puts a team's consumer under the harness
+// A fuzzrun consumer campaign puts a team's consumer under the harness
 // (package consumertest): an example consumer by name, or one a
 // registered scheme resolves ("exec:COMMAND" once the process adapter
 // registers "exec"). Violations are shrunk, reduced and saved as
 // consumer-level corpus cases (corpus format version 3) under
 // corpus/consumers.
 
-// postgresConsumerBatch is the -batch of a -consumer -db postgres run.
+// postgresConsumerBatch is the -batch of fuzzrun consumer -db postgres.
 const postgresConsumerBatch = 1000
 
-// defaultConsumerCorpus is where -consumer saves counterexamples.
+// defaultConsumerCorpus is where fuzzrun consumer saves counterexamples.
 const defaultConsumerCorpus = "corpus/consumers"
 
 // ConsumerScheme resolves the part after "SCHEME:" of -consumer into a
@@ -37,7 +37,7 @@ type ConsumerScheme func(arg string) (consumertest.Consumer, io.Closer, error)
 // consumerSchemes are the registered schemes, by name.
 var consumerSchemes = map[string]ConsumerScheme{}
 
-// consumerSchemeDocs describe each scheme for -list.
+// consumerSchemeDocs describe each scheme for fuzzrun list.
 var consumerSchemeDocs = map[string]string{}
 
 // registerConsumerScheme adds a scheme; call it from an init function:
@@ -56,10 +56,10 @@ func resolveConsumer(spec, db string) (consumertest.Consumer, io.Closer, error) 
 	if scheme, arg, ok := strings.Cut(spec, ":"); ok {
 		f, known := consumerSchemes[scheme]
 		if !known {
-			return consumertest.Consumer{}, nil, usagef("-consumer: %q: no scheme %q (known: %s)", spec, scheme, schemeList())
+			return consumertest.Consumer{}, nil, usagef("consumer: %q: no scheme %q (known: %s)", spec, scheme, schemeList())
 		}
 		if arg == "" {
-			return consumertest.Consumer{}, nil, usagef("-consumer: %q names nothing after %q", spec, scheme+":")
+			return consumertest.Consumer{}, nil, usagef("consumer: %q names nothing after %q", spec, scheme+":")
 		}
 		c, closer, err := f(arg)
 		if err != nil {
@@ -72,7 +72,7 @@ func resolveConsumer(spec, db string) (consumertest.Consumer, io.Closer, error) 
 	}
 	e, ok := catalog.Lookup(spec)
 	if !ok {
-		return consumertest.Consumer{}, nil, usagef("-consumer: %q is not an example consumer; they are %s (or SCHEME:ARG, schemes: %s)",
+		return consumertest.Consumer{}, nil, usagef("consumer: %q is not an example consumer; they are %s (or SCHEME:ARG, schemes: %s)",
 			spec, strings.Join(catalog.Names(), ", "), schemeList())
 	}
 	return e.On(db), nil, nil
@@ -127,24 +127,31 @@ func (o *options) checkConsumer(given map[string]bool) error {
 		return usagef("-db: %q is not a database; give sqlite or postgres", o.db)
 	}
 	for _, f := range []string{"mutants", "target", "property", "without", "html", "explore", "off"} {
-		if o.explore && (f == "explore" || f == "html") && !given["broker"] {
+		if o.explore && (f == "explore" || f == "html") && o.broker == "" {
 			continue // a model check of the consumer (consumer_explore.go)
 		}
-		if given[f] && given["broker"] {
-			return usagef("-%s: a -consumer -broker run takes no -%s (the team's consumer replaces the target)", f, f)
+		if given[f] && o.broker != "" {
+			return usagef("-%s: fuzzrun broker -consumer takes no -%s (the team's consumer replaces the target)", f, f)
 		}
 		if given[f] && f != "html" { // -html: the consumer run's report (consumer_html.go)
-			return usagef("-%s: a -consumer run takes no -%s (it judges the consumer by the consumertest laws)", f, f)
+			return usagef("-%s: fuzzrun consumer takes no -%s (it judges the consumer by the consumertest laws)", f, f)
 		}
 	}
-	if given["broker"] {
+	if o.broker != "" {
 		if given["db"] {
-			return usagef("-db: a -consumer -broker run keeps the consumer on embedded SQLite; drop -db")
+			return usagef("-db: fuzzrun broker -consumer keeps the consumer on embedded SQLite; drop -db")
 		}
 		return nil // a live broker campaign with the team's consumer: checkBroker
 	}
 	if o.list {
 		return usagef("-list: lists every consumer already; drop -consumer")
+	}
+	if !o.explore {
+		for _, f := range []string{"workers", "progress-every"} {
+			if given[f] {
+				return usagef("-%s: fuzzrun consumer runs one hunt at a time; -%s applies with -explore", f, f)
+			}
+		}
 	}
 	if !given["corpus"] {
 		o.corpusDir = defaultConsumerCorpus
@@ -152,7 +159,7 @@ func (o *options) checkConsumer(given map[string]bool) error {
 	return nil
 }
 
-// consumerJSON is the -consumer -json report.
+// consumerJSON is the fuzzrun consumer -json report.
 type consumerJSON struct {
 	Mode       string   `json:"mode"`
 	Consumer   string   `json:"consumer"`
@@ -179,7 +186,7 @@ type consumerJSON struct {
 	Exit         int      `json:"exit"`
 }
 
-// runConsumer runs a -consumer campaign, or replays one file against it.
+// runConsumer runs a fuzzrun consumer campaign, or replays one file against it.
 func runConsumer(ctx context.Context, o *options, stdout, stderr io.Writer) int {
 	c, closer, err := resolveConsumer(o.consumer, o.db)
 	if err != nil {
@@ -254,7 +261,7 @@ func runConsumer(ctx context.Context, o *options, stdout, stderr io.Writer) int 
 			rep.Failed, rep.Law, rep.Summary, rep.Size = true, res.Law, res.Summary(), res.Scenario.Size()
 			rep.CorpusFile = res.CorpusFile
 			if res.CorpusFile != "" {
-				rep.Replay = fmt.Sprintf("go run ./cmd/fuzzrun -consumer %s%s -replay %s", shellQuote(o.consumer), o.dbFlag(), shellQuote(res.CorpusFile))
+				rep.Replay = fmt.Sprintf("go run ./cmd/fuzzrun consumer %s%s -replay %s", shellQuote(o.consumer), o.dbFlag(), shellQuote(res.CorpusFile))
 			}
 			rep.Trace = res.Outcome.Trace.Lines()
 			res.Replay = rep.Replay
@@ -329,7 +336,7 @@ func replayConsumer(o *options, c consumertest.Consumer, stdout, stderr io.Write
 	start := time.Now()
 	res, err := consumertest.Replay(c, s, o.dbOptions()...)
 	if err != nil {
-		fmt.Fprintf(stderr, "fuzzrun: -replay %s -consumer %s: %v\n", o.replay, c.Name, err)
+		fmt.Fprintf(stderr, "fuzzrun: consumer %s -replay %s: %v\n", c.Name, o.replay, err)
 		if errors.Is(err, consumertest.ErrBadInput) {
 			return exitUsage
 		}
@@ -364,7 +371,7 @@ func replayConsumer(o *options, c consumertest.Consumer, stdout, stderr io.Write
 	return exit
 }
 
-// listConsumers is the -list section of the consumers.
+// listConsumers is the fuzzrun list section of the consumers.
 func listConsumers(w io.Writer) {
 	fmt.Fprintln(w, "\nconsumer laws (-consumer NAME is judged by each):")
 	for _, law := range consumertest.Laws {

@@ -12,12 +12,12 @@ import (
 func TestConsumerDBUsageErrors(t *testing.T) {
 	t.Setenv(consumertest.PostgresEnv, "")
 	for args, want := range map[string]string{
-		"-db postgres":                       "give -consumer too",
-		"-consumer adr -db mysql":            `"mysql" is not a database`,
-		"-consumer adr -db postgres":         "IDEMCHECK_POSTGRES_DSN is not set",
-		"-consumer adr -db postgres -list":   "IDEMCHECK_POSTGRES_DSN is not set",
-		"-consumer adr -db sqlite -mutants":  "takes no -mutants",
-		"-consumer adr -db postgres -replay": "needs a value",
+		"-db postgres":                      "-db: fuzzrun campaign has no such flag; it is a flag of fuzzrun consumer",
+		"consumer adr -db mysql":            `"mysql" is not a database`,
+		"consumer adr -db postgres":         "IDEMCHECK_POSTGRES_DSN is not set",
+		"-consumer adr -db postgres":        "IDEMCHECK_POSTGRES_DSN is not set",
+		"-consumer adr -db sqlite -mutants": "takes no -mutants",
+		"consumer adr -db postgres -replay": "needs a value",
 	} {
 		r := fuzzrun(t, strings.Fields(args)...)
 		if r.code != exitUsage || !strings.Contains(r.stderr, want) {
@@ -31,7 +31,7 @@ func TestConsumerCampaignOnPostgres(t *testing.T) {
 		t.Skipf("%s is not set: skipping the consumer campaign on PostgreSQL", consumertest.PostgresEnv)
 	}
 	dir := t.TempDir()
-	r := fuzzrun(t, "-consumer", "nounique", "-db", "postgres", "-checks", "400", "-seed", "3", "-corpus", dir, "-html", "", "-json")
+	r := fuzzrun(t, "consumer", "nounique", "-db", "postgres", "-checks", "400", "-seed", "3", "-corpus", dir, "-html", "", "-json")
 	if r.code != exitViolation {
 		t.Fatalf("exit %d, want %d\n%s\n%s", r.code, exitViolation, r.stdout, r.stderr)
 	}
@@ -42,10 +42,10 @@ func TestConsumerCampaignOnPostgres(t *testing.T) {
 	if rep.Law != consumertest.LawSingleCredit || rep.Size > 8 || !strings.Contains(rep.Replay, "-db postgres") {
 		t.Fatalf("report %+v", rep)
 	}
-	if r := fuzzrun(t, "-consumer", "nounique", "-db", "postgres", "-replay", rep.CorpusFile, "-html", ""); r.code != exitViolation || !strings.Contains(r.stdout, "on postgres") {
+	if r := fuzzrun(t, "consumer", "nounique", "-db", "postgres", "-replay", rep.CorpusFile, "-html", ""); r.code != exitViolation || !strings.Contains(r.stdout, "on postgres") {
 		t.Fatalf("replay on PostgreSQL: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
-	if r := fuzzrun(t, "-consumer", "adr", "-db", "postgres", "-checks", "100", "-seed", "1", "-corpus", dir, "-html", ""); r.code != exitOK || !strings.Contains(r.stdout, "PASS adr") {
+	if r := fuzzrun(t, "consumer", "adr", "-db", "postgres", "-checks", "100", "-seed", "1", "-corpus", dir, "-html", ""); r.code != exitOK || !strings.Contains(r.stdout, "PASS adr") {
 		t.Fatalf("the ADR consumer on PostgreSQL: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 }

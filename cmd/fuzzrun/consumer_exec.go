@@ -11,7 +11,7 @@ import (
 
 	"github.com/idemcheck/idemcheck/consumertest"
 	"github.com/idemcheck/idemcheck/impl/adapter/consumerproc"
-	"github.com/idemcheck/idemcheck/impl/system/resolve"
+	"github.com/idemcheck/idemcheck/impl/system/procresolve"
 )
 
 func init() {
@@ -31,10 +31,10 @@ func resolveExecConsumer(arg string) (consumertest.Consumer, io.Closer, error) {
 		return consumertest.Consumer{}, nil, err
 	}
 	opts := consumerproc.Options{}
-	if v := os.Getenv(resolve.ExecTimeoutEnv); v != "" {
+	if v := os.Getenv(procresolve.ExecTimeoutEnv); v != "" {
 		d, err := time.ParseDuration(v)
 		if err != nil || d <= 0 {
-			return consumertest.Consumer{}, nil, fmt.Errorf("%s=%q: want a positive Go duration such as 5s", resolve.ExecTimeoutEnv, v)
+			return consumertest.Consumer{}, nil, fmt.Errorf("%s=%q: want a positive Go duration such as 5s", procresolve.ExecTimeoutEnv, v)
 		}
 		opts.Timeout = d
 	}

@@ -28,11 +28,11 @@ func TestExecConsumerReplay(t *testing.T) {
 	if len(files) == 0 {
 		t.Fatal("no saved counterexample of lru.js")
 	}
-	r := fuzzrun(t, "-consumer", nodeConsumer(t, "lru.js"), "-replay", files[0], "-html", "")
+	r := fuzzrun(t, "consumer", nodeConsumer(t, "lru.js"), "-replay", files[0], "-html", "")
 	if r.code != exitViolation || !strings.Contains(r.stdout, "FAIL single-credit") {
 		t.Fatalf("replay against lru.js: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
-	r = fuzzrun(t, "-consumer", nodeConsumer(t, "insert-first.js"), "-replay", files[0], "-html", "")
+	r = fuzzrun(t, "consumer", nodeConsumer(t, "insert-first.js"), "-replay", files[0], "-html", "")
 	if r.code != exitOK {
 		t.Fatalf("replay against insert-first.js: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
@@ -41,7 +41,7 @@ func TestExecConsumerReplay(t *testing.T) {
 // TestExecConsumerCampaign: a short campaign against a correct process.
 func TestExecConsumerCampaign(t *testing.T) {
 	dir := t.TempDir()
-	r := fuzzrun(t, "-consumer", nodeConsumer(t, "insert-first.js"), "-checks", "3", "-seed", "1", "-corpus", dir, "-html", "")
+	r := fuzzrun(t, "consumer", nodeConsumer(t, "insert-first.js"), "-checks", "3", "-seed", "1", "-corpus", dir, "-html", "")
 	if r.code != exitOK || !strings.Contains(r.stdout, "PASS ") {
 		t.Fatalf("exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
@@ -66,7 +66,7 @@ func TestExecConsumerBadProcess(t *testing.T) {
 		{"exec:" + script("noeffects.sh", `read l; echo '{"type":"hello","protocol":1}'; sleep 100`), "declares no effects query"},
 		{"exec:" + script("dies.sh", `echo 'SyntaxError: Unexpected token' >&2; exit 1`), "SyntaxError"},
 	} {
-		r := fuzzrun(t, "-consumer", c.spec, "-checks", "1")
+		r := fuzzrun(t, "consumer", c.spec, "-checks", "1")
 		if r.code != exitUsage || !strings.Contains(r.stderr, c.says) {
 			t.Errorf("%s: exit %d, want %d and an error saying %q\n%s", c.spec, r.code, exitUsage, c.says, r.stderr)
 		}
@@ -79,11 +79,11 @@ func TestExecConsumerBadProcess(t *testing.T) {
 // real lru.js, whose reset empties its cache, is not (its campaign fails
 // on the consumer's own bug instead).
 func TestExecConsumerKeepsState(t *testing.T) {
-	r := fuzzrun(t, "-consumer", nodeConsumer(t, "testdata/lru-keeps-memory.js"), "-checks", "3", "-seed", "1", "-corpus", t.TempDir())
+	r := fuzzrun(t, "consumer", nodeConsumer(t, "testdata/lru-keeps-memory.js"), "-checks", "3", "-seed", "1", "-corpus", t.TempDir())
 	if r.code != exitUsage || !strings.Contains(r.stderr, "declares reset in its hello, but a process reused after a reset plays a scenario differently") {
 		t.Fatalf("exit %d, want %d and the reset refused\n%s%s", r.code, exitUsage, r.stdout, r.stderr)
 	}
-	r = fuzzrun(t, "-consumer", nodeConsumer(t, "lru.js"), "-checks", "20", "-seed", "1", "-corpus", t.TempDir())
+	r = fuzzrun(t, "consumer", nodeConsumer(t, "lru.js"), "-checks", "20", "-seed", "1", "-corpus", t.TempDir())
 	if r.code != exitViolation || strings.Contains(r.stderr, "declares reset") {
 		t.Fatalf("lru.js: exit %d, want %d (single-credit)\n%s%s", r.code, exitViolation, r.stdout, r.stderr)
 	}

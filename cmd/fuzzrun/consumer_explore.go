@@ -16,11 +16,11 @@ import (
 	"github.com/idemcheck/idemcheck/report"
 )
 
-// fuzzrun -consumer C -explore model-checks a team's consumer
+// fuzzrun consumer C -explore model-checks a team's consumer
 // (consumertest.Explore): every schedule within the bounds the flags give,
 // or the shortest counterexample.
 
-// consumerExploreFlags are the raw values of the flags of -consumer -explore.
+// consumerExploreFlags are the raw values of the flags of fuzzrun consumer -explore.
 type consumerExploreFlags struct {
 	preemptions, crashes, failures, duplicates, advances, replays, durations, maxSteps string
 	noCache                                                                            bool
@@ -30,7 +30,7 @@ type consumerExploreFlags struct {
 // -explore only.
 var consumerExploreOnly = []string{"preemptions", "crashes", "failures", "duplicates", "advances", "replays", "durations", "max-steps", "no-cache"}
 
-// registerConsumerExplore defines the flags of -consumer -explore on fs,
+// registerConsumerExplore defines the flags of fuzzrun consumer -explore on fs,
 // their defaults consumertest.DefaultBounds.
 func registerConsumerExplore(fs *flag.FlagSet) *consumerExploreFlags {
 	d := consumertest.DefaultBounds
@@ -47,7 +47,7 @@ func registerConsumerExplore(fs *flag.FlagSet) *consumerExploreFlags {
 	return f
 }
 
-// consumerExplore is what -consumer -explore runs.
+// consumerExplore is what fuzzrun consumer -explore runs.
 type consumerExplore struct {
 	bounds consumertest.Bounds
 	opts   []consumertest.Option
@@ -55,13 +55,13 @@ type consumerExplore struct {
 	budget string
 }
 
-// parseConsumerExplore validates the flags of -consumer -explore into
+// parseConsumerExplore validates the flags of fuzzrun consumer -explore into
 // o.cexplore; without both flags, it rejects the flags that need them.
 func (o *options) parseConsumerExplore(given map[string]bool, ef exploreFlags, f *consumerExploreFlags) error {
 	if !o.explore || o.consumer == "" {
 		for _, name := range consumerExploreOnly {
 			if given[name] {
-				return usagef("-%s: bounds a consumer's model check; give -consumer C -explore", name)
+				return usagef("-%s: bounds a consumer's model check; give -explore", name)
 			}
 		}
 		return nil
@@ -69,7 +69,7 @@ func (o *options) parseConsumerExplore(given map[string]bool, ef exploreFlags, f
 	for _, name := range []string{"depth", "groups", "nodes", "steps", "engine", "no-symmetry", "projection", "copies", "history",
 		"seed", "broker", "without", "runs", "batch", "target", "property", "off", "mutants", "list", "replay"} {
 		if given[name] {
-			return usagef("-%s: means nothing with -consumer -explore (the bounds are -events, -group-workers, -preemptions, -crashes, -failures, -duplicates, -advances, -durations, -replays)", name)
+			return usagef("-%s: means nothing with fuzzrun consumer -explore (the bounds are -events, -group-workers, -preemptions, -crashes, -failures, -duplicates, -advances, -durations, -replays)", name)
 		}
 	}
 	b := consumertest.DefaultBounds
@@ -152,7 +152,7 @@ func (o *options) parseConsumerExplore(given map[string]bool, ef exploreFlags, f
 	return nil
 }
 
-// runConsumerExplore is fuzzrun -consumer C -explore.
+// runConsumerExplore is fuzzrun consumer C -explore.
 func runConsumerExplore(ctx context.Context, o *options, c consumertest.Consumer, stdout, stderr io.Writer) int {
 	cx := o.cexplore
 	prog := newProgress(stderr, o.every)
@@ -176,7 +176,7 @@ func runConsumerExplore(ctx context.Context, o *options, c consumertest.Consumer
 		return exitInternal
 	}
 	if res.CorpusFile != "" {
-		res.Replay = fmt.Sprintf("go run ./cmd/fuzzrun -consumer %s%s -replay %s", shellQuote(o.consumer), o.dbFlag(), shellQuote(res.CorpusFile))
+		res.Replay = fmt.Sprintf("go run ./cmd/fuzzrun consumer %s%s -replay %s", shellQuote(o.consumer), o.dbFlag(), shellQuote(res.CorpusFile))
 	}
 	exit := exitOK
 	if res.Failed {
@@ -206,7 +206,7 @@ func runConsumerExplore(ctx context.Context, o *options, c consumertest.Consumer
 	return exit
 }
 
-// consumerExploreJSON is the -json report of -consumer -explore.
+// consumerExploreJSON is the -json report of fuzzrun consumer -explore.
 type consumerExploreJSON struct {
 	consumertest.VerifyResult
 	Explored        string   `json:"explored"`
@@ -266,7 +266,7 @@ func consumerExploreHTML(o *options, c consumertest.Consumer, res consumertest.V
 			}
 		}
 	}
-	return &report.Run{Title: "fuzzrun -consumer " + c.Name + " -explore", Mode: "explore", Command: commandLine(o.args), Target: c.Name,
+	return &report.Run{Title: "fuzzrun consumer " + c.Name + " -explore", Mode: "explore", Command: commandLine(o.args), Target: c.Name,
 		Budget: o.cexplore.budget, Elapsed: res.Elapsed, Interrupted: res.Stopped == "interrupted", Checks: res.Schedules,
 		Coverage: consumerCoverageRows(res.Coverage, res.Schedules), Explore: e, Notes: notes}
 }

@@ -16,7 +16,7 @@ var small = []string{"-events", "1", "-preemptions", "1", "-failures", "0"}
 func TestConsumerExploreVerifiesACorrectConsumer(t *testing.T) {
 	dir := t.TempDir()
 	html := filepath.Join(dir, "r.html")
-	r := fuzzrun(t, append([]string{"-consumer", "insertfirst", "-explore", "-corpus", dir, "-html", html, "-workers", "2"}, small...)...)
+	r := fuzzrun(t, append([]string{"consumer", "insertfirst", "-explore", "-corpus", dir, "-html", html, "-workers", "2"}, small...)...)
 	if r.code != exitOK || !strings.Contains(r.stdout, "VERIFIED insertfirst within these bounds") {
 		t.Fatalf("exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
@@ -41,7 +41,7 @@ func TestConsumerExploreVerifiesACorrectConsumer(t *testing.T) {
 
 func TestConsumerExploreFindsSavesAndReplays(t *testing.T) {
 	dir := t.TempDir()
-	r := fuzzrun(t, append([]string{"-consumer", "splitcheck", "-explore", "-corpus", dir, "-html", "", "-json"}, small...)...)
+	r := fuzzrun(t, append([]string{"consumer", "splitcheck", "-explore", "-corpus", dir, "-html", "", "-json"}, small...)...)
 	if r.code != exitViolation {
 		t.Fatalf("exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
@@ -49,7 +49,7 @@ func TestConsumerExploreFindsSavesAndReplays(t *testing.T) {
 	if rep.Law != consumertest.LawSingleCredit || rep.CorpusFile == "" || !strings.Contains(rep.Replay, "-replay") || rep.Scenario == nil || len(rep.Trace) == 0 {
 		t.Fatalf("report %+v", rep)
 	}
-	if r := fuzzrun(t, "-consumer", "splitcheck", "-replay", rep.CorpusFile); r.code != exitViolation || !strings.Contains(r.stdout, "FAIL single-credit") {
+	if r := fuzzrun(t, "consumer", "splitcheck", "-replay", rep.CorpusFile); r.code != exitViolation || !strings.Contains(r.stdout, "FAIL single-credit") {
 		t.Fatalf("replay: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 }
@@ -57,11 +57,11 @@ func TestConsumerExploreFindsSavesAndReplays(t *testing.T) {
 func TestConsumerExploreSaysWhatAnInterruptedSearchExplored(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	r := fuzzrunContext(t, ctx, "-consumer", "adr", "-explore", "-html", "", "-corpus", "")
+	r := fuzzrunContext(t, ctx, "consumer", "adr", "-explore", "-html", "", "-corpus", "")
 	if r.code != exitOK || !strings.Contains(r.stdout, "NOT VERIFIED adr: interrupted; no bound fully explored") {
 		t.Fatalf("exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
-	r = fuzzrun(t, "-consumer", "adr", "-explore", "-html", "", "-corpus", "", "-checks", "30")
+	r = fuzzrun(t, "consumer", "adr", "-explore", "-html", "", "-corpus", "", "-checks", "30")
 	if r.code != exitOK || !strings.Contains(r.stdout, "the schedule budget (30) ran out") {
 		t.Fatalf("exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
@@ -72,13 +72,13 @@ func TestConsumerExploreUsageErrors(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"-consumer", "adr", "-explore", "-depth", "3"}, "-depth: means nothing with -consumer -explore"},
-		{[]string{"-consumer", "adr", "-explore", "-preemptions", "x"}, `-preemptions: "x" is not a whole number`},
-		{[]string{"-consumer", "adr", "-explore", "-events", "ok,later"}, `-events: event fate "later"`},
-		{[]string{"-consumer", "adr", "-explore", "-group-workers", "9"}, "-group-workers"},
-		{[]string{"-consumer", "adr", "-explore", "-durations", "soon"}, "-durations"},
-		{[]string{"-consumer", "adr", "-preemptions", "1"}, "-preemptions: bounds a consumer's model check"},
-		{[]string{"-explore", "-depth", "2", "-crashes", "1"}, "-crashes: bounds a consumer's model check"},
+		{[]string{"consumer", "adr", "-explore", "-depth", "3"}, "-depth: fuzzrun consumer has no such flag; it is a flag of fuzzrun explore"},
+		{[]string{"consumer", "adr", "-explore", "-preemptions", "x"}, `-preemptions: "x" is not a whole number`},
+		{[]string{"consumer", "adr", "-explore", "-events", "ok,later"}, `-events: event fate "later"`},
+		{[]string{"consumer", "adr", "-explore", "-group-workers", "9"}, "-group-workers"},
+		{[]string{"consumer", "adr", "-explore", "-durations", "soon"}, "-durations"},
+		{[]string{"consumer", "adr", "-preemptions", "1"}, "-preemptions: bounds a consumer's model check"},
+		{[]string{"explore", "-depth", "2", "-crashes", "1"}, "-crashes: fuzzrun explore has no such flag; it is a flag of fuzzrun consumer"},
 	} {
 		r := fuzzrun(t, tc.args...)
 		if r.code != exitUsage || !strings.Contains(r.stderr, tc.want) {

@@ -30,7 +30,7 @@ func consumerHTML(o *options, c consumertest.Consumer, rep consumerJSON, found *
 	if o.checks > 0 {
 		budget += " or " + strconv.FormatInt(o.checks, 10) + " scenarios"
 	}
-	r := &report.Run{Title: "fuzzrun -consumer " + c.Name, Mode: "consumer", Command: commandLine(o.args), Target: c.Name,
+	r := &report.Run{Title: "fuzzrun consumer " + c.Name, Mode: "consumer", Command: commandLine(o.args), Target: c.Name,
 		Seed: rep.Seed, Budget: budget, Elapsed: elapsed, Interrupted: interrupted, Checks: rep.Checks, Consumer: cr,
 		Coverage: report.ConsumerCoverage(rep.Coverage, rep.Checks)}
 	if found != nil {
@@ -51,7 +51,7 @@ func consumerReplayHTML(o *options, c consumertest.Consumer, res *consumertest.R
 		}
 	}
 	title := "replay of " + o.replay + " against " + c.Name
-	return &report.Run{Title: "fuzzrun -consumer " + c.Name + " -replay " + o.replay, Mode: "replay", Command: commandLine(o.args),
+	return &report.Run{Title: "fuzzrun consumer " + c.Name + " -replay " + o.replay, Mode: "replay", Command: commandLine(o.args),
 		Target: c.Name, Elapsed: elapsed, Checks: 1, Consumer: cr,
 		Cases: []report.Case{{Title: title, Property: res.Law, Target: c.Name, CorpusFile: o.replay, Consumer: res}}}
 }

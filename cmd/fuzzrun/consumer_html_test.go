@@ -14,7 +14,7 @@ import (
 func TestConsumerCampaignWritesTheReport(t *testing.T) {
 	dir := t.TempDir()
 	page := filepath.Join(dir, "r.html")
-	rep := decode[consumerJSON](t, fuzzrun(t, "-consumer", "nounique", "-checks", "400", "-seed", "3", "-corpus", filepath.Join(dir, "c"), "-html", page, "-json"))
+	rep := decode[consumerJSON](t, fuzzrun(t, "consumer", "nounique", "-checks", "400", "-seed", "3", "-corpus", filepath.Join(dir, "c"), "-html", page, "-json"))
 	if rep.Exit != exitViolation || rep.HTML != page {
 		t.Fatalf("report %+v", rep)
 	}
@@ -25,10 +25,10 @@ func TestConsumerCampaignWritesTheReport(t *testing.T) {
 		`<tr data-law="atomicity" data-status="n/a">`,
 		`<table class="timeline" data-kind="consumer"`, `<th class="lane-head world" data-lane="broker"`, `<th class="lane-head worker" data-lane="w1"`,
 		`data-kind="sql"`, `data-kind="deliver"`, "expected (-want) against the consumer (&#43;got)", "map[string]int{",
-		`id="coverage"`, `<tr data-situation="crash-at-commit"`, rep.CorpusFile+"</code> (new)", "go run ./cmd/fuzzrun -consumer nounique -replay")
+		`id="coverage"`, `<tr data-situation="crash-at-commit"`, rep.CorpusFile+"</code> (new)", "go run ./cmd/fuzzrun consumer nounique -replay")
 
 	replayPage := filepath.Join(dir, "replay.html")
-	r := fuzzrun(t, "-consumer", "nounique", "-replay", rep.CorpusFile, "-html", replayPage)
+	r := fuzzrun(t, "consumer", "nounique", "-replay", rep.CorpusFile, "-html", replayPage)
 	if r.code != exitViolation || !strings.Contains(r.stdout, "report: "+replayPage) {
 		t.Fatalf("replay: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
@@ -37,7 +37,7 @@ func TestConsumerCampaignWritesTheReport(t *testing.T) {
 
 	// The same case replayed against a correct consumer: every law passes,
 	// and the timeline shows what it did.
-	r = fuzzrun(t, "-consumer", "adr", "-replay", rep.CorpusFile, "-html", replayPage)
+	r = fuzzrun(t, "consumer", "adr", "-replay", rep.CorpusFile, "-html", replayPage)
 	if r.code != exitOK {
 		t.Fatalf("replay against adr: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
@@ -53,7 +53,7 @@ func TestConsumerCampaignWritesTheReport(t *testing.T) {
 func TestConsumerCampaignReportDefaultAndNone(t *testing.T) {
 	dir := t.TempDir()
 	t.Chdir(dir)
-	args := []string{"-consumer", "insertfirst", "-checks", "60", "-seed", "1", "-corpus", ""}
+	args := []string{"consumer", "insertfirst", "-checks", "60", "-seed", "1", "-corpus", ""}
 	r := fuzzrun(t, args...)
 	if r.code != exitOK || !strings.Contains(r.stdout, "report: "+defaultHTML) {
 		t.Fatalf("exit %d\n%s%s", r.code, r.stdout, r.stderr)
@@ -81,7 +81,7 @@ func TestConsumerCampaignReportDefaultAndNone(t *testing.T) {
 		t.Fatalf("unwritable -html: exit %d, want %d\n%s", r.code, exitInternal, r.stderr)
 	}
 	// -html stays refused where it means nothing.
-	if r := fuzzrun(t, "-broker", "nats", "-consumer", "lru", "-html", "x.html"); r.code != exitUsage || !strings.Contains(r.stderr, "takes no -html") {
+	if r := fuzzrun(t, "broker", "nats", "-consumer", "lru", "-html", "x.html"); r.code != exitUsage || !strings.Contains(r.stderr, "-html: fuzzrun broker has no such flag") {
 		t.Fatalf("-broker -consumer -html: exit %d\n%s", r.code, r.stderr)
 	}
 }

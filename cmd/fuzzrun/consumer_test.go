@@ -18,7 +18,7 @@ import (
 
 func TestConsumerCampaignFindsSavesAndReplays(t *testing.T) {
 	dir := t.TempDir()
-	r := fuzzrun(t, "-consumer", "nounique", "-checks", "400", "-seed", "3", "-corpus", dir, "-html", "", "-json")
+	r := fuzzrun(t, "consumer", "nounique", "-checks", "400", "-seed", "3", "-corpus", dir, "-html", "", "-json")
 	if r.code != exitViolation {
 		t.Fatalf("exit %d, want %d\n%s\n%s", r.code, exitViolation, r.stdout, r.stderr)
 	}
@@ -32,20 +32,20 @@ func TestConsumerCampaignFindsSavesAndReplays(t *testing.T) {
 	if _, err := os.Stat(rep.CorpusFile); err != nil {
 		t.Fatal(err)
 	}
-	if r := fuzzrun(t, "-consumer", "nounique", "-replay", rep.CorpusFile, "-html", ""); r.code != exitViolation || !strings.Contains(r.stdout, "FAIL single-credit") {
+	if r := fuzzrun(t, "consumer", "nounique", "-replay", rep.CorpusFile, "-html", ""); r.code != exitViolation || !strings.Contains(r.stdout, "FAIL single-credit") {
 		t.Fatalf("replay against the broken consumer: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
-	if r := fuzzrun(t, "-consumer", "adr", "-replay", rep.CorpusFile, "-html", ""); r.code != exitOK || !strings.Contains(r.stdout, "PASS adr") {
+	if r := fuzzrun(t, "consumer", "adr", "-replay", rep.CorpusFile, "-html", ""); r.code != exitOK || !strings.Contains(r.stdout, "PASS adr") {
 		t.Fatalf("replay against the ADR consumer: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
-	if r := fuzzrun(t, "-replay", rep.CorpusFile); r.code != exitUsage || !strings.Contains(r.stderr, "replay it with -consumer") {
+	if r := fuzzrun(t, "replay", rep.CorpusFile); r.code != exitUsage || !strings.Contains(r.stderr, "replay it with fuzzrun consumer NAME -replay") {
 		t.Fatalf("replay without -consumer: exit %d\n%s", r.code, r.stderr)
 	}
 }
 
 func TestConsumerCampaignPassesACorrectConsumer(t *testing.T) {
 	dir := t.TempDir()
-	r := fuzzrun(t, "-consumer", "insertfirst", "-checks", "100", "-seed", "1", "-corpus", dir, "-html", "")
+	r := fuzzrun(t, "consumer", "insertfirst", "-checks", "100", "-seed", "1", "-corpus", dir, "-html", "")
 	if r.code != exitOK || !strings.Contains(r.stdout, "PASS insertfirst") {
 		t.Fatalf("exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
@@ -56,11 +56,11 @@ func TestConsumerCampaignPassesACorrectConsumer(t *testing.T) {
 
 func TestConsumerUsageErrors(t *testing.T) {
 	for _, args := range [][]string{
-		{"-consumer", "nope"},
+		{"consumer", "nope"},
 		{"-consumer", "adr", "-mutants"},
-		{"-consumer", "adr", "-property", "fencing"},
-		{"-consumer", "nosuch:thing"},
-		{"-consumer", "adr", "-replay", "does-not-exist.json"},
+		{"consumer", "adr", "-property", "fencing"},
+		{"consumer", "nosuch:thing"},
+		{"consumer", "adr", "-replay", "does-not-exist.json"},
 	} {
 		if r := fuzzrun(t, args...); r.code != exitUsage || !strings.Contains(r.stderr, "fuzzrun: ") {
 			t.Errorf("%v: exit %d, want %d\n%s", args, r.code, exitUsage, r.stderr)
@@ -80,10 +80,10 @@ func TestConsumerSchemesRegister(t *testing.T) {
 	if err != nil || c.Name != "test-scheme-adr" || c.Handler == nil {
 		t.Fatalf("resolved %q, %v", c.Name, err)
 	}
-	if r := fuzzrun(t, "-list"); !strings.Contains(r.stdout, "test-scheme:ARG") || !strings.Contains(r.stdout, "claimstuck") {
+	if r := fuzzrun(t, "list"); !strings.Contains(r.stdout, "test-scheme:ARG") || !strings.Contains(r.stdout, "claimstuck") {
 		t.Fatalf("-list does not show the consumers:\n%s", r.stdout)
 	}
-	r := fuzzrun(t, "-list")
+	r := fuzzrun(t, "list")
 	for _, law := range consumertest.Laws {
 		if !strings.Contains(r.stdout, "  "+law+" ") {
 			t.Errorf("-list does not show the consumer law %s:\n%s", law, r.stdout)
@@ -97,7 +97,7 @@ func TestConsumerSchemesRegister(t *testing.T) {
 // default budget finds both.
 func TestConsumerCampaignsCatchTheTimeBugsAtTheirDefaults(t *testing.T) {
 	for _, name := range []string{"lease", "ttl"} {
-		r := fuzzrun(t, "-consumer", name, "-seed", "1", "-corpus", t.TempDir())
+		r := fuzzrun(t, "consumer", name, "-seed", "1", "-corpus", t.TempDir())
 		if r.code != exitViolation || !strings.Contains(r.stdout, "FAIL single-credit") || strings.Contains(r.stdout, "machine's clock") {
 			t.Errorf("-consumer %s: exit %d\n%s%s", name, r.code, r.stdout, r.stderr)
 		}
@@ -123,7 +123,7 @@ func TestAConsumerCampaignNamesWhatReadTheMachinesClock(t *testing.T) {
 		}, nil, nil
 	})
 	defer func() { delete(consumerSchemes, "now-param"); delete(consumerSchemeDocs, "now-param") }()
-	r := fuzzrun(t, "-consumer", "now-param:x", "-checks", "5", "-seed", "1", "-corpus", t.TempDir())
+	r := fuzzrun(t, "consumer", "now-param:x", "-checks", "5", "-seed", "1", "-corpus", t.TempDir())
 	if r.code != exitOK || !strings.Contains(r.stdout, "NOTE: read the machine's clock") || !strings.Contains(r.stdout, "a parameter 'now'") {
 		t.Fatalf("exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}

@@ -46,7 +46,7 @@ func (o *options) parseExplore(given map[string]bool, f exploreFlags) error {
 	}
 	for _, name := range []string{"duration", "checks", "seed", "broker", "without", "runs", "batch"} {
 		if given[name] {
-			return usagef("-%s: means nothing with -explore, which enumerates every schedule", name)
+			return usagef("-%s: means nothing with fuzzrun explore, which enumerates every schedule", name)
 		}
 	}
 	if o.projection {
@@ -54,11 +54,11 @@ func (o *options) parseExplore(given map[string]bool, f exploreFlags) error {
 	}
 	for _, name := range projectionOnly {
 		if given[name] {
-			return usagef("-%s: needs -projection (with -explore)", name)
+			return usagef("-%s: needs -projection", name)
 		}
 	}
 	if !given["depth"] {
-		return usagef("-depth: -explore needs a depth (e.g. -depth 8)")
+		return usagef("-depth: fuzzrun explore needs a depth (e.g. -depth 8), or -projection")
 	}
 	depth, err := strconv.Atoi(f.depth)
 	if err != nil || depth < 1 {
@@ -271,7 +271,7 @@ func exploreReportOptions(o *options, file string) properties.ReportOptions {
 }
 
 func replayCommand(o *options, file string) string {
-	return fmt.Sprintf("go run ./cmd/fuzzrun -replay %s -target %s", file, o.target.Name)
+	return fmt.Sprintf("go run ./cmd/fuzzrun replay %s -target %s", file, o.target.Name)
 }
 
 // saveExploreCase saves a counterexample of an exploration in -corpus and
@@ -302,7 +302,7 @@ func exploreHTML(o *options, op explore.Options, res *explore.Result, file strin
 	for _, l := range res.Levels {
 		e.Levels = append(e.Levels, report.ExploreLevel{Depth: l.Depth, States: l.States, Transitions: l.Transitions})
 	}
-	r := &report.Run{Title: "fuzzrun -explore against " + o.target.Name, Mode: "explore", Command: commandLine(o.args),
+	r := &report.Run{Title: "fuzzrun explore against " + o.target.Name, Mode: "explore", Command: commandLine(o.args),
 		Target: o.target.Name, Workers: op.Parallel, Budget: fmt.Sprintf("depth %d", op.Depth), Elapsed: res.Elapsed,
 		Interrupted: res.Interrupted, Checks: res.States, Coverage: res.Coverage.Rows(), Explore: e}
 	if cx := res.Counterexample; cx != nil && cx.Outcome != nil {

@@ -37,7 +37,7 @@ func (o *options) parseProjection(given map[string]bool, copies, history string)
 		}
 	}
 	if given["workers"] {
-		return usagef("-workers: -explore -projection judges every order of a history in one run, on one goroutine")
+		return usagef("-workers: fuzzrun explore -projection judges every order of a history in one run, on one goroutine")
 	}
 	n, err := strconv.Atoi(copies)
 	if err != nil || n < 1 || n > scenario.MaxCopies {
@@ -54,7 +54,7 @@ func (o *options) parseProjection(given map[string]bool, copies, history string)
 		}
 	}
 	if len(ps) == 0 {
-		return usagef("-property: %s selects no projection property; -explore -projection judges projections", strings.Join(o.patterns, ","))
+		return usagef("-property: %s selects no projection property; fuzzrun explore -projection judges projections", strings.Join(o.patterns, ","))
 	}
 	o.props = ps
 	switch h, ok := explore.ProjectionHistory(history); {
@@ -241,7 +241,7 @@ func runExploreProjection(ctx context.Context, o *options, stdout, stderr io.Wri
 		rep.Verified = false
 	}
 	if o.html != "" {
-		r := &report.Run{Title: "fuzzrun -explore -projection against " + o.target.Name, Mode: "explore", Command: commandLine(o.args),
+		r := &report.Run{Title: "fuzzrun explore -projection against " + o.target.Name, Mode: "explore", Command: commandLine(o.args),
 			Target: o.target.Name, Budget: fmt.Sprintf("%d copies", o.projCopies), Elapsed: time.Since(start), Interrupted: rep.Interrupted,
 			Checks: orders, Explore: html, Cases: cases}
 		if err := report.WriteFile(o.html, r); err != nil {

@@ -37,24 +37,24 @@ func TestExploreProjectionUsageErrors(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"-projection"}, "-projection: needs -explore"},
-		{[]string{"-history", "skew"}, "-history: needs -explore"},
-		{[]string{"-explore", "-depth", "3", "-copies", "2"}, "-copies: needs -projection"},
-		{[]string{"-explore", "-depth", "3", "-history", "skew"}, "-history: needs -projection"},
-		{[]string{"-explore", "-projection", "-history", "nope"}, `-history: "nope" is neither a history (skew, stepBack, ahead, delayed, burst) nor a scenario file`},
-		{[]string{"-explore", "-projection", "-history", consFile}, "is a consumption scenario; -projection explores a projection history"},
-		{[]string{"-explore", "-projection", "-copies", "0"}, `-copies: "0" is not a number of copies from 1 to 10`},
-		{[]string{"-explore", "-projection", "-copies", "11"}, `-copies: "11" is not a number of copies from 1 to 10`},
-		{[]string{"-explore", "-projection", "-copies", "two"}, `-copies: "two" is not a number`},
-		{[]string{"-explore", "-projection", "-depth", "3"}, "-depth: shapes a consumption world"},
-		{[]string{"-explore", "-projection", "-events", "2"}, "-events: shapes a consumption world"},
-		{[]string{"-explore", "-projection", "-group-workers", "3"}, "-group-workers: shapes a consumption world"},
-		{[]string{"-explore", "-projection", "-steps", "core"}, "-steps: shapes a consumption world"},
-		{[]string{"-explore", "-projection", "-engine", "compact"}, "-engine: shapes a consumption world"},
-		{[]string{"-explore", "-projection", "-workers", "2"}, "-workers: -explore -projection judges"},
-		{[]string{"-explore", "-projection", "-target", "no-dedup"}, "-target: no-dedup has no projection parts to explore"},
-		{[]string{"-explore", "-projection", "-property", "single-credit"}, "-property: single-credit selects no projection property"},
-		{[]string{"-explore", "-projection", "-seed", "3"}, "-seed: means nothing with -explore"},
+		{[]string{"-projection"}, "-projection: fuzzrun campaign has no such flag; it is a flag of fuzzrun explore"},
+		{[]string{"-history", "skew"}, "-history: fuzzrun campaign has no such flag; it is a flag of fuzzrun explore"},
+		{[]string{"explore", "-depth", "3", "-copies", "2"}, "-copies: needs -projection"},
+		{[]string{"explore", "-depth", "3", "-history", "skew"}, "-history: needs -projection"},
+		{[]string{"explore", "-projection", "-history", "nope"}, `-history: "nope" is neither a history (skew, stepBack, ahead, delayed, burst) nor a scenario file`},
+		{[]string{"explore", "-projection", "-history", consFile}, "is a consumption scenario; -projection explores a projection history"},
+		{[]string{"explore", "-projection", "-copies", "0"}, `-copies: "0" is not a number of copies from 1 to 10`},
+		{[]string{"explore", "-projection", "-copies", "11"}, `-copies: "11" is not a number of copies from 1 to 10`},
+		{[]string{"explore", "-projection", "-copies", "two"}, `-copies: "two" is not a number`},
+		{[]string{"explore", "-projection", "-depth", "3"}, "-depth: shapes a consumption world"},
+		{[]string{"explore", "-projection", "-events", "2"}, "-events: shapes a consumption world"},
+		{[]string{"explore", "-projection", "-group-workers", "3"}, "-group-workers: shapes a consumption world"},
+		{[]string{"explore", "-projection", "-steps", "core"}, "-steps: shapes a consumption world"},
+		{[]string{"explore", "-projection", "-engine", "compact"}, "-engine: shapes a consumption world"},
+		{[]string{"explore", "-projection", "-workers", "2"}, "-workers: fuzzrun explore -projection judges"},
+		{[]string{"explore", "-projection", "-target", "no-dedup"}, "-target: no-dedup has no projection parts to explore"},
+		{[]string{"explore", "-projection", "-property", "single-credit"}, "-property: single-credit selects no projection property"},
+		{[]string{"explore", "-projection", "-seed", "3"}, "-seed: fuzzrun explore has no such flag"},
 	} {
 		r := fuzzrun(t, append(c.args, "-corpus", "", "-html", "")...)
 		if r.code != exitUsage || !strings.Contains(r.stderr, c.want) {
@@ -65,7 +65,7 @@ func TestExploreProjectionUsageErrors(t *testing.T) {
 
 // The reference passes every delivery order of every history.
 func TestExploreProjectionVerifiesTheReference(t *testing.T) {
-	r := fuzzrun(t, "-explore", "-projection", "-corpus", "", "-html", "")
+	r := fuzzrun(t, "explore", "-projection", "-corpus", "", "-html", "")
 	if r.code != exitOK {
 		t.Fatalf("exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
@@ -80,7 +80,7 @@ func TestExploreProjectionVerifiesTheReference(t *testing.T) {
 	if !strings.Contains(r.stdout, "verified: every delivery order of 5 histories with up to 2 copies, 70 orders, no violation") {
 		t.Errorf("no summary:\n%s", r.stdout)
 	}
-	one := decode[projectionExploreReport](t, fuzzrun(t, "-explore", "-projection", "-history", "stepBack", "-copies", "3", "-json", "-corpus", "", "-html", ""))
+	one := decode[projectionExploreReport](t, fuzzrun(t, "explore", "-projection", "-history", "stepBack", "-copies", "3", "-json", "-corpus", "", "-html", ""))
 	if !one.Verified || one.Copies != 3 || len(one.Histories) != 1 || one.Histories[0].Name != "stepBack" || one.Histories[0].Orders != 62 {
 		t.Fatalf("-json report: %+v", one)
 	}
@@ -92,12 +92,12 @@ func TestExploreProjectionFindsAMutant(t *testing.T) {
 	dir := t.TempDir()
 	page := filepath.Join(dir, "report.html")
 	cases := filepath.Join(dir, "cases")
-	r := fuzzrun(t, "-explore", "-projection", "-history", "skew", "-target", "dedup-only-projector", "-corpus", cases, "-html", page)
+	r := fuzzrun(t, "explore", "-projection", "-history", "skew", "-target", "dedup-only-projector", "-corpus", cases, "-html", page)
 	if r.code != exitViolation {
 		t.Fatalf("exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 	for _, want := range []string{"judged 14 delivery orders", "violation: a shortest failing delivery order of skew is e2 e1:",
-		"FAIL skew-safe-final-state", "corpus file: ", "replay: go run ./cmd/fuzzrun -replay "} {
+		"FAIL skew-safe-final-state", "corpus file: ", "replay: go run ./cmd/fuzzrun replay "} {
 		if !strings.Contains(r.stdout, want) {
 			t.Errorf("output lacks %q:\n%s", want, r.stdout)
 		}
@@ -114,7 +114,7 @@ func TestExploreProjectionFindsAMutant(t *testing.T) {
 	if c.Target != "dedup-only-projector" || c.Scenario.Kind != scenario.KindProjection {
 		t.Fatalf("saved a %s case against %s", c.Scenario.Kind, c.Target)
 	}
-	if replay := fuzzrun(t, "-replay", file, "-target", "dedup-only-projector", "-corpus", "", "-html", ""); replay.code != exitViolation {
+	if replay := fuzzrun(t, "replay", file, "-target", "dedup-only-projector", "-html", ""); replay.code != exitViolation {
 		t.Fatalf("the saved scenario does not fail again: exit %d\n%s", replay.code, replay.stdout)
 	}
 	html := readFile(t, page)
@@ -127,7 +127,7 @@ func TestExploreProjectionFindsAMutant(t *testing.T) {
 
 	// The saved case, given as a history, is explored again (its replicas
 	// ignored), and the -json report gives the failing order.
-	j := decode[projectionExploreReport](t, fuzzrun(t, "-explore", "-projection", "-history", file, "-target", "hlc-no-merge", "-json", "-corpus", "", "-html", ""))
+	j := decode[projectionExploreReport](t, fuzzrun(t, "explore", "-projection", "-history", file, "-target", "hlc-no-merge", "-json", "-corpus", "", "-html", ""))
 	if j.Verified || len(j.Histories) != 1 || j.Histories[0].Name != file || j.Histories[0].Verdict == nil ||
 		j.Histories[0].Counterexample == nil || len(j.Histories[0].Order) == 0 {
 		t.Fatalf("-json report: %+v", j)
@@ -138,7 +138,7 @@ func TestExploreProjectionFindsAMutant(t *testing.T) {
 func TestExploreProjectionInterrupted(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	r := fuzzrunContext(t, ctx, "-explore", "-projection", "-corpus", "", "-html", "")
+	r := fuzzrunContext(t, ctx, "explore", "-projection", "-corpus", "", "-html", "")
 	if r.code != exitOK || !strings.Contains(r.stdout, "interrupted: 0 of 5 histories explored, no violation") {
 		t.Fatalf("exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
@@ -163,7 +163,7 @@ func TestDeliveryOrdersCounted(t *testing.T) {
 	if got := deliveryOrders(explore.ProjectionHistories()[0].History, 10).Int64(); got != 705_410 {
 		t.Errorf("skew with 10 copies: %d orders, want 705,410", got)
 	}
-	r := fuzzrun(t, "-explore", "-projection", "-copies", "10", "-corpus", "", "-html", "")
+	r := fuzzrun(t, "explore", "-projection", "-copies", "10", "-corpus", "", "-html", "")
 	if want := "-copies: 10 copies give history skew 705410 delivery orders; at most 50000 are judged"; r.code != exitUsage || !strings.Contains(r.stderr, want) {
 		t.Fatalf("exit %d, stderr %q; want exit 2 naming %q", r.code, r.stderr, want)
 	}

@@ -11,7 +11,7 @@ import (
 )
 
 func TestExploreVerifiesTheReference(t *testing.T) {
-	r := fuzzrun(t, "-explore", "-depth", "4", "-corpus", "", "-html", "")
+	r := fuzzrun(t, "explore", "-depth", "4", "-corpus", "", "-html", "")
 	if r.code != exitOK {
 		t.Fatalf("exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
@@ -25,7 +25,7 @@ func TestExploreVerifiesTheReference(t *testing.T) {
 
 func TestExploreSavesTheShortestCounterexample(t *testing.T) {
 	dir := t.TempDir()
-	r := fuzzrun(t, "-explore", "-depth", "8", "-target", "takeover-without-fencing", "-corpus", dir, "-html", "")
+	r := fuzzrun(t, "explore", "-depth", "8", "-target", "takeover-without-fencing", "-corpus", dir, "-html", "")
 	if r.code != exitViolation {
 		t.Fatalf("exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
@@ -43,7 +43,7 @@ func TestExploreSavesTheShortestCounterexample(t *testing.T) {
 	if len(c.Scenario.Consumption.Steps) != 6 || c.Target != "takeover-without-fencing" {
 		t.Fatalf("saved %d steps against %s", len(c.Scenario.Consumption.Steps), c.Target)
 	}
-	replay := fuzzrun(t, "-replay", dir+"/"+fs[0], "-target", "takeover-without-fencing", "-corpus", "", "-html", "")
+	replay := fuzzrun(t, "replay", dir+"/"+fs[0], "-target", "takeover-without-fencing", "-html", "")
 	if replay.code != exitViolation {
 		t.Fatalf("the saved scenario does not fail again: exit %d\n%s", replay.code, replay.stdout)
 	}
@@ -54,13 +54,13 @@ func TestExploreBadBounds(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"-explore", "-depth", "0"}, "-depth"},
-		{[]string{"-explore"}, "-depth"},
-		{[]string{"-explore", "-depth", "3", "-group-workers", "0"}, "no workers"},
-		{[]string{"-explore", "-depth", "3", "-steps", "produce,teleport"}, "unknown step \"teleport\""},
-		{[]string{"-explore", "-depth", "3", "-events", "sometimes"}, "-events"},
-		{[]string{"-explore", "-depth", "3", "-duration", "5s"}, "-duration"},
-		{[]string{"-depth", "3"}, "needs -explore"},
+		{[]string{"explore", "-depth", "0"}, "-depth"},
+		{[]string{"explore"}, "-depth"},
+		{[]string{"explore", "-depth", "3", "-group-workers", "0"}, "no workers"},
+		{[]string{"explore", "-depth", "3", "-steps", "produce,teleport"}, "unknown step \"teleport\""},
+		{[]string{"explore", "-depth", "3", "-events", "sometimes"}, "-events"},
+		{[]string{"explore", "-depth", "3", "-duration", "5s"}, "-duration"},
+		{[]string{"-depth", "3"}, "-depth: fuzzrun campaign has no such flag; it is a flag of fuzzrun explore"},
 	} {
 		r := fuzzrun(t, c.args...)
 		if r.code != exitUsage || !strings.Contains(r.stderr, c.want) {
@@ -73,7 +73,7 @@ func TestExploreBadBounds(t *testing.T) {
 func TestExploreInterrupted(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	r := fuzzrunContext(t, ctx, "-explore", "-depth", "20", "-corpus", "", "-html", "")
+	r := fuzzrunContext(t, ctx, "explore", "-depth", "20", "-corpus", "", "-html", "")
 	if r.code != exitOK || !strings.Contains(r.stdout, "interrupted: every schedule up to depth 0 explored") {
 		t.Fatalf("exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
@@ -84,7 +84,7 @@ func TestExploreInterrupted(t *testing.T) {
 func TestExploreWritesHTML(t *testing.T) {
 	dir := t.TempDir()
 	page := filepath.Join(dir, "explore.html")
-	r := fuzzrun(t, "-explore", "-depth", "3", "-corpus", "", "-html", page)
+	r := fuzzrun(t, "explore", "-depth", "3", "-corpus", "", "-html", page)
 	if r.code != exitOK || !strings.Contains(r.stdout, "report: "+page) {
 		t.Fatalf("exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
@@ -97,7 +97,7 @@ func TestExploreWritesHTML(t *testing.T) {
 	}
 
 	page = filepath.Join(dir, "violation.html")
-	r = fuzzrun(t, "-explore", "-depth", "2", "-target", "no-dedup", "-corpus", "", "-html", page)
+	r = fuzzrun(t, "explore", "-depth", "2", "-target", "no-dedup", "-corpus", "", "-html", page)
 	if r.code != exitViolation {
 		t.Fatalf("exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
@@ -109,7 +109,7 @@ func TestExploreWritesHTML(t *testing.T) {
 	}
 
 	empty := t.TempDir()
-	r = fuzzrunIn(t, empty, "-explore", "-depth", "2", "-corpus", "", "-html", "")
+	r = fuzzrunIn(t, empty, "explore", "-depth", "2", "-corpus", "", "-html", "")
 	if r.code != exitOK || strings.Contains(r.stdout, "report:") {
 		t.Fatalf("exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -23,15 +24,27 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"-target", "nope"}, `fuzzrun: -target: "nope" is not a target; valid targets: reference, `},
 		{[]string{"-property", "nope*"}, `fuzzrun: -property: "nope*" matches no property; the properties are single-credit`},
 		{[]string{"-property", "[x"}, `fuzzrun: -property: "[x" is not a valid glob`},
-		{[]string{"-frobnicate"}, `fuzzrun: -frobnicate: no such flag`},
+		{[]string{"-frobnicate"}, `fuzzrun: -frobnicate: fuzzrun campaign has no such flag`},
 		{[]string{"-duration"}, `fuzzrun: -duration: needs a value`},
 		{[]string{"-json=maybe"}, `fuzzrun: -json: "maybe" is not true or false`},
-		{[]string{"extra"}, `fuzzrun: unexpected argument "extra"`},
+		{[]string{"extra"}, `fuzzrun: "extra" is not a command; the commands are campaign, consumer, explore, broker, mutants, replay, list`},
+		{[]string{"campaign", "extra"}, `fuzzrun: unexpected argument "extra": fuzzrun campaign takes flags only`},
+		{[]string{"replay"}, `fuzzrun: fuzzrun replay needs FILE`},
+		{[]string{"replay", "a.json", "b.json"}, `fuzzrun: unexpected argument "b.json": fuzzrun replay takes one FILE`},
+		{[]string{"consumer"}, `fuzzrun: fuzzrun consumer needs NAME|SCHEME:ARG`},
+		{[]string{"campaign", "-depth", "3"}, `fuzzrun: -depth: fuzzrun campaign has no such flag; it is a flag of fuzzrun explore`},
+		{[]string{"list", "-duration", "3s"}, `fuzzrun: -duration: fuzzrun list has no such flag; it is a flag of fuzzrun campaign, fuzzrun consumer and fuzzrun broker`},
+		{[]string{"mutants", "-target", "no-dedup"}, `fuzzrun: -target: fuzzrun mutants has no such flag`},
+		{[]string{"mutants", "-off", "hlc-laws/monotonic=a"}, `fuzzrun: -off: fuzzrun mutants has no such flag; it is a flag of fuzzrun campaign`},
+		{[]string{"replay", "x.json", "-corpus", ""}, `fuzzrun: -corpus: fuzzrun replay has no such flag`},
+		{[]string{"explore", "-duration", "3s"}, `fuzzrun: -duration: fuzzrun explore has no such flag`},
+		{[]string{"consumer", "adr", "-target", "sqlite"}, `fuzzrun: -target: fuzzrun consumer has no such flag`},
+		{[]string{"consumer", "adr", "-v"}, `fuzzrun: -v: fuzzrun consumer has no such flag`},
+		{[]string{"broker", "nats", "-html", "x.html"}, `fuzzrun: -html: fuzzrun broker has no such flag`},
+		{[]string{"campaign", "-worker-index", "1"}, `fuzzrun: -worker-index: fuzzrun campaign has no such flag (see fuzzrun campaign -h)`},
+		{[]string{"help", "nope"}, `fuzzrun: help: "nope" is not a command`},
 		{[]string{"-without", "crashes"}, `fuzzrun: -without: "crashes" is not a fault that can be switched off; the faults are duplicate, crash,`},
 		{[]string{"-duration", "0"}, `fuzzrun: -duration: 0 (no time limit) needs -checks`},
-		{[]string{"-mutants", "-replay", "x.json"}, `fuzzrun: -list, -replay, -mutants and -explore are different modes`},
-		{[]string{"-explore", "-mutants", "-depth", "3"}, `fuzzrun: -list, -replay, -mutants and -explore are different modes`},
-		{[]string{"-mutants", "-target", "no-dedup"}, `fuzzrun: -target: -mutants hunts every mutant`},
 		{[]string{"-target", "exec-hlc:"}, `fuzzrun: -target: "exec-hlc:" cannot be used: target exec-hlc:: procparts: empty command`},
 		{[]string{"-target", "exec-projector:/nonexistent/projector"}, `fuzzrun: -target: "exec-projector:/nonexistent/projector" cannot be used: target exec-projector:/nonexistent/projector: procparts: projector implementation "/nonexistent/projector" failed on request 1 (hello): could not start`},
 		{[]string{"-off", "hlc-laws/physical-bound"}, `fuzzrun: -off: "hlc-laws/physical-bound" is not LAW=REASON`},
@@ -39,8 +52,11 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"-off", "physical-bound=why"}, `fuzzrun: -off: "physical-bound" is not a law`},
 		{[]string{"-off", "hlc-laws/physical-bound= "}, `fuzzrun: -off: hlc-laws/physical-bound has no reason`},
 		{[]string{"-off", "hlc-laws/monotonic=a", "-off", "hlc-laws/monotonic=b"}, `fuzzrun: -off: hlc-laws/monotonic is switched off twice`},
-		{[]string{"-mutants", "-off", "hlc-laws/monotonic=a"}, `fuzzrun: -off: laws are switched off in a campaign only`},
-		{[]string{"-replay", "no/such/file.json"}, `fuzzrun: -replay: open no/such/file.json`},
+		{[]string{"replay", "no/such/file.json"}, `fuzzrun: replay: open no/such/file.json`},
+		{[]string{"-mutants", "-replay", "x.json"}, `fuzzrun: -list, -replay, -mutants and -explore are different modes; give one command`},
+		{[]string{"-explore", "-mutants", "-depth", "3"}, `fuzzrun: -list, -replay, -mutants and -explore are different modes`},
+		{[]string{"-consumer", "adr", "-list"}, `fuzzrun: -list: lists every consumer already`},
+		{[]string{"-broker", "nats", "-mutants"}, `fuzzrun: -mutants: fuzzrun broker takes no -mutants`},
 		{[]string{"-target", "hlc-no-merge", "-property", "single-credit", "-corpus", "", "-html", ""}, `fuzzrun: -target: "hlc-no-merge" plays no scenario the selected properties judge`},
 	}
 	for _, c := range cases {
@@ -56,16 +72,46 @@ func TestUsageErrors(t *testing.T) {
 	}
 }
 
+// fuzzrun -h lists the commands (not the hidden worker); each command's -h
+// lists its own flags only.
 func TestHelp(t *testing.T) {
 	r := fuzzrun(t, "-h")
 	if r.code != exitOK {
 		t.Fatalf("exit %d", r.code)
 	}
-	mustContain(t, "usage", r.stdout, "-duration", "-replay FILE", "-mutants", "-explore -projection", "-copies N", "-history H", "exit status")
+	mustContain(t, "fuzzrun -h", r.stdout, "campaign", "consumer NAME|SCHEME:ARG", "explore", "broker BROKER[:CONFIG]", "mutants", "replay FILE", "list", "-tags servers", "exit status")
+	if strings.Contains(r.stdout, "worker") || strings.Contains(r.stdout, "-duration") {
+		t.Errorf("fuzzrun -h shows the hidden worker or a command's flag:\n%s", r.stdout)
+	}
+	for _, c := range commands {
+		if c.hidden {
+			continue
+		}
+		for _, args := range [][]string{{c.name, "-h"}, {"help", c.name}} {
+			r := fuzzrun(t, args...)
+			if r.code != exitOK {
+				t.Fatalf("%v: exit %d: %s", args, r.code, r.stderr)
+			}
+			mustContain(t, c.name+" -h", r.stdout, "usage: fuzzrun "+c.name, "exit status")
+			for _, f := range c.flags {
+				mustContain(t, c.name+" -h", r.stdout, "  -"+f+" ")
+			}
+			// No flag of another command.
+			for _, o := range commands {
+				for _, f := range o.flags {
+					if !slices.Contains(c.flags, f) && strings.Contains(r.stdout, "\n  -"+f+" ") {
+						t.Errorf("fuzzrun %s -h lists -%s, not one of its flags", c.name, f)
+					}
+				}
+			}
+		}
+	}
+	mustContain(t, "explore -h", fuzzrun(t, "explore", "-h").stdout, "-projection", "-copies N", "-history H")
+	mustContain(t, "broker -h", fuzzrun(t, "broker", "-h").stdout, "go run -tags servers ./cmd/fuzzrun broker")
 }
 
 func TestList(t *testing.T) {
-	r := fuzzrun(t, "-list")
+	r := fuzzrun(t, "list")
 	if r.code != exitOK {
 		t.Fatalf("exit %d: %s", r.code, r.stderr)
 	}
@@ -76,7 +122,7 @@ func TestList(t *testing.T) {
 }
 
 func TestListJSONHonoursProperty(t *testing.T) {
-	r := fuzzrun(t, "-list", "-json", "-property", "hlc-*,fencing")
+	r := fuzzrun(t, "list", "-json", "-property", "hlc-*,fencing")
 	l := decode[listJSON](t, r)
 	var names []string
 	for _, p := range l.Properties {

@@ -5,18 +5,18 @@
 // shown in an HTML report with a timeline of the counterexample.
 //
 //	go run ./cmd/fuzzrun                        # 30 s over every property, the reference
-//	go run ./cmd/fuzzrun -mutants               # the mutation benchmark
-//	go run ./cmd/fuzzrun -replay corpus/cases/x.json -target no-dedup
-//	go run ./cmd/fuzzrun -list
+//	go run ./cmd/fuzzrun mutants                # the mutation benchmark
+//	go run ./cmd/fuzzrun replay corpus/cases/x.json -target no-dedup
+//	go run ./cmd/fuzzrun consumer lru           # a team's consumer (here an example)
+//	go run ./cmd/fuzzrun list
 //
-// See README.md in this directory for every flag.
+// Each command has its own flags (fuzzrun COMMAND -h); see README.md in
+// this directory for every command and flag.
 package main
 
 import (
 	"context"
-	"errors"
 	"flag"
-	"fmt"
 	"io"
 	"os"
 	"os/signal"
@@ -55,36 +55,4 @@ func run(args []string, stdout, stderr io.Writer) int {
 	defer stop()
 	context.AfterFunc(ctx, stop) // after the first signal, the default action again
 	return runContext(ctx, args, stdout, stderr)
-}
-
-// runContext is run under a context whose cancellation acts as Ctrl-C.
-func runContext(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	o, err := parseFlags(args)
-	if errors.Is(err, flag.ErrHelp) {
-		fmt.Fprint(stdout, usage)
-		return exitOK
-	}
-	if err != nil {
-		fmt.Fprintf(stderr, "fuzzrun: %v\n(run fuzzrun -h for the flags)\n", err)
-		return exitUsage
-	}
-	switch {
-	case o.worker:
-		return runWorker(ctx, o, stdout)
-	case o.list:
-		return runList(o, stdout)
-	case o.broker != "": // with -consumer too: the team's consumer over a real broker
-		return runBroker(ctx, o, stdout, stderr)
-	case o.consumer != "":
-		return runConsumer(ctx, o, stdout, stderr)
-	case o.replay != "":
-		return runReplay(o, stdout, stderr)
-	case o.mutants:
-		return runMutants(ctx, o, stdout, stderr)
-	case o.explore && o.projection:
-		return runExploreProjection(ctx, o, stdout, stderr)
-	case o.explore:
-		return runExplore(ctx, o, stdout, stderr)
-	}
-	return runCampaign(ctx, o, stdout, stderr)
 }

@@ -51,7 +51,7 @@ func runMutants(ctx context.Context, o *options, stdout, stderr io.Writer) int {
 		case ev := <-pool.events:
 			b.handle(ev, pool, pr)
 		case now := <-tick.C:
-			pr.update(now, fmt.Sprintf("fuzzrun -mutants %5.1fs  %d/%d hunts done", time.Since(b.start).Seconds(), b.done(), len(b.jobs)))
+			pr.update(now, fmt.Sprintf("fuzzrun mutants %5.1fs  %d/%d hunts done", time.Since(b.start).Seconds(), b.done(), len(b.jobs)))
 		case <-done:
 			done = nil
 			b.interrupted = true

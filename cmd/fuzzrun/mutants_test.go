@@ -16,7 +16,7 @@ import (
 func TestMutantsBenchmark(t *testing.T) {
 	dir := t.TempDir()
 	html := filepath.Join(dir, "m.html")
-	r := fuzzrun(t, "-mutants", "-property", "bounded-attempts", "-runs", "2", "-workers", "2",
+	r := fuzzrun(t, "mutants", "-property", "bounded-attempts", "-runs", "2", "-workers", "2",
 		"-corpus", filepath.Join(dir, "corpus"), "-html", html, "-json")
 	if r.code != exitOK {
 		t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
@@ -53,7 +53,7 @@ func TestMutantsBenchmark(t *testing.T) {
 
 // The table is the human form of the same.
 func TestMutantsTable(t *testing.T) {
-	r := fuzzrun(t, "-mutants", "-property", "producer-gate", "-runs", "1", "-corpus", "", "-html", "")
+	r := fuzzrun(t, "mutants", "-property", "producer-gate", "-runs", "1", "-corpus", "", "-html", "")
 	if r.code != exitOK {
 		t.Fatalf("exit %d\n%s", r.code, r.stderr)
 	}

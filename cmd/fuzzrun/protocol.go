@@ -80,7 +80,7 @@ const (
 // workerCommand builds the command line of worker w of n. It hands the
 // worker its share of the budget and the time left.
 func workerCommand(exe string, o *options, w int, checks int64, left time.Duration) *exec.Cmd {
-	args := []string{"-worker", "-worker-index", strconv.Itoa(w), "-workers", strconv.Itoa(o.workers),
+	args := []string{"worker", "-worker-index", strconv.Itoa(w), "-workers", strconv.Itoa(o.workers),
 		"-seed", strconv.FormatUint(o.seed, 10), "-batch", strconv.Itoa(o.batch), "-runs", strconv.Itoa(o.runs),
 		"-duration", left.String(), "-property", strings.Join(o.patterns, ",")}
 	if checks > 0 {

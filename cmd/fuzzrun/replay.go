@@ -44,11 +44,11 @@ func runReplay(o *options, stdout, stderr io.Writer) int {
 	start := time.Now()
 	c, err := corpus.LoadAny(o.replay)
 	if err != nil {
-		fmt.Fprintf(stderr, "fuzzrun: -replay: %v\n", err)
+		fmt.Fprintf(stderr, "fuzzrun: replay: %v\n", err)
 		return exitUsage
 	}
 	if c.IsConsumer() {
-		fmt.Fprintf(stderr, "fuzzrun: -replay: %s is a consumer-level case (of %s): replay it with -consumer NAME\n", o.replay, c.Target)
+		fmt.Fprintf(stderr, "fuzzrun: replay: %s is a consumer-level case (of %s): replay it with fuzzrun consumer NAME -replay %s\n", o.replay, c.Target, shellQuote(o.replay))
 		return exitUsage
 	}
 	kind := c.Scenario.Kind

@@ -14,7 +14,7 @@ import (
 // against the mutant it catches (exit 1), with the verdicts and the trace.
 func TestReplayCorpusFile(t *testing.T) {
 	file := corpusCase(t, "fencing")
-	ok := fuzzrun(t, "-replay", file, "-html", "")
+	ok := fuzzrun(t, "replay", file, "-html", "")
 	if ok.code != exitOK {
 		t.Fatalf("reference: exit %d\n%s%s", ok.code, ok.stdout, ok.stderr)
 	}
@@ -22,7 +22,7 @@ func TestReplayCorpusFile(t *testing.T) {
 		"situations reached: takeover-after-lease-expiry, stale-commit-refused")
 
 	html := filepath.Join(t.TempDir(), "r.html")
-	bad := fuzzrun(t, "-replay", file, "-target", "takeover-without-fencing", "-html", html)
+	bad := fuzzrun(t, "replay", file, "-target", "takeover-without-fencing", "-html", html)
 	if bad.code != exitViolation {
 		t.Fatalf("mutant: exit %d\n%s%s", bad.code, bad.stdout, bad.stderr)
 	}
@@ -46,7 +46,7 @@ func TestReplayJSON(t *testing.T) {
 			mutant = m
 		}
 	}
-	r := fuzzrun(t, "-replay", file, "-target", mutant, "-property", "hlc-laws", "-html", "", "-json")
+	r := fuzzrun(t, "replay", file, "-target", mutant, "-property", "hlc-laws", "-html", "", "-json")
 	rep := decode[replayJSON](t, r)
 	if r.code != exitViolation || rep.Pass || rep.Kind != "projection" || len(rep.Verdicts) != 1 || rep.Verdicts[0].Pass ||
 		rep.Recorded == nil || rep.Recorded.Property != "hlc-laws" || len(rep.Trace) == 0 || rep.Exit != exitViolation {
@@ -70,7 +70,7 @@ func TestReplayBareAndMalformed(t *testing.T) {
 	if err := os.WriteFile(bare, js, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if r := fuzzrun(t, "-replay", bare, "-html", ""); r.code != exitOK {
+	if r := fuzzrun(t, "replay", bare, "-html", ""); r.code != exitOK {
 		t.Fatalf("bare scenario: exit %d\n%s", r.code, r.stderr)
 	}
 	broken := filepath.Join(dir, "broken.json")
@@ -78,11 +78,11 @@ func TestReplayBareAndMalformed(t *testing.T) {
 	if err := os.WriteFile(broken, []byte(data), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	r := fuzzrun(t, "-replay", broken, "-html", "")
+	r := fuzzrun(t, "replay", broken, "-html", "")
 	if r.code != exitUsage || !strings.Contains(r.stderr, broken+`: consumption.steps[`) || !strings.Contains(r.stderr, `worker: "w9" is not a listed worker`) {
 		t.Fatalf("exit %d, stderr %s", r.code, r.stderr)
 	}
-	if r := fuzzrun(t, "-replay", bare, "-target", "hlc-no-merge", "-html", ""); r.code != exitUsage ||
+	if r := fuzzrun(t, "replay", bare, "-target", "hlc-no-merge", "-html", ""); r.code != exitUsage ||
 		!strings.Contains(r.stderr, `-target: "hlc-no-merge" cannot play consumption scenarios`) {
 		t.Fatalf("exit %d, stderr %s", r.code, r.stderr)
 	}

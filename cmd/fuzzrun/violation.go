@@ -84,7 +84,7 @@ func (f *finding) replayCommand() string {
 	if f.file == "" {
 		return ""
 	}
-	return fmt.Sprintf("go run ./cmd/fuzzrun -replay %s -target %s", shellQuote(f.file), shellQuote(f.target.Name))
+	return fmt.Sprintf("go run ./cmd/fuzzrun replay %s -target %s", shellQuote(f.file), shellQuote(f.target.Name))
 }
 
 // line is the one-line notice printed when the finding arrives.

@@ -95,7 +95,7 @@ func TestBrokerRabbitMQStoppingMidCampaign(t *testing.T) {
 	if d := time.Since(start); d > 30*time.Second {
 		t.Fatalf("the campaign took %s to notice the broker was gone", d)
 	}
-	row := readmeTable(t)["rabbitmq:quorum"]
+	row := brokerTable(t)["rabbitmq:quorum"]
 	for _, c := range rep.Cells {
 		if c.Status == properties.LiveFails && row[c.Invariant] != "fails" {
 			t.Errorf("a stopped broker was reported as a violation of %s: %s", c.Invariant, c.Detail)

@@ -12,7 +12,7 @@ import (
 
 // Consumption draws a consumption scenario: a world (consumer groups, nodes
 // with skewed clocks, workers, retry policy, lease and retention) and a
-// schedule over every fault of SPEC.md — duplicates, redelivery after nack
+// schedule over every fault the harness injects — duplicates, redelivery after nack
 // and ack timeout, reordering, crashes at every point of the pipeline, lease
 // expiry under a slow worker and takeover, transient and poison failures,
 // skew and clock steps, replay, cleanup racing redelivery, concurrent

@@ -122,7 +122,7 @@ func BenchmarkStatementDirect(b *testing.B) {
 }
 
 // BenchmarkBrokenFound hunts each broken example with 5 seeds and logs,
-// as a README table row, the median time and scenarios to the first
+// as a row of the broken consumers table in docs/consumers.md, the median time and scenarios to the first
 // failure and the counterexample's size after rapid's shrink and after
 // the reduction pass. Run it with -benchtime=1x.
 func BenchmarkBrokenFound(b *testing.B) {

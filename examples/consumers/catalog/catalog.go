@@ -1,7 +1,8 @@
 // Package catalog lists the example consumers of examples/consumers with
 // what the harness must say of each: the correct ones are never flagged,
 // each broken one breaks its law. cmd/fuzzrun runs campaigns against them
-// by name (-consumer NAME), and the README's table is measured over them.
+// by name (fuzzrun consumer NAME), and the broken consumers table of
+// docs/consumers.md is measured over them.
 package catalog
 
 import (

@@ -60,7 +60,7 @@ func TestConsumerCorpusReplays(t *testing.T) {
 	}
 	for _, e := range catalog.All() {
 		if !e.Correct() && !caught[e.Name] {
-			t.Errorf("broken example %s has no case in %s (go run ./cmd/fuzzrun -consumer %s)", e.Name, corpusDir, e.Name)
+			t.Errorf("broken example %s has no case in %s (go run ./cmd/fuzzrun consumer %s)", e.Name, corpusDir, e.Name)
 		}
 	}
 }

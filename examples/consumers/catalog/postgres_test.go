@@ -21,7 +21,7 @@ func postgresDSN(tb testing.TB) string {
 
 // TestOnPostgres runs the example consumers on PostgreSQL, unchanged (or
 // as written for it, Entry.On): the correct ones are never flagged (a
-// small budget here; the benchmark and fuzzrun -db postgres run more), and
+// small budget here; the benchmark and fuzzrun consumer NAME -db postgres run more), and
 // broken ones are caught by their law with a counterexample of at most 8
 // steps.
 func TestOnPostgres(t *testing.T) {

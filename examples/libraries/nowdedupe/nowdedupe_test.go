@@ -23,7 +23,7 @@ import (
 var lib = synctime.Library{Open: func() (store.Store, error) { return nowdedupe.New(), nil }}
 
 func TestContract(t *testing.T) {
-	storetest.RunTimeNow(t, lib)
+	storetest.Run(t, lib)
 }
 
 func TestInvariants(t *testing.T) {
@@ -35,7 +35,7 @@ func TestOneProperty(t *testing.T) {
 }
 
 func TestLinearizable(t *testing.T) {
-	linearizability.CheckTimeNowStore(t, lib, linearizability.WithOps(2_000))
+	linearizability.CheckStore(t, lib, linearizability.WithOps(2_000))
 }
 
 // consumption hunts every consumption law, each scenario in its own bubble

@@ -135,7 +135,7 @@ type worker struct {
 }
 
 // Declaration is what a process may declare about itself in its hello, so
-// that a command line alone puts it under the harness (fuzzrun -consumer
+// that a command line alone puts it under the harness (fuzzrun consumer
 // exec:COMMAND). A Go test gives the same in its consumertest.Consumer.
 type Declaration struct {
 	// Schema is SQL run on the fresh database of every scenario.

@@ -16,8 +16,8 @@ import (
 )
 
 // Library is a store library that reads time.Now, described once for every
-// check (system.WithTimeNowStore, storetest.RunTimeNow,
-// linearizability.CheckTimeNowStore), as store.Conventions is.
+// check (system.WithTimeNowStore, storetest.Run,
+// linearizability.CheckStore), as store.Conventions is.
 type Library struct {
 	// Open builds a fresh store of the library. It runs inside the run's
 	// bubble, so the timers and goroutines it starts are the bubble's.

@@ -7,8 +7,8 @@
 //     call first advances the bubble's clock to the harness's time (a
 //     time.Sleep that a bubble completes at once). Library describes such a
 //     store once for every check: system.WithTimeNowStore (the invariants,
-//     under properties.Conformance and CheckProperty), storetest.RunTimeNow
-//     (the contract) and linearizability.CheckTimeNowStore each play every
+//     under properties.Conformance and CheckProperty), storetest.Run (the
+//     contract) and linearizability.CheckStore, each given the Library, play every
 //     scenario, rule or recording in a bubble of its own (Test), so the
 //     library's timers and tickers move with the scenario too. A goroutine
 //     the library leaves running after the run (a ticker it never stops) is
@@ -114,7 +114,7 @@ func (f *Follower) behind(want time.Time, by time.Duration) error {
 // bubble: there time.Now is the machine's clock, which the harness cannot
 // move.
 var ErrNoBubble = errors.New("synctime: the store reads time.Now but runs outside a testing/synctest bubble, where the harness cannot move its clock; " +
-	"check it with properties.Conformance or CheckProperty on system.WithTimeNowStore, storetest.RunTimeNow or linearizability.CheckTimeNowStore (each run in a bubble of its own), or call properties.Hunt with HuntOptions.T")
+	"check it with properties.Conformance or CheckProperty on system.WithTimeNowStore, storetest.Run or linearizability.CheckStore given the Library (each run in a bubble of its own), or call properties.Hunt with HuntOptions.T")
 
 // ErrTimeNowReplaced is what a store of Store answers when time.Now does
 // not read the bubble's clock although it runs in one: something in the

@@ -13,17 +13,14 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
-	"time"
 
 	"github.com/idemcheck/idemcheck/impl/adapter/pgstore"
-	"github.com/idemcheck/idemcheck/impl/adapter/procparts"
-	"github.com/idemcheck/idemcheck/impl/adapter/procstore"
 	"github.com/idemcheck/idemcheck/impl/adapter/redisstore"
 	"github.com/idemcheck/idemcheck/impl/adapter/sqlitestore"
 	"github.com/idemcheck/idemcheck/impl/contract/clock"
 	"github.com/idemcheck/idemcheck/impl/contract/store"
 	"github.com/idemcheck/idemcheck/impl/system"
+	"github.com/idemcheck/idemcheck/impl/system/procresolve"
 )
 
 // Environment variables Resolve reads.
@@ -35,12 +32,12 @@ const (
 	RedisAddrEnv = "IDEMCHECK_REDIS_ADDR"
 	// ExecTimeoutEnv holds the per-request timeout of "exec:" adapters, as
 	// a Go duration ("5s"); default procstore.DefaultTimeout.
-	ExecTimeoutEnv = "IDEMCHECK_EXEC_TIMEOUT"
+	ExecTimeoutEnv = procresolve.ExecTimeoutEnv
 )
 
 // openTimeout bounds opening one run's store, so an unreachable database
 // is an error and not a hang.
-const openTimeout = 30 * time.Second
+const openTimeout = procresolve.OpenTimeout
 
 // Resolve returns the target a command line names:
 //
@@ -65,19 +62,8 @@ func Resolve(spec string) (system.Target, error) {
 	if t, ok := system.Lookup(spec); ok {
 		return t, nil
 	}
-	switch {
-	case strings.HasPrefix(spec, "exec-hlc:"):
-		t, err := resolveHLC(spec, strings.TrimPrefix(spec, "exec-hlc:"))
-		if err != nil {
-			return system.Target{}, fmt.Errorf("target %s: %w", spec, err)
-		}
-		return t, nil
-	case strings.HasPrefix(spec, "exec-projector:"):
-		t, err := resolveProjector(spec, strings.TrimPrefix(spec, "exec-projector:"))
-		if err != nil {
-			return system.Target{}, fmt.Errorf("target %s: %w", spec, err)
-		}
-		return t, nil
+	if procresolve.Handles(spec) {
+		return procresolve.Resolve(spec)
 	}
 	var open func(clock.Source) (store.Store, error)
 	switch {
@@ -98,18 +84,10 @@ func Resolve(spec string) (system.Target, error) {
 			defer cancel()
 			return redisstore.Open(ctx, addr, c)
 		}
-	case strings.HasPrefix(spec, "exec:"):
-		opts, err := execOptions(strings.TrimPrefix(spec, "exec:"))
-		if err != nil {
-			return system.Target{}, fmt.Errorf("target %s: %w", spec, err)
-		}
-		open = func(c clock.Source) (store.Store, error) {
-			return procstore.Open(context.Background(), opts, c)
-		}
 	default:
 		return system.Target{}, fmt.Errorf("unknown target %q: want reference, a mutant's name, sqlite, sqlite-file, postgres, redis, exec:COMMAND, exec-hlc:COMMAND or exec-projector:COMMAND", spec)
 	}
-	if err := probe(open); err != nil {
+	if err := procresolve.Probe(open); err != nil {
 		return system.Target{}, fmt.Errorf("target %s: %w", spec, err)
 	}
 	return system.WithStore(spec, open), nil
@@ -127,15 +105,16 @@ type ExternalTarget struct {
 // ExternalTargets lists the targets Resolve knows beyond Lookup's, for a
 // command's help and -list.
 func ExternalTargets() []ExternalTarget {
-	return []ExternalTarget{
+	out := []ExternalTarget{
 		{"sqlite", "the reference consumer over SQLite, a fresh in-memory database per run"},
 		{"sqlite-file", "the reference consumer over SQLite, a fresh temporary database file per run"},
 		{"postgres", "the reference consumer over PostgreSQL at $" + PostgresDSNEnv + ", a fresh schema per run"},
 		{"redis", "the reference consumer over Redis (set-if-absent, then effect) at $" + RedisAddrEnv + ", a fresh key prefix per run"},
-		{"exec:COMMAND", "the reference consumer over a process adapter speaking impl/adapter/procstore/PROTOCOL.md"},
-		{"exec-hlc:COMMAND", "the reference projection over an HLC in a process speaking impl/adapter/procparts/PROTOCOL.md"},
-		{"exec-projector:COMMAND", "the reference projection with a projector in a process speaking impl/adapter/procparts/PROTOCOL.md"},
 	}
+	for _, t := range procresolve.Targets() {
+		out = append(out, ExternalTarget{Spec: t[0], Doc: t[1]})
+	}
+	return out
 }
 
 func cmpOr(a, b string) string {
@@ -143,100 +122,6 @@ func cmpOr(a, b string) string {
 		return a
 	}
 	return b
-}
-
-// probe opens and closes one store.
-func probe(open func(clock.Source) (store.Store, error)) error {
-	s, err := open(clock.NewVirtual(0))
-	if err != nil {
-		return err
-	}
-	if c, ok := s.(store.Closer); ok {
-		return c.Close()
-	}
-	return nil
-}
-
-// execTimeout reads ExecTimeoutEnv: zero when unset.
-func execTimeout() (time.Duration, error) {
-	v := os.Getenv(ExecTimeoutEnv)
-	if v == "" {
-		return 0, nil
-	}
-	d, err := time.ParseDuration(v)
-	if err != nil || d <= 0 {
-		return 0, fmt.Errorf("%s=%q: want a positive Go duration such as 5s", ExecTimeoutEnv, v)
-	}
-	return d, nil
-}
-
-func partsOptions(command string) (procparts.Options, error) {
-	argv, err := procparts.ParseCommand(command)
-	if err != nil {
-		return procparts.Options{}, err
-	}
-	d, err := execTimeout()
-	if err != nil {
-		return procparts.Options{}, err
-	}
-	return procparts.Options{Command: argv, Timeout: d}, nil
-}
-
-// resolveHLC starts an HLC implementation and opens one clock in it.
-func resolveHLC(spec, command string) (system.Target, error) {
-	opts, err := partsOptions(command)
-	if err != nil {
-		return system.Target{}, err
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), openTimeout)
-	defer cancel()
-	hs, err := procparts.OpenHLCs(ctx, opts)
-	if err != nil {
-		return system.Target{}, err
-	}
-	c, err := hs.Open("probe", clock.NewVirtual(0))
-	if err != nil {
-		_ = hs.Close()
-		return system.Target{}, err
-	}
-	if err := c.(*procparts.Clock).Close(); err != nil {
-		_ = hs.Close()
-		return system.Target{}, err
-	}
-	return system.WithHLC(spec, hs.Open), nil
-}
-
-// resolveProjector starts a projector implementation and opens one
-// projector in it.
-func resolveProjector(spec, command string) (system.Target, error) {
-	opts, err := partsOptions(command)
-	if err != nil {
-		return system.Target{}, err
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), openTimeout)
-	defer cancel()
-	ps, err := procparts.OpenProjectors(ctx, opts)
-	if err != nil {
-		return system.Target{}, err
-	}
-	p := ps.New().(*procparts.Projector)
-	if err := errors.Join(p.Err(), p.Close()); err != nil {
-		_ = ps.Close()
-		return system.Target{}, err
-	}
-	return system.WithProjector(spec, ps.New), nil
-}
-
-func execOptions(command string) (procstore.Options, error) {
-	argv, err := procstore.ParseCommand(command)
-	if err != nil {
-		return procstore.Options{}, err
-	}
-	d, err := execTimeout()
-	if err != nil {
-		return procstore.Options{}, err
-	}
-	return procstore.Options{Command: argv, Timeout: d}, nil
 }
 
 // openSQLiteMemory opens a fresh in-memory database: it has a name of its

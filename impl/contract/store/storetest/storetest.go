@@ -84,16 +84,37 @@ var checks = []check{
 	{"ConcurrentDistinctKeys", checkConcurrentDistinctKeys},
 }
 
+// Factory is what Run checks: a constructor that builds a fresh store over
+// the clock a rule controls, or a store library that reads time.Now and
+// takes no clock (synctime.Library).
+type Factory interface {
+	func(t *testing.T, c clock.Source) store.Store | synctime.Library
+}
+
 // Run runs the conformance suite: one subtest per rule, each against a fresh
 // store that newStore builds over the clock the subtest controls. The clock
 // is the store's time: Claim, Commit and Cleanup must read it, and nothing
 // else. newStore should register any cleanup (Close, dropping a schema) with
 // t.Cleanup, as it would for t.TempDir.
 //
+// A store library that reads time.Now instead of a clock is passed as a
+// synctime.Library; Run then plays each rule as RunTimeNow does, in a
+// testing/synctest bubble of its own.
+//
 // A store whose conventions differ from the reference store's passes them
 // as conv (store.Conventions): each rule then expects what the declared
 // convention promises. An unknown convention fails the test at once.
-func Run(t *testing.T, newStore func(t *testing.T, c clock.Source) store.Store, conv ...store.Conventions) {
+func Run[F Factory](t *testing.T, newStore F, conv ...store.Conventions) {
+	t.Helper()
+	switch f := any(newStore).(type) {
+	case synctime.Library:
+		RunTimeNow(t, f, conv...)
+	case func(t *testing.T, c clock.Source) store.Store:
+		runClocked(t, f, conv)
+	}
+}
+
+func runClocked(t *testing.T, newStore func(t *testing.T, c clock.Source) store.Store, conv []store.Conventions) {
 	t.Helper()
 	cv := conventionsOf(t, conv)
 	for _, c := range checks {
@@ -104,7 +125,7 @@ func Run(t *testing.T, newStore func(t *testing.T, c clock.Source) store.Store, 
 	}
 }
 
-// RunTimeNow runs the suite against a store library that reads time.Now
+// RunTimeNow (what Run does with a synctime.Library) runs the suite against a store library that reads time.Now
 // and takes no clock (synctime.Library): each rule plays in a
 // testing/synctest bubble of its own, whose clock the library's wrapper
 // (synctime.Store) keeps at the rule's clock, so every time a rule asserts

@@ -1,0 +1,611 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+)
+
+// A command is one subcommand of fuzzrun: its own flag set (only the flags
+// that mean something in it), its positional argument, its help.
+type command struct {
+	name string
+	// arg names the positional argument ("" for none); the command needs
+	// exactly one when it is set.
+	arg     string
+	summary string
+	// flags are the names of its flags, in the order of its help.
+	flags []string
+	// hidden commands are not in fuzzrun -h (the worker processes).
+	hidden bool
+	// help is the text after the flags in the command's -h.
+	help string
+	// setup sets the mode of o from the positional argument.
+	setup func(o *options, arg string)
+	run   func(ctx context.Context, o *options, stdout, stderr io.Writer) int
+	// tag, when not "", is the build tag the command needs: without it
+	// the command answers a usage error naming the command to run instead.
+	tag string
+}
+
+// Flag lists shared by several commands.
+var (
+	budgetFlags = []string{"duration", "checks", "seed", "workers"}
+	outputFlags = []string{"corpus", "html", "json", "v"}
+)
+
+func flagList(groups ...[]string) []string {
+	var out []string
+	for _, g := range groups {
+		out = append(out, g...)
+	}
+	return out
+}
+
+// commands are fuzzrun's subcommands, in the order of fuzzrun -h.
+var commands = []*command{
+	{
+		name:    "campaign",
+		summary: "a campaign: every property against a target (what fuzzrun with no command runs)",
+		flags: flagList(budgetFlags, []string{"property", "target", "off", "without", "batch"}, outputFlags,
+			[]string{"progress-every"}),
+		run: runCampaign,
+	},
+	{
+		name:    "consumer",
+		arg:     "NAME|SCHEME:ARG",
+		summary: "a campaign against a team's consumer (an example consumer by name, or exec:COMMAND), or its model check with -explore",
+		flags: flagList(budgetFlags, []string{"db", "batch", "replay", "corpus", "html", "json", "progress-every", "explore",
+			"events", "group-workers", "preemptions", "crashes", "failures", "duplicates", "advances", "durations", "replays",
+			"max-steps", "no-por", "no-cache"}),
+		setup: func(o *options, arg string) { o.consumer = arg },
+		run:   runConsumer,
+		help:  consumerHelp,
+	},
+	{
+		name:    "explore",
+		summary: "the model checker over the reference world: every schedule up to -depth, or every delivery order of small histories with -projection",
+		flags: flagList([]string{"depth", "events", "groups", "group-workers", "nodes", "steps", "no-symmetry", "no-por", "engine",
+			"projection", "copies", "history", "target", "property", "workers"}, outputFlags, []string{"progress-every"}),
+		setup: func(o *options, _ string) { o.explore = true },
+		run: func(ctx context.Context, o *options, stdout, stderr io.Writer) int {
+			if o.projection {
+				return runExploreProjection(ctx, o, stdout, stderr)
+			}
+			return runExplore(ctx, o, stdout, stderr)
+		},
+	},
+	{
+		name:    "broker",
+		arg:     "BROKER[:CONFIG]",
+		summary: "a live campaign against a real broker: nats (embedded), rabbitmq or kafka (kfake)",
+		flags:   flagList(budgetFlags, []string{"target", "consumer", "replay", "corpus", "json", "v"}),
+		setup:   func(o *options, arg string) { o.broker = arg },
+		tag:     serversTag,
+		run:     runBroker,
+	},
+	{
+		name:    "mutants",
+		summary: "the mutation benchmark: hunt every mutant, -runs times",
+		flags:   []string{"checks", "seed", "workers", "runs", "batch", "property", "without", "corpus", "html", "json", "progress-every"},
+		setup:   func(o *options, _ string) { o.mutants = true },
+		run:     runMutants,
+	},
+	{
+		name:    "replay",
+		arg:     "FILE",
+		summary: "replay a corpus file or a bare scenario against a target",
+		flags:   []string{"target", "property", "html", "json"},
+		setup:   func(o *options, arg string) { o.replay = arg },
+		run:     func(_ context.Context, o *options, stdout, stderr io.Writer) int { return runReplay(o, stdout, stderr) },
+	},
+	{
+		name:    "list",
+		summary: "list the properties and their laws, the targets, the brokers and the consumers",
+		flags:   []string{"property", "json"},
+		setup:   func(o *options, _ string) { o.list = true },
+		run:     func(_ context.Context, o *options, stdout, _ io.Writer) int { return runList(o, stdout) },
+	},
+	{
+		// worker is a process of a campaign or a mutation benchmark, started
+		// by a parent fuzzrun (protocol.go); not for people.
+		name:   "worker",
+		hidden: true,
+		flags: []string{"worker-index", "duration", "checks", "seed", "workers", "property", "target", "off", "without", "batch",
+			"runs", "mutants"},
+		setup: func(o *options, _ string) { o.worker = true },
+		run:   func(ctx context.Context, o *options, stdout, _ io.Writer) int { return runWorker(ctx, o, stdout) },
+	},
+}
+
+func lookupCommand(name string) *command {
+	for _, c := range commands {
+		if c.name == name {
+			return c
+		}
+	}
+	return nil
+}
+
+// commandsOf lists the visible commands that have the flag name.
+func commandsOf(name string) []string {
+	var out []string
+	for _, c := range commands {
+		if !c.hidden && slices.Contains(c.flags, name) {
+			out = append(out, c.name)
+		}
+	}
+	return out
+}
+
+// parse parses args (the command's arguments, its name excluded) into
+// options. The positional argument may come before or among the flags.
+func (c *command) parse(args []string) (*options, error) {
+	o := &options{}
+	r := &rawFlags{}
+	all := defineAll(o, r)
+	fs := flag.NewFlagSet("fuzzrun "+c.name, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
+	all.VisitAll(func(f *flag.Flag) {
+		if slices.Contains(c.flags, f.Name) {
+			fs.Var(f.Value, f.Name, f.Usage)
+		}
+	})
+	var pos []string
+	rest := args
+	for {
+		if err := fs.Parse(rest); err != nil {
+			return nil, c.flagError(err)
+		}
+		if fs.NArg() == 0 {
+			break
+		}
+		pos = append(pos, fs.Arg(0))
+		rest = fs.Args()[1:]
+	}
+	switch {
+	case c.arg == "" && len(pos) > 0:
+		return nil, usagef("unexpected argument %q: fuzzrun %s takes flags only", pos[0], c.name)
+	case c.arg != "" && len(pos) == 0:
+		return nil, usagef("fuzzrun %s needs %s (fuzzrun %s %s [flags])", c.name, c.arg, c.name, c.arg)
+	case len(pos) > 1:
+		return nil, usagef("unexpected argument %q: fuzzrun %s takes one %s", pos[1], c.name, c.arg)
+	}
+	given := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
+	if c.setup != nil {
+		arg := ""
+		if len(pos) > 0 {
+			arg = pos[0]
+		}
+		c.setup(o, arg)
+	}
+	if err := o.validate(r, given); err != nil {
+		return nil, err
+	}
+	return o, nil
+}
+
+// flagError rewords the flag package's error; a flag of another command
+// names the command it belongs to.
+func (c *command) flagError(err error) error {
+	err = flagError(err)
+	var ue *usageError
+	if !errors.As(err, &ue) {
+		return err
+	}
+	name, ok := strings.CutSuffix(ue.msg, ": no such flag")
+	if !ok {
+		return err
+	}
+	if owners := commandsOf(strings.TrimLeft(name, "-")); len(owners) > 0 {
+		return usagef("%s: fuzzrun %s has no such flag; it is a flag of %s", name, c.name, joinCommands(owners))
+	}
+	return usagef("%s: fuzzrun %s has no such flag (see fuzzrun %s -h)", name, c.name, c.name)
+}
+
+func joinCommands(names []string) string {
+	for i, n := range names {
+		names[i] = "fuzzrun " + n
+	}
+	if len(names) == 1 {
+		return names[0]
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]
+}
+
+// runContext is run under a context whose cancellation acts as Ctrl-C.
+func runContext(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		return runCommand(ctx, lookupCommand("campaign"), nil, nil, stdout, stderr)
+	}
+	switch first := args[0]; {
+	case first == "-h" || first == "-help" || first == "--help":
+		fmt.Fprint(stdout, topUsage())
+		return exitOK
+	case first == "help":
+		if len(args) > 1 {
+			if c := lookupCommand(args[1]); c != nil && !c.hidden {
+				fmt.Fprint(stdout, c.usage())
+				return exitOK
+			}
+			fmt.Fprintf(stderr, "fuzzrun: help: %q is not a command; the commands are %s\n", args[1], strings.Join(visibleCommands(), ", "))
+			return exitUsage
+		}
+		fmt.Fprint(stdout, topUsage())
+		return exitOK
+	case strings.HasPrefix(first, "-"):
+		name, rest, note, err := translateLegacy(args)
+		if err != nil {
+			fmt.Fprintf(stderr, "fuzzrun: %v\n(run fuzzrun -h for the commands)\n", err)
+			return exitUsage
+		}
+		if note != "" {
+			fmt.Fprintf(stderr, "fuzzrun: %s\n", note)
+		}
+		shown := rest
+		if name != "campaign" {
+			shown = append([]string{name}, rest...)
+		}
+		return runCommand(ctx, lookupCommand(name), rest, shown, stdout, stderr)
+	}
+	c := lookupCommand(args[0])
+	if c == nil {
+		fmt.Fprintf(stderr, "fuzzrun: %q is not a command; the commands are %s (run fuzzrun -h)\n", args[0], strings.Join(visibleCommands(), ", "))
+		return exitUsage
+	}
+	return runCommand(ctx, c, args[1:], args, stdout, stderr)
+}
+
+// runCommand parses args for c and runs it; shown is the command line the
+// reports quote (after "fuzzrun").
+func runCommand(ctx context.Context, c *command, args, shown []string, stdout, stderr io.Writer) int {
+	if c.tag != "" && !tagged(c.tag) {
+		fmt.Fprintf(stderr, "fuzzrun: fuzzrun %s is not in this build, which leaves out the adapters of real servers and brokers to build fast; run it as\n  go run -tags %s ./cmd/fuzzrun %s\n",
+			c.name, c.tag, shellJoin(shown))
+		return exitUsage
+	}
+	o, err := c.parse(args)
+	var te *tagError
+	if errors.As(err, &te) {
+		fmt.Fprintf(stderr, "fuzzrun: %s is not in this build, which leaves out the adapters of real servers and brokers to build fast; run it as\n  go run -tags %s ./cmd/fuzzrun %s\n",
+			te.what, te.tag, shellJoin(shown))
+		return exitUsage
+	}
+	if errors.Is(err, flag.ErrHelp) {
+		fmt.Fprint(stdout, c.usage())
+		return exitOK
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "fuzzrun: %v\n(run fuzzrun %s -h for its flags)\n", err, c.name)
+		return exitUsage
+	}
+	o.args = shown
+	return c.run(ctx, o, stdout, stderr)
+}
+
+// tagError is something a command line asks for that only a build with
+// tag has; runCommand says the command to run instead.
+type tagError struct{ what, tag string }
+
+func (e *tagError) Error() string { return e.what + " needs -tags " + e.tag }
+
+// shellJoin quotes args for a shell, for a command line to copy.
+func shellJoin(args []string) string {
+	q := make([]string, len(args))
+	for i, a := range args {
+		q[i] = shellQuote(a)
+	}
+	return strings.Join(q, " ")
+}
+
+func visibleCommands() []string {
+	var out []string
+	for _, c := range commands {
+		if !c.hidden {
+			out = append(out, c.name)
+		}
+	}
+	return out
+}
+
+// legacyModes are the flags that chose the mode before fuzzrun had
+// commands, and whether each takes a value.
+var legacyModes = map[string]bool{"worker": false, "list": false, "mutants": false, "explore": false,
+	"consumer": true, "broker": true, "replay": true}
+
+// translateLegacy reads a command line of the flags-only fuzzrun
+// (`fuzzrun -mutants -runs 3`, `fuzzrun -consumer lru -explore`,
+// `fuzzrun -duration 5s`) as the command it meant: its name, its
+// arguments, and a note giving the new spelling ("" for a plain campaign).
+func translateLegacy(args []string) (string, []string, string, error) {
+	all := defineAll(&options{}, &rawFlags{})
+	all.Bool("h", false, "")
+	all.Bool("help", false, "")
+	mode := map[string]string{}
+	var rest []string
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a == "--" || !strings.HasPrefix(a, "-") || a == "-" {
+			rest = append(rest, args[i:]...)
+			break
+		}
+		name, value, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		takesValue, isMode := legacyModes[name]
+		f := all.Lookup(name)
+		isBool := false
+		if f != nil {
+			if b, ok := f.Value.(interface{ IsBoolFlag() bool }); ok && b.IsBoolFlag() {
+				isBool = true
+			}
+		}
+		if !isMode {
+			rest = append(rest, a)
+			if !hasValue && f != nil && !isBool && i+1 < len(args) {
+				i++
+				rest = append(rest, args[i])
+			}
+			continue
+		}
+		if takesValue && !hasValue {
+			if i+1 >= len(args) {
+				return "", nil, "", usagef("-%s: needs a value", name)
+			}
+			i++
+			value = args[i]
+		}
+		if !takesValue {
+			if hasValue && value != "true" {
+				if value == "false" {
+					continue
+				}
+				return "", nil, "", usagef("-%s: %q is not true or false", name, value)
+			}
+			value = "true"
+		}
+		mode[name] = value
+	}
+	if mode["worker"] != "" {
+		return "worker", append(modeFlags(mode, "list", "mutants", "explore", "consumer", "broker", "replay"), rest...), "", nil
+	}
+	switch {
+	case mode["broker"] != "":
+		if err := refuse(mode, "broker", "list", "mutants", "explore"); err != nil {
+			return "", nil, "", err
+		}
+		return legacy("broker", mode["broker"], append(modeFlags(mode, "consumer", "replay"), rest...))
+	case mode["consumer"] != "":
+		if mode["list"] != "" {
+			return "", nil, "", usagef("-list: lists every consumer already; drop -consumer")
+		}
+		if err := refuse(mode, "consumer", "mutants"); err != nil {
+			return "", nil, "", err
+		}
+		return legacy("consumer", mode["consumer"], append(modeFlags(mode, "explore", "replay"), rest...))
+	}
+	n := 0
+	for _, m := range []string{"list", "replay", "mutants", "explore"} {
+		if mode[m] != "" {
+			n++
+		}
+	}
+	switch {
+	case n > 1:
+		return "", nil, "", usagef("-list, -replay, -mutants and -explore are different modes; give one command: fuzzrun list, fuzzrun replay FILE, fuzzrun mutants or fuzzrun explore")
+	case mode["list"] != "":
+		return legacy("list", "", rest)
+	case mode["replay"] != "":
+		return legacy("replay", mode["replay"], rest)
+	case mode["mutants"] != "":
+		return legacy("mutants", "", rest)
+	case mode["explore"] != "":
+		return legacy("explore", "", rest)
+	}
+	return "campaign", rest, "", nil
+}
+
+// legacy is the translation of an old mode flag into command name with
+// positional argument arg, and the note that gives the new spelling.
+func legacy(name, arg string, rest []string) (string, []string, string, error) {
+	var args []string
+	if arg != "" {
+		args = append(args, arg)
+	}
+	args = append(args, rest...)
+	note := fmt.Sprintf("the flags-only spelling is read as `fuzzrun %s`; write it so, it is the spelling that stays", shellJoin(append([]string{name}, args...)))
+	return name, args, note, nil
+}
+
+// modeFlags gives back the mode flags of names that were set, as flags of
+// the command they now belong to.
+func modeFlags(mode map[string]string, names ...string) []string {
+	var out []string
+	for _, n := range names {
+		switch v := mode[n]; {
+		case v == "":
+		case legacyModes[n]:
+			out = append(out, "-"+n, v)
+		default:
+			out = append(out, "-"+n)
+		}
+	}
+	return out
+}
+
+// refuse rejects an old mode flag that cannot combine with main.
+func refuse(mode map[string]string, main string, others ...string) error {
+	for _, o := range others {
+		if mode[o] != "" {
+			return usagef("-%s: fuzzrun %s takes no -%s; they are different commands (fuzzrun -h)", o, main, o)
+		}
+	}
+	return nil
+}
+
+// usage is the command's -h text: its usage line and its flags only.
+func (c *command) usage() string {
+	var b strings.Builder
+	line := "fuzzrun " + c.name
+	if c.arg != "" {
+		line += " " + c.arg
+	}
+	fmt.Fprintf(&b, "usage: %s [flags]\n\n%s.\n", line, c.summary)
+	if c.tag != "" {
+		fmt.Fprintf(&b, "Built only with -tags %s: go run -tags %s ./cmd/fuzzrun %s ...\n", c.tag, c.tag, c.name)
+	}
+	b.WriteString("\nflags:\n")
+	for _, f := range c.flags {
+		h, ok := flagHelp[c.name+"."+f]
+		if !ok {
+			h = flagHelp[f]
+		}
+		b.WriteString(h)
+	}
+	if c.help != "" {
+		b.WriteString("\n" + c.help)
+	}
+	b.WriteString("\n" + exitHelp)
+	return b.String()
+}
+
+// topUsage is fuzzrun -h: the commands.
+func topUsage() string {
+	var b strings.Builder
+	b.WriteString(`fuzzrun runs campaigns of the idemcheck harness: rapid draws scenarios,
+plays them against a target, judges every property, shrinks each violation
+and saves it in the corpus.
+
+usage:
+  fuzzrun                        the default campaign: 30s, every property, the reference
+  fuzzrun COMMAND [ARG] [flags]
+
+commands:
+`)
+	for _, c := range commands {
+		if c.hidden {
+			continue
+		}
+		line := c.name
+		if c.arg != "" {
+			line += " " + c.arg
+		}
+		fmt.Fprintf(&b, "  %-24s %s\n", line, c.summary)
+	}
+	fmt.Fprintf(&b, `
+Run fuzzrun COMMAND -h for the flags of a command. fuzzrun broker, and the
+targets sqlite, sqlite-file, postgres and redis, are built only with
+-tags %s (go run -tags %s ./cmd/fuzzrun ...).
+
+`, serversTag, serversTag)
+	b.WriteString(exitHelp)
+	return b.String()
+}
+
+const exitHelp = `exit status: 0 nothing violated, 1 a violation found (or a mutant survived),
+2 usage error, 3 the harness itself failed.
+`
+
+const consumerHelp = `With -explore, -duration and -checks are budgets of the model check (none by
+default): stopped early, the report says which bound was fully explored; the
+bounds default to what an example's bug needs.
+`
+
+// flagHelp is the help of each flag; "command.flag" overrides it in one
+// command.
+var flagHelp = map[string]string{
+	"duration": "  -duration D      time budget (default 30s; 0: no limit, needs -checks)\n",
+	"checks":   "  -checks N        check budget, in total (default: none)\n",
+	"seed": "  -seed N          base seed; the same seed, -checks, -workers and -batch draw the\n" +
+		"                   same scenarios (default: random, printed)\n",
+	"workers":  "  -workers N       worker processes, one per core (default: the number of CPUs)\n",
+	"property": "  -property P      property names or globs, comma-separated (default *)\n",
+	"target": "  -target T        reference (default), a mutant's name, or a system under test:\n" +
+		"                   exec:CMD (a store), exec-hlc:CMD (an HLC), exec-projector:CMD\n" +
+		"                   (a projector); with -tags servers also sqlite, sqlite-file,\n" +
+		"                   postgres, redis; see fuzzrun list\n",
+	"corpus": "  -corpus DIR      where violations are saved (default corpus/cases; \"\" to not save)\n",
+	"html":   "  -html FILE       HTML report (default fuzzrun-report.html; \"\" for none)\n",
+	"json":   "  -json            print the report as JSON on stdout instead of the table\n",
+	"v": "  -v               also print each counterexample's scenario as JSON (the corpus\n" +
+		"                   file always holds it)\n",
+	"batch": "  -batch N         checks per hunt (default 200; 10 for sqlite, postgres, redis and\n" +
+		"                   exec: targets)\n",
+	"off": "  -off LAW=REASON  switch a law off (e.g. hlc-laws/physical-bound=coarse stamps by\n" +
+		"                   design): it is not judged, and every report records the reason;\n" +
+		"                   repeat for more laws\n",
+	"without": "  -without F,...   switch consumption faults off in the generator (crash, duplicate,\n" +
+		"                   advance, skew, clock-step, cleanup, replay, produce-fail): the\n" +
+		"                   coverage table then shows what the campaign never reached\n",
+	"progress-every": "  -progress-every D  interval of progress lines when stderr is not a terminal (default 5s)\n",
+	"runs":           "  -runs N          hunts (seeds) per mutant (default 5)\n",
+
+	"mutants.checks": "  -checks N        max checks per hunt (default 5000)\n",
+	"mutants.seed":   "  -seed N          base seed (default 20261121)\n",
+
+	"replay.target":   "  -target T        the target to play it against (default reference)\n",
+	"replay.property": "  -property P      the properties to judge it by (default *: every one of its kind)\n",
+	"list.property":   "  -property P      list only these properties (default *)\n",
+	"list.json":       "  -json            print the lists as JSON\n",
+
+	"depth": "  -depth N         the longest schedule explored (required without -projection)\n",
+	"events": "  -events F,...    the events, one fate each: ok, transient:N, poison; or a count\n" +
+		"                   of ok events (default ok: one event)\n",
+	"groups":        "  -groups N        consumer groups (default 1)\n",
+	"group-workers": "  -group-workers N workers per group (default 2)\n",
+	"nodes":         "  -nodes N         nodes, workers spread over them in turn (default 1)\n",
+	"steps": "  -steps S,...     the step menu: full (default), core, or kinds among produce,\n" +
+		"                   produce-fail, duplicate[:N], deliver[:PICKS], step, crash,\n" +
+		"                   advance[:MS], skew[:MS], clock-step[:MS], cleanup, replay\n",
+	"no-symmetry": "  -no-symmetry     do not fold interchangeable workers and events together\n",
+	"no-por":      "  -no-por          no partial-order reduction\n",
+	"engine": "  -engine E        compact: the reference's compact restatement, fastest (the\n" +
+		"                   default for the reference when the world fits it); runner:\n" +
+		"                   the target's own parts through the runner (any target)\n",
+	"projection": "  -projection      every delivery order, with duplicates, of small causal\n" +
+		"                   histories, judged by the projection properties (no -depth)\n",
+	"copies": "  -copies N        with -projection: each event delivered 1 to N times, 1..10\n" +
+		"                   (default 2)\n",
+	"history": "  -history H       with -projection: a history by name (skew, stepBack, ahead,\n" +
+		"                   delayed, burst) or a projection scenario or corpus file, its\n" +
+		"                   replicas ignored (default: all five)\n",
+	"explore.workers": "  -workers N       goroutines expanding the frontier (default: the number of CPUs)\n",
+	"explore.corpus":  "  -corpus DIR      where counterexamples are saved (default corpus/cases; \"\" to not save)\n",
+
+	"consumer.duration": "  -duration D      time budget (default 30s; 0: no limit, needs -checks)\n",
+	"consumer.checks":   "  -checks N        scenarios in total (default: none); schedules with -explore\n",
+	"consumer.seed":     "  -seed N          base seed (default: random, printed)\n",
+	"consumer.workers":  "  -workers N       with -explore: goroutines of the search (default: the number of CPUs)\n",
+	"db": "  -db D            the consumer's database: sqlite (default, embedded) or postgres\n" +
+		"                   (at IDEMCHECK_POSTGRES_DSN)\n",
+	"consumer.batch":  "  -batch N         scenarios per hunt (default 200; 1000 with -db postgres)\n",
+	"consumer.replay": "  -replay FILE     replay one consumer-level corpus case against the consumer\n",
+	"consumer.corpus": "  -corpus DIR      where counterexamples are saved (default corpus/consumers; \"\" to not save)\n",
+	"explore": "  -explore         model-check the consumer: every schedule within the bounds\n" +
+		"                   below, or the shortest counterexample\n",
+	"consumer.events": "  -events F,...    with -explore: the events' fates: ok, transient:N, poison; or a\n" +
+		"                   count of ok events (default 2)\n",
+	"consumer.group-workers": "  -group-workers N with -explore: the consumer group's workers, 1..8 (default 2)\n",
+	"preemptions": "  -preemptions N   with -explore: switches away from a worker mid-delivery,\n" +
+		"                   searched 0, 1, .. N (default 2)\n",
+	"crashes":         "  -crashes N       with -explore: crashes (default 1)\n",
+	"failures":        "  -failures N      with -explore: injected transient failures (default 1)\n",
+	"duplicates":      "  -duplicates N    with -explore: broker duplicates (default 1)\n",
+	"advances":        "  -advances N      with -explore: moves of time while a worker could move (default 0)\n",
+	"durations":       "  -durations D,... with -explore: amounts time may move by besides the broker's next deadline\n",
+	"replays":         "  -replays N       with -explore: replays of the stream (default 0)\n",
+	"max-steps":       "  -max-steps N     with -explore: cut a schedule this long and finish it with the drain (default 200)\n",
+	"consumer.no-por": "  -no-por          with -explore: no partial-order reduction\n",
+	"no-cache":        "  -no-cache        with -explore: no state caching (a handler not deterministic in its inputs)\n",
+
+	"broker.target": "  -target T        the store and pipeline under the broker (default reference)\n",
+	"consumer": "  -consumer C      drive a team's consumer C (as fuzzrun consumer names it) by the\n" +
+		"                   broker instead (kept on embedded SQLite; saves into\n" +
+		"                   corpus/brokers/consumers)\n",
+	"broker.replay": "  -replay FILE     replay one broker corpus case, re-run up to the confirmation count\n",
+	"broker.corpus": "  -corpus DIR      where confirmed violations are saved (default corpus/brokers)\n",
+}

@@ -1,0 +1,35 @@
+// Package servers registers into fuzzrun (package ext) the adapters of real
+// servers and brokers: the targets sqlite, sqlite-file, postgres and redis
+// (package resolve), the live brokers of fuzzrun broker (embedded NATS
+// JetStream, RabbitMQ, Kafka's protocol on kfake), and the live application
+// that drives a team's consumer by a broker. fuzzrun imports it when built
+// with -tags servers; importing it is all it takes.
+package servers
+
+import (
+	"slices"
+
+	"github.com/idemcheck/idemcheck/cmd/fuzzrun/internal/ext"
+	"github.com/idemcheck/idemcheck/conformance/brokers/liveapp"
+	"github.com/idemcheck/idemcheck/impl/system/resolve"
+)
+
+func init() { ext.Register(Servers()) }
+
+// Servers are the adapters, as package ext takes them.
+func Servers() *ext.Servers {
+	var targets []ext.Target
+	for _, t := range resolve.ExternalTargets() {
+		if slices.Contains(ext.ServerTargets, t.Spec) {
+			targets = append(targets, ext.Target{Spec: t.Spec, Doc: t.Doc})
+		}
+	}
+	return &ext.Servers{
+		Targets:     targets,
+		Resolve:     resolve.Resolve,
+		Broker:      resolve.Broker,
+		BrokerFix:   resolve.BrokerFix,
+		BrokerSpecs: resolve.BrokerSpecs,
+		LiveApp:     liveapp.New,
+	}
+}
