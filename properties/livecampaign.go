@@ -13,6 +13,7 @@ import (
 	"github.com/idemcheck/idemcheck/faults/scenario"
 	"github.com/idemcheck/idemcheck/impl/contract/broker"
 	"github.com/idemcheck/idemcheck/impl/system"
+	"github.com/idemcheck/idemcheck/internal/situation"
 )
 
 // LiveStatus is what a campaign found for one invariant.
@@ -283,31 +284,31 @@ func confirm(ctx context.Context, c LiveCampaign, sc *scenario.Live, invariant s
 func cover(m map[string]int, h *runner.LiveHistory) {
 	prev := map[groupOffset]runner.LiveOutcome{}
 	for _, d := range h.Deliveries {
-		m["delivery: "+string(d.Outcome)]++
+		m[situation.LiveDelivery(string(d.Outcome))]++
 		// Observed, not the broker's count: some brokers keep none.
 		k := groupOffset{d.Consumer, d.Offset}
 		if before, seen := prev[k]; seen {
-			m["redelivery"]++
+			m[situation.LiveRedelivery]++
 			// The broker really brought the message back after the fault.
-			m["redelivery after "+string(before)]++
+			m[situation.LiveRedeliveryAfter(string(before))]++
 		}
 		prev[k] = d.Outcome
 	}
 	for _, p := range h.Produces {
 		if p.Retry {
-			m["producer retry"]++
+			m[situation.LiveProducerRetry]++
 			if p.Duplicate {
-				m["producer retry deduped"]++
+				m[situation.LiveProducerRetryDeduped]++
 			}
 		}
 	}
 	for _, st := range h.Scenario.Steps {
 		if st.Op == scenario.LiveRestart {
-			m["broker restart"]++
+			m[situation.LiveBrokerRestart]++
 		}
 	}
-	m["DLQ by broker"] += dlqByBroker(h.DLQ)
-	m["DLQ poison"] += len(h.DLQ) - dlqByBroker(h.DLQ)
+	m[situation.LiveDLQByBroker] += dlqByBroker(h.DLQ)
+	m[situation.LiveDLQPoison] += len(h.DLQ) - dlqByBroker(h.DLQ)
 }
 
 // ReplayLive plays a saved live counterexample against c's broker and

@@ -25,7 +25,7 @@ func TestBrokerNATSRestartsKeepEveryInvariant(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rep.Coverage["broker restart"] == 0 {
+	if rep.Coverage["broker-restart"] == 0 {
 		t.Fatalf("no run restarted the broker: coverage %v", rep.Coverage)
 	}
 	for _, c := range rep.Cells {

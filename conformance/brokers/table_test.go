@@ -101,15 +101,15 @@ func TestBrokerTable(t *testing.T) {
 			}
 			t.Logf("%s: %d runs, %d deliveries in %s (%d late runs, longest lag %dms); coverage %v", spec, rep.Runs, rep.Deliveries, rep.Elapsed, rep.LateRuns, rep.MaxLagMs, rep.Coverage)
 			// A campaign that never reached a fault proves nothing about it.
-			need := []string{"delivery: crash", "delivery: nack", "delivery: stall", "delivery: dead-letter", "redelivery", "producer retry", "DLQ poison",
+			need := []string{"delivery-crash", "delivery-nack", "delivery-stall", "delivery-dead-letter", "redelivery", "producer-retry", "dlq-poison",
 				// The broker really redelivered after each fault: a crash (the
 				// connection closed without an ack), a nack, an ack timeout.
-				"redelivery after crash", "redelivery after nack", "redelivery after stall"}
+				"redelivery-after-crash", "redelivery-after-nack", "redelivery-after-stall"}
 			if row[properties.LiveBoundedAttempts] == "holds" && row[properties.LiveNothingLost] == "holds" {
-				need = append(need, "DLQ by broker")
+				need = append(need, "dlq-by-broker")
 			}
 			if row[properties.LiveProducerGate] == "holds" {
-				need = append(need, "producer retry deduped")
+				need = append(need, "producer-retry-deduped")
 			}
 			for _, k := range need {
 				if rep.Coverage[k] == 0 {

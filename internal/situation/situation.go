@@ -73,6 +73,58 @@ const (
 	ConsumerLockWaitGivenUp  = "lock-wait-given-up"
 )
 
+// The live situations: a campaign against a real broker (package
+// properties, RunLiveCampaign). A delivery's outcome and a redelivery's
+// cause are named by LiveDelivery and LiveRedeliveryAfter.
+const (
+	LiveRedelivery           = "redelivery"
+	LiveProducerRetry        = "producer-retry"
+	LiveProducerRetryDeduped = "producer-retry-deduped"
+	LiveBrokerRestart        = "broker-restart"
+	LiveDLQByBroker          = "dlq-by-broker"
+	LiveDLQPoison            = "dlq-poison"
+)
+
+// liveOutcomes are the outcomes of a live delivery (runner.LiveOutcome),
+// each with what it means.
+var liveOutcomes = []struct{ name, doc string }{
+	{"ack", "the consumer acked it"},
+	{"nack", "the consumer nacked it"},
+	{"dead-letter", "the consumer dead-lettered it"},
+	{"crash", "the consumer crashed holding it (the connection closed without an ack)"},
+	{"stall", "the consumer stalled past the ack timeout"},
+	{"dropped", "the worker let go of it unsettled (a stale token after a takeover)"},
+	{"ack-failed", "the ack did not reach the broker"},
+}
+
+// LiveDelivery is the live situation of a delivery whose outcome is
+// outcome (runner.LiveOutcome): "delivery-crash".
+func LiveDelivery(outcome string) string { return "delivery-" + outcome }
+
+// LiveRedeliveryAfter is the live situation of a message the broker
+// delivered again after a delivery whose outcome was outcome:
+// "redelivery-after-crash".
+func LiveRedeliveryAfter(outcome string) string { return "redelivery-after-" + outcome }
+
+// live are the live situations, in report order.
+func live() []Situation {
+	var out []Situation
+	for _, o := range liveOutcomes {
+		out = append(out, Situation{LiveDelivery(o.name), scenario.KindLive, "a delivery ends so: " + o.doc, false})
+	}
+	out = append(out, Situation{LiveRedelivery, scenario.KindLive, "the broker delivers a message again (observed, not the broker's count)", false})
+	for _, o := range liveOutcomes {
+		out = append(out, Situation{LiveRedeliveryAfter(o.name), scenario.KindLive, "the broker delivers a message again after " + o.doc, true})
+	}
+	return append(out,
+		Situation{LiveProducerRetry, scenario.KindLive, "the producer retries a publish", false},
+		Situation{LiveProducerRetryDeduped, scenario.KindLive, "the broker deduplicates a producer's retried publish", true},
+		Situation{LiveBrokerRestart, scenario.KindLive, "the broker restarts during the run", true},
+		Situation{LiveDLQByBroker, scenario.KindLive, "the broker dead-letters a message itself (its delivery limit)", true},
+		Situation{LiveDLQPoison, scenario.KindLive, "a poison message reaches the dead-letter queue", false},
+	)
+}
+
 // registry is every situation, in report order: the runner's first (their
 // index is their bit in a properties/coverage Set), then the consumer's.
 var registry = []Situation{
@@ -117,6 +169,8 @@ var registry = []Situation{
 	{ConsumerLockWaitGivenUp, KindConsumer, "a lock wait is given up: a deadlock, or a lock a handler left held (a correct consumer may never meet one)", true},
 }
 
+func init() { registry = append(registry, live()...) }
+
 // All returns every situation of every kind, in report order.
 func All() []Situation { return append([]Situation(nil), registry...) }
 
@@ -136,7 +190,7 @@ func ForKind(k scenario.Kind) []Situation {
 func Runner() []Situation {
 	var out []Situation
 	for _, s := range registry {
-		if s.Kind != KindConsumer {
+		if s.Kind == scenario.KindConsumption || s.Kind == scenario.KindProjection {
 			out = append(out, s)
 		}
 	}

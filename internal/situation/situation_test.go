@@ -4,6 +4,8 @@ import (
 	"regexp"
 	"testing"
 
+	"github.com/idemcheck/idemcheck/faults/runner"
+	"github.com/idemcheck/idemcheck/faults/scenario"
 	"github.com/idemcheck/idemcheck/internal/situation"
 )
 
@@ -27,5 +29,18 @@ func TestRegistryNamesAreKebabAndUnique(t *testing.T) {
 	}
 	if len(situation.Required(situation.KindConsumer)) == 0 || len(situation.Runner()) == 0 {
 		t.Fatal("the registry has no consumer or no runner situations")
+	}
+}
+
+// Every outcome of a live delivery has its delivery and redelivery
+// situations registered, under the live kind.
+func TestLiveOutcomesAreRegistered(t *testing.T) {
+	for _, o := range []runner.LiveOutcome{runner.LiveAcked, runner.LiveNacked, runner.LiveDeadLetter, runner.LiveCrashed,
+		runner.LiveStalled, runner.LiveDropped, runner.LiveAckFailed} {
+		for _, name := range []string{situation.LiveDelivery(string(o)), situation.LiveRedeliveryAfter(string(o))} {
+			if _, ok := situation.Lookup(scenario.KindLive, name); !ok {
+				t.Errorf("live situation %q is not registered", name)
+			}
+		}
 	}
 }
