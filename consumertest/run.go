@@ -94,18 +94,6 @@ func (p point) String() string {
 	return p.call.String()
 }
 
-// kind names the point for coverage: the call's op, "ack" for a
-// settling worker, "call" for a handler.Point.
-func (p point) kind() string {
-	switch {
-	case p.settle:
-		return "ack or nack"
-	case p.what != "":
-		return "handler.Point"
-	}
-	return string(p.call.Op)
-}
-
 // situation is the coverage situation of a crash at p.
 func (p point) situation() string {
 	switch {
