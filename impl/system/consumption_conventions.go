@@ -1,6 +1,7 @@
 package system
 
 import (
+	"github.com/idemcheck/idemcheck/impl/contract/clock"
 	"github.com/idemcheck/idemcheck/impl/contract/store"
 	"github.com/idemcheck/idemcheck/impl/mutant"
 )
@@ -8,9 +9,9 @@ import (
 // conventionMutant registers a store mutant that declares conventions other
 // than the reference's: each convention has one, so that the checks are
 // shown to bite under it.
-func conventionMutant(name, bug, killedBy string, conv store.Conventions, newStore func(*Consumption)) {
+func conventionMutant(name, bug, killedBy string, conv store.Conventions, newStore func(clock.Source) store.Store) {
 	consumptionMutant(name, bug, killedBy, func(c *Consumption) {
-		newStore(c)
+		c.NewStore = storeOf(newStore)
 		c.Conventions = conv
 	})
 }
@@ -18,29 +19,29 @@ func conventionMutant(name, bug, killedBy string, conv store.Conventions, newSto
 func init() {
 	conventionMutant("lease-expires-before-declared-end",
 		"the store declares that a lease holds at its expiry instant, but a claim at exactly that instant takes it over",
-		"linearizability", mutant.InclusiveLease, func(c *Consumption) { c.NewStore = storeOf(mutant.NewLeaseExpiresBeforeDeclaredEnd) })
+		"linearizability", mutant.InclusiveLease, mutant.NewLeaseExpiresBeforeDeclaredEnd)
 	conventionMutant("fail-delete-restarts-tokens",
 		"a failed attempt's record is deleted (its convention) and fencing tokens are numbered per record, so they restart after the delete or a cleanup",
-		"linearizability", mutant.DeleteOnFail, func(c *Consumption) { c.NewStore = storeOf(mutant.NewFailDeleteRestartsTokens) })
+		"linearizability", mutant.DeleteOnFail, mutant.NewFailDeleteRestartsTokens)
 	conventionMutant("stale-release-frees-claim",
 		"a release with a stale token is a silent no-op by convention, but it frees the current holder's claim",
-		"linearizability", mutant.SilentRelease, func(c *Consumption) { c.NewStore = storeOf(mutant.NewStaleReleaseFreesClaim) })
+		"linearizability", mutant.SilentRelease, mutant.NewStaleReleaseFreesClaim)
 	conventionMutant("mark-on-claim-never-expires",
 		"the claim marks the key before the handler (its documented design), but the mark never expires: after a crash the event is never processed",
-		"nothing-lost", mutant.MarkOnClaim, func(c *Consumption) { c.NewStore = storeOf(mutant.NewMarkOnClaimNeverExpires) })
+		"nothing-lost", mutant.MarkOnClaim, mutant.NewMarkOnClaimNeverExpires)
 	conventionMutant("kept-mark-never-expires",
 		"a failed attempt keeps its mark until the lease runs out (its convention), but the mark never runs out: the failed event is never retried",
-		"nothing-lost", mutant.KeptMark, func(c *Consumption) { c.NewStore = storeOf(mutant.NewKeptMarkNeverExpires) })
+		"nothing-lost", mutant.KeptMark, mutant.NewKeptMarkNeverExpires)
 	conventionMutant("library-expiry-too-early",
 		"the library expires results itself, declared after two minutes, but reads the setting as seconds and expires them after 120 ms: a later redelivery is processed again",
-		"single-credit", mutant.LibraryExpiry, func(c *Consumption) { c.NewStore = storeOf(mutant.NewLibraryExpiryTooEarly) })
+		"single-credit", mutant.LibraryExpiry, mutant.NewLibraryExpiryTooEarly)
 	conventionMutant("vanished-lease-restarts-tokens",
 		"an expired lease vanishes (its convention) and fencing tokens are numbered per record, so they restart once the record is gone",
-		"linearizability", mutant.VanishingLease, func(c *Consumption) { c.NewStore = storeOf(mutant.NewVanishedLeaseRestartsTokens) })
+		"linearizability", mutant.VanishingLease, mutant.NewVanishedLeaseRestartsTokens)
 	conventionMutant("late-commit-lands",
 		"the store declares a commit after its lease ran out refused, but lands it when nobody took the key over",
-		"linearizability", mutant.LateRefused, func(c *Consumption) { c.NewStore = storeOf(mutant.NewLateCommitLands) })
+		"linearizability", mutant.LateRefused, mutant.NewLateCommitLands)
 	conventionMutant("one-error-commits-settled-twice",
 		"one error answers every refusal (its convention), and the commit compares the token alone: a second commit with a settled claim's token lands again",
-		"linearizability", mutant.OneError, func(c *Consumption) { c.NewStore = storeOf(mutant.NewOneErrorCommitsSettledTwice) })
+		"linearizability", mutant.OneError, mutant.NewOneErrorCommitsSettledTwice)
 }
