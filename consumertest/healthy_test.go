@@ -326,3 +326,28 @@ func TestHuntCountsTheScenariosPlayed(t *testing.T) {
 		t.Fatalf("the hunt failed at its fifth scenario, but reports %d", res.Checks)
 	}
 }
+
+// TestTheLaziestConsumersFail: a consumer that does no work in any of the
+// three lazy ways fails a hunt at the default budget. It acks without
+// applying, nacks every delivery, or dead-letters every message as poison.
+func TestTheLaziestConsumersFail(t *testing.T) {
+	lazy := map[string]handler.Func{
+		"acks without applying": func(context.Context, *sql.DB, handler.Message) error { return nil },
+		"nacks everything":      func(context.Context, *sql.DB, handler.Message) error { return errors.New("try again") },
+		"poisons everything":    func(context.Context, *sql.DB, handler.Message) error { return handler.Poison(errors.New("rejected")) },
+	}
+	for name, h := range lazy {
+		t.Run(name, func(t *testing.T) {
+			c := adrConsumer()
+			c.Handler = h
+			res, err := Hunt(c, Seed(1))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !res.Failed {
+				t.Fatalf("a consumer that %s passed %d scenarios", name, res.Checks)
+			}
+			t.Logf("%s: %s after %d scenario(s)", name, res.Law, res.Checks)
+		})
+	}
+}
