@@ -25,6 +25,7 @@ import (
 	"github.com/idemcheck/idemcheck/impl/contract/handler"
 	"github.com/idemcheck/idemcheck/impl/reference/membroker"
 	"github.com/idemcheck/idemcheck/internal/situation"
+	"github.com/idemcheck/idemcheck/internal/sqlscan"
 )
 
 // The topic and consumer group every scenario uses.
@@ -346,33 +347,9 @@ func runSchema(ctx context.Context, db *sql.DB, schema string, rw func(string) (
 	return nil
 }
 
-// splitSQL splits a script at semicolons outside quotes.
-func splitSQL(script string) []string {
-	var out []string
-	var cur strings.Builder
-	var quote rune
-	for _, ch := range script {
-		switch {
-		case quote != 0:
-			if ch == quote {
-				quote = 0
-			}
-		case ch == '\'' || ch == '"':
-			quote = ch
-		case ch == ';':
-			if s := strings.TrimSpace(cur.String()); s != "" {
-				out = append(out, s)
-			}
-			cur.Reset()
-			continue
-		}
-		cur.WriteRune(ch)
-	}
-	if s := strings.TrimSpace(cur.String()); s != "" {
-		out = append(out, s)
-	}
-	return out
-}
+// splitSQL splits a script into its statements (internal/sqlscan: quotes,
+// comments, dollar-quoted bodies and trigger bodies are kept whole).
+func splitSQL(script string) []string { return sqlscan.Split(script) }
 
 // startWorkers starts every worker idle.
 func (r *run) startWorkers() error {

@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/idemcheck/idemcheck/internal/sqlscan"
 )
 
 // What a choice of the scheduler touches, for the partial-order reduction
@@ -217,110 +219,32 @@ type token struct {
 
 func (t token) is(word string) bool { return t.kind == tIdent && t.text == word }
 
-// tokenize splits a statement into tokens; ok is false for text it cannot
-// read (an unclosed quote).
+// tokenize splits a statement into tokens with the project's one SQL
+// scanner (internal/sqlscan); ok is false for text it cannot read (an
+// unclosed quote or comment).
 func tokenize(s string) ([]token, bool) {
-	var out []token
-	i := 0
-	for i < len(s) {
-		c := s[i]
-		switch {
-		case c == ' ' || c == '\t' || c == '\n' || c == '\r':
-			i++
-		case c == '-' && i+1 < len(s) && s[i+1] == '-':
-			for i < len(s) && s[i] != '\n' {
-				i++
-			}
-		case c == '/' && i+1 < len(s) && s[i+1] == '*':
-			end := strings.Index(s[i+2:], "*/")
-			if end < 0 {
-				return nil, false
-			}
-			i += end + 4
-		case c == '\'':
-			var b strings.Builder
-			j := i + 1
-			for {
-				if j >= len(s) {
-					return nil, false
-				}
-				if s[j] == '\'' {
-					if j+1 < len(s) && s[j+1] == '\'' {
-						b.WriteByte('\'')
-						j += 2
-						continue
-					}
-					break
-				}
-				b.WriteByte(s[j])
-				j++
-			}
-			out = append(out, token{tString, b.String()})
-			i = j + 1
-		case c == '"' || c == '`' || c == '[':
-			closer := map[byte]byte{'"': '"', '`': '`', '[': ']'}[c]
-			end := strings.IndexByte(s[i+1:], closer)
-			if end < 0 {
-				return nil, false
-			}
-			out = append(out, token{tIdent, strings.ToLower(s[i+1 : i+1+end])})
-			i += end + 2
-		case isIdentStart(c):
-			j := i
-			for j < len(s) && (isIdentStart(s[j]) || isDigit(s[j]) || s[j] == '$') {
-				j++
-			}
-			out = append(out, token{tIdent, strings.ToLower(s[i:j])})
-			i = j
-		case isDigit(c) || (c == '.' && i+1 < len(s) && isDigit(s[i+1])):
-			j := i
-			for j < len(s) && (isDigit(s[j]) || s[j] == '.' || s[j] == 'e' || s[j] == 'E' ||
-				((s[j] == '+' || s[j] == '-') && j > i && (s[j-1] == 'e' || s[j-1] == 'E'))) {
-				j++
-			}
-			out = append(out, token{tNumber, s[i:j]})
-			i = j
-		case c == '$' || c == '?' || c == ':' || c == '@':
-			j := i + 1
-			for j < len(s) && (isIdentStart(s[j]) || isDigit(s[j])) {
-				j++
-			}
-			if c == ':' && j == i+1 {
-				// "::" (a PostgreSQL cast) or a lone colon.
-				if i+1 < len(s) && s[i+1] == ':' {
-					out = append(out, token{tPunct, "::"})
-					i += 2
-					continue
-				}
-				out = append(out, token{tPunct, ":"})
-				i++
-				continue
-			}
-			out = append(out, token{tParam, s[i:j]})
-			i = j
+	toks, complete := sqlscan.Lex(s)
+	if !complete {
+		return nil, false
+	}
+	out := make([]token, 0, len(toks))
+	for _, t := range toks {
+		switch t.Kind {
+		case sqlscan.Space:
+		case sqlscan.Word, sqlscan.Quoted:
+			out = append(out, token{tIdent, strings.ToLower(t.Ident())})
+		case sqlscan.String, sqlscan.Dollar:
+			out = append(out, token{tString, t.Value()})
+		case sqlscan.Number:
+			out = append(out, token{tNumber, t.Text})
+		case sqlscan.Param:
+			out = append(out, token{tParam, t.Text})
 		default:
-			two := ""
-			if i+1 < len(s) {
-				two = s[i : i+2]
-			}
-			switch two {
-			case "<=", ">=", "<>", "!=", "==", "||", "->", "<<", ">>":
-				out = append(out, token{tPunct, two})
-				i += 2
-				continue
-			}
-			out = append(out, token{tPunct, string(c)})
-			i++
+			out = append(out, token{tPunct, t.Text})
 		}
 	}
 	return out, true
 }
-
-func isIdentStart(c byte) bool {
-	return c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c >= 0x80
-}
-
-func isDigit(c byte) bool { return c >= '0' && c <= '9' }
 
 type sqlParser struct {
 	toks []token

@@ -121,13 +121,13 @@ func rewriteSQLite(query string) *rewritten {
 	now := SQLiteFunc + "(" + keyMark + ")"
 	changed := false
 	for i, t := range ts {
-		if t.kind != word || qualified(ts, i) {
+		if t.Kind != word || qualified(ts, i) {
 			continue
 		}
-		lower := strings.ToLower(t.text)
+		lower := strings.ToLower(t.Text)
 		switch lower {
 		case "current_timestamp", "current_date", "current_time":
-			ts[i].text = "(" + map[string]string{"current_timestamp": "datetime", "current_date": "date", "current_time": "time"}[lower] + "(" + now + "))"
+			ts[i].Text = "(" + map[string]string{"current_timestamp": "datetime", "current_date": "date", "current_time": "time"}[lower] + "(" + now + "))"
 			changed = true
 			continue
 		}
@@ -136,7 +136,7 @@ func rewriteSQLite(query string) *rewritten {
 			continue
 		}
 		open := next(ts, i+1)
-		if open >= len(ts) || ts[open].kind != lparen {
+		if open >= len(ts) || ts[open].Kind != lparen {
 			continue
 		}
 		end := closing(ts, open)
@@ -145,8 +145,8 @@ func rewriteSQLite(query string) *rewritten {
 		}
 		as := args(ts, open, end)
 		for _, a := range as {
-			if j := next(ts, a[0]); j < a[1] && next(ts, j+1) >= a[1] && ts[j].kind == str && strings.EqualFold(strings.TrimSpace(ts[j].value()), "now") {
-				ts[j].text = now
+			if j := next(ts, a[0]); j < a[1] && next(ts, j+1) >= a[1] && ts[j].Kind == str && strings.EqualFold(strings.TrimSpace(ts[j].Value()), "now") {
+				ts[j].Text = now
 				changed = true
 			}
 		}
@@ -156,7 +156,7 @@ func rewriteSQLite(query string) *rewritten {
 			if first > 0 {
 				sep = ", "
 			}
-			ts[end].text = sep + now + ")"
+			ts[end].Text = sep + now + ")"
 			changed = true
 		}
 	}
@@ -170,7 +170,7 @@ func rewriteSQLite(query string) *rewritten {
 // a function of a named schema).
 func qualified(ts []token, i int) bool {
 	p := prev(ts, i)
-	return p >= 0 && ts[p].kind == dot
+	return p >= 0 && ts[p].Kind == dot
 }
 
 // pgKeywords are PostgreSQL's clock keywords and what they become, with
@@ -206,54 +206,54 @@ func rewritePostgres(query string) *rewritten {
 	changed, clock := false, false
 	for i := 0; i < len(ts); i++ {
 		t := ts[i]
-		switch t.kind {
+		switch t.Kind {
 		case dollar:
-			tag := dollarTag(t.text)
-			if len(t.text) < 2*len(tag) || !strings.HasSuffix(t.text, tag) {
+			tag := dollarTag(t.Text)
+			if len(t.Text) < 2*len(tag) || !strings.HasSuffix(t.Text, tag) {
 				continue // unterminated
 			}
-			body := t.text[len(tag) : len(t.text)-len(tag)]
+			body := t.Text[len(tag) : len(t.Text)-len(tag)]
 			inner := rewritePostgres(body)
 			for _, n := range inner.notes {
 				note(n)
 			}
 			clock = clock || inner.clock
 			if inner.parts[0] != body {
-				ts[i].text = tag + inner.parts[0] + tag
+				ts[i].Text = tag + inner.parts[0] + tag
 				changed = true
 			}
 		case str:
-			if pgSpecial[strings.ToLower(strings.TrimSpace(t.value()))] && castToTime(ts, i) {
-				note("the literal '" + strings.TrimSpace(t.value()) + "' cast to a date/time type: PostgreSQL reads it from the machine's clock (write now(), current_date)")
+			if pgSpecial[strings.ToLower(strings.TrimSpace(t.Value()))] && castToTime(ts, i) {
+				note("the literal '" + strings.TrimSpace(t.Value()) + "' cast to a date/time type: PostgreSQL reads it from the machine's clock (write now(), current_date)")
 			}
 		case word:
-			lower := strings.ToLower(t.text)
+			lower := strings.ToLower(t.Text)
 			if kw, ok := pgKeywords[lower]; ok && !qualified(ts, i) {
 				repl := kw[0]
-				if open := next(ts, i+1); kw[1] != "" && open < len(ts) && ts[open].kind == lparen {
+				if open := next(ts, i+1); kw[1] != "" && open < len(ts) && ts[open].Kind == lparen {
 					end := closing(ts, open)
 					if end < len(ts) {
 						repl = "now()::" + kw[1] + join(ts[open:end+1])
 						for j := i + 1; j <= end; j++ {
-							ts[j].text = ""
+							ts[j].Text = ""
 						}
-						ts[i].text = "(" + repl + ")"
+						ts[i].Text = "(" + repl + ")"
 						changed, clock = true, true
 						i = end
 						continue
 					}
 				}
-				ts[i].text = "(" + repl + ")"
+				ts[i].Text = "(" + repl + ")"
 				changed, clock = true, true
 				continue
 			}
 			open := next(ts, i+1)
-			if open >= len(ts) || ts[open].kind != lparen {
+			if open >= len(ts) || ts[open].Kind != lparen {
 				continue
 			}
 			clock = clock || pgClockFuncs[lower]
 			if pgClockFuncs[lower] && qualified(ts, i) {
-				if p := prev(ts, prev(ts, i)); p >= 0 && ts[p].is("pg_catalog") {
+				if p := prev(ts, prev(ts, i)); p >= 0 && ts[p].Is("pg_catalog") {
 					note("pg_catalog." + lower + "() names the server's own clock: PostgreSQL reads it from the machine's clock (write " + lower + "())")
 				}
 			}
@@ -274,8 +274,8 @@ func rewritePostgres(query string) *rewritten {
 // date/time type: 'now'::timestamptz, timestamptz 'now', CAST('now' AS
 // date), or a column's DEFAULT 'now'.
 func castToTime(ts []token, i int) bool {
-	if n := next(ts, i+1); n < len(ts) && ts[n].kind == cast {
-		if ty := next(ts, n+1); ty < len(ts) && ts[ty].kind == word && isTimeType(ts[ty].text) {
+	if n := next(ts, i+1); n < len(ts) && ts[n].Kind == cast {
+		if ty := next(ts, n+1); ty < len(ts) && ts[ty].Kind == word && isTimeType(ts[ty].Text) {
 			return true
 		}
 	}
@@ -283,14 +283,14 @@ func castToTime(ts []token, i int) bool {
 	if p < 0 {
 		return false
 	}
-	if ts[p].kind == word && (pgTimeTypes[strings.ToLower(ts[p].text)] || ts[p].is("default")) {
+	if ts[p].Kind == word && (pgTimeTypes[strings.ToLower(ts[p].Text)] || ts[p].Is("default")) {
 		return true
 	}
-	if ts[p].kind == lparen {
-		if f := prev(ts, p); f >= 0 && ts[f].is("cast") {
+	if ts[p].Kind == lparen {
+		if f := prev(ts, p); f >= 0 && ts[f].Is("cast") {
 			end := closing(ts, p)
 			for j := i + 1; j < end && j < len(ts); j++ {
-				if ts[j].kind == word && isTimeType(ts[j].text) {
+				if ts[j].Kind == word && isTimeType(ts[j].Text) {
 					return true
 				}
 			}

@@ -1,0 +1,96 @@
+package sqlscan
+
+import (
+	"slices"
+	"testing"
+
+	"pgregory.net/rapid"
+)
+
+func TestSplitKeepsWhatIsQuotedCommentedOrABody(t *testing.T) {
+	cases := []struct {
+		name   string
+		script string
+		want   []string
+	}{
+		{"plain", "CREATE TABLE a (x INT); CREATE TABLE b (y INT);", []string{"CREATE TABLE a (x INT)", "CREATE TABLE b (y INT)"}},
+		{"semicolon in a string", "INSERT INTO a VALUES ('x;y'); SELECT 1", []string{"INSERT INTO a VALUES ('x;y')", "SELECT 1"}},
+		{"doubled quote", "INSERT INTO a VALUES ('it''s; here');", []string{"INSERT INTO a VALUES ('it''s; here')"}},
+		{"semicolon in a line comment", "CREATE TABLE a (x INT); -- a; b\nCREATE TABLE b (y INT)", []string{"CREATE TABLE a (x INT)", "-- a; b\nCREATE TABLE b (y INT)"}},
+		{"quote in a line comment", "-- don't split here\nCREATE TABLE a (x INT); CREATE TABLE b (y INT)", []string{"-- don't split here\nCREATE TABLE a (x INT)", "CREATE TABLE b (y INT)"}},
+		{"block comment", "/* one; two 'three */ CREATE TABLE a (x INT); SELECT 1", []string{"/* one; two 'three */ CREATE TABLE a (x INT)", "SELECT 1"}},
+		{"nested block comment", "/* a /* b; */ c; */ SELECT 1; SELECT 2", []string{"/* a /* b; */ c; */ SELECT 1", "SELECT 2"}},
+		{"comment-only statement dropped", "SELECT 1; -- the end\n", []string{"SELECT 1"}},
+		{"empty statements dropped", ";;SELECT 1;;", []string{"SELECT 1"}},
+		{"quoted identifier", `CREATE TABLE "a;b" (x INT); SELECT 1`, []string{`CREATE TABLE "a;b" (x INT)`, "SELECT 1"}},
+		{"dollar-quoted body", "CREATE FUNCTION f() RETURNS trigger AS $$ BEGIN NEW.x := 1; RETURN NEW; END; $$ LANGUAGE plpgsql; SELECT 1",
+			[]string{"CREATE FUNCTION f() RETURNS trigger AS $$ BEGIN NEW.x := 1; RETURN NEW; END; $$ LANGUAGE plpgsql", "SELECT 1"}},
+		{"tagged dollar quote", "DO $body$ BEGIN PERFORM 1; $$ not the end $$; END $body$; SELECT 2",
+			[]string{"DO $body$ BEGIN PERFORM 1; $$ not the end $$; END $body$", "SELECT 2"}},
+		{"sqlite trigger", "CREATE TRIGGER t AFTER INSERT ON a BEGIN INSERT INTO b VALUES (1); UPDATE c SET n = CASE WHEN n > 0 THEN 1 ELSE 2 END; END; SELECT 1",
+			[]string{"CREATE TRIGGER t AFTER INSERT ON a BEGIN INSERT INTO b VALUES (1); UPDATE c SET n = CASE WHEN n > 0 THEN 1 ELSE 2 END; END", "SELECT 1"}},
+		{"begin atomic", "CREATE FUNCTION f() RETURNS int LANGUAGE sql BEGIN ATOMIC SELECT 1; SELECT 2; END; SELECT 3",
+			[]string{"CREATE FUNCTION f() RETURNS int LANGUAGE sql BEGIN ATOMIC SELECT 1; SELECT 2; END", "SELECT 3"}},
+		{"a transaction is not a body", "BEGIN; INSERT INTO a VALUES (1); COMMIT", []string{"BEGIN", "INSERT INTO a VALUES (1)", "COMMIT"}},
+		{"escape string", `INSERT INTO a VALUES (E'x\';y'); SELECT 1`, []string{`INSERT INTO a VALUES (E'x\';y')`, "SELECT 1"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if got := Split(c.script); !slices.Equal(got, c.want) {
+				t.Errorf("Split(%q)\n got %q\nwant %q", c.script, got, c.want)
+			}
+		})
+	}
+}
+
+func TestLexIsLossless(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		s := rapid.StringOfN(rapid.SampledFrom([]rune("ab $1?:@'\"`[];()-/*.,=<>E\n\t0$$")), 0, 60, -1).Draw(t, "s")
+		toks, _ := Lex(s)
+		if got := Join(toks); got != s {
+			t.Fatalf("Join(Lex(%q)) = %q", s, got)
+		}
+		for _, tok := range toks {
+			if tok.Text == "" {
+				t.Fatalf("Lex(%q) made an empty token", s)
+			}
+		}
+	})
+}
+
+func TestLexKinds(t *testing.T) {
+	toks, complete := Lex(`SELECT "A", x::text, $1, ?, :n, 1.5e3 FROM t WHERE y <= 'q' -- c`)
+	if !complete {
+		t.Fatal("complete statement read as incomplete")
+	}
+	var kinds []Kind
+	for _, tok := range toks {
+		if tok.Kind != Space {
+			kinds = append(kinds, tok.Kind)
+		}
+	}
+	want := []Kind{Word, Quoted, Comma, Word, Cast, Word, Comma, Param, Comma, Param, Comma, Param, Comma, Number, Word, Word, Word, Word, Op, String}
+	if !slices.Equal(kinds, want) {
+		t.Errorf("kinds %v, want %v", kinds, want)
+	}
+	for _, s := range []string{"SELECT 'open", "SELECT /* open", `SELECT "open`, "SELECT $$ open", "SELECT [open"} {
+		if _, complete := Lex(s); complete {
+			t.Errorf("Lex(%q) says complete", s)
+		}
+	}
+}
+
+func TestValueAndIdent(t *testing.T) {
+	for _, c := range []struct{ text, value string }{{"'it''s'", "it's"}, {`E'a\'b'`, "a'b"}, {"$$ x $$", " x "}, {"$t$y$t$", "y"}} {
+		toks, _ := Lex(c.text)
+		if len(toks) != 1 || toks[0].Value() != c.value {
+			t.Errorf("Value of %q = %q, want %q (tokens %v)", c.text, toks[0].Value(), c.value, toks)
+		}
+	}
+	for _, c := range []struct{ text, ident string }{{"Ledger", "ledger"}, {`"Ledger"`, "Ledger"}, {"`a``b`", "a`b"}, {"[x y]", "x y"}} {
+		toks, _ := Lex(c.text)
+		if len(toks) != 1 || toks[0].Ident() != c.ident {
+			t.Errorf("Ident of %q = %q, want %q", c.text, toks[0].Ident(), c.ident)
+		}
+	}
+}
