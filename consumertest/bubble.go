@@ -122,11 +122,14 @@ func playScenario(ctx context.Context, c Consumer, s *Scenario, cfg config) (*Ou
 			var p *bubble.Panic
 			if errors.As(berr, &p) && out != nil && strings.Contains(fmt.Sprint(p.Value), "blocked goroutines remain") {
 				// Goroutines left blocked make the bubble panic as it
-				// ends: the handler's, which the run has reported, or
-				// database/sql's watchers of a transaction or rows it
-				// left open.
-				if out.Failure == nil {
-					b := breach(LawRuns, "handler-goroutines", "goroutines were left blocked when the scenario ended: database/sql's watchers of a transaction or rows the handler left open, or goroutines the handler started")
+				// ends: the consumer's or its libraries' (tolerated when
+				// the team says why), or database/sql's watchers of a
+				// transaction or rows the handler left open.
+				if out.Failure == nil && c.Lingering == "" {
+					b := breach(LawRuns, "handler-goroutines", "goroutines were left blocked when the scenario ended: database/sql's watchers of a transaction or rows the handler left open")
+					if n, origin, stack := leaked(out.runID); n > 0 {
+						b = leakBreach(n, origin, stack)
+					}
 					out.Failure = &b
 				}
 				berr = nil

@@ -1,6 +1,7 @@
 package consumertest
 
 import (
+	"database/sql"
 	"errors"
 	"fmt"
 	"io"
@@ -34,6 +35,13 @@ type Consumer struct {
 	// first column is the event id, one row per event marked processed.
 	// It switches the atomicity law on: effect and mark land together.
 	Dedupe string
+	// Lingering, when set, says why goroutines the consumer or its
+	// libraries start outlive the workers (an expiry ticker started for
+	// the life of the process, with no way to stop it): they are then
+	// tolerated when a scenario ends. Empty, a goroutine still running
+	// once every worker was stopped (its Closer closed) is a breach of
+	// law runs, reported with its stack and who started it.
+	Lingering string
 }
 
 // Effects is the effects query and its shape.
@@ -64,7 +72,7 @@ func (c Consumer) worker() handler.Worker {
 		return c.Worker
 	}
 	h := c.Handler
-	return func(string) (handler.Func, io.Closer, error) { return h, nil, nil }
+	return func(string, *sql.DB) (handler.Func, io.Closer, error) { return h, nil, nil }
 }
 
 // validate reports what is missing from c.

@@ -218,7 +218,7 @@ func TestACrashedWorkerRestartsFromItsFactory(t *testing.T) {
 	closed := 0
 	c := adrConsumer()
 	c.Handler = nil
-	c.Worker = func(id string) (handler.Func, io.Closer, error) {
+	c.Worker = func(id string, _ *sql.DB) (handler.Func, io.Closer, error) {
 		started = append(started, id)
 		return adr, closer{&closed}, nil
 	}
@@ -335,7 +335,7 @@ func TestAWorkerThatFailsToStartIsReported(t *testing.T) {
 	starts := 0
 	c := adrConsumer()
 	c.Handler = nil
-	c.Worker = func(string) (handler.Func, io.Closer, error) {
+	c.Worker = func(string, *sql.DB) (handler.Func, io.Closer, error) {
 		if starts++; starts > 1 {
 			return nil, nil, errors.New("no connection to the cache")
 		}

@@ -68,6 +68,11 @@ const (
 	// handler holds on another connection: the scheduler gives up all the
 	// same, but that is no fault of the harness.
 	FaultLockTimeout FaultKind = "lock timeout"
+	// FaultContext: the handler's context (a deadline it set) ended while
+	// the worker waited at a call, because the schedule moved the
+	// scenario's time past it: the call returned the context's error and
+	// its transaction was rolled back, as the database would.
+	FaultContext FaultKind = "context ended"
 )
 
 // Fault is one fault the harness caused in a delivery.
@@ -122,12 +127,18 @@ func (d Delivery) String() string {
 
 // fault records a fault in the delivery w holds.
 func (r *run) fault(w *worker, kind FaultKind, at string) {
+	if w.rec < 0 {
+		return // no delivery in hand: the worker is starting
+	}
 	d := &r.deliveries[w.rec]
 	d.Faults = append(d.Faults, Fault{Kind: kind, At: at})
 }
 
 // answered records the handler's answer to the delivery w holds.
 func (r *run) answered(w *worker, err error) {
+	if w.rec < 0 {
+		return
+	}
 	d := &r.deliveries[w.rec]
 	switch {
 	case err == nil:

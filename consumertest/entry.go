@@ -13,7 +13,9 @@ import (
 type Entry struct {
 	// Line is the line's number in the trace, from 1.
 	Line int `json:"line"`
-	// Lane is who acted: LaneBroker, LaneHarness, or a worker ("w1").
+	// Lane is who acted: LaneBroker, LaneHarness, a worker ("w1"), or a
+	// goroutine other than a handler's that made calls through a worker's
+	// database handle ("w1.bg1": a library's clean-up, say).
 	Lane string `json:"lane"`
 	// Worker is the worker concerned, "" for none: the worker that acted,
 	// or, for a delivery (in the broker's lane), the one that receives it.
@@ -78,6 +80,9 @@ const (
 	KindLockWait     EntryKind = "lock-wait"
 	KindLockAcquired EntryKind = "lock-acquired"
 	KindLockGiveUp   EntryKind = "lock-given-up"
+	// KindContextEnded: the context of the call the worker waited at
+	// ended (its deadline passed as the scenario's time moved).
+	KindContextEnded EntryKind = "context-ended"
 
 	// In the harness's lane.
 	KindPhase EntryKind = "phase"
@@ -113,7 +118,9 @@ func (t *Trace) Entries() []Entry {
 // Attempt); the run fills in the lane, the time, the step and the
 // dead-letter count.
 func (r *run) tracef(e Entry, format string, args ...any) {
-	e.Lane = e.Kind.lane(e.Worker)
+	if e.Lane == "" {
+		e.Lane = e.Kind.lane(e.Worker)
+	}
 	e.AtMs = r.now()
 	if e.Kind == KindPhase {
 		r.trace.over = true

@@ -309,7 +309,7 @@ func TestHuntCountsTheScenariosPlayed(t *testing.T) {
 	scenarios := 0
 	c := adrConsumer()
 	c.Handler = nil
-	c.Worker = func(id string) (handler.Func, io.Closer, error) {
+	c.Worker = func(id string, _ *sql.DB) (handler.Func, io.Closer, error) {
 		if id == "w1#1" {
 			scenarios++
 		}

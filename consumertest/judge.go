@@ -95,6 +95,8 @@ type Outcome struct {
 	// such a run's times, and with them its trace and verdict, may differ
 	// from one play to the next.
 	MachineClock []string `json:"machineClock,omitempty"`
+	// runID labels the run's goroutines (see leaked).
+	runID string
 }
 
 // noteMachineClock records what read the machine's clock, once.
@@ -208,7 +210,7 @@ func play(ctx context.Context, be backend.Backend, c Consumer, s *Scenario, g *g
 	if err != nil {
 		return nil, err
 	}
-	out := &Outcome{Scenario: s, Backend: be.Name(), Trace: r.trace}
+	out := &Outcome{Scenario: s, Backend: be.Name(), Trace: r.trace, runID: r.id}
 	defer r.close()
 	if out.Base, err = snapshot(ctx, r.db, c); err != nil {
 		return nil, err

@@ -24,6 +24,7 @@ import (
 	"github.com/idemcheck/idemcheck/impl/contract/event"
 	"github.com/idemcheck/idemcheck/impl/contract/handler"
 	"github.com/idemcheck/idemcheck/impl/reference/membroker"
+	"github.com/idemcheck/idemcheck/internal/goroutine"
 	"github.com/idemcheck/idemcheck/internal/situation"
 	"github.com/idemcheck/idemcheck/internal/sqlscan"
 )
@@ -63,6 +64,10 @@ const (
 	idle wstate = iota
 	parked
 	blocked
+	// running: the worker moves on its own, outside the schedule (its
+	// context ended while it was parked, and it went on with the error),
+	// until it parks again.
+	running
 )
 
 // decision is what the scheduler tells a parked worker.
@@ -74,6 +79,9 @@ const (
 	crash
 	retry
 	giveUp
+	// expired: the context of the parked call (or of its transaction)
+	// ended while the worker waited; the call returns its error.
+	expired
 )
 
 // point is where a worker is parked.
@@ -125,6 +133,8 @@ const (
 	evDone
 	evExited
 	evPanic
+	// evStarted: the Worker factory returned (its error in startErr).
+	evStarted
 )
 
 type wevent struct {
@@ -132,27 +142,46 @@ type wevent struct {
 	kind  evKind
 	p     point
 	panic string
+	// The Worker factory's results, with evStarted.
+	fn       handler.Func
+	closer   io.Closer
+	startErr error
 }
 
 type worker struct {
-	r      *run
-	n      int
-	name   string
-	inc    int
-	state  wstate
-	at     point
-	fn     handler.Func
-	closer io.Closer
-	conn   *sqlhook.Connector
-	db     *sql.DB
-	resume chan decision
+	r    *run
+	n    int
+	name string
+	inc  int
+	// gid names the goroutine of the incarnation's handler (see park).
+	gid goroutine.ID
+	// woke is set while the worker moves on its own (state running): its
+	// events go to pending instead of the scheduler, which collects them
+	// once the bubble is settled (see collectWoken). expiry is the call
+	// at which its context ended. Both under r.mu.
+	woke    atomic.Bool
+	pending *wevent
+	expiry  *expiry
+	state   wstate
+	at      point
+	fn       handler.Func
+	closer   io.Closer
+	startErr error
+	conn    *sqlhook.Connector
+	db      *sql.DB
+	resume  chan decision
 	// crashing is set while a crashed worker's goroutine unwinds.
 	crashing atomic.Bool
 	jobs     chan job
 	d        broker.Delivery
 	ev       event.OrderPaid
-	// rec indexes the record of the delivery in hand in run.deliveries.
+	// rec indexes the record of the delivery in hand in run.deliveries
+	// (-1: none, while the worker starts).
 	rec int
+	// starting is set while the Worker factory runs; restarted says the
+	// incarnation is a restart (a failure of its factory is then a breach
+	// of law runs, not bad input).
+	starting, restarted bool
 }
 
 // run is one scenario being played.
@@ -185,8 +214,9 @@ type run struct {
 	// replayed is set once the stream has been replayed.
 	replayed bool
 
-	mu    sync.Mutex
-	stray string
+	// mu guards what goroutines other than the scheduler's write: the
+	// workers' pending events and expiries, the actors, the notes.
+	mu sync.Mutex
 
 	// bubble is set when the run plays in a testing/synctest bubble.
 	bubble bool
@@ -210,10 +240,29 @@ type run struct {
 	// v, set under Verify, decides the steps and watches what each
 	// worker is returned (verify_exec.go).
 	v *verifyRun
+
+	// schedG is the scheduler's goroutine: a call made on it (the Worker
+	// factory's) runs at once.
+	schedG goroutine.ID
+	// free is set while the run starts or stops its workers, and outside
+	// a bubble: the calls of goroutines other than a handler's then run
+	// at once, unscheduled.
+	free atomic.Bool
+	// bg are the goroutines other than the handlers' that made calls
+	// (see actors.go), by goroutine; bgKick tells the scheduler one
+	// arrived; bgSeq counts them per worker, to name them; moves counts
+	// the moves of every actor, so that a blocked one is retried only
+	// after something moved.
+	bg     map[goroutine.ID]*actor
+	bgKick chan struct{}
+	bgSeq  map[string]int
+	moves  int
 }
 
 // noteMachineClock records what read the machine's clock, once.
 func (r *run) noteMachineClock(what string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
 	if !slices.Contains(r.machineClock, what) {
 		r.machineClock = append(r.machineClock, what)
 	}
@@ -254,7 +303,6 @@ func (h hook) Before(c sqlhook.Call) error {
 		return errCrashing
 	}
 	d := w.park(wevent{kind: evParked, p: point{call: c}})
-	// The scheduler waits for w again: the run is w's to write to.
 	for _, n := range c.Notes {
 		w.r.noteMachineClock(fmt.Sprintf("%s (%s: %s)", n, w.name, shortSQL(c.SQL)))
 	}
@@ -262,7 +310,12 @@ func (h hook) Before(c sqlhook.Call) error {
 	case fail:
 		return ErrInjected
 	case crash:
-		crashHere(c)
+		return crashHere(c)
+	case expired:
+		return c.ContextErr()
+	case giveUp:
+		// A call that may not wait (a goroutine's while the run starts
+		// or stops) meets no lock here: it runs.
 	}
 	return nil
 }
@@ -293,28 +346,79 @@ func (h hook) Busy(c sqlhook.Call, err error) error {
 		return err
 	case crash:
 		return crashHere(c)
+	case expired:
+		return c.ContextErr()
 	}
 	return nil
 }
 
 // park hands control back to the scheduler and waits for its decision.
+// Only the handler's own goroutine parks as the worker; a call from the
+// scheduler's goroutine (the Worker factory) runs at once, and one from
+// any other goroutine (a library's clean-up ticker, a goroutine the
+// handler started) is an actor of its own (see actors.go).
 func (w *worker) park(ev wevent) decision {
-	ev.w = w
-	if w.r.active.Load() != w {
-		// A goroutine the handler started and did not wait for.
-		w.r.mu.Lock()
-		if w.r.stray == "" {
-			w.r.stray = fmt.Sprintf("%s: a goroutine the handler left running made a call after the handler returned (%s)", w.name, ev.p)
+	r := w.r
+	switch g := goroutine.Current(); {
+	case g == w.gid:
+	case g == r.schedG:
+		if ev.kind == evBlocked {
+			return giveUp
 		}
+		return proceed
+	default:
+		return r.parkBackground(w, g, ev)
+	}
+	ev.w = w
+	w.send(ev)
+	d := awaitDecision(w.resume, ev.p, r.bubble)
+	if d == expired {
+		// Its context ended while it waited: it goes on with the error,
+		// on its own, and the scheduler hears of it once the bubble is
+		// settled (see collectWoken).
+		r.mu.Lock()
+		w.expiry = &expiry{at: ev.p, err: ev.p.call.ContextErr()}
+		r.mu.Unlock()
+		w.woke.Store(true)
+	}
+	return d
+}
+
+// send hands ev to the scheduler, or, while the worker moves on its own,
+// leaves it for collectWoken.
+func (w *worker) send(ev wevent) {
+	if w.woke.Load() {
+		w.r.mu.Lock()
+		w.pending = &ev
 		w.r.mu.Unlock()
-		runtime.Goexit()
+		return
 	}
 	w.r.events <- ev
-	return <-w.resume
+}
+
+// awaitDecision waits for the scheduler's decision on a call parked at p.
+// In a bubble a SQL call also wakes when its context, or its
+// transaction's, ends: database/sql would otherwise wait for the call to
+// return before it rolls the transaction back, and the bubble's clock
+// would stop with it.
+func awaitDecision(resume chan decision, p point, bubble bool) decision {
+	callDone, txDone := p.call.Done()
+	if !bubble || (callDone == nil && txDone == nil) || p.settle || p.what != "" {
+		return <-resume
+	}
+	select {
+	case d := <-resume:
+		return d
+	case <-callDone:
+		return expired
+	case <-txDone:
+		return expired
+	}
 }
 
 // newRun prepares a fresh database and the broker for s.
 func newRun(ctx context.Context, be backend.Backend, c Consumer, s *Scenario, g *guard, bubble bool) (*run, error) {
+	sched := goroutine.Current()
 	db, err := be.Fresh(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("%w: open a fresh %s database: %w", ErrBadInput, be.Name(), err)
@@ -326,7 +430,9 @@ func newRun(ctx context.Context, be backend.Backend, c Consumer, s *Scenario, g 
 	clk := clock.NewVirtual(startMs)
 	r := &run{c: c, s: s, db: db, dbName: be.Name(), clock: clk, b: membroker.New(clk, s.Policy, []string{Group}),
 		trace: &Trace{}, events: make(chan wevent), hung: make(chan struct{}), stopDog: make(chan struct{}), bubble: bubble,
-		id: fmt.Sprintf("r%d", runSeq.Add(1)), baseG: runtime.NumGoroutine(), g: g, hangAfter: hangAfter}
+		id: fmt.Sprintf("r%d", runSeq.Add(1)), baseG: runtime.NumGoroutine(), g: g, hangAfter: hangAfter,
+		schedG: sched, bg: map[goroutine.ID]*actor{}, bgKick: make(chan struct{}, 1), bgSeq: map[string]int{}}
+	r.free.Store(!bubble)
 	if g != nil {
 		g.trace.Store(r.trace)
 	}
@@ -363,17 +469,15 @@ func (r *run) startWorkers() error {
 	return nil
 }
 
-// start builds w's handler and its database handle.
+// start builds w's database handle, then its handler: the Worker factory
+// runs on the worker's own goroutine, before its first delivery, and its
+// calls (a library creating its tables) are the worker's, run at once
+// unless one meets a lock (the worker then waits there as at any call,
+// and the schedule goes on). The goroutines the factory starts carry a
+// label naming it, so that one still running when the scenario ends is
+// reported as the factory's.
 func (r *run) start(w *worker) error {
 	w.inc++
-	fn, closer, err := r.c.worker()(fmt.Sprintf("%s#%d", w.name, w.inc))
-	if err != nil {
-		return fmt.Errorf("%w: the Worker for %s failed to start: %w", ErrBadInput, w.name, err)
-	}
-	if fn == nil {
-		return fmt.Errorf("%w: the Worker for %s returned a nil handler", ErrBadInput, w.name)
-	}
-	w.fn, w.closer = fn, closer
 	var opts []sqlhook.Option
 	if cl, ok := r.db.(backend.Clocked); ok {
 		opts = append(opts, sqlhook.WithRewriter(cl))
@@ -382,23 +486,57 @@ func (r *run) start(w *worker) error {
 	r.g.connector(w.conn)
 	w.db = sql.OpenDB(w.conn)
 	w.resume = make(chan decision)
+	w.crashing.Store(false)
+	w.woke.Store(false)
+	w.pending, w.expiry = nil, nil
+	w.fn, w.closer, w.rec, w.startErr = nil, nil, -1, nil
+	w.state, w.at, w.starting = parked, point{}, true
 	w.jobs = make(chan job)
 	r.loops.Add(1)
-	go w.loop(w.jobs)
-	w.crashing.Store(false)
-	w.state = idle
-	return nil
+	r.active.Store(w)
+	go w.loop(w.jobs, fmt.Sprintf("%s#%d", w.name, w.inc))
+	r.await(w)
+	for r.failure == nil && w.starting && w.state == parked {
+		r.act(w, proceed)
+	}
+	return w.startErr
 }
 
-// stop kills w's connections and closes its handler.
-func (r *run) stop(w *worker) {
-	if w.jobs == nil {
-		return // its start failed, or it is stopped already
+// started records what the Worker factory returned.
+func (r *run) started(w *worker, ev wevent) {
+	w.starting, w.state, w.at = false, idle, point{}
+	switch {
+	case ev.startErr != nil:
+		w.startErr = fmt.Errorf("%w: the Worker for %s failed to start: %w", ErrBadInput, w.name, ev.startErr)
+	case ev.fn == nil:
+		w.startErr = fmt.Errorf("%w: the Worker for %s returned a nil handler", ErrBadInput, w.name)
 	}
-	close(w.jobs)
-	w.jobs = nil
+	w.fn, w.closer = ev.fn, ev.closer
+	if w.startErr != nil && w.restarted {
+		r.fail("worker-restarts", w.startErr.Error())
+	}
+}
+
+// stop ends w: its goroutine, its connections and its Closer (before the
+// connections when graceful: a service shutting down; after them for a
+// crash, the process being gone).
+func (r *run) stop(w *worker, graceful bool) {
+	if w.db == nil {
+		return // stopped already
+	}
+	if w.jobs != nil {
+		close(w.jobs)
+		w.jobs = nil
+	}
+	if graceful && w.closer != nil {
+		// A service shutting down closes its libraries before its
+		// database: a library's Close may make a last call (a flush).
+		_ = w.closer.Close()
+		w.closer = nil
+	}
 	w.conn.Kill()
 	w.db.Close()
+	w.db = nil
 	if w.closer != nil {
 		_ = w.closer.Close()
 		w.closer = nil
@@ -432,14 +570,40 @@ func (r *run) wait(w *worker) (wevent, bool) {
 		r.waiting.Store(false)
 		r.g.enter(phaseScheduling)
 	}()
-	select {
-	case ev := <-r.events:
-		r.progress.Add(1)
-		return ev, true
-	case <-r.hung:
-		r.fail("handler-hangs", fmt.Sprintf("%s ran for %s without reaching a database call, a handler.Point or its return (after %s): it blocks outside the harness's control", w.name, r.hangAfter, w.at))
-		return wevent{}, false
+	for {
+		select {
+		case ev := <-r.events:
+			r.progress.Add(1)
+			return ev, true
+		case <-r.hung:
+			r.fail("handler-hangs", fmt.Sprintf("%s ran for %s without reaching a database call, a handler.Point or its return%s: it blocks outside the harness's control", w.name, r.hangAfter, afterNote(w.at)))
+			return wevent{}, false
+		case <-r.bgKick:
+			// A goroutine other than a handler's made a call while w
+			// runs: w may be waiting for it (a library's mutex held
+			// across the call). Once the bubble is settled, w's own
+			// event comes first; otherwise the goroutine moves.
+			if !r.bubble {
+				continue
+			}
+			synctest.Wait()
+			select {
+			case ev := <-r.events:
+				r.progress.Add(1)
+				return ev, true
+			default:
+			}
+			r.serveBackground()
+		}
 	}
+}
+
+// afterNote says where a worker last was, for a report.
+func afterNote(p point) string {
+	if s := p.String(); s != "" {
+		return " (after " + s + ")"
+	}
+	return ""
 }
 
 // watchdog closes r.hung when the scheduler has waited for the same
@@ -475,6 +639,15 @@ func (r *run) advance(d int64) {
 	if r.bubble {
 		time.Sleep(time.Duration(d) * time.Millisecond)
 	}
+	r.b.Tick()
+	r.tracef(Entry{Kind: KindTime}, "time moves %dms to t=%dms", d, r.now())
+	if r.bubble {
+		// What the time woke (a context's deadline, a library's ticker)
+		// has run to where it waits again.
+		synctest.Wait()
+		r.collectWoken()
+		r.serveBackground()
+	}
 }
 
 // reach counts a situation of the coverage table.
@@ -509,9 +682,9 @@ func (r *run) await(w *worker) {
 
 // handle records where w stopped.
 func (r *run) handle(w *worker, ev wevent) {
-	r.checkStray()
+	r.moves++
 	if ev.w != w {
-		r.fail("handler-goroutines", fmt.Sprintf("%s made a call while %s was running: the handler runs database calls on more than one goroutine at once", ev.w.name, w.name))
+		r.fail("harness", fmt.Sprintf("%s made a call while %s was running", ev.w.name, w.name))
 		return
 	}
 	switch ev.kind {
@@ -529,18 +702,20 @@ func (r *run) handle(w *worker, ev wevent) {
 		r.reach(situation.ConsumerLockWait)
 	case evDone:
 		w.state, w.at = idle, point{}
+	case evStarted:
+		r.started(w, ev)
 	case evPanic:
+		if w.starting {
+			r.fail("worker-panics", fmt.Sprintf("%s: the Worker factory panicked: %s", w.name, ev.panic))
+			return
+		}
 		r.fail("handler-panics", fmt.Sprintf("%s: the handler panicked handling %s: %s", w.name, w.ev.EventID, ev.panic))
 	case evExited:
+		if w.starting {
+			r.fail("worker-exits", fmt.Sprintf("%s: the Worker factory's goroutine exited (runtime.Goexit)", w.name))
+			return
+		}
 		r.fail("handler-exits", fmt.Sprintf("%s: the handler's goroutine exited (runtime.Goexit) handling %s", w.name, w.ev.EventID))
-	}
-}
-
-func (r *run) checkStray() {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.stray != "" {
-		r.fail("handler-goroutines", r.stray)
 	}
 }
 
@@ -612,14 +787,43 @@ type job struct {
 // loop is a worker incarnation's goroutine: it handles one delivery after
 // another, so that its stack, grown by the database driver, is grown
 // once. A crash ends it (runtime.Goexit); the restarted worker has its own.
-func (w *worker) loop(jobs chan job) {
+func (w *worker) loop(jobs chan job, id string) {
 	defer w.r.loops.Done()
-	// Goroutines the handler starts inherit this label: those still
-	// alive once the scenario is over are found by it (see leaked).
-	pprof.SetGoroutineLabels(pprof.WithLabels(context.Background(), pprof.Labels(runLabel, w.r.id)))
+	w.gid = goroutine.Current()
+	if !w.build(id) {
+		return
+	}
+	// Goroutines the handler starts inherit these labels: those still
+	// alive once the scenario is over are found by them (see leaked).
+	pprof.SetGoroutineLabels(pprof.WithLabels(context.Background(), pprof.Labels(runLabel, w.r.id, originLabel, w.name+"'s handler")))
 	for j := range jobs {
 		w.handle(j.ctx, j.m)
 	}
+}
+
+// build runs the Worker factory on the worker's goroutine and tells the
+// scheduler what it returned; false when the goroutine ends there (a crash
+// in the factory, or a panic, which the scheduler is told of).
+func (w *worker) build(id string) (ok bool) {
+	returned := false
+	defer func() {
+		if returned {
+			return
+		}
+		if p := recover(); p != nil {
+			w.send(wevent{w: w, kind: evPanic, panic: fmt.Sprintf("%v\n%s", p, trimStack(debug.Stack()))})
+			return
+		}
+		w.send(wevent{w: w, kind: evExited})
+	}()
+	var ev wevent
+	pprof.Do(context.Background(), pprof.Labels(runLabel, w.r.id, originLabel, "the Worker factory of "+id), func(context.Context) {
+		ev.fn, ev.closer, ev.startErr = w.r.c.worker()(id, w.db)
+	})
+	returned = true
+	ev.w, ev.kind = w, evStarted
+	w.send(ev)
+	return true
 }
 
 // handle runs the handler on w's goroutine, then parks to settle.
@@ -630,16 +834,16 @@ func (w *worker) handle(ctx context.Context, m handler.Message) {
 			return
 		}
 		if p := recover(); p != nil && !returned {
-			w.r.events <- wevent{w: w, kind: evPanic, panic: fmt.Sprintf("%v\n%s", p, trimStack(debug.Stack()))}
+			w.send(wevent{w: w, kind: evPanic, panic: fmt.Sprintf("%v\n%s", p, trimStack(debug.Stack()))})
 			return
 		}
-		w.r.events <- wevent{w: w, kind: evExited}
+		w.send(wevent{w: w, kind: evExited})
 	}()
 	err := w.fn(ctx, w.db, m)
 	returned = true
 	if w.crashing.Load() {
 		done = true
-		w.r.events <- wevent{w: w, kind: evExited}
+		w.send(wevent{w: w, kind: evExited})
 		return
 	}
 	what := "ack " + m.EventID
@@ -654,7 +858,7 @@ func (w *worker) handle(ctx context.Context, m handler.Message) {
 		runtime.Goexit()
 	}
 	done = true
-	w.r.events <- wevent{w: w, kind: evDone}
+	w.send(wevent{w: w, kind: evDone})
 }
 
 // trimStack keeps the first lines of a panic's stack.
@@ -713,8 +917,12 @@ func (r *run) othersCanMove(w *worker) bool {
 	return false
 }
 
-// othersBlocked reports whether a worker other than w waits for a lock.
+// othersBlocked reports whether a worker other than w, or a goroutine
+// other than the handlers', waits for a lock.
 func (r *run) othersBlocked(w *worker) bool {
+	if r.backgroundBlocked() {
+		return true
+	}
 	for _, o := range r.workers {
 		if o != w && o.state == blocked {
 			return true
@@ -777,6 +985,11 @@ func (r *run) retry(w *worker) {
 // handler, its connections close, its delivery stays unacked, and it
 // restarts idle.
 func (r *run) crash(w *worker) {
+	if w.state == running {
+		// Moving on its own (its context ended): it crashes once it
+		// parks again, if the schedule says so then.
+		return
+	}
 	if w.state == idle {
 		r.tracef(Entry{Kind: KindCrash, Worker: w.name}, "%s crashes while idle and restarts", w.name)
 		r.reach(situation.ConsumerCrashWhileIdle)
@@ -786,6 +999,7 @@ func (r *run) crash(w *worker) {
 		r.tracef(w.callEntry(KindCrash, w.at), "%s crashes at %s (handling %s): connections closed, delivery not acked; it restarts", w.name, w.at, w.ev.EventID)
 		w.crashing.Store(true)
 		w.conn.Kill()
+		r.crashBackground(w)
 		r.active.Store(w)
 		w.resume <- crash
 		ev, ok := r.wait(w)
@@ -797,10 +1011,14 @@ func (r *run) crash(w *worker) {
 			return
 		}
 	}
-	r.stop(w)
-	if err := r.start(w); err != nil {
+	w.conn.Kill()
+	r.crashBackground(w)
+	r.stop(w, false)
+	w.restarted = true
+	if err := r.start(w); err != nil && r.failure == nil {
 		r.fail("worker-restarts", err.Error())
 	}
+	r.serveBackground()
 }
 
 // step plays one step of the schedule.
@@ -822,13 +1040,14 @@ func (r *run) step(st Step) {
 				d = fail
 			}
 			r.act(w, d)
+		case running:
+			r.tracef(Entry{Kind: KindIdle, Worker: w.name}, "%s is moving on its own", w.name)
 		}
+		r.serveBackground()
 	case OpCrash:
 		r.crash(r.workers[st.Worker-1])
 	case OpAdvance:
 		r.advance(st.Ms)
-		r.b.Tick()
-		r.tracef(Entry{Kind: KindTime}, "time moves %dms to t=%dms", st.Ms, r.now())
 	case OpDuplicate:
 		offs, err := r.b.Duplicate(Topic, r.offsets[st.Pick], 1)
 		if err == nil {
@@ -876,6 +1095,7 @@ func (r *run) drain() {
 			}
 		}
 		if acted {
+			r.serveBackground()
 			continue
 		}
 		for k := 1; k <= n && !acted; k++ {
@@ -885,7 +1105,8 @@ func (r *run) drain() {
 				r.cursor, acted = i, true
 			}
 		}
-		if acted {
+		if acted || r.unblockBackground() {
+			r.serveBackground()
 			continue
 		}
 		quiet, next := r.b.Quiet()
@@ -894,8 +1115,6 @@ func (r *run) drain() {
 		}
 		d := max(next-r.clock.NowMs(), 1)
 		r.advance(d)
-		r.b.Tick()
-		r.tracef(Entry{Kind: KindTime}, "time moves %dms to t=%dms", d, r.now())
 	}
 }
 
@@ -907,6 +1126,10 @@ func (r *run) close() {
 	}
 	r.closed = true
 	r.g.enter(phaseClosing)
+	// From here on, goroutines other than a handler's run unscheduled: a
+	// library's Close may wait for its own goroutine's last call.
+	r.free.Store(true)
+	r.releaseBackground()
 	for _, w := range r.workers {
 		if w.state != idle {
 			w.crashing.Store(true)
@@ -918,7 +1141,7 @@ func (r *run) close() {
 			case <-time.After(time.Second):
 			}
 		}
-		r.stop(w)
+		r.stop(w, true)
 	}
 	r.db.Close()
 	close(r.stopDog)
@@ -929,28 +1152,34 @@ func (r *run) close() {
 	case <-time.After(time.Second):
 		return // a worker is hung: already reported
 	}
-	if r.bubble {
-		synctest.Wait() // every goroutine left is now blocked for good, or gone
-	}
-	// The cheap test first: in a bubble every goroutine left is settled,
-	// so any growth is worth a look; outside one, goroutines of the
-	// harness and of database/sql may still be on their way out.
-	slack := 0
-	if !r.bubble {
-		slack = leakSlack
-	}
-	if runtime.NumGoroutine() <= r.baseG+slack {
+	if r.bubble || r.c.Lingering != "" {
+		// In a bubble, goroutines left blocked make the bubble panic as
+		// it ends, and playScenario reads who they are then (see
+		// leakBreach); the profile is read only when some are left.
 		return
 	}
-	n, stack := leaked(r.id)
-	for try := 0; n > 0 && !r.bubble && try < 3; try++ {
-		// Outside a bubble, a goroutine on its way out may not be gone yet.
+	// Outside a bubble, goroutines of the harness and of database/sql may
+	// still be on their way out: look only past a slack.
+	if runtime.NumGoroutine() <= r.baseG+leakSlack {
+		return
+	}
+	n, origin, stack := leaked(r.id)
+	for try := 0; n > 0 && try < 3; try++ {
+		// A goroutine on its way out may not be gone yet.
 		time.Sleep(time.Millisecond)
-		n, stack = leaked(r.id)
+		n, origin, stack = leaked(r.id)
 	}
 	if n > 0 && r.failure == nil {
-		r.fail("handler-goroutines", fmt.Sprintf("%d goroutine(s) the handler started are still running after the scenario ended (started by the handler and never waited for):\n%s", n, stack))
+		b := leakBreach(n, origin, stack)
+		r.failure = &b
 	}
+}
+
+// leakBreach is the breach of law runs for n goroutines left running, the
+// first started by origin with stack.
+func leakBreach(n int, origin, stack string) Breach {
+	return breach(LawRuns, "handler-goroutines", fmt.Sprintf("%d goroutine(s) are still running after the scenario ended and every worker was stopped (its Closer closed); the first was started by %s:\n%s\n"+
+		"A goroutine that a library keeps for the life of the process may be declared: Consumer.Lingering says why.", n, origin, stack))
 }
 
 // sqlWatcher reports whether a goroutine is database/sql's own watcher of
@@ -969,21 +1198,25 @@ func sqlWatcher(entry string) bool {
 // bubble may end with before the goroutine profile is read.
 const leakSlack = 8
 
-// runLabel is the pprof label that marks the goroutines of one run.
-const runLabel = "idemcheck-run"
+// runLabel is the pprof label that marks the goroutines of one run, and
+// originLabel the one that says who started them: a worker's handler, or
+// the Worker factory of one of its incarnations.
+const (
+	runLabel    = "idemcheck-run"
+	originLabel = "idemcheck-origin"
+)
 
 var runSeq atomic.Int64
 
 // leaked counts the goroutines still labelled with run id, and returns
 // the stack of the first. The goroutine profile is read only when the
 // process has more goroutines than the harness's own.
-func leaked(id string) (int, string) {
+func leaked(id string) (n int, origin, first string) {
 	var b strings.Builder
 	if err := pprof.Lookup("goroutine").WriteTo(&b, 1); err != nil {
-		return 0, ""
+		return 0, "", ""
 	}
 	want := fmt.Sprintf("%q:%q", runLabel, id)
-	n, first := 0, ""
 	for _, entry := range strings.Split(b.String(), "\n\n") {
 		if !strings.Contains(entry, want) || sqlWatcher(entry) {
 			continue
@@ -1000,7 +1233,28 @@ func leaked(id string) (int, string) {
 		n += count
 		if first == "" {
 			first = trimStack([]byte(entry))
+			origin = labelValue(entry, originLabel)
 		}
 	}
-	return n, first
+	if origin == "" {
+		origin = "the handler"
+	}
+	return n, origin, first
+}
+
+// labelValue reads a label of a goroutine profile's entry ("# labels:
+// {"k":"v", ...}").
+func labelValue(entry, key string) string {
+	k := fmt.Sprintf("%q:", key)
+	i := strings.Index(entry, k)
+	if i < 0 {
+		return ""
+	}
+	rest := entry[i+len(k):]
+	if v, err := strconv.QuotedPrefix(rest); err == nil {
+		if u, err := strconv.Unquote(v); err == nil {
+			return u
+		}
+	}
+	return ""
 }

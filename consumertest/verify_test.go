@@ -60,7 +60,7 @@ func autocommit(ctx context.Context, db *sql.DB, m handler.Message) error {
 }
 
 // memo is a Worker that remembers the ids it handled in memory.
-func memo(string) (handler.Func, io.Closer, error) {
+func memo(string, *sql.DB) (handler.Func, io.Closer, error) {
 	var mu sync.Mutex
 	seen := map[string]bool{}
 	return func(ctx context.Context, db *sql.DB, m handler.Message) error {

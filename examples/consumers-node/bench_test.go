@@ -18,7 +18,7 @@ func BenchmarkInsertFirst(b *testing.B) {
 	ctx := context.Background()
 	b.Run("node", func(b *testing.B) {
 		db := openBenchDB(b)
-		f, c, err := worker(b, "insert-first.js")("w1")
+		f, c, err := worker(b, "insert-first.js")("w1", db)
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -121,7 +121,7 @@ func openDB(t *testing.T, schema string) *sql.DB {
 
 func start(t *testing.T, w handler.Worker, id string) (handler.Func, func()) {
 	t.Helper()
-	f, c, err := w(id)
+	f, c, err := w(id, nil)
 	if err != nil {
 		t.Fatalf("start %s: %v", id, err)
 	}

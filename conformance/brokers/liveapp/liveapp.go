@@ -114,7 +114,7 @@ func (g *group) start() error {
 	g.starts++
 	h, closer := g.app.c.Handler, io.Closer(nil)
 	if w := g.app.c.Worker; w != nil {
-		if h, closer, err = w(fmt.Sprintf("%s-w%d", g.name, g.starts)); err != nil {
+		if h, closer, err = w(fmt.Sprintf("%s-w%d", g.name, g.starts), db); err != nil {
 			db.Close()
 			return fmt.Errorf("liveapp: start the worker: %w", err)
 		}

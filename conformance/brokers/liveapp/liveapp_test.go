@@ -29,7 +29,7 @@ func TestHandlerAnswersAndEffects(t *testing.T) {
 	c := consumertest.Consumer{
 		Name:   "inline",
 		Schema: "CREATE TABLE ledger (event_id TEXT NOT NULL, amount_cents INTEGER NOT NULL)",
-		Worker: func(string) (handler.Func, io.Closer, error) {
+		Worker: func(string, *sql.DB) (handler.Func, io.Closer, error) {
 			starts++
 			return func(ctx context.Context, db *sql.DB, m handler.Message) error {
 				switch {

@@ -13,7 +13,17 @@
 //
 // A Connector owns every connection it opened. Kill closes them all under
 // whatever they were doing — the database rolls open transactions back —
-// and every later call on them fails, as on a process that died.
+// and every later call on them fails, as on a process that died. A call in
+// progress on the real driver when Kill comes (a goroutine of the team's
+// that did not wait for the scheduler) finishes first: the connection is
+// closed as soon as it returns, never under it.
+//
+// Contexts: the hook sees each call's context and its transaction's. A
+// transaction whose context ended is rolled back at once on the real
+// connection (what database/sql's watcher of the context does, made
+// synchronous so that the schedule, not the Go scheduler, decides when),
+// and its later Rollback, from the watcher or the caller, is no call at
+// all. A row iteration whose context ended is closed the same way.
 //
 // A Rewriter, when given, changes each statement's text before it reaches
 // the database (the harness points the database's clock at the
@@ -56,6 +66,38 @@ type Call struct {
 	// Notes are what the Rewriter said of the statement or its
 	// arguments.
 	Notes []string
+	// Ctx is the context the caller gave the call (nil for a commit or a
+	// rollback, which database/sql makes without one), and TxCtx the
+	// context of the transaction the call belongs to (nil outside one).
+	// When either ends while the caller is parked in Before, database/sql
+	// waits for the call to return before it rolls the transaction back;
+	// a hook that parks the caller should return the context's error then
+	// (see ContextErr), as a driver does with a call whose context ended.
+	Ctx, TxCtx context.Context
+}
+
+// Done returns a channel closed when the call's context or its
+// transaction's ends (nil when neither can end).
+func (c Call) Done() (call, tx <-chan struct{}) {
+	if c.Ctx != nil {
+		call = c.Ctx.Done()
+	}
+	if c.TxCtx != nil {
+		tx = c.TxCtx.Done()
+	}
+	return call, tx
+}
+
+// ContextErr is the error of the call's context, or of its transaction's,
+// when one has ended (nil otherwise).
+func (c Call) ContextErr() error {
+	if c.Ctx != nil && c.Ctx.Err() != nil {
+		return c.Ctx.Err()
+	}
+	if c.TxCtx != nil && c.TxCtx.Err() != nil {
+		return c.TxCtx.Err()
+	}
+	return nil
 }
 
 // String renders the call for a trace: "exec INSERT ... [e1 300]".
@@ -220,6 +262,14 @@ type conn struct {
 	dead  bool
 	inTx  bool
 	last  string
+	// op is held across every call on inner, so that Kill never closes
+	// inner under a call; closeLater says Kill came during one.
+	op         sync.Mutex
+	closeLater bool
+	// txCtx is the context of the open transaction; txEnded says it was
+	// rolled back because that context ended.
+	txCtx   context.Context
+	txEnded bool
 	// open are the rows and statements not yet closed: a connection
 	// closes for real (and rolls back) only once they are.
 	open []io.Closer
@@ -252,17 +302,50 @@ var (
 	_ driver.Validator          = (*conn)(nil)
 )
 
+// kill closes the connection, now or, when a call is in progress on the
+// real driver, as soon as it returns. cn.c.mu is held.
 func (cn *conn) kill() {
 	if cn.dead {
 		return
 	}
 	cn.dead = true
 	cn.inTx = false
+	if !cn.op.TryLock() {
+		cn.closeLater = true
+		return
+	}
+	cn.closeInner()
+	cn.op.Unlock()
+}
+
+// closeInner closes what is open on inner, then inner (the database rolls
+// an open transaction back). cn.op is held.
+func (cn *conn) closeInner() {
 	for i := len(cn.open) - 1; i >= 0; i-- {
 		_ = cn.open[i].Close()
 	}
 	cn.open = nil
 	_ = cn.inner.Close()
+}
+
+// do runs f on inner under the op lock; ok is false when the connection
+// was killed before it could start.
+func (cn *conn) do(f func() error) (err error) {
+	cn.op.Lock()
+	defer func() {
+		cn.c.mu.Lock()
+		later := cn.closeLater
+		cn.closeLater = false
+		cn.c.mu.Unlock()
+		if later {
+			cn.closeInner()
+		}
+		cn.op.Unlock()
+	}()
+	if cn.isDead() {
+		return ErrKilled
+	}
+	return f()
 }
 
 func (cn *conn) isDead() bool {
@@ -278,22 +361,43 @@ func (cn *conn) call(c Call, do func() error) error {
 		return ErrKilled
 	}
 	c.InTx = cn.inTx
+	if c.InTx {
+		c.TxCtx = cn.txCtx
+	}
+	if err := c.ContextErr(); err != nil {
+		// The context ended before the call: a driver answers at once.
+		cn.endTx()
+		return err
+	}
 	cn.last = c.String()
 	if err := cn.c.hook.Before(c); err != nil {
+		if c.ContextErr() != nil {
+			cn.endTx()
+		}
 		return err
 	}
 	for {
-		if cn.isDead() {
-			return ErrKilled
-		}
-		err := do()
+		err := cn.do(do)
 		if err == nil || !cn.c.isBusy(err) {
 			return err
 		}
 		if herr := cn.c.hook.Busy(c, err); herr != nil {
+			if c.ContextErr() != nil {
+				cn.endTx()
+			}
 			return herr
 		}
 	}
+}
+
+// endTx rolls the open transaction back on inner because its context
+// ended, once; its later Rollback is then no call.
+func (cn *conn) endTx() {
+	if !cn.inTx || cn.txEnded || cn.txCtx == nil || cn.txCtx.Err() == nil {
+		return
+	}
+	cn.txEnded = true
+	_ = cn.do(func() error { return cn.execInner("ROLLBACK") })
 }
 
 // tell tells an Observer hook what c returned.
@@ -313,12 +417,15 @@ func (cn *conn) PrepareContext(_ context.Context, query string) (driver.Stmt, er
 	}
 	run, notes := cn.c.rewrite(query)
 	var st driver.Stmt
-	var err error
-	if p, ok := cn.inner.(driver.ConnPrepareContext); ok {
-		st, err = p.PrepareContext(context.Background(), run)
-	} else {
-		st, err = cn.inner.Prepare(run)
-	}
+	err := cn.do(func() error {
+		var err error
+		if p, ok := cn.inner.(driver.ConnPrepareContext); ok {
+			st, err = p.PrepareContext(context.Background(), run)
+		} else {
+			st, err = cn.inner.Prepare(run)
+		}
+		return err
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -332,16 +439,16 @@ func (cn *conn) Close() error {
 	if cn.dead {
 		return nil
 	}
-	cn.dead = true
-	return cn.inner.Close()
+	cn.kill()
+	return nil
 }
 
 func (cn *conn) Begin() (driver.Tx, error) {
 	return cn.BeginTx(context.Background(), driver.TxOptions{})
 }
 
-func (cn *conn) BeginTx(_ context.Context, opts driver.TxOptions) (driver.Tx, error) {
-	c := Call{Op: Begin, SQL: "BEGIN"}
+func (cn *conn) BeginTx(ctx context.Context, opts driver.TxOptions) (driver.Tx, error) {
+	c := Call{Op: Begin, SQL: "BEGIN", Ctx: ctx}
 	err := cn.call(c, func() error {
 		var err error
 		if b, ok := cn.inner.(driver.ConnBeginTx); ok {
@@ -356,7 +463,7 @@ func (cn *conn) BeginTx(_ context.Context, opts driver.TxOptions) (driver.Tx, er
 	if err != nil {
 		return nil, err
 	}
-	cn.inTx = true
+	cn.inTx, cn.txCtx, cn.txEnded = true, ctx, false
 	return &tx{cn: cn}, nil
 }
 
@@ -376,14 +483,14 @@ func (cn *conn) execInner(query string) error {
 	return err
 }
 
-func (cn *conn) ExecContext(_ context.Context, query string, args []driver.NamedValue) (driver.Result, error) {
+func (cn *conn) ExecContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Result, error) {
 	e, ok := cn.inner.(driver.ExecerContext)
 	if !ok {
 		return nil, driver.ErrSkip
 	}
 	run, notes := cn.c.rewrite(query)
 	var res driver.Result
-	c := Call{Op: Exec, SQL: query, Args: args, Notes: cn.c.notes(notes, args)}
+	c := Call{Op: Exec, SQL: query, Args: args, Notes: cn.c.notes(notes, args), Ctx: ctx}
 	err := cn.call(c, func() error {
 		var err error
 		res, err = e.ExecContext(context.Background(), run, args)
@@ -393,14 +500,14 @@ func (cn *conn) ExecContext(_ context.Context, query string, args []driver.Named
 	return res, err
 }
 
-func (cn *conn) QueryContext(_ context.Context, query string, args []driver.NamedValue) (driver.Rows, error) {
+func (cn *conn) QueryContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Rows, error) {
 	q, ok := cn.inner.(driver.QueryerContext)
 	if !ok {
 		return nil, driver.ErrSkip
 	}
 	run, notes := cn.c.rewrite(query)
 	var rows driver.Rows
-	c := Call{Op: Query, SQL: query, Args: args, Notes: cn.c.notes(notes, args)}
+	c := Call{Op: Query, SQL: query, Args: args, Notes: cn.c.notes(notes, args), Ctx: ctx}
 	err := cn.call(c, func() error {
 		var err error
 		rows, err = q.QueryContext(context.Background(), run, args)
@@ -411,7 +518,7 @@ func (cn *conn) QueryContext(_ context.Context, query string, args []driver.Name
 		return nil, err
 	}
 	cn.track(rows)
-	return &wrappedRows{inner: rows, cn: cn, query: query}, nil
+	return &wrappedRows{inner: rows, cn: cn, query: query, ctx: ctx, txCtx: c.TxCtx}, nil
 }
 
 func (cn *conn) ResetSession(context.Context) error {
@@ -419,7 +526,7 @@ func (cn *conn) ResetSession(context.Context) error {
 		return driver.ErrBadConn
 	}
 	if r, ok := cn.inner.(driver.SessionResetter); ok {
-		return r.ResetSession(context.Background())
+		return cn.do(func() error { return r.ResetSession(context.Background()) })
 	}
 	return nil
 }
@@ -442,12 +549,15 @@ type tx struct{ cn *conn }
 func (t *tx) Commit() error {
 	cn := t.cn
 	c := Call{Op: Commit, SQL: "COMMIT"}
+	// database/sql cancels the transaction's context before it commits:
+	// the commit does not look at it.
+	cn.txCtx = nil
 	err := cn.call(c, func() error { return cn.execInner("COMMIT") })
 	cn.tell(c, nil, err)
 	if err != nil && !errors.Is(err, ErrKilled) && !cn.isDead() {
 		// Leave the connection clean: a failed commit is a rolled-back
 		// transaction, as database/sql expects.
-		_ = cn.execInner("ROLLBACK")
+		_ = cn.do(func() error { return cn.execInner("ROLLBACK") })
 	}
 	cn.inTx = false
 	return err
@@ -458,10 +568,18 @@ func (t *tx) Rollback() error {
 	if cn.isDead() {
 		return nil
 	}
+	if cn.txEnded || (cn.txCtx != nil && cn.txCtx.Err() != nil) {
+		// Its context ended: rolled back already, or now, by whichever of
+		// database/sql's watcher and the caller comes first, with no
+		// scheduling point (see the package documentation).
+		cn.endTx()
+		cn.inTx, cn.txCtx = false, nil
+		return nil
+	}
 	c := Call{Op: Rollback, SQL: "ROLLBACK"}
 	err := cn.call(c, func() error { return cn.execInner("ROLLBACK") })
 	cn.tell(c, nil, err)
-	cn.inTx = false
+	cn.inTx, cn.txCtx = false, nil
 	return err
 }
 
@@ -482,7 +600,7 @@ func (s *stmt) Close() error {
 		return nil
 	}
 	s.cn.untrack(s.inner)
-	return s.inner.Close()
+	return s.cn.do(s.inner.Close)
 }
 func (s *stmt) NumInput() int { return s.inner.NumInput() }
 
@@ -510,9 +628,9 @@ func unnamed(args []driver.NamedValue) []driver.Value {
 	return out
 }
 
-func (s *stmt) ExecContext(_ context.Context, args []driver.NamedValue) (driver.Result, error) {
+func (s *stmt) ExecContext(ctx context.Context, args []driver.NamedValue) (driver.Result, error) {
 	var res driver.Result
-	c := Call{Op: Exec, SQL: s.query, Args: args, Notes: s.cn.c.notes(s.notes, args)}
+	c := Call{Op: Exec, SQL: s.query, Args: args, Notes: s.cn.c.notes(s.notes, args), Ctx: ctx}
 	err := s.cn.call(c, func() error {
 		var err error
 		if e, ok := s.inner.(driver.StmtExecContext); ok {
@@ -527,9 +645,9 @@ func (s *stmt) ExecContext(_ context.Context, args []driver.NamedValue) (driver.
 	return res, err
 }
 
-func (s *stmt) QueryContext(_ context.Context, args []driver.NamedValue) (driver.Rows, error) {
+func (s *stmt) QueryContext(ctx context.Context, args []driver.NamedValue) (driver.Rows, error) {
 	var rows driver.Rows
-	c := Call{Op: Query, SQL: s.query, Args: args, Notes: s.cn.c.notes(s.notes, args)}
+	c := Call{Op: Query, SQL: s.query, Args: args, Notes: s.cn.c.notes(s.notes, args), Ctx: ctx}
 	err := s.cn.call(c, func() error {
 		var err error
 		if q, ok := s.inner.(driver.StmtQueryContext); ok {
@@ -545,7 +663,7 @@ func (s *stmt) QueryContext(_ context.Context, args []driver.NamedValue) (driver
 		return nil, err
 	}
 	s.cn.track(rows)
-	return &wrappedRows{inner: rows, cn: s.cn, query: s.query}, nil
+	return &wrappedRows{inner: rows, cn: s.cn, query: s.query, ctx: ctx, txCtx: c.TxCtx}, nil
 }
 
 // wrappedRows makes the end of a row iteration (Close, which database/sql
@@ -556,6 +674,8 @@ type wrappedRows struct {
 	cn     *conn
 	query  string
 	closed bool
+	// ctx and txCtx are the query's contexts (see Call).
+	ctx, txCtx context.Context
 }
 
 func (r *wrappedRows) Columns() []string { return r.inner.Columns() }
@@ -568,21 +688,34 @@ func (r *wrappedRows) Close() error {
 	if r.cn.isDead() {
 		return nil
 	}
-	c := Call{Op: RowsEnd, SQL: r.query}
-	err := r.cn.call(c, func() error {
+	closeInner := func() error {
 		r.cn.untrack(r.inner)
 		return r.inner.Close()
-	})
+	}
+	c := Call{Op: RowsEnd, SQL: r.query, Ctx: r.ctx}
+	if c.ContextErr() != nil || (r.txCtx != nil && r.txCtx.Err() != nil) {
+		// database/sql's watcher closes rows whose context ended: at once,
+		// no scheduling point (see the package documentation).
+		_ = r.cn.do(closeInner)
+		r.cn.endTx()
+		return nil
+	}
+	err := r.cn.call(c, closeInner)
+	if err != nil && c.ContextErr() != nil {
+		// The context ended while the caller waited at the end of its
+		// rows: they are closed all the same.
+		_ = r.cn.do(closeInner)
+	}
 	r.cn.tell(c, nil, err)
 	return err
 }
 
 func (r *wrappedRows) Next(dest []driver.Value) error {
 	for {
-		if r.cn.isDead() {
-			return ErrKilled
+		err := r.cn.do(func() error { return r.inner.Next(dest) })
+		if errors.Is(err, ErrKilled) {
+			return err
 		}
-		err := r.inner.Next(dest)
 		if err == nil {
 			if o, ok := r.cn.c.hook.(Observer); ok {
 				o.Row(Call{Op: Query, SQL: r.query}, dest)
@@ -596,7 +729,7 @@ func (r *wrappedRows) Next(dest []driver.Value) error {
 			r.cn.tell(Call{Op: Query, SQL: r.query}, nil, err)
 			return err
 		}
-		if herr := r.cn.c.hook.Busy(Call{Op: Query, SQL: r.query, InTx: r.cn.inTx}, err); herr != nil {
+		if herr := r.cn.c.hook.Busy(Call{Op: Query, SQL: r.query, InTx: r.cn.inTx, Ctx: r.ctx, TxCtx: r.txCtx}, err); herr != nil {
 			r.cn.tell(Call{Op: Query, SQL: r.query}, nil, herr)
 			return herr
 		}

@@ -69,7 +69,7 @@ func (c *Cache) Close() error {
 }
 
 // NewWorker starts a worker process: a fresh cache and the handler over it.
-func NewWorker(string) (handler.Func, io.Closer, error) {
+func NewWorker(string, *sql.DB) (handler.Func, io.Closer, error) {
 	cache := NewCache(1024)
 	h := func(ctx context.Context, db *sql.DB, m handler.Message) error {
 		if m.Event.AmountCents <= 0 {

@@ -1,6 +1,7 @@
 package redissetnx_test
 
 import (
+	"database/sql"
 	"io"
 	"strings"
 	"sync"
@@ -30,7 +31,7 @@ func consumer(t *testing.T) consumertest.Consumer {
 	return consumertest.Consumer{
 		Name:   "redissetnx",
 		Schema: redissetnx.Schema,
-		Worker: func(id string) (handler.Func, io.Closer, error) {
+		Worker: func(id string, _ *sql.DB) (handler.Func, io.Closer, error) {
 			mu.Lock()
 			defer mu.Unlock()
 			if cur == nil || id == "w1#1" {

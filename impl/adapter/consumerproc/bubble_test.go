@@ -18,7 +18,7 @@ import (
 func TestInABubble(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		db := openDB(t)
-		f, c, err := fakeWorker("ok")("w1")
+		f, c, err := fakeWorker("ok")("w1", nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -31,7 +31,7 @@ func TestInABubble(t *testing.T) {
 		if err := f(context.Background(), db, msg("e1", "u1", 5)); err != nil {
 			t.Fatal(err)
 		}
-		h, hc, err := fakeWorker("hang-deliver")("w1")
+		h, hc, err := fakeWorker("hang-deliver")("w1", nil)
 		if err != nil {
 			t.Fatal(err)
 		}

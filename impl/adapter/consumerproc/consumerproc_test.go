@@ -65,7 +65,7 @@ func fakeWorkerStarting(mode string, start time.Duration) handler.Worker {
 // start runs the Worker for worker w1 and registers its Closer.
 func start(t *testing.T, w handler.Worker) handler.Func {
 	t.Helper()
-	f, c, err := w("w1")
+	f, c, err := w("w1", nil)
 	if err != nil {
 		t.Fatalf("start: %v", err)
 	}
@@ -170,7 +170,7 @@ func TestCloseKillsAndRestartStartsFresh(t *testing.T) {
 	ctx := context.Background()
 	db := openDB(t)
 	w := fakeWorker("ok")
-	f, c, err := w("w1")
+	f, c, err := w("w1", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -237,7 +237,7 @@ func TestFailingAtStart(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			begin := time.Now()
-			_, closer, err := c.w("w1")
+			_, closer, err := c.w("w1", nil)
 			if err == nil {
 				closer.Close()
 				t.Fatal("the Worker started")
@@ -277,7 +277,7 @@ func TestFailingMidDelivery(t *testing.T) {
 			if again.Error() != err.Error() || time.Since(begin) > 100*time.Millisecond {
 				t.Errorf("delivery after the failure: %v after %v, want the same error at once", again, time.Since(begin))
 			}
-			if _, _, again := w("w2"); !errors.Is(again, err) || !strings.Contains(again.Error(), "not starting") {
+			if _, _, again := w("w2", nil); !errors.Is(again, err) || !strings.Contains(again.Error(), "not starting") {
 				t.Errorf("the Worker after the failure: %v, want an error wrapping the failure", again)
 			}
 			if got := ledger(t, db); got != c.ledger {

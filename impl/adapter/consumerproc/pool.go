@@ -2,6 +2,7 @@ package consumerproc
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"io"
@@ -103,7 +104,7 @@ func NewPool(command []string, opts Options) *Pool {
 // or started now, and returns the Func that hands it deliveries and the
 // Closer that gives it back. A process that cannot start, or fails its
 // reset, is an *Error, and so is every later call once one has failed.
-func (pl *Pool) Worker(id string) (handler.Func, io.Closer, error) {
+func (pl *Pool) Worker(id string, _ *sql.DB) (handler.Func, io.Closer, error) {
 	if len(pl.argv) == 0 {
 		return nil, nil, &Error{Command: pl.command, Worker: id, Request: "start", Reason: "no command"}
 	}

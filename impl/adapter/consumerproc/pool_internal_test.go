@@ -16,7 +16,7 @@ func TestReapKillsWhatStaysIdle(t *testing.T) {
 		// Twice: a process that does not declare reset gets a spare
 		// started for a worker name asked for before.
 		for range 2 {
-			_, c, err := pl.Worker("w1")
+			_, c, err := pl.Worker("w1", nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -32,7 +32,7 @@ func TestReapKillsWhatStaysIdle(t *testing.T) {
 			}
 		}
 		before := pl.Stats()
-		if _, c, err := pl.Worker("w1"); err != nil {
+		if _, c, err := pl.Worker("w1", nil); err != nil {
 			t.Fatalf("reset %q: a worker after the reaper: %v", reset, err)
 		} else {
 			c.Close()
@@ -77,7 +77,7 @@ func TestPoolBounds(t *testing.T) {
 	defer pl.Close()
 	var closers []func() error
 	for _, id := range []string{"w1", "w2", "w3"} {
-		_, c, err := pl.Worker(id)
+		_, c, err := pl.Worker(id, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -42,7 +42,7 @@ func points(t *testing.T, f handler.Func, db *sql.DB, m handler.Message) []strin
 func TestResetReusesTheProcess(t *testing.T) {
 	db := openDB(t)
 	pl := fakePool(t, "remember", "clear", 0)
-	f, c, err := pl.Worker("w1")
+	f, c, err := pl.Worker("w1", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,7 +50,7 @@ func TestResetReusesTheProcess(t *testing.T) {
 		t.Errorf("points %q, want the worker, the delivery and the database", got)
 	}
 	c.Close()
-	f, c, err = pl.Worker("w2#2")
+	f, c, err = pl.Worker("w2#2", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,7 +73,7 @@ func TestResetReusesTheProcess(t *testing.T) {
 func TestResetInTheMiddleOfADelivery(t *testing.T) {
 	db := openDB(t)
 	pl := fakePool(t, "ok", "clear", 0)
-	f, c, err := pl.Worker("w1")
+	f, c, err := pl.Worker("w1", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,7 +86,7 @@ func TestResetInTheMiddleOfADelivery(t *testing.T) {
 	}()
 	wg.Wait()
 	c.Close()
-	f, c, err = pl.Worker("w1#2")
+	f, c, err = pl.Worker("w1#2", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -111,7 +111,7 @@ func TestVersion1IsNeverReused(t *testing.T) {
 	db := openDB(t)
 	pl := fakePool(t, "remember", "", 0)
 	for i := range 4 {
-		f, c, err := pl.Worker("w1")
+		f, c, err := pl.Worker("w1", nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -177,9 +177,9 @@ func TestResetFailures(t *testing.T) {
 	} {
 		t.Run(c.reset, func(t *testing.T) {
 			pl := fakePool(t, "ok", c.reset, 0)
-			_, _, err := pl.Worker("w1")
+			_, _, err := pl.Worker("w1", nil)
 			wantError(t, err, 0, c.says...)
-			if _, _, again := pl.Worker("w2"); again == nil || !strings.Contains(again.Error(), "not starting") {
+			if _, _, again := pl.Worker("w2", nil); again == nil || !strings.Contains(again.Error(), "not starting") {
 				t.Errorf("the Worker after the failure: %v", again)
 			}
 		})
@@ -191,11 +191,11 @@ func TestResetFailures(t *testing.T) {
 func TestPoolClose(t *testing.T) {
 	db := openDB(t)
 	pl := fakePool(t, "ok", "clear", 0)
-	f, _, err := pl.Worker("w1")
+	f, _, err := pl.Worker("w1", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, c2, err := pl.Worker("w2")
+	_, c2, err := pl.Worker("w2", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -203,7 +203,7 @@ func TestPoolClose(t *testing.T) {
 	pl.Close()
 	err = mustPanic(t, f, db, msg("e1", "u1", 5))
 	wantError(t, err, 0, "the pool was closed")
-	if _, _, err := pl.Worker("w3"); err == nil || !strings.Contains(err.Error(), "closed") {
+	if _, _, err := pl.Worker("w3", nil); err == nil || !strings.Contains(err.Error(), "closed") {
 		t.Errorf("Worker after Close: %v", err)
 	}
 }
@@ -216,7 +216,7 @@ func TestPoolDeclareKeepsTheProcess(t *testing.T) {
 	if err != nil || d.Effects != "SELECT x FROM t" || !d.Aggregate {
 		t.Fatalf("Declare = %+v, %v", d, err)
 	}
-	_, c, err := pl.Worker("w1")
+	_, c, err := pl.Worker("w1", nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -109,7 +109,7 @@ func TestUnderTheHarnessOnPostgres(t *testing.T) {
 // a delivery still names its database, told by the *sql.DB's driver.
 func TestPostgresDatabaseFromTheDriver(t *testing.T) {
 	db := openPostgres(t)
-	f, c, err := fakePool(t, "remember", "clear", 0).Worker("w1")
+	f, c, err := fakePool(t, "remember", "clear", 0).Worker("w1", nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -50,12 +50,15 @@ type Message struct {
 // database handle (a wrapping driver makes every call a scheduling point).
 type Func func(ctx context.Context, db *sql.DB, m Message) error
 
-// Worker builds the handler one worker runs. A consumer with per-process
-// state (an in-memory LRU, a child process) is given as a Worker: the
-// harness calls it when a worker starts and again when a crashed worker
-// restarts, after closing what the crashed one returned. The Closer may be
-// nil.
-type Worker func(id string) (Func, io.Closer, error)
+// Worker builds the handler one worker runs, as a service builds its
+// consumer at start-up: db is the worker's database handle, the same one
+// its handler is given, for the life of the worker (a store or a library
+// that keeps the handle, creates its tables on first use or starts a
+// clean-up goroutine is built here). A consumer with per-process state (an
+// in-memory LRU, a child process) is given as a Worker: the harness calls
+// it when a worker starts and again when a crashed worker restarts, after
+// closing what the crashed one returned. The Closer may be nil.
+type Worker func(id string, db *sql.DB) (Func, io.Closer, error)
 
 // ErrPoison marks an error as permanent: the message can never succeed and
 // goes to the dead-letter queue without further attempts.
