@@ -159,17 +159,17 @@ type worker struct {
 	// events go to pending instead of the scheduler, which collects them
 	// once the bubble is settled (see collectWoken). expiry is the call
 	// at which its context ended. Both under r.mu.
-	woke    atomic.Bool
-	pending *wevent
-	expiry  *expiry
-	state   wstate
-	at      point
+	woke     atomic.Bool
+	pending  *wevent
+	expiry   *expiry
+	state    wstate
+	at       point
 	fn       handler.Func
 	closer   io.Closer
 	startErr error
-	conn    *sqlhook.Connector
-	db      *sql.DB
-	resume  chan decision
+	conn     *sqlhook.Connector
+	db       *sql.DB
+	resume   chan decision
 	// crashing is set while a crashed worker's goroutine unwinds.
 	crashing atomic.Bool
 	jobs     chan job
