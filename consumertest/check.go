@@ -218,13 +218,16 @@ func preflight(c Consumer, be backend.Backend) error {
 	if err := c.validate(); err != nil {
 		return err
 	}
+	if err := c.checkIDs(); err != nil {
+		return err
+	}
 	ctx := context.Background()
 	db, err := be.Fresh(ctx)
 	if err != nil {
 		return fmt.Errorf("%w: open a fresh %s database: %w", ErrBadInput, be.Name(), err)
 	}
 	defer db.Close()
-	if err := prepareSchema(ctx, db, c.Schema); err != nil {
+	if err := prepareSchema(ctx, db, c); err != nil {
 		return err
 	}
 	_, err = snapshot(ctx, db, c)

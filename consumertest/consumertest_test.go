@@ -437,13 +437,13 @@ func TestEveryLawCanFail(t *testing.T) {
 // TestTheGeneratorReachesEverySituation: a campaign over the ADR consumer
 // reaches every named situation, or its passes would prove little.
 func TestTheGeneratorReachesEverySituation(t *testing.T) {
-	res, err := Hunt(adrConsumer(), Checks(500), Seed(5))
+	res, err := Hunt(adrConsumer(), Checks(1000), Seed(7))
 	if err != nil || res.Failed {
 		t.Fatalf("%v\n%s", err, res.Report())
 	}
 	for _, s := range Situations {
 		if res.Coverage[s] == 0 {
-			t.Errorf("never reached in 500 scenarios: %s", s)
+			t.Errorf("never reached in 1000 scenarios: %s", s)
 		}
 	}
 	t.Logf("coverage: %v", res.Coverage)

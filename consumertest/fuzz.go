@@ -131,7 +131,9 @@ func fileExists(path string) bool {
 //
 //	byte 0: workers 1 + b%3; max_attempts 4 - (b/3)%4
 //	byte 1: events 1 + b%4; event i's user is u2 if bit 2+i is set, else u1
-//	byte 2: event i is poison if bits 2i and 2i+1 are both set
+//	byte 2: event i is poison if bits 2i and 2i+1 are both set; it
+//	        repeats the payload of event i-1 (a payload collision) if
+//	        bit 2i+1 alone is set and event i-1 repeats none
 //	then one byte a step, up to maxSteps: op b&15, argument a = b>>4
 //	   0-9   run worker 1+a%W (9: picking the (a/4)-th eligible message)
 //	  10-11  crash worker 1+a%W
@@ -165,8 +167,14 @@ func FuzzScenario(data []byte, maxSteps int) *Scenario {
 		if at(1)>>(2+i)&1 == 1 {
 			e.User = "u2"
 		}
-		if at(2)>>(2*i)&3 == 3 {
+		switch at(2) >> (2 * i) & 3 {
+		case 3:
 			e.Poison, e.Amount = true, 0
+		case 2:
+			if i > 0 && s.Events[i-1].Payload == "" {
+				o := s.Events[i-1]
+				e.User, e.Amount, e.Poison, e.Payload = o.User, o.Amount, o.Poison, o.ID
+			}
 		}
 		s.Events = append(s.Events, e)
 	}
@@ -224,14 +232,21 @@ func FuzzInput(s *Scenario) ([]byte, error) {
 		if e.Poison {
 			want.Poison, want.Amount = true, 0
 		}
+		if e.Payload != "" && i > 0 && e.Payload == s.Events[i-1].ID {
+			o := s.Events[i-1]
+			want.User, want.Amount, want.Poison, want.Payload = o.User, o.Amount, o.Poison, o.ID
+		}
 		if e != want || (e.User != "u1" && e.User != "u2") {
-			bad("event %d is %+v (the inputs' events are e1, e2, ... of u1 or u2 with 100 cents times their number)", i+1, e)
+			bad("event %d is %+v (the inputs' events are e1, e2, ... of u1 or u2 with 100 cents times their number, or the payload of the event before)", i+1, e)
 			continue
 		}
 		if e.User == "u2" {
 			head[1] |= 1 << (2 + i)
 		}
-		if e.Poison {
+		switch {
+		case e.Payload != "":
+			head[2] |= 2 << (2 * i)
+		case e.Poison:
 			head[2] |= 3 << (2 * i)
 		}
 	}

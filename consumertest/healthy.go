@@ -44,6 +44,25 @@ func (j judge) excused() map[string]bool {
 			out[e.Key] = true
 		}
 	}
+	// The consumer's own dead letters: it acked what it dead-lettered, so
+	// no message of the broker's says how; the event's deliveries do. The
+	// harness's faults must have hit as many of them as the broker's
+	// policy retries, and the consumer given up on none by itself.
+	for _, id := range j.o.Quiet.DeadLetters {
+		faulted, gave := 0, false
+		for _, d := range j.o.Deliveries {
+			if d.Event != id || d.AfterReplay {
+				continue
+			}
+			if d.Faulted() {
+				faulted++
+			}
+			gave = gave || d.gaveUp()
+		}
+		if !gave && faulted >= j.s.Policy.MaxAttempts-1 && faulted > 0 {
+			out[id] = true
+		}
+	}
 	return out
 }
 

@@ -67,6 +67,9 @@ type Snapshot struct {
 	Rows [][]string `json:"rows"`
 	// Dedupe are the first column of the dedupe query's rows.
 	Dedupe []string `json:"dedupe,omitempty"`
+	// DeadLetters are the first column of the consumer's own dead-letter
+	// query's rows (Consumer.DeadLetters).
+	DeadLetters []string `json:"deadLetters,omitempty"`
 }
 
 // Outcome is a played scenario: the trace, what the queries read before
@@ -147,6 +150,17 @@ func snapshot(ctx context.Context, be backend.Database, c Consumer) (Snapshot, e
 		}
 		slices.Sort(s.Dedupe)
 	}
+	if c.DeadLetters != "" {
+		q, _ := rw(c.DeadLetters)
+		d, err := readRows(ctx, db, q)
+		if err != nil {
+			return s, fmt.Errorf("%w: the dead-letter query %q failed: %w", ErrBadInput, c.DeadLetters, err)
+		}
+		for _, row := range d {
+			s.DeadLetters = append(s.DeadLetters, row[0])
+		}
+		slices.Sort(s.DeadLetters)
+	}
 	slices.SortFunc(s.Rows, func(a, b []string) int { return slices.Compare(a, b) })
 	return s, nil
 }
@@ -202,6 +216,7 @@ func readRows(ctx context.Context, db *sql.DB, query string) ([][]string, error)
 // input (the schema or a query failed) or the harness failing; a broken
 // law is in the outcome.
 func play(ctx context.Context, be backend.Backend, c Consumer, s *Scenario, g *guard, bubble bool) (*Outcome, error) {
+	c.named(s)
 	if err := s.Validate(); err != nil {
 		return nil, err
 	}
@@ -237,6 +252,9 @@ func play(ctx context.Context, be backend.Backend, c Consumer, s *Scenario, g *g
 		if out.Quiet, err = snapshot(ctx, r.db, c); err != nil {
 			return nil, err
 		}
+		if err := checkKeys(c, s, out.Base, out.Quiet); err != nil {
+			return nil, err
+		}
 		out.DLQQuiet = r.b.DLQ()
 		r.timedOutInDLQ()
 		r.tracef(Entry{Kind: KindPhase}, "-- quiet at t=%dms: %d effect row(s), %d dead-lettered; the whole stream is replayed --", r.now(), len(out.Quiet.Rows)-len(out.Base.Rows), len(out.DLQQuiet))
@@ -246,6 +264,9 @@ func play(ctx context.Context, be backend.Backend, c Consumer, s *Scenario, g *g
 	}
 	if r.failure == nil {
 		if out.Replayed, err = snapshot(ctx, r.db, c); err != nil {
+			return nil, err
+		}
+		if err := checkKeys(c, s, out.Base, out.Replayed); err != nil {
 			return nil, err
 		}
 		r.tracef(Entry{Kind: KindPhase}, "-- quiet again at t=%dms: %d effect row(s) --", r.now(), len(out.Replayed.Rows)-len(out.Base.Rows))
@@ -264,6 +285,59 @@ func play(ctx context.Context, be backend.Backend, c Consumer, s *Scenario, g *g
 		out.noteMachineClock(m)
 	}
 	return out, nil
+}
+
+// checkKeys reports queries whose rows are not keyed as they must be: the
+// effects (per event), dedupe and dead-letter queries by an id of one of
+// the scenario's events, aggregate effects by one of its users. A row the
+// schema seeded is anybody's. A query that reads another column first
+// would be judged as if nothing were applied: it is bad input, at once.
+func checkKeys(c Consumer, s *Scenario, base, snap Snapshot) error {
+	ids, users := map[string]bool{}, map[string]bool{}
+	var names []string
+	for _, e := range s.Events {
+		ids[e.ID], users[e.User] = true, true
+		names = append(names, e.ID)
+	}
+	seeded := func(rows []string) map[string]int {
+		out := map[string]int{}
+		for _, k := range rows {
+			out[k]++
+		}
+		return out
+	}
+	check := func(what, query string, keys, baseKeys []string, valid map[string]bool, kind string) error {
+		left := seeded(baseKeys)
+		for _, k := range keys {
+			if left[k] > 0 {
+				left[k]--
+				continue
+			}
+			if !valid[k] {
+				return fmt.Errorf("%w: the %s query %q must return %s first: it returned a row keyed %q, which is no %s of the scenario (%s: %s); check its first column (or the consumer writes keys no event has)",
+					ErrBadInput, what, query, kind, k, strings.TrimSuffix(kind, " id"), kind+"s", strings.Join(slices.Sorted(maps.Keys(valid)), ", "))
+			}
+		}
+		return nil
+	}
+	first := func(rows [][]string) []string {
+		out := make([]string, len(rows))
+		for i, r := range rows {
+			out[i] = r[0]
+		}
+		return out
+	}
+	if c.Effects.Aggregate {
+		if err := check("aggregate effects", c.Effects.Query, first(snap.Rows), first(base.Rows), users, "user id"); err != nil {
+			return err
+		}
+	} else if err := check("effects", c.Effects.Query, first(snap.Rows), first(base.Rows), ids, "event id"); err != nil {
+		return err
+	}
+	if err := check("dedupe", c.Dedupe, snap.Dedupe, base.Dedupe, ids, "event id"); err != nil {
+		return err
+	}
+	return check("dead-letter", c.DeadLetters, snap.DeadLetters, base.DeadLetters, ids, "event id")
 }
 
 // Judge returns the breaches of o, in the order of Laws.
@@ -298,11 +372,15 @@ type judge struct {
 	s *Scenario
 }
 
-// dead returns the ids of the events with a message in dlq.
-func dead(dlq []broker.DLQEntry) map[string]bool {
+// dead returns the ids of the events with a message in dlq, or in the
+// consumer's own dead-letter records of snap.
+func (j judge) dead(dlq []broker.DLQEntry, snap Snapshot) map[string]bool {
 	out := map[string]bool{}
 	for _, d := range dlq {
 		out[d.Key] = true
+	}
+	for _, id := range snap.DeadLetters {
+		out[id] = true
 	}
 	return out
 }
@@ -320,7 +398,7 @@ func (j judge) counts(snap Snapshot) map[string]int {
 }
 
 func (j judge) perEvent(when string, snap Snapshot, dlq []broker.DLQEntry, quiet bool) []Breach {
-	got, deadIDs := j.counts(snap), dead(dlq)
+	got, deadIDs := j.counts(snap), j.dead(dlq, snap)
 	excused := j.excused()
 	want := map[string]int{}
 	gotE := map[string]int{}
@@ -414,7 +492,7 @@ func subsetSum(amounts []int64, d int64) bool {
 
 func (j judge) aggregate(when string, snap Snapshot, dlq []broker.DLQEntry, quiet bool) []Breach {
 	base, got := totals(j.o.Base), totals(snap)
-	deadIDs, excused := dead(dlq), j.excused()
+	deadIDs, excused := j.dead(dlq, snap), j.excused()
 	// want holds the totals the events that must be applied make; each
 	// user's other events are items the difference may be made of.
 	want := maps.Clone(base)
@@ -558,7 +636,7 @@ func (j judge) replay() []Breach {
 	o := j.o
 	if j.c.Effects.Aggregate {
 		before, after := totals(o.Quiet), totals(o.Replayed)
-		deadIDs := dead(o.DLQQuiet)
+		deadIDs := j.dead(o.DLQQuiet, o.Quiet)
 		optional := map[string][]int64{}
 		for _, e := range j.s.Events {
 			if deadIDs[e.ID] {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/idemcheck/idemcheck/consumertest/internal/backend"
+	"github.com/idemcheck/idemcheck/consumertest/internal/sqlhook"
 )
 
 // PostgresEnv names the environment variable that conventionally holds the
@@ -39,14 +40,45 @@ func (c *config) start() (func(), error) {
 	return func() { _ = s.Close() }, nil
 }
 
-// prepareSchema brings db to the state the team's schema makes.
-func prepareSchema(ctx context.Context, db backend.Database, schema string) error {
+// prepareSchema brings db to the state the team's schema makes: its
+// Schema, then its Setup.
+func prepareSchema(ctx context.Context, db backend.Database, c Consumer) error {
 	rw := rewriter(db)
-	if p, ok := db.(backend.Preparer); ok {
-		return p.Prepare(ctx, func(admin *sql.DB) error { return runSchema(ctx, admin, schema, rw) })
+	run := func(admin *sql.DB) error {
+		if err := runSchema(ctx, admin, c.Schema, rw); err != nil {
+			return err
+		}
+		return runSetup(ctx, db, c)
 	}
-	return runSchema(ctx, db.Admin(), schema, rw)
+	if p, ok := db.(backend.Preparer); ok {
+		return p.Prepare(ctx, run)
+	}
+	return run(db.Admin())
 }
+
+// runSetup runs the team's Setup on a handle of its own whose statements
+// are rewritten onto the scenario's clock, as the schema's are.
+func runSetup(ctx context.Context, db backend.Database, c Consumer) error {
+	if c.Setup == nil {
+		return nil
+	}
+	var opts []sqlhook.Option
+	if cl, ok := db.(backend.Clocked); ok {
+		opts = append(opts, sqlhook.WithRewriter(cl))
+	}
+	h := sql.OpenDB(sqlhook.NewConnector(db.Open, direct{}, db.IsBusy, opts...))
+	defer h.Close()
+	if err := c.Setup(ctx, h); err != nil {
+		return fmt.Errorf("%w: the Setup of consumer %q failed: %w", ErrBadInput, c.displayName(), err)
+	}
+	return nil
+}
+
+// direct is the hook of a handle whose calls are no scheduling points.
+type direct struct{}
+
+func (direct) Before(sqlhook.Call) error           { return nil }
+func (direct) Busy(_ sqlhook.Call, err error) error { return err }
 
 // rewriter returns what points the statements the harness runs on db at
 // the scenario's clock (see backend.Clocked).

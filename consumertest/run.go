@@ -423,7 +423,7 @@ func newRun(ctx context.Context, be backend.Backend, c Consumer, s *Scenario, g 
 	if err != nil {
 		return nil, fmt.Errorf("%w: open a fresh %s database: %w", ErrBadInput, be.Name(), err)
 	}
-	if err := prepareSchema(ctx, db, c.Schema); err != nil {
+	if err := prepareSchema(ctx, db, c); err != nil {
 		db.Close()
 		return nil, err
 	}
@@ -546,7 +546,7 @@ func (r *run) stop(w *worker, graceful bool) {
 // produce publishes every event, in order.
 func (r *run) produce() {
 	for _, e := range r.s.Events {
-		ev := event.OrderPaid{EventID: e.ID, OccurredAtMs: r.clock.NowMs(), OrderID: "o-" + e.ID, UserID: e.User, AmountCents: e.Amount}
+		ev := event.OrderPaid{EventID: e.ID, OccurredAtMs: r.clock.NowMs(), OrderID: e.order(), UserID: e.User, AmountCents: e.Amount}
 		off := r.b.Enqueue(Topic, "", e.ID, ev.Encode(), broker.Produced)
 		r.offsets = append(r.offsets, off)
 		r.tracef(Entry{Kind: KindProduce, Event: e.ID}, "produce %s: user %s, %d cents%s (offset %d)", e.ID, e.User, e.Amount, poisonNote(e), off)
@@ -554,10 +554,14 @@ func (r *run) produce() {
 }
 
 func poisonNote(e Event) string {
+	s := ""
 	if e.Poison {
-		return ", poison"
+		s = ", poison"
 	}
-	return ""
+	if e.Payload != "" {
+		s += ", the payload of " + e.Payload + " again"
+	}
+	return s
 }
 
 func (r *run) now() int64 { return r.clock.NowMs() - startMs }

@@ -3,6 +3,7 @@ package consumertest
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 
 	"pgregory.net/rapid"
@@ -43,6 +44,21 @@ type Event struct {
 	// reject them with handler.Poison, and one that applies them or acks
 	// them breaks healthy-applied.
 	Poison bool `json:"poison,omitempty"`
+	// Payload, when set, is the id of an earlier event whose payload this
+	// one repeats: the same user, order and amount, under an id of its
+	// own. Two distinct events with equal payloads are both to be
+	// applied: a consumer that dedupes on a hash of the payload instead
+	// of the event's id loses one.
+	Payload string `json:"payload,omitempty"`
+}
+
+// order is the order id the event's message carries: its own, or the one
+// of the event whose payload it repeats.
+func (e Event) order() string {
+	if e.Payload != "" {
+		return "o-" + e.Payload
+	}
+	return "o-" + e.ID
 }
 
 // StepOp names what a step does.
@@ -123,6 +139,15 @@ func (s *Scenario) Validate() error {
 		if e.Poison != (e.Amount <= 0) {
 			errs = append(errs, fmt.Sprintf("event %s: poison must be exactly the events with an amount <= 0", e.ID))
 		}
+		if e.Payload != "" {
+			j := slices.IndexFunc(s.Events[:i], func(o Event) bool { return o.ID == e.Payload })
+			switch {
+			case j < 0:
+				errs = append(errs, fmt.Sprintf("event %s: payload %q names no earlier event", e.ID, e.Payload))
+			case s.Events[j].User != e.User || s.Events[j].Amount != e.Amount || s.Events[j].Payload != "":
+				errs = append(errs, fmt.Sprintf("event %s: a payload repeated from %s has its user and amount (and %s repeats none)", e.ID, e.Payload, e.Payload))
+			}
+		}
 	}
 	for i, st := range s.Steps {
 		switch st.Op {
@@ -178,7 +203,9 @@ func (s *Scenario) clone() *Scenario {
 // otherwise.
 var DefaultPolicy = Policy{MaxAttempts: 4, BackoffMs: 100, MaxBackoffMs: 800, AckTimeoutMs: 5000}
 
-// Generator draws scenarios: one to four events (one in eight poison), one
+// Generator draws scenarios: one to four events (one in eight poison, one
+// in six repeating the payload of the event before under an id of its
+// own), one
 // to three workers, max_attempts from 1 to the default 4, and up to
 // maxSteps steps, mostly runs, some of them in stalls (see stall).
 func Generator(maxSteps int) *rapid.Generator[*Scenario] {
@@ -193,6 +220,11 @@ func Generator(maxSteps int) *rapid.Generator[*Scenario] {
 			e := Event{ID: fmt.Sprintf("e%d", i+1), User: fmt.Sprintf("u%d", 1+rapid.IntRange(0, 1).Draw(t, "user")), Amount: int64(100 * (i + 1))}
 			if rapid.IntRange(0, 7).Draw(t, "poison") == 7 {
 				e.Poison, e.Amount = true, 0
+			}
+			if i > 0 && s.Events[i-1].Payload == "" && rapid.IntRange(0, 5).Draw(t, "collision") == 5 {
+				// A payload collision: the event before's payload again.
+				o := s.Events[i-1]
+				e.User, e.Amount, e.Poison, e.Payload = o.User, o.Amount, o.Poison, o.ID
 			}
 			s.Events = append(s.Events, e)
 		}

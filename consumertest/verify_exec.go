@@ -10,6 +10,7 @@ import (
 
 	"github.com/idemcheck/idemcheck/consumertest/internal/sqlhook"
 	"github.com/idemcheck/idemcheck/impl/contract/broker"
+	"github.com/idemcheck/idemcheck/internal/sqlscan"
 )
 
 // One run under Verify: the search decides each step as the run goes
@@ -149,6 +150,38 @@ type verifyRun struct {
 	cut       bool
 	// preempted counts the preemptions the schedule made.
 	preempted int
+	// parts are the parts of the last state's name (see keyPart).
+	parts []keyPart
+}
+
+// keyPart is one part of a state's name, for a report of what differs
+// between two plays of one schedule.
+type keyPart struct {
+	what string
+	sum  sum128
+}
+
+// differing names the parts that differ between a and b.
+func differing(a, b []keyPart) []string {
+	var out []string
+	for _, p := range b {
+		found, same := false, false
+		for _, q := range a {
+			if q.what == p.what {
+				found, same = true, q.sum == p.sum
+				break
+			}
+		}
+		if !found || !same {
+			out = append(out, p.what)
+		}
+	}
+	for _, q := range a {
+		if !slices.ContainsFunc(b, func(p keyPart) bool { return p.what == q.what }) {
+			out = append(out, q.what)
+		}
+	}
+	return out
 }
 
 // verifyKey is the context key of the search playing a run.
@@ -190,8 +223,13 @@ var abandonedRun = Breach{Law: LawRuns, Summary: "abandoned by the search"}
 
 // Returned is sqlhook.Observer: what a call returned joins the worker's
 // history, which names its state.
+// Calls of several goroutines may return at once (workers whose contexts
+// ended together, a library's goroutine), so the histories are written
+// under the run's lock.
 func (h hook) Returned(c sqlhook.Call, res driver.Result, err error) {
 	if v := h.w.r.v; v != nil {
+		h.w.r.mu.Lock()
+		defer h.w.r.mu.Unlock()
 		v.returned(h.w, c, res, err)
 	}
 }
@@ -200,6 +238,8 @@ func (h hook) Returned(c sqlhook.Call, res driver.Result, err error) {
 // history.
 func (h hook) Row(c sqlhook.Call, dest []driver.Value) {
 	if v := h.w.r.v; v != nil {
+		h.w.r.mu.Lock()
+		defer h.w.r.mu.Unlock()
 		v.row(h.w, dest)
 	}
 }
@@ -208,7 +248,7 @@ func (v *verifyRun) returned(w *worker, c sqlhook.Call, res driver.Result, err e
 	if w.crashing.Load() {
 		return
 	}
-	e := &v.s.scratch
+	e := &v.s.histScratch
 	e.reset()
 	e.byte('R')
 	e.str(string(c.Op))
@@ -216,14 +256,16 @@ func (v *verifyRun) returned(w *worker, c sqlhook.Call, res driver.Result, err e
 	for _, a := range c.Args {
 		e.value(a.Value)
 	}
-	if res != nil {
+	if res != nil && changes(c.SQL) {
 		n, e1 := res.RowsAffected()
 		e.int(n)
 		e.byte(b2byte(e1 == nil))
-		if isInsert(c.SQL) {
-			// The id an INSERT made. After another statement the driver
-			// answers the connection's last insert, which a pooled
-			// connection carries over from an earlier schedule.
+		if isInsert(c.SQL) && e1 == nil && n > 0 {
+			// The id an INSERT made. An insert that inserted nothing (ON
+			// CONFLICT DO NOTHING, INSERT OR IGNORE that conflicted)
+			// answers the connection's last insert instead, which a
+			// pooled connection carries over from an earlier schedule:
+			// no state is named by it.
 			id, e2 := res.LastInsertId()
 			e.int(id)
 			e.byte(b2byte(e2 == nil))
@@ -240,7 +282,7 @@ func (v *verifyRun) row(w *worker, dest []driver.Value) {
 	if w.crashing.Load() {
 		return
 	}
-	e := &v.s.scratch
+	e := &v.s.histScratch
 	e.reset()
 	e.byte('W')
 	for _, d := range dest {
@@ -640,12 +682,17 @@ func (v *verifyRun) key() (sum128, bool) {
 	}
 	e := &v.s.keyEnc
 	e.reset()
+	v.parts = v.parts[:0]
+	part := func(what string, from int) { v.parts = append(v.parts, keyPart{what, sumOf(e.b[from:])}) }
 	now := r.clock.NowMs()
 	e.int(now - startMs)
+	part("the scenario's time", 0)
 	mutant := v.s.cfg.verify.mutant
 	if mutant != "key-ignores-db" {
 		e.sum(v.dbSum)
+		part("the database's content", len(e.b)-16)
 	}
+	from := len(e.b)
 	last := v.s.lastDelivery[:0]
 	r.b.EachMessage(func(m *broker.Message, status broker.Status, eligibleAt, deliveredAt, lastDelivery int64) {
 		last = append(last, [2]int64{m.Offset, lastDelivery})
@@ -677,6 +724,7 @@ func (v *verifyRun) key() (sum128, bool) {
 	for _, n := range v.failed {
 		e.int(int64(n))
 	}
+	part("the broker's messages and dead-letter queue", from)
 	e.mark = len(e.b)
 	tuples := v.s.tuples[:0]
 	for i, w := range r.workers {
@@ -690,7 +738,9 @@ func (v *verifyRun) key() (sum128, bool) {
 		}
 		if (w.state != idle || r.c.Worker != nil) && mutant != "key-ignores-history" {
 			t.sum(wv.hist.s)
+			v.parts = append(v.parts, keyPart{"what the database returned to " + w.name + " (its history: every call's result and row)", wv.hist.s})
 		}
+		histAt := len(t.b)
 		if w.state != idle {
 			m := w.d.Message
 			current := false
@@ -711,6 +761,7 @@ func (v *verifyRun) key() (sum128, bool) {
 		if w.state == blocked {
 			t.byte(b2byte(v.moves > wv.blockedAt))
 		}
+		v.parts = append(v.parts, keyPart{w.name + "'s place (its state, delivery and the call it waits at)", sumOf(append(append([]byte(nil), t.b[:2]...), t.b[histAt:]...))})
 		tuples = append(tuples, t.b)
 	}
 	v.s.tuples = tuples
@@ -759,7 +810,53 @@ func encodePoint(e *enc, p point) {
 }
 
 // isInsert reports a statement that begins with INSERT or REPLACE.
-func isInsert(query string) bool {
-	q := strings.TrimLeft(query, " \t\r\n(")
-	return len(q) >= 6 && (strings.EqualFold(q[:6], "insert") || (len(q) >= 7 && strings.EqualFold(q[:7], "replace")))
+func isInsert(query string) bool { return verb(query) == "insert" }
+
+// verb is the statement's kind: insert (replace too), update, delete,
+// select, or its first word for anything else (create, pragma, ...). A
+// statement that starts with WITH is the kind of its main statement.
+func verb(query string) string {
+	toks, _ := sqlscan.Lex(query)
+	depth, with := 0, false
+	for _, t := range toks {
+		switch t.Kind {
+		case sqlscan.LParen:
+			depth++
+		case sqlscan.RParen:
+			depth--
+		case sqlscan.Word:
+			if depth > 0 {
+				continue
+			}
+			w := strings.ToLower(t.Text)
+			if w == "replace" {
+				w = "insert"
+			}
+			if !with {
+				if w != "with" {
+					return w
+				}
+				with = true
+				continue
+			}
+			switch w {
+			case "insert", "update", "delete", "select":
+				return w
+			}
+		}
+	}
+	return ""
+}
+
+// changes reports whether a statement's rows-affected count is its own:
+// only an INSERT, UPDATE or DELETE sets it; after any other statement
+// (CREATE TABLE IF NOT EXISTS, a PRAGMA) SQLite answers the count of the
+// connection's last one, which a pooled connection carries over from an
+// earlier schedule.
+func changes(query string) bool {
+	switch verb(query) {
+	case "insert", "update", "delete":
+		return true
+	}
+	return false
 }

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/idemcheck/idemcheck/consumertest/internal/backend"
@@ -44,6 +45,7 @@ type frame struct {
 	// plays the path again must meet the same states.
 	key   sum128
 	keyOK bool
+	parts []keyPart
 }
 
 // sleepEntry is a choice asleep: its other order was explored already.
@@ -89,7 +91,13 @@ type searcher struct {
 	tables        map[string]bool
 	dumpQueries   []string
 	complexSchema bool
-	walkers       []*walker
+	// objects are what the schema made on SQLite (type and name, with
+	// their SQL); ddl is set once a scenario made more (a Worker factory
+	// or a handler creating a table or a trigger): from then on every
+	// write touches everything, since a trigger may hide behind it.
+	objects map[string]string
+	ddl     atomic.Bool
+	walkers []*walker
 
 	// mu guards what follows: the level being searched.
 	mu    sync.Mutex
@@ -135,10 +143,16 @@ type walker struct {
 	perm    []int
 	// Buffers of the names of states.
 	keyEnc, dbEnc, scratch, fpEnc enc
-	shapes                        map[string]sqlShape
-	tupleEnc                      []enc
-	tuples                        [][]byte
-	lastDelivery                  [][2]int64
+	// histScratch is the histories' own, written under the run's lock by
+	// the goroutines whose calls return (see hook.Returned).
+	histScratch enc
+	// schemaVersion and addedQueries are what dumpAdded last read.
+	schemaVersion int64
+	addedQueries  []string
+	shapes        map[string]sqlShape
+	tupleEnc      []enc
+	tuples        [][]byte
+	lastDelivery  [][2]int64
 }
 
 func (s *searcher) fail(err error) {
@@ -543,9 +557,13 @@ func (w *walker) decide(v *verifyRun, ts []trans, boundPruned int, key sum128, k
 	if d < len(w.path) {
 		f := w.path[d]
 		if !sameChoices(f.ts, ts) || (f.keyOK && keyOK && f.key != key) {
-			w.fail(fmt.Errorf("%w: consumer %q is not deterministic: the same schedule, played again, reached another state at step %d (choices %s, then %s); "+
-				"a handler that reads the machine's clock, randomness or state outside the database cannot be model-checked",
-				ErrBadInput, w.c.displayName(), d+1, describeChoices(f.ts), describeChoices(ts)))
+			what := fmt.Sprintf("the choices differ: %s, then %s", describeChoices(f.ts), describeChoices(ts))
+			if sameChoices(f.ts, ts) {
+				what = "what differs: " + strings.Join(differing(f.parts, v.parts), "; ")
+			}
+			w.fail(fmt.Errorf("%w: consumer %q is not deterministic: the same schedule, played again, reached another state after %d step(s) (%s) of %s; "+
+				"a consumer whose moves depend on something other than what the database returned to it (the machine's clock, randomness, a file, a remote service not behind handler.Point) cannot be model-checked: switch state caching off with NoCache to search it anyway",
+				ErrBadInput, w.c.displayName(), d, what, describeSteps(v.r.s.Steps)))
 			return decideAbandon
 		}
 		return f.cur
@@ -590,7 +608,7 @@ func (w *walker) decide(v *verifyRun, ts []trans, boundPruned int, key sum128, k
 	s.res.BoundPruned += int64(boundPruned)
 	s.lvl.BoundPruned += int64(boundPruned)
 	f := &frame{ts: ts, tried: make([]bool, len(ts)), after: make([]int8, len(ts)), sleep: sleep, curW: v.cur, curMov: v.movable(v.cur), cur: -1,
-		key: key, keyOK: keyOK}
+		key: key, keyOK: keyOK, parts: slices.Clone(v.parts)}
 	for i := range f.after {
 		f.after[i] = -1
 	}
@@ -614,6 +632,15 @@ func (w *walker) decide(v *verifyRun, ts []trans, boundPruned int, key sum128, k
 	}
 	w.path = append(w.path, f)
 	return f.cur
+}
+
+// describeSteps renders a schedule's steps for a report.
+func describeSteps(steps []Step) string {
+	parts := make([]string, len(steps))
+	for i, st := range steps {
+		parts[i] = st.String()
+	}
+	return "[" + strings.Join(parts, ", ") + "]"
 }
 
 func sameChoices(a, b []trans) bool {
@@ -802,7 +829,7 @@ func (s *searcher) discover(be backend.Backend) error {
 		return fmt.Errorf("%w: open a fresh %s database: %w", ErrBadInput, be.Name(), err)
 	}
 	defer db.Close()
-	if err := prepareSchema(ctx, db, s.c.Schema); err != nil {
+	if err := prepareSchema(ctx, db, s.c); err != nil {
 		return err
 	}
 	lower := strings.ToLower(s.c.Schema)
@@ -820,14 +847,19 @@ func (s *searcher) discover(be backend.Backend) error {
 }
 
 func (s *searcher) discoverSQLite(ctx context.Context, admin *sql.DB) error {
-	rows, err := readRows(ctx, admin, `SELECT type, name, coalesce(sql, '') FROM sqlite_master WHERE type IN ('table', 'trigger') ORDER BY name`)
+	s.objects = map[string]string{}
+	rows, err := readRows(ctx, admin, `SELECT type, name, coalesce(sql, '') FROM sqlite_master WHERE name NOT LIKE 'sqlite_%' OR name = 'sqlite_sequence' ORDER BY name`)
 	if err != nil {
 		return fmt.Errorf("consumertest: read the schema's tables: %w", err)
 	}
 	for _, row := range rows {
 		typ, name, text := row[0], row[1], strings.ToLower(row[2])
+		s.objects[typ+"\x00"+name] = row[2]
 		if typ == "trigger" {
 			s.complexSchema = true
+			continue
+		}
+		if typ != "table" {
 			continue
 		}
 		if name == "sqlite_sequence" {
@@ -925,7 +957,54 @@ func (w *walker) dump(r *run) (sum128, error) {
 			return sum128{}, err
 		}
 	}
+	if w.sqlite {
+		if err := w.dumpAdded(admin, e); err != nil {
+			return sum128{}, err
+		}
+	}
 	return sumOf(e.b), nil
+}
+
+// dumpAdded adds to a state's name what the scenario created on SQLite
+// beyond the schema (see searcher.objects): the objects themselves and
+// the rows of the tables among them. PRAGMA schema_version tells when to
+// look again.
+func (w *walker) dumpAdded(admin *sql.DB, e *enc) error {
+	var version int64
+	if err := admin.QueryRow("PRAGMA schema_version").Scan(&version); err != nil {
+		return err
+	}
+	if version != w.schemaVersion || w.addedQueries == nil {
+		rows, err := readRows(context.Background(), admin, `SELECT type, name, coalesce(sql, '') FROM sqlite_master WHERE name NOT LIKE 'sqlite_%' ORDER BY type, name`)
+		if err != nil {
+			return err
+		}
+		w.addedQueries = []string{}
+		for _, row := range rows {
+			if sql, ok := w.objects[row[0]+"\x00"+row[1]]; ok && sql == row[2] {
+				continue
+			}
+			w.ddl.Store(true)
+			if len(w.addedQueries) == 0 {
+				w.addedQueries = append(w.addedQueries, `SELECT type, name, coalesce(sql, '') FROM sqlite_master WHERE name NOT LIKE 'sqlite_%' ORDER BY type, name`)
+			}
+			if row[0] == "table" {
+				quoted := `"` + strings.ReplaceAll(row[1], `"`, `""`) + `"`
+				if strings.Contains(strings.ToLower(row[2]), "without rowid") {
+					w.addedQueries = append(w.addedQueries, "SELECT * FROM "+quoted)
+				} else {
+					w.addedQueries = append(w.addedQueries, "SELECT rowid, * FROM "+quoted+" ORDER BY rowid")
+				}
+			}
+		}
+		w.schemaVersion = version
+	}
+	for _, q := range w.addedQueries {
+		if err := encodeRows(admin, q, e); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func encodeRows(db *sql.DB, q string, e *enc) error {

@@ -107,3 +107,22 @@ func TestTokenizeRefusesWhatItCannotRead(t *testing.T) {
 		t.Error("footprint String")
 	}
 }
+
+func TestVerbReadsTheMainStatement(t *testing.T) {
+	for q, want := range map[string]string{
+		"INSERT INTO t VALUES (1)":                              "insert",
+		"  replace into t values (1)":                           "insert",
+		"WITH x AS (SELECT 1) INSERT INTO t SELECT * FROM x":    "insert",
+		"WITH x AS (DELETE FROM t RETURNING *) SELECT * FROM x": "select",
+		"CREATE TABLE IF NOT EXISTS t (x INT)":                  "create",
+		"/* c */ UPDATE t SET x = 1":                            "update",
+		"PRAGMA busy_timeout = 5":                               "pragma",
+	} {
+		if got := verb(q); got != want {
+			t.Errorf("verb(%q) = %q, want %q", q, got, want)
+		}
+	}
+	if changes("CREATE TABLE IF NOT EXISTS t (x INT)") || !changes("DELETE FROM t") {
+		t.Error("changes: only INSERT, UPDATE and DELETE set rows affected")
+	}
+}

@@ -76,6 +76,10 @@ type sqliteSession struct {
 	// gets a database of its own then.
 	fresh bool
 	reset []resetStep
+	// baseline is what the schema made, and schemaVersion the schema's
+	// version once the last reset was done (see dropAdded).
+	baseline      map[string]schemaObject
+	schemaVersion int64
 }
 
 // resetStep is a table to restore: its rows deleted, its seeded rows
@@ -146,10 +150,25 @@ func (s *sqliteSession) put(c *reuseConn) {
 // the later ones.
 func (s *sqliteSession) prepare(ctx context.Context, run func(*sql.DB) error) error {
 	if s.prepared {
-		return s.restore(ctx)
+		ok, err := s.dropAdded(ctx)
+		if err != nil {
+			return err
+		}
+		if ok {
+			return s.restore(ctx)
+		}
+		// The scenario changed or dropped what the schema made: start
+		// over from an empty database.
+		if err := s.dropAll(ctx); err != nil {
+			return err
+		}
 	}
 	if err := run(s.admin); err != nil {
 		return err
+	}
+	var err error
+	if s.baseline, s.schemaVersion, err = readSchema(ctx, s.admin); err != nil {
+		return fmt.Errorf("sqlite: read the schema: %w", err)
 	}
 	before, err := s.dump(ctx)
 	if err != nil {

@@ -46,6 +46,14 @@ type Message struct {
 	LastError string
 }
 
+// Poisoned reports whether the harness made m a poison message: one that
+// can never succeed, which a consumer must dead-letter (handler.Poison)
+// and never apply. The harness's poison events carry an amount of zero; a
+// team that converts m into a message type of its own makes these the
+// messages its consumer rejects (a body that does not decode, a business
+// rule that refuses it).
+func (m Message) Poisoned() bool { return m.Event.AmountCents <= 0 }
+
 // Func is a team's handler, unchanged from production. db is the harness's
 // database handle (a wrapping driver makes every call a scheduling point).
 type Func func(ctx context.Context, db *sql.DB, m Message) error
