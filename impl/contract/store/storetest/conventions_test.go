@@ -98,6 +98,10 @@ func TestConventionMutantsAreCaught(t *testing.T) {
 		{"vanished-lease-restarts-tokens", mutant.VanishingLease, mutant.NewVanishedLeaseRestartsTokens},
 		{"late-commit-lands", mutant.LateRefused, mutant.NewLateCommitLands},
 		{"one-error-commits-settled-twice", mutant.OneError, mutant.NewOneErrorCommitsSettledTwice},
+		{"sweep-every-window", mutant.ExpiryRange, mutant.NewSweepEveryWindow},
+		{"expiry-counted-from-commit", mutant.ExpiryFromClaim, mutant.NewExpiryCountedFromCommit},
+		{"unsettled-ttl-as-seconds", mutant.UnsettledExpiry, mutant.NewUnsettledTTLAsSeconds},
+		{"lease-free-mark-never-expires", mutant.NoLease, mutant.NewLeaseFreeMarkNeverExpires},
 	} {
 		var caught []string
 		for _, c := range checks {
