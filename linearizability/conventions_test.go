@@ -25,6 +25,15 @@ var everyConvention = []store.Conventions{
 	{Refusal: store.RefusalOneError},
 	{LeaseEnd: store.LeaseEndInclusive, FailedAttempt: store.FailedAttemptKeptMark, ClaimMark: store.ClaimMarkOnClaim,
 		Expiry: store.ExpiryByLibrary, ExpiryMs: 30, ExpiredLease: store.ExpiredLeaseVanishes, LateCommit: store.LateCommitRefused, Refusal: store.RefusalOneError},
+	// A removal that is a range, an expiry from the claim, an unsettled
+	// record's own expiry (shorter than some leases, longer than others),
+	// a mark with no lease; then together.
+	{Expiry: store.ExpiryByLibrary, ExpiryMs: 30, ExpiryLatestMs: 45},
+	{Expiry: store.ExpiryByLibrary, ExpiryMs: 30, ExpiryFrom: store.ExpiryFromClaim},
+	{UnsettledExpiryMs: 20},
+	{Lease: store.LeaseNone, UnsettledExpiryMs: 20},
+	{Lease: store.LeaseNone, UnsettledExpiryMs: 25, FailedAttempt: store.FailedAttemptKeptMark, ClaimMark: store.ClaimMarkOnClaim,
+		Expiry: store.ExpiryByLibrary, ExpiryMs: 30, ExpiryLatestMs: 45, ExpiryFrom: store.ExpiryFromClaim, Refusal: store.RefusalOneError},
 }
 
 // The reference store keeping each convention is linearizable under the
@@ -65,10 +74,17 @@ func TestUnknownConventionIsAnError(t *testing.T) {
 
 func conventionName(c store.Conventions) string {
 	var parts []string
-	for _, p := range []string{string(c.LeaseEnd), string(c.FailedAttempt), string(c.StaleRelease), string(c.ClaimMark), string(c.Expiry), string(c.ExpiredLease), string(c.LateCommit), string(c.Refusal)} {
+	for _, p := range []string{string(c.LeaseEnd), string(c.FailedAttempt), string(c.StaleRelease), string(c.ClaimMark), string(c.Expiry), string(c.ExpiryFrom),
+		string(c.ExpiredLease), string(c.LateCommit), string(c.Refusal), string(c.Lease)} {
 		if p != "" {
 			parts = append(parts, p)
 		}
+	}
+	if c.ExpiryLatestMs > 0 {
+		parts = append(parts, "range")
+	}
+	if c.UnsettledExpiryMs > 0 {
+		parts = append(parts, "unsettled-ttl")
 	}
 	return strings.Join(parts, "+")
 }

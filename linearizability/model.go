@@ -127,10 +127,10 @@ func (sp spec) step(state, input, output any) (bool, any) {
 }
 
 // expires reports whether records may disappear by time alone under the
-// conventions: processed ones by the library's expiry, expired leases
-// where they vanish.
+// conventions: processed ones by the library's expiry, unsettled ones by
+// their own, expired leases where they vanish.
 func (sp spec) expires() bool {
-	return sp.conv.Expiry == store.ExpiryByLibrary || sp.conv.ExpiredLease == store.ExpiredLeaseVanishes
+	return sp.conv.Expiry == store.ExpiryByLibrary || sp.conv.ExpiredLease == store.ExpiredLeaseVanishes || sp.conv.UnsettledExpiryMs > 0
 }
 
 // candidates are the states s may be in when the operation takes effect:
@@ -164,22 +164,46 @@ func (sp spec) candidates(s keyState, in Input, out Output) []keyState {
 // goneBy reports whether s's record may be gone by time at (when known;
 // otherwise by some time at or after nowLow), and whether it surely is.
 func (sp spec) goneBy(s keyState, at int64, known bool) (may, surely bool) {
-	switch {
-	case s.status == processed && sp.conv.Expiry == store.ExpiryByLibrary:
-		if !s.finishedKnown {
+	switch s.status {
+	case processed:
+		if sp.conv.Expiry != store.ExpiryByLibrary {
+			return false, false
+		}
+		from, fromKnown := s.finishedAt, s.finishedKnown
+		if sp.conv.ExpiryFrom == store.ExpiryFromClaim {
+			from, fromKnown = s.startedAt, s.startedKnown
+		}
+		if !fromKnown {
 			return true, false
 		}
 		if known {
-			return sp.conv.Expired(s.finishedAt, at), sp.conv.Expired(s.finishedAt, at)
+			return sp.conv.MayHaveExpired(from, at), sp.conv.MustHaveExpired(from, at)
 		}
-		return true, sp.conv.Expired(s.finishedAt, s.nowLow)
-	case s.status == processing && sp.conv.ExpiredLease == store.ExpiredLeaseVanishes:
-		// leaseUntil is exact, or a lower bound of the lease's end.
-		if known {
-			ran := !sp.conv.LeaseHolds(at, s.leaseUntil)
-			return ran, ran && s.leaseExact
+		return true, sp.conv.MustHaveExpired(from, s.nowLow)
+	case processing, failed:
+		// Its own expiry, counted from its claim (exact, or unknown after
+		// an ambiguous claim).
+		if sp.conv.UnsettledExpiryMs > 0 {
+			switch {
+			case !s.startedKnown:
+				may = true
+			case known:
+				may = at >= s.startedAt+sp.conv.UnsettledExpiryMs
+				surely = may
+			default:
+				may, surely = true, s.nowLow >= s.startedAt+sp.conv.UnsettledExpiryMs
+			}
 		}
-		return true, s.leaseExact && !sp.conv.LeaseHolds(s.nowLow, s.leaseUntil)
+		if s.status == processing && sp.conv.ExpiredLease == store.ExpiredLeaseVanishes {
+			// leaseUntil is exact, or a lower bound of the lease's end.
+			if known {
+				ran := !sp.conv.LeaseHolds(at, s.leaseUntil)
+				may, surely = may || ran, surely || ran && s.leaseExact
+			} else {
+				may, surely = true, surely || s.leaseExact && !sp.conv.LeaseHolds(s.nowLow, s.leaseUntil)
+			}
+		}
+		return may, surely
 	}
 	return false, false
 }
@@ -253,6 +277,10 @@ func (sp spec) stepClaim(s keyState, in Input, c store.Claim) (bool, keyState) {
 	case processing:
 		expired := !sp.conv.LeaseHolds(c.AtMs, s.leaseUntil)
 		switch {
+		case sp.conv.Lease == store.LeaseNone:
+			// A mark with no lease holds until its own expiry takes it
+			// away (candidates): never taken over.
+			allowed = c.Outcome == sp.conv.BusyOutcome()
 		case !expired:
 			allowed = c.Outcome == sp.conv.BusyOutcome()
 		case s.leaseExact:
@@ -280,7 +308,7 @@ func (sp spec) stepClaim(s keyState, in Input, c store.Claim) (bool, keyState) {
 	next.attempts = c.Attempt
 	next.token, next.tokenKnown = c.Token, true
 	next.maxToken = c.Token
-	next.leaseUntil, next.leaseExact = c.AtMs+in.LeaseMs, true
+	next.leaseUntil, next.leaseExact = sp.conv.LeaseUntilMs(c.AtMs, in.LeaseMs), true
 	next.startedAt, next.startedKnown = c.AtMs, true
 	return true, next
 }
@@ -408,6 +436,14 @@ func (sp spec) stepRead(s keyState, in Input, out Output) (bool, keyState) {
 			return false, s
 		}
 		next.finishedAt, next.finishedKnown = r.FinishedAtMs, true
+		if sp.conv.ExpiryFrom == store.ExpiryFromClaim {
+			// The library's expiry counts from the claim: the record's
+			// start is part of what the model must know.
+			if s.startedKnown && r.StartedAtMs != s.startedAt {
+				return false, s
+			}
+			next.startedAt, next.startedKnown = r.StartedAtMs, true
+		}
 	}
 	return true, next
 }
@@ -422,11 +458,14 @@ func (sp spec) stepAmbiguous(s keyState, in Input) []keyState {
 	case Claim:
 		switch s.status {
 		case absent, failed:
-			out = append(out, s.acquiredUnseen(in, s.nowLow))
+			out = append(out, sp.acquiredUnseen(s, in, s.nowLow))
 		case processing:
+			if sp.conv.Lease == store.LeaseNone {
+				break // never taken over; gone by its own expiry instead (candidates)
+			}
 			// A takeover happened at or after the lease's end, so the store's
 			// time is now at least that.
-			out = append(out, s.acquiredUnseen(in, max(s.nowLow, s.leaseUntil)))
+			out = append(out, sp.acquiredUnseen(s, in, max(s.nowLow, s.leaseUntil)))
 		}
 	case Commit:
 		if s.heldBy(in.Token) {
@@ -444,11 +483,14 @@ func (sp spec) stepAmbiguous(s keyState, in Input) []keyState {
 
 // acquiredUnseen is s after a claim whose answer nobody saw acquired it at a
 // store time of at least now.
-func (s keyState) acquiredUnseen(in Input, now int64) keyState {
+func (sp spec) acquiredUnseen(s keyState, in Input, now int64) keyState {
 	s.status = processing
 	s.attempts++
 	s.token, s.tokenKnown = 0, false
 	s.leaseUntil, s.leaseExact = now+in.LeaseMs, false
+	if sp.conv.Lease == store.LeaseNone {
+		s.leaseUntil, s.leaseExact = 0, true // a mark with no lease shows none
+	}
 	s.startedAt, s.startedKnown = 0, false
 	s.nowLow = now
 	return s

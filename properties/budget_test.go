@@ -1,6 +1,7 @@
 package properties
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"testing"
@@ -8,6 +9,9 @@ import (
 
 	"github.com/idemcheck/idemcheck/faults/gen"
 	"github.com/idemcheck/idemcheck/faults/scenario"
+	"github.com/idemcheck/idemcheck/impl/contract/clock"
+	"github.com/idemcheck/idemcheck/impl/contract/store"
+	"github.com/idemcheck/idemcheck/impl/reference/memstore"
 	"github.com/idemcheck/idemcheck/impl/system"
 	"github.com/idemcheck/idemcheck/internal/hunt"
 	"github.com/idemcheck/idemcheck/properties/coverage"
@@ -100,5 +104,72 @@ func TestHuntCountsDrawnScenariosOnly(t *testing.T) {
 	res = Hunt(system.Reference(), HuntOptions{Kind: scenario.KindConsumption, Properties: []Property{fencing}, Checks: 300, Seed: 3, Coverage: clean})
 	if res.Failed || clean.Counts().Total() != 300 {
 		t.Fatalf("a clean hunt of 300 checks: failed=%t, %d runs counted", res.Failed, clean.Counts().Total())
+	}
+}
+
+// keepsForever is a correct store with no retention call: its Cleanup
+// removes nothing, so no scenario reaches a cleanup situation.
+type keepsForever struct{ *memstore.Store }
+
+func (keepsForever) Cleanup(context.Context, int64) ([]store.Key, error) { return nil, nil }
+
+func keepsForeverTarget() system.Target {
+	return system.WithStore("keeps-forever", func(c clock.Source) (store.Store, error) { return keepsForever{memstore.New(c)}, nil })
+}
+
+// The same store gets the same verdict whatever the number of scenarios:
+// a store with no retention call passes replay-unchanged on 200 scenarios
+// and on coverage.MinChecks, its cleanup situations excused because it
+// offers no retention, not failed once enough scenarios fit in a budget.
+func TestNoRetentionSameVerdictSmallAndLarge(t *testing.T) {
+	replay, _ := ByName("replay-unchanged")
+	opts := HuntOptions{Kind: scenario.KindConsumption, Properties: []Property{replay}}
+	for _, n := range []int{200, coverage.MinChecks} {
+		ft := &fakeT{}
+		checkLaw(ft, keepsForeverTarget(), opts, budget{checks: n})
+		ft.done()
+		if ft.Failed() {
+			t.Fatalf("%d scenarios: failed: %s", n, ft.Message())
+		}
+	}
+	if got := Unreachable(keepsForeverTarget()); got[coverage.CleanupWhileRedeliveryPending] == "" || got[coverage.CleanupReclaimStaleCommit] == "" {
+		t.Fatalf("unreachable for a store with no retention: %v, want both cleanup situations", got)
+	}
+	if got := Unreachable(system.Reference()); len(got) != 0 {
+		t.Fatalf("unreachable for the reference: %v, want none", got)
+	}
+}
+
+// Under a time budget the coverage rule never fails, however many
+// scenarios fitted: the same counts fail a check of a fixed count.
+func TestTimeBudgetNeverJudgesCoverage(t *testing.T) {
+	var counts coverage.Counts
+	for range coverage.MinChecks + 1 {
+		counts.AddRun(scenario.KindConsumption, 0) // runs that reached nothing
+	}
+	timed := &fakeT{}
+	judgeCoverage(timed, system.Reference(), nil, budget{until: time.Second}, counts)
+	if timed.Failed() || !strings.Contains(strings.Join(timed.logs, "\n"), "coverage not judged") {
+		t.Fatalf("a time budget: failed=%t (%s), logs %q; want a note, not a failure", timed.Failed(), timed.Message(), timed.logs)
+	}
+	fixed := &fakeT{}
+	judgeCoverage(fixed, system.Reference(), nil, budget{checks: coverage.MinChecks + 1}, counts)
+	if !fixed.Failed() || !strings.Contains(fixed.Message(), coverage.TakeoverAfterLeaseExpiry) {
+		t.Fatalf("a fixed count: failed=%t, message %q; want a coverage failure", fixed.Failed(), fixed.Message())
+	}
+}
+
+// What a store's declared conventions rule out is not required of it.
+func TestDeclaredConventionsExcuseSituations(t *testing.T) {
+	none := declaredUnreachable(store.Conventions{Lease: store.LeaseNone, UnsettledExpiryMs: 1000})
+	lib := declaredUnreachable(store.Conventions{Expiry: store.ExpiryByLibrary, ExpiryMs: 1000})
+	if none[coverage.TakeoverAfterLeaseExpiry] == "" || none[coverage.CleanupWhileRedeliveryPending] != "" {
+		t.Fatalf("a mark with no lease excuses %v", none)
+	}
+	if lib[coverage.CleanupWhileRedeliveryPending] == "" || lib[coverage.TakeoverAfterLeaseExpiry] != "" {
+		t.Fatalf("an expiry by the library excuses %v", lib)
+	}
+	if err := retentionProbe().Validate(); err != nil {
+		t.Fatalf("the retention probe: %v", err)
 	}
 }

@@ -19,7 +19,7 @@ func CloneMonitor(m Monitor) (Monitor, bool) {
 }
 
 func (m *creditMonitor) cloneMonitor() Monitor {
-	return &creditMonitor{legit: maps.Clone(m.legit), twice: maps.Clone(m.twice), breaches: slices.Clone(m.breaches), finished: maps.Clone(m.finished)}
+	return &creditMonitor{legit: maps.Clone(m.legit), twice: maps.Clone(m.twice), breaches: slices.Clone(m.breaches), finished: maps.Clone(m.finished), claimed: maps.Clone(m.claimed)}
 }
 
 func (m *attemptsMonitor) cloneMonitor() Monitor {
@@ -34,7 +34,7 @@ func (m *attemptsMonitor) cloneMonitor() Monitor {
 }
 
 func (m *atomicityMonitor) cloneMonitor() Monitor {
-	return &atomicityMonitor{legit: maps.Clone(m.legit), seen: maps.Clone(m.seen), breaches: slices.Clone(m.breaches), finished: maps.Clone(m.finished)}
+	return &atomicityMonitor{legit: maps.Clone(m.legit), seen: maps.Clone(m.seen), breaches: slices.Clone(m.breaches), finished: maps.Clone(m.finished), claimed: maps.Clone(m.claimed)}
 }
 
 func (m *fenceMonitor) cloneMonitor() Monitor {

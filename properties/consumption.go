@@ -79,7 +79,7 @@ func init() {
 			{LawQuiesces, "the system quiesces: nothing stays pending or in flight forever"},
 			{LawCreditedOrDLQ, "every produced event is credited exactly once per consumer or sits in that consumer's DLQ; poison is never credited"},
 			{LawHealthyCredited, "before the replay, a healthy event sits uncredited in a consumer's DLQ only when the harness's faults spent its attempts: none of its deliveries was nacked or dead-lettered without a fate failure, a crash, a takeover, its ack deadline passing or a claim held by an unsettled delivery"},
-			{LawNotStuck, "every record left in processing can be claimed once its lease expired"},
+			{LawNotStuck, "every record left in processing can be claimed once its hold ended (its lease ran out, or a mark with no lease expired)"},
 		},
 		Pass: func(*runner.Outcome, Monitor) string {
 			return "every produced event credited exactly once per consumer or dead-lettered"
@@ -126,39 +126,49 @@ type creditMonitor struct {
 	legit    map[string]bool // consumer/id whose record retention removed in time
 	twice    map[string]bool // consumer/id already reported with two entries
 	breaches []Breach
-	// finished is when each key was last settled, for a store that
-	// expires processed records itself (store.ExpiryByLibrary).
-	finished map[string]int64
+	// finished is, for a store that expires processed records itself
+	// (store.ExpiryByLibrary), the instant from which each settled key's
+	// expiry counts (store.Conventions.ExpiryStartMs); claimed is when
+	// each key was last acquired, the start of its settling attempt.
+	finished, claimed map[string]int64
 }
 
 // libraryExpiry judges a store that removes processed records itself: a
 // claim that acquires a key settled before is a removal, legitimate once
-// the declared expiry has passed since the key was settled, premature
-// before it.
+// the declared expiry may have passed since the instant it counts from
+// (the settling commit, or the claim before it), premature before.
 func (m *creditMonitor) libraryExpiry(v *runner.View, a *runner.Action) {
 	conv := v.Conventions()
 	id := keyID(a.Key)
 	if m.finished == nil {
 		m.finished = map[string]int64{}
 	}
+	if m.claimed == nil {
+		m.claimed = map[string]int64{}
+	}
 	switch {
 	case a.Kind == runner.ActCommit && a.Commit != nil && a.Err == "" && !a.Stale:
-		m.finished[id] = a.Commit.AtMs
+		m.finished[id] = conv.ExpiryStartMs(m.claimed[id], a.Commit.AtMs)
 	case a.Kind == runner.ActMark && a.Err == "" && !a.Stale:
-		m.finished[id] = v.NowMs()
+		m.finished[id] = conv.ExpiryStartMs(m.claimed[id], v.NowMs())
 	case a.Kind == runner.ActClaim && a.Claim != nil && a.Claim.Outcome == store.Acquired:
-		f, settled := m.finished[id]
+		m.claimed[id] = a.Claim.AtMs
+		from, settled := m.finished[id]
 		if !settled {
 			return
 		}
 		delete(m.finished, id)
-		if conv.Expired(f, a.Claim.AtMs) {
+		if conv.MayHaveExpired(from, a.Claim.AtMs) {
 			m.legit[id] = true
 			return
 		}
+		since := "settled"
+		if conv.ExpiryFrom == store.ExpiryFromClaim {
+			since = "claimed for the attempt that settled it"
+		}
 		m.breaches = append(m.breaches, breach(LawRetentionWindow, "the library removed a processed record before its declared expiry",
-			lineDetail(a, "%s acquired %s at t=%+dms: its record, settled at t=%+dms, was gone %dms after it, before the %dms the store declares (store.Conventions.ExpiryMs)",
-				a.Worker, a.Key, a.Claim.AtMs-v.StartMs(), f-v.StartMs(), a.Claim.AtMs-f, conv.ExpiryMs)))
+			lineDetail(a, "%s acquired %s at t=%+dms: its record, %s at t=%+dms, was gone %dms after it, before the %dms the store declares (store.Conventions.ExpiryMs)",
+				a.Worker, a.Key, a.Claim.AtMs-v.StartMs(), since, from-v.StartMs(), a.Claim.AtMs-from, conv.ExpiryMs)))
 	}
 }
 
@@ -402,11 +412,11 @@ func finalNothingLost(o *runner.Outcome, _ Monitor) []Breach {
 			if a.Claim != nil && a.Claim.Answered == store.AlreadyProcessed {
 				// A mark-on-claim store says "done" for an event that never
 				// was: whoever trusts it acks every redelivery.
-				gone = append(gone, lineOf(a.Line)+fmt.Sprintf("%s is lost: its record never completed, yet after every lease expired the store still answers %s for it (read as %s under mark-on-claim); a consumer that trusts the answer acks every redelivery and the event is never applied%s",
+				gone = append(gone, lineOf(a.Line)+fmt.Sprintf("%s is lost: its record never completed, yet once every hold had ended the store still answers %s for it (read as %s under mark-on-claim); a consumer that trusts the answer acks every redelivery and the event is never applied%s",
 					a.Key, a.Claim.Answered, outcome, errNote(a.Err)))
 				continue
 			}
-			stuck = append(stuck, lineOf(a.Line)+fmt.Sprintf("%s is stuck in processing: a claim after every lease expired answered %s%s", a.Key, outcome, errNote(a.Err)))
+			stuck = append(stuck, lineOf(a.Line)+fmt.Sprintf("%s is stuck in processing: a claim once every hold had ended (leases run out, marks expired) answered %s%s", a.Key, outcome, errNote(a.Err)))
 		}
 	}
 	if len(gone) > 0 {
@@ -438,9 +448,14 @@ type atomicityMonitor struct {
 	breaches []Breach
 	// processed and credited are reused from action to action.
 	processed, credited map[ledgerID]bool
-	// finished is when each record was last seen settled, for a store
-	// that expires processed records itself.
+	// finished is, for a store that expires processed records itself,
+	// the instant from which the expiry of each record last settled
+	// counts (store.Conventions.ExpiryStartMs), from the commit or the
+	// record, whichever was seen: a record whose expiry counts from its
+	// claim may be gone as soon as its commit lands. claimed is when each
+	// key was last acquired.
 	finished map[ledgerID]int64
+	claimed  map[ledgerID]int64
 }
 
 // ledgerID is a consumer-scoped event id, the ledger's unique key.
@@ -452,6 +467,9 @@ func (m *atomicityMonitor) After(v *runner.View, a *runner.Action) {
 	if !a.Kind.WritesStore() {
 		return
 	}
+	if conv := v.Conventions(); conv.Expiry == store.ExpiryByLibrary {
+		m.settles(conv, v, a)
+	}
 	if a.Kind == runner.ActCleanup {
 		for _, rm := range a.Removed {
 			if !premature(rm, v.Config().RetentionMs) {
@@ -462,6 +480,26 @@ func (m *atomicityMonitor) After(v *runner.View, a *runner.Action) {
 	s := snapshot(v)
 	for _, d := range m.unpaired(v.Conventions(), v.NowMs(), s, len(s.Records) <= atomicityScan && len(s.Ledger) <= atomicityScan) {
 		m.report(a, d)
+	}
+}
+
+// settles follows, for a store that expires processed records itself,
+// when each key was acquired and settled.
+func (m *atomicityMonitor) settles(conv store.Conventions, v *runner.View, a *runner.Action) {
+	if m.finished == nil {
+		m.finished = map[ledgerID]int64{}
+	}
+	if m.claimed == nil {
+		m.claimed = map[ledgerID]int64{}
+	}
+	id := ledgerID{a.Key.Consumer, a.Key.ID}
+	switch {
+	case a.Kind == runner.ActClaim && a.Claim != nil && a.Claim.Outcome == store.Acquired:
+		m.claimed[id] = a.Claim.AtMs
+	case a.Kind == runner.ActCommit && a.Commit != nil && a.Err == "" && !a.Stale:
+		m.finished[id] = conv.ExpiryStartMs(m.claimed[id], a.Commit.AtMs)
+	case a.Kind == runner.ActMark && a.Err == "" && !a.Stale:
+		m.finished[id] = conv.ExpiryStartMs(m.claimed[id], v.NowMs())
 	}
 }
 
@@ -486,7 +524,7 @@ func (m *atomicityMonitor) unpaired(conv store.Conventions, nowMs int64, s snap,
 		}
 		for _, r := range s.Records {
 			if r.State == store.Processed {
-				m.finished[ledgerID{r.Key.Consumer, r.Key.ID}] = r.FinishedAtMs
+				m.finished[ledgerID{r.Key.Consumer, r.Key.ID}] = conv.ExpiryStartMs(r.StartedAtMs, r.FinishedAtMs)
 			}
 		}
 	}
@@ -494,8 +532,8 @@ func (m *atomicityMonitor) unpaired(conv store.Conventions, nowMs int64, s snap,
 		if m.legit[id] {
 			return true
 		}
-		f, ok := m.finished[id]
-		return expires && ok && conv.Expired(f, nowMs) // the library expired it, as it declares
+		from, ok := m.finished[id]
+		return expires && ok && conv.MayHaveExpired(from, nowMs) // the library may have expired it, as it declares
 	}
 	var out []string
 	if scan {

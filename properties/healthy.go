@@ -95,11 +95,12 @@ func (d *runDelivery) step(a *runner.Action, r *runner.ConsumptionResult, holder
 				// alongside, a stalled worker) or abandoned by a crash or a
 				// takeover: the harness's doing.
 				d.faults = append(d.faults, fmt.Sprintf("claim held by %s's delivery of line %d, unsettled (line %d)", h.worker, h.line, a.Line))
-			case r.Conventions.FailedAttempt == store.FailedAttemptKeptMark && len(h.faults) > 0 && a.AtMs < h.claimedAtMs+r.Config.LeaseMs:
+			case r.Conventions.FailedAttempt == store.FailedAttemptKeptMark && len(h.faults) > 0 && a.AtMs < h.claimedAtMs+r.Conventions.HoldMs(r.Config.LeaseMs):
 				// The store declares that a failed attempt keeps its mark
-				// until its lease ends, and that attempt failed by the
-				// harness's doing: the lock is its consequence.
-				d.faults = append(d.faults, fmt.Sprintf("claim kept by %s's failed attempt of line %d until its lease ends (kept-mark; line %d)", h.worker, h.line, a.Line))
+				// until its hold ends (its lease, or the mark's own
+				// expiry), and that attempt failed by the harness's
+				// doing: the lock is its consequence.
+				d.faults = append(d.faults, fmt.Sprintf("claim kept by %s's failed attempt of line %d until its hold ends (kept-mark; line %d)", h.worker, h.line, a.Line))
 			}
 		}
 	case runner.ActHandle:

@@ -23,12 +23,15 @@ const stopGrace = 30 * time.Second
 // campaign is the parent's state of a campaign. Only the main loop of
 // runCampaign touches it.
 type campaign struct {
-	o           *options
-	start       time.Time
-	elapsed     time.Duration
-	checks      int64
-	stats       map[string]*report.PropertyRow
-	coverage    coverage.Counts
+	o        *options
+	start    time.Time
+	elapsed  time.Duration
+	checks   int64
+	stats    map[string]*report.PropertyRow
+	coverage coverage.Counts
+	// unreachable are the situations the target cannot reach, found once
+	// the coverage is judged.
+	unreachable map[string]string
 	found       []*finding
 	errors      []string
 	interrupted bool

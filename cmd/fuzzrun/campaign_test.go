@@ -93,6 +93,27 @@ func TestCampaignFailsOnSituationNeverReached(t *testing.T) {
 	mustContain(t, "summary", text.stdout, "crash-after-commit", "<- never reached", "never reached crash-before-claim", "the campaign fails")
 }
 
+// A campaign bounded by time is not judged on coverage, however many
+// checks the machine fitted in it, so that its verdict does not depend on
+// the machine's speed: with crashes switched off it passes, and the
+// summary says what would judge it.
+func TestTimedCampaignCoverageIsNotJudged(t *testing.T) {
+	args := []string{"-duration", "2s", "-workers", "1", "-seed", "5", "-property", "single-credit", "-corpus", "", "-html", "", "-without", "crash"}
+	r := fuzzrun(t, append(args, "-json")...)
+	if r.code != exitOK {
+		t.Fatalf("exit %d, want %d\n%s", r.code, exitOK, r.stderr)
+	}
+	rep := decode[campaignJSON](t, r)
+	if rep.CoverageFailure != "" {
+		t.Fatalf("coverage failure %q under a time budget", rep.CoverageFailure)
+	}
+	text := fuzzrun(t, args...)
+	if text.code != exitOK {
+		t.Fatalf("exit %d, want %d", text.code, exitOK)
+	}
+	mustContain(t, "summary", text.stdout, "<- never reached", "-duration 0 -checks 10000", "no violation found.")
+}
+
 // The human summary is a table of the properties.
 func TestCampaignSummaryTable(t *testing.T) {
 	r := fuzzrun(t, "campaign", "-duration", "0", "-checks", "100", "-workers", "1", "-seed", "4", "-property", "hlc-laws", "-corpus", "", "-html", "")

@@ -239,7 +239,7 @@ func printExplore(w io.Writer, o *options, op explore.Options, res *explore.Resu
 			res.FrontierStates, float64(res.FrontierBytes)/(1<<20), float64(res.FrontierBytes)/float64(max(res.FrontierStates, 1)))
 	}
 	printCoverage(w, res.Coverage.Rows(), "(a run is a distinct state: its schedule, then its drain and replay; a situation never reached\n"+
-		"is one this world and step menu cannot reach within the depth, and does not fail an exploration)")
+		"is one this world and step menu cannot reach within the depth, and does not fail an exploration)", true)
 	fmt.Fprintln(w)
 	if cx := res.Counterexample; cx != nil {
 		fmt.Fprintf(w, "%s:\n", exploreVerdict(res))

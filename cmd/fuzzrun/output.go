@@ -97,7 +97,7 @@ func (c *campaign) printSummary(w io.Writer) {
 		c.o.target.Name, state, c.checks, c.elapsed.Seconds(), float64(c.checks)/max(c.elapsed.Seconds(), 1e-3), c.o.seed, c.o.workers)
 	printProperties(w, c.rows())
 	printOff(w, c.rows())
-	printCoverage(w, c.coverage.Rows(), c.coverageFailure())
+	printCoverage(w, c.coverage.Rows(), c.coverageFailure(), c.coverageJudged())
 	var broken []string
 	for _, r := range c.rows() {
 		for _, law := range r.Broken {

@@ -475,9 +475,11 @@ func (w *World) finish() {
 		return
 	}
 	w.phase = PhaseProbe
-	runOut := w.conv.LeaseRunOutMs(w.sc.Config.LeaseMs)
+	// Every hold has ended by then: a lease has run out, or a mark with
+	// no lease (or one whose own expiry comes first) has expired.
+	runOut := w.conv.HoldMs(w.sc.Config.LeaseMs)
 	w.truth.Advance(runOut)
-	w.trace.notef("-- probe: %d record(s) left in processing; time advances one lease (%dms) and each is claimed --", len(stuck), runOut)
+	w.trace.notef("-- probe: %d record(s) left in processing; time advances one hold (%dms) and each is claimed --", len(stuck), runOut)
 	for _, rec := range stuck {
 		c, err := w.store.Claim(w.ctx, rec.Key, w.sc.Config.LeaseMs)
 		p := Probe{Key: rec.Key, Outcome: c.Outcome, Err: errText(err)}

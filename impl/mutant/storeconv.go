@@ -2,6 +2,7 @@ package mutant
 
 import (
 	"context"
+	"math"
 	"sync"
 
 	"github.com/idemcheck/idemcheck/impl/contract/clock"
@@ -23,6 +24,17 @@ var (
 	VanishingLease = store.Conventions{ExpiredLease: store.ExpiredLeaseVanishes}
 	LateRefused    = store.Conventions{LateCommit: store.LateCommitRefused}
 	OneError       = store.Conventions{Refusal: store.RefusalOneError}
+	// ExpiryRange forgets results between 30 and 45 ms after they
+	// finished (a window swept every half window), ExpiryFromClaim 30 ms
+	// after the claim that settled them, UnsettledExpiry removes a record
+	// held unsettled 30 ms after its claim: short enough for a
+	// linearizability recording, whose keys live some tens of
+	// milliseconds, to see the removals.
+	ExpiryRange     = store.Conventions{Expiry: store.ExpiryByLibrary, ExpiryMs: 30, ExpiryLatestMs: 45}
+	ExpiryFromClaim = store.Conventions{Expiry: store.ExpiryByLibrary, ExpiryMs: 30, ExpiryFrom: store.ExpiryFromClaim}
+	UnsettledExpiry = store.Conventions{UnsettledExpiryMs: 30}
+	// NoLease marks a key with no lease, for two minutes at most.
+	NoLease = store.Conventions{Lease: store.LeaseNone, UnsettledExpiryMs: 120_000}
 )
 
 func conventional(c clock.Source, conv store.Conventions) *memstore.Store {
@@ -291,4 +303,47 @@ func (t *tokenOnlyTx) Commit(ctx context.Context) (store.CommitResult, error) {
 		}
 	}
 	return res, t.s.MarkProcessed(ctx, t.key)
+}
+
+// NewSweepEveryWindow is a store that declares it forgets a result
+// between one window (30 ms) and one and a half after it finished
+// (ExpiryRange), a sweep every half window, but sweeps every whole
+// window: a result may outlive its declared latest removal by half a
+// window, and a claim then is answered already processed where the key
+// was declared free again.
+func NewSweepEveryWindow(c clock.Source) store.Store {
+	wide := ExpiryRange
+	wide.ExpiryLatestMs = 2 * ExpiryRange.ExpiryMs
+	return conventional(c, wide)
+}
+
+// NewExpiryCountedFromCommit is a store that declares a result expires
+// 30 ms after the claim of the attempt that settled it (ExpiryFromClaim),
+// a key's TTL set when it is created, as an idempotency key "expires a
+// day after its first use" — but its commit sets the TTL afresh, so the
+// result outlives its declared expiry by as long as the attempt took, and
+// a request after the declared expiry is answered with the old result.
+func NewExpiryCountedFromCommit(c clock.Source) store.Store {
+	fromCommit := ExpiryFromClaim
+	fromCommit.ExpiryFrom = store.ExpiryFromFinished
+	return conventional(c, fromCommit)
+}
+
+// NewUnsettledTTLAsSeconds is a store that declares a record held
+// unsettled is removed 30 ms after its claim (UnsettledExpiry), but sets
+// that TTL in seconds where it means milliseconds (EX for PX): the record
+// lingers 30 s, held or failed, where the key was declared free again.
+func NewUnsettledTTLAsSeconds(c clock.Source) store.Store {
+	return conventional(c, store.Conventions{UnsettledExpiryMs: UnsettledExpiry.UnsettledExpiryMs * 1000})
+}
+
+// NewLeaseFreeMarkNeverExpires is a store whose claim marks a key with no
+// lease, as it declares (NoLease), and declares the mark removed two
+// minutes after the claim — but never removes it: once the worker that
+// claimed a key dies, every later claim answers locked and the event is
+// never processed.
+func NewLeaseFreeMarkNeverExpires(c clock.Source) store.Store {
+	forever := NoLease
+	forever.UnsettledExpiryMs = math.MaxInt64 / 2
+	return conventional(c, forever)
 }

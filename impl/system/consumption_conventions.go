@@ -44,4 +44,16 @@ func init() {
 	conventionMutant("one-error-commits-settled-twice",
 		"one error answers every refusal (its convention), and the commit compares the token alone: a second commit with a settled claim's token lands again",
 		"linearizability", mutant.OneError, mutant.NewOneErrorCommitsSettledTwice)
+	conventionMutant("sweep-every-window",
+		"the library forgets results between one window and one and a half after they finished (its convention, a sweep every half window), but sweeps every whole window: a result outlives its declared latest removal",
+		"linearizability", mutant.ExpiryRange, mutant.NewSweepEveryWindow)
+	conventionMutant("expiry-counted-from-commit",
+		"a result expires a fixed time after the claim of its attempt (its convention, a TTL set when the key is created), but the commit sets the TTL afresh: the result outlives its declared expiry",
+		"linearizability", mutant.ExpiryFromClaim, mutant.NewExpiryCountedFromCommit)
+	conventionMutant("unsettled-ttl-as-seconds",
+		"a record held unsettled is removed 30 ms after its claim (its convention), but its TTL is set in seconds: it lingers 30 s, held or failed, where the key was declared free again",
+		"linearizability", mutant.UnsettledExpiry, mutant.NewUnsettledTTLAsSeconds)
+	conventionMutant("lease-free-mark-never-expires",
+		"the claim marks the key with no lease (its convention) to be removed two minutes later, but the mark is never removed: after a crash the event is never processed",
+		"nothing-lost", mutant.NoLease, mutant.NewLeaseFreeMarkNeverExpires)
 }

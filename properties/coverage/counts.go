@@ -8,8 +8,11 @@ import (
 )
 
 // MinChecks is the size of a campaign from which every situation must have
-// been reached: a campaign (or a Conformance law) of at least this many
-// checks in which a situation of a kind it played was never reached fails.
+// been reached: a campaign (or a Conformance law) of a count of at least
+// this many checks fixed in advance, in which a situation of a kind it
+// played (and its target can reach) was never reached, fails. A count
+// that is whatever fitted in a time budget is never judged: it depends on
+// the machine's speed.
 const MinChecks = 10_000
 
 // Counts are how often runs reached each situation. The zero value is ready

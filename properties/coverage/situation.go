@@ -8,8 +8,8 @@
 // through the runner's observer hook (runner.Observer) and records, per run,
 // which situations happened; Counts add up over runs and merge across
 // parallel workers. Missing names the situations a campaign never reached:
-// campaigns and Conformance fail on them once they have run MinChecks
-// scenarios or more.
+// campaigns and Conformance fail on them once they have run a count of
+// MinChecks scenarios or more fixed in advance (never a time budget's).
 //
 // The package judges nothing and imports no property: the explorer and any
 // other driver of the runner can use it as it is (see Tracker).

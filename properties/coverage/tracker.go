@@ -176,7 +176,9 @@ func (t *Tracker) claim(v *runner.View, a *runner.Action, ws *workerState) {
 		if name == a.Worker || h == nil || h.key != a.Key {
 			continue
 		}
-		if a.AtMs-h.atMs >= v.Config().LeaseMs {
+		// The holder's claim has ended: its lease ran out, or, where
+		// the store declares so, its record's own expiry came first.
+		if a.AtMs-h.atMs >= v.Conventions().HoldMs(v.Config().LeaseMs) {
 			h.taken = true
 			t.set = t.set.With(TakeoverAfterLeaseExpiry)
 		}

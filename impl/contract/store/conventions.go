@@ -28,9 +28,33 @@ type Conventions struct {
 	// itself after ExpiryMs.
 	Expiry Expiry `json:"expiry,omitempty"`
 	// ExpiryMs is, under ExpiryByLibrary, how long after its finishedAt
-	// the library removes a processed record (its result TTL, or its
-	// window). It must be positive then, and zero otherwise.
+	// (or its claim, under ExpiryFromClaim) the library removes a
+	// processed record (its result TTL, or its window). It must be
+	// positive then, and zero otherwise.
 	ExpiryMs int64 `json:"expiryMs,omitempty"`
+	// ExpiryLatestMs is, under ExpiryByLibrary, the latest the library
+	// removes a processed record, counted as ExpiryMs is, for a library
+	// whose removal is a range rather than an instant (a sweep every so
+	// often, a window kept in generations): the record is there until
+	// ExpiryMs have passed, may go at any time from then on, and is gone
+	// once ExpiryLatestMs have passed. Zero means ExpiryMs: removal at
+	// exactly that instant. Otherwise it must be at least ExpiryMs, and
+	// set only under ExpiryByLibrary.
+	ExpiryLatestMs int64 `json:"expiryLatestMs,omitempty"`
+	// ExpiryFrom says from which instant the library's expiry of a
+	// processed record counts: its finishedAt, or the claim that started
+	// the attempt which settled it.
+	ExpiryFrom ExpiryFrom `json:"expiryFrom,omitempty"`
+	// UnsettledExpiryMs, when positive, is how long after its claim (the
+	// record's StartedAtMs) the library removes a record it holds
+	// unsettled — in processing or failed — whatever its lease: the
+	// record's own TTL. Zero: the library removes no unsettled record by
+	// time (but ExpiredLeaseVanishes). It must not be negative.
+	UnsettledExpiryMs int64 `json:"unsettledExpiryMs,omitempty"`
+	// Lease says whether a claim's mark carries the lease the claim asked
+	// for, or none (it then holds until its own expiry,
+	// UnsettledExpiryMs).
+	Lease Lease `json:"lease,omitempty"`
 	// ExpiredLease says what becomes of a record in processing once its
 	// lease ran out.
 	ExpiredLease ExpiredLease `json:"expiredLease,omitempty"`
@@ -113,6 +137,45 @@ const (
 	ExpiryByLibrary Expiry = "library"
 )
 
+// ExpiryFrom is the instant from which a library's expiry of a processed
+// record counts.
+type ExpiryFrom string
+
+const (
+	// ExpiryFromFinished (also ""): from the record's finishedAt, the
+	// commit that settled it.
+	ExpiryFromFinished ExpiryFrom = "finished"
+	// ExpiryFromClaim: from the record's StartedAtMs, the claim that
+	// acquired the attempt which settled it — a TTL set when the key is
+	// claimed (SET NX PX ttl, a column's default on insert) that the
+	// commit keeps (KEEPTTL, an UPDATE that leaves the column). A record
+	// claimed at S is gone from S+ExpiryMs on, however late its commit.
+	// Only under ExpiryByLibrary.
+	ExpiryFromClaim ExpiryFrom = "claimed"
+)
+
+// Lease is whether a claim's mark carries a lease.
+type Lease string
+
+const (
+	// LeasePerClaim (also ""): a claim holds the key for the lease it asked
+	// for (its record shows LeaseUntilMs), and once the lease ran out the
+	// key is taken over (or its record vanishes, ExpiredLeaseVanishes).
+	LeasePerClaim Lease = "per-claim"
+	// LeaseNone: the library's mark has no lease. The claim's leaseMs is
+	// ignored and its record in processing shows LeaseUntilMs 0; a claim
+	// of the key answers busy (Locked, or AlreadyProcessed under
+	// ClaimMarkOnClaim) until the holder settles or releases it, or the
+	// library removes the mark UnsettledExpiryMs after the claim — which
+	// must then be set: a mark nothing removes would keep a crashed
+	// holder's key for ever. There is no takeover: the claim after the
+	// removal acquires the key afresh (attempt 1) with a greater token,
+	// and the old holder's commit finds no claim. LeaseEnd inclusive,
+	// ExpiredLeaseVanishes and LateCommitRefused, which speak of a lease,
+	// do not apply.
+	LeaseNone Lease = "none"
+)
+
 // ExpiredLease is what becomes of a record whose lease ran out.
 type ExpiredLease string
 
@@ -192,6 +255,48 @@ func (c Conventions) Validate() error {
 	default:
 		return bad("Expiry", c.Expiry, ExpiryCleanup, ExpiryByLibrary)
 	}
+	switch {
+	case c.ExpiryLatestMs < 0:
+		return fmt.Errorf("store: convention ExpiryLatestMs %d is negative", c.ExpiryLatestMs)
+	case c.ExpiryLatestMs > 0 && c.Expiry != ExpiryByLibrary:
+		return fmt.Errorf("store: convention ExpiryLatestMs %d is set but Expiry is %q; ExpiryLatestMs is the latest the library removes a record itself (Expiry %q)", c.ExpiryLatestMs, c.Expiry, ExpiryByLibrary)
+	case c.ExpiryLatestMs > 0 && c.ExpiryLatestMs < c.ExpiryMs:
+		return fmt.Errorf("store: convention ExpiryLatestMs %d is before ExpiryMs %d; a removal that may come late ends at or after the earliest", c.ExpiryLatestMs, c.ExpiryMs)
+	}
+	switch c.ExpiryFrom {
+	case "", ExpiryFromFinished:
+	case ExpiryFromClaim:
+		if c.Expiry != ExpiryByLibrary {
+			return fmt.Errorf("store: convention ExpiryFrom %q is set but Expiry is %q; it says from when the library's own expiry counts (Expiry %q)", c.ExpiryFrom, c.Expiry, ExpiryByLibrary)
+		}
+	default:
+		return bad("ExpiryFrom", c.ExpiryFrom, ExpiryFromFinished, ExpiryFromClaim)
+	}
+	if c.UnsettledExpiryMs < 0 {
+		return fmt.Errorf("store: convention UnsettledExpiryMs %d is negative", c.UnsettledExpiryMs)
+	}
+	switch c.Lease {
+	case "", LeasePerClaim:
+	case LeaseNone:
+		if c.UnsettledExpiryMs == 0 {
+			return fmt.Errorf("store: convention Lease %q needs UnsettledExpiryMs, how long after the claim the library removes its mark: a mark with no lease that nothing removes keeps a crashed holder's key for ever", c.Lease)
+		}
+		for _, f := range []struct {
+			field string
+			set   bool
+			value any
+		}{
+			{"LeaseEnd", c.LeaseEnd == LeaseEndInclusive, c.LeaseEnd},
+			{"ExpiredLease", c.ExpiredLease == ExpiredLeaseVanishes, c.ExpiredLease},
+			{"LateCommit", c.LateCommit == LateCommitRefused, c.LateCommit},
+		} {
+			if f.set {
+				return fmt.Errorf("store: convention Lease %q (a mark with no lease) and %s %q, which speaks of a lease, do not go together", c.Lease, f.field, f.value)
+			}
+		}
+	default:
+		return bad("Lease", c.Lease, LeasePerClaim, LeaseNone)
+	}
 	switch c.ExpiredLease {
 	case "", ExpiredLeaseTakenOver, ExpiredLeaseVanishes:
 	default:
@@ -210,10 +315,86 @@ func (c Conventions) Validate() error {
 	return nil
 }
 
-// Expired reports whether a processed record finished at finishedAtMs is
-// gone by nowMs under the library's own expiry.
-func (c Conventions) Expired(finishedAtMs, nowMs int64) bool {
-	return c.Expiry == ExpiryByLibrary && nowMs >= finishedAtMs+c.ExpiryMs
+// ExpiryStartMs is the instant from which the library's expiry of a
+// processed record started at startedAtMs and finished at finishedAtMs
+// counts: finishedAtMs, or startedAtMs under ExpiryFromClaim.
+func (c Conventions) ExpiryStartMs(startedAtMs, finishedAtMs int64) int64 {
+	if c.ExpiryFrom == ExpiryFromClaim {
+		return startedAtMs
+	}
+	return finishedAtMs
+}
+
+// ExpiryLatest is how long after its expiry start (ExpiryStartMs) a
+// processed record is surely gone under ExpiryByLibrary: ExpiryLatestMs,
+// or ExpiryMs when the removal is an instant.
+func (c Conventions) ExpiryLatest() int64 {
+	if c.ExpiryLatestMs > 0 {
+		return c.ExpiryLatestMs
+	}
+	return c.ExpiryMs
+}
+
+// MayHaveExpired reports whether, under ExpiryByLibrary, the library may
+// have removed by nowMs a processed record whose expiry counts from
+// fromMs (ExpiryStartMs): ExpiryMs have passed.
+func (c Conventions) MayHaveExpired(fromMs, nowMs int64) bool {
+	return c.Expiry == ExpiryByLibrary && nowMs >= fromMs+c.ExpiryMs
+}
+
+// MustHaveExpired reports whether, under ExpiryByLibrary, the library has
+// surely removed by nowMs a processed record whose expiry counts from
+// fromMs: ExpiryLatest has passed.
+func (c Conventions) MustHaveExpired(fromMs, nowMs int64) bool {
+	return c.Expiry == ExpiryByLibrary && nowMs >= fromMs+c.ExpiryLatest()
+}
+
+// UnsettledGone reports whether the library has removed by nowMs a record
+// not settled — in state (Processing or Failed) since the claim at
+// startedAtMs, its lease ending at leaseUntilMs — by time alone: its own
+// expiry passed (UnsettledExpiryMs), or, in processing, its lease ran out
+// where expired leases vanish.
+func (c Conventions) UnsettledGone(state State, startedAtMs, leaseUntilMs, nowMs int64) bool {
+	if c.UnsettledExpiryMs > 0 && nowMs >= startedAtMs+c.UnsettledExpiryMs && (state == Processing || state == Failed) {
+		return true
+	}
+	return state == Processing && c.ExpiredLease == ExpiredLeaseVanishes && !c.LeaseHolds(nowMs, leaseUntilMs)
+}
+
+// LeaseUntilMs is the lease end a claim at nowMs for leaseMs gives its
+// record: nowMs+leaseMs, or 0 for a mark with no lease (LeaseNone).
+func (c Conventions) LeaseUntilMs(nowMs, leaseMs int64) int64 {
+	if c.Lease == LeaseNone {
+		return 0
+	}
+	return nowMs + leaseMs
+}
+
+// Holds reports whether a record in processing since the claim at
+// startedAtMs, its lease ending at leaseUntilMs, still holds its key
+// against another claim at nowMs: its lease still holds (a mark with no
+// lease, LeaseNone, holds as long as it is there), and its own expiry
+// (UnsettledExpiryMs) has not passed.
+func (c Conventions) Holds(startedAtMs, leaseUntilMs, nowMs int64) bool {
+	if c.UnsettledExpiryMs > 0 && nowMs >= startedAtMs+c.UnsettledExpiryMs {
+		return false
+	}
+	return c.Lease == LeaseNone || c.LeaseHolds(nowMs, leaseUntilMs)
+}
+
+// HoldMs is how long after a claim for leaseMs acquired a key its hold
+// has surely ended: its lease has run out (LeaseRunOutMs), or, sooner,
+// the record's own expiry (UnsettledExpiryMs) has passed — that expiry
+// alone for a mark with no lease.
+func (c Conventions) HoldMs(leaseMs int64) int64 {
+	hold := c.LeaseRunOutMs(leaseMs)
+	if c.Lease == LeaseNone {
+		return c.UnsettledExpiryMs
+	}
+	if c.UnsettledExpiryMs > 0 {
+		hold = min(hold, c.UnsettledExpiryMs)
+	}
+	return hold
 }
 
 // Refuses reports whether err is a refusal the conventions allow where

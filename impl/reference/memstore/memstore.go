@@ -82,21 +82,33 @@ func (s *Store) Claim(_ context.Context, key store.Key, leaseMs int64) (store.Cl
 }
 
 // expireLocked removes what the conventions say is gone by now: processed
-// records past the library's own expiry, and records whose lease ran out
-// when expired leases vanish. The store-wide token counter keeps later
-// tokens above theirs.
+// records past the library's own expiry, unsettled records past their own
+// (UnsettledExpiryMs), and records whose lease ran out when expired leases
+// vanish. The store-wide token counter keeps later tokens above theirs.
 func (s *Store) expireLocked(now int64) {
-	if s.conv.Expiry != store.ExpiryByLibrary && s.conv.ExpiredLease != store.ExpiredLeaseVanishes {
+	if s.conv.Expiry != store.ExpiryByLibrary && s.conv.ExpiredLease != store.ExpiredLeaseVanishes && s.conv.UnsettledExpiryMs == 0 {
 		return
 	}
 	for k, r := range s.records {
 		switch {
-		case r.State == store.Processed && s.conv.Expired(r.FinishedAtMs, now):
+		case r.State == store.Processed && s.conv.Expiry == store.ExpiryByLibrary && now >= s.expiresAt(r):
 			delete(s.records, k)
-		case r.State == store.Processing && s.conv.ExpiredLease == store.ExpiredLeaseVanishes && !s.conv.LeaseHolds(now, r.LeaseUntilMs):
+		case s.conv.UnsettledGone(r.State, r.StartedAtMs, r.LeaseUntilMs, now):
 			delete(s.records, k)
 		}
 	}
+}
+
+// expiresAt is when the library's own expiry removes the processed record
+// r. Where the declared removal is a range (ExpiryLatestMs), each record
+// goes at its own point of it, drawn from its token, so that the checks
+// see removals early, late and in between, as a sweep's are.
+func (s *Store) expiresAt(r *store.Record) int64 {
+	at := s.conv.ExpiryStartMs(r.StartedAtMs, r.FinishedAtMs) + s.conv.ExpiryMs
+	if spread := s.conv.ExpiryLatest() - s.conv.ExpiryMs; spread > 0 {
+		at += int64(r.Token % uint64(spread+1))
+	}
+	return at
 }
 
 func (s *Store) claimLocked(key store.Key, leaseMs, now int64) store.Claim {
@@ -107,7 +119,7 @@ func (s *Store) claimLocked(key store.Key, leaseMs, now int64) store.Claim {
 		s.records[key] = r
 	case r.State == store.Processed:
 		return store.Claim{Outcome: store.AlreadyProcessed, AtMs: now}
-	case r.State == store.Processing && s.conv.LeaseHolds(now, r.LeaseUntilMs):
+	case r.State == store.Processing && s.conv.Holds(r.StartedAtMs, r.LeaseUntilMs, now):
 		return store.Claim{Outcome: s.conv.BusyOutcome(), AtMs: now}
 	}
 	return s.acquireLocked(r, leaseMs, now)
@@ -121,7 +133,7 @@ func (s *Store) acquireLocked(r *store.Record, leaseMs, now int64) store.Claim {
 	r.FinishedAtMs = 0
 	r.Attempts++
 	r.Token = s.nextToken()
-	r.LeaseUntilMs = now + leaseMs
+	r.LeaseUntilMs = s.conv.LeaseUntilMs(now, leaseMs)
 	return store.Claim{Outcome: store.Acquired, Token: r.Token, Attempt: r.Attempts, Takeover: takeover, AtMs: now}
 }
 

@@ -19,7 +19,7 @@ func checkFirstClaimAcquires(e *env) {
 	}
 	e.equal("first claim", c, store.Claim{Outcome: store.Acquired, Token: c.Token, Attempt: 1, AtMs: startMs})
 	e.equal("record after the first claim", e.mustGet(k), store.Record{
-		Key: k, State: store.Processing, StartedAtMs: startMs, Attempts: 1, Token: c.Token, LeaseUntilMs: startMs + leaseMs,
+		Key: k, State: store.Processing, StartedAtMs: startMs, Attempts: 1, Token: c.Token, LeaseUntilMs: e.leaseUntil(startMs),
 	})
 	e.equal("Records after one claim", e.records(), []store.Record{e.mustGet(k)})
 	e.equal("Ledger after a claim alone", e.ledger(), []store.Entry(nil))
@@ -35,8 +35,10 @@ func checkProcessedIsAlreadyProcessed(e *env) {
 	before := e.snapshot()
 	waits := []int64{0, leaseMs, 100 * leaseMs}
 	if e.libraryExpiry() {
-		// Declared: the library removes the record once its expiry has
+		// Declared: the library may remove the record once its expiry has
 		// passed (CleanupByStoreTime checks that); until then it is done.
+		// Claim and commit fell in the same instant: counted from either,
+		// the expiry starts at it.
 		half := (e.conv.ExpiryMs - 1) / 2
 		waits = []int64{0, half, half}
 	}
@@ -50,12 +52,15 @@ func checkProcessedIsAlreadyProcessed(e *env) {
 
 // checkValidLeaseIsLocked: while the holder's lease runs, a claim answers
 // Locked and changes nothing. Catches a lease ignored (two holders at once)
-// and a locked claim that bumps attempts or the token.
+// and a locked claim that bumps attempts or the token. The waits add up to
+// one millisecond before the hold ends: the lease's last instant (its end,
+// for an inclusive one), or the record's own expiry where it comes first.
 func checkValidLeaseIsLocked(e *env) {
 	k := key("e1")
 	e.acquire(k)
 	before := e.snapshot()
-	for _, wait := range []int64{0, leaseMs / 2, leaseMs/2 - 1} {
+	last := e.hold() - 1
+	for _, wait := range []int64{0, last / 2, last - last/2} {
 		e.advance(wait)
 		c := e.claim(k)
 		e.equal("claim under a valid lease", c, store.Claim{Outcome: e.busy(), AtMs: e.now()})
@@ -68,24 +73,25 @@ func checkValidLeaseIsLocked(e *env) {
 // attempt, a greater token and a fresh lease. The boundary is the reference
 // store's and the linearizability model's: a model-versus-store diff needs
 // one rule. Catches an inclusive lease end, a takeover not flagged, and a
-// takeover that keeps the old token or start time.
+// takeover that keeps the old token or start time. Under the declared
+// conventions the hold may end later (an inclusive end, a mark with no
+// lease that holds until its own expiry) or sooner (the record's own
+// expiry), and the record may be gone then rather than taken over.
 func checkExpiredLeaseIsTakenOver(e *env) {
 	k := key("e1")
 	first := e.acquire(k)
-	e.advance(leaseMs)
-	if e.vanishes() && e.conv.LeaseEnd != store.LeaseEndInclusive {
-		checkExpiredLeaseVanishes(e, k, first)
-		return
-	}
-	if e.conv.LeaseEnd == store.LeaseEndInclusive {
-		// Declared to hold at its expiry instant: busy there, taken over
-		// one millisecond later.
+	if hold := e.hold(); hold > leaseMs {
+		// Declared to hold past the lease asked for: busy there, its hold
+		// ending later.
+		e.advance(leaseMs)
 		before := e.snapshot()
-		e.equal("claim at the expiry instant of an inclusive lease", e.claim(k), store.Claim{Outcome: e.busy(), AtMs: e.now()})
-		e.unchanged("a claim at the expiry instant of an inclusive lease", before)
-		e.advance(1)
+		e.equal("claim at the end of the lease asked for, under a hold that lasts longer", e.claim(k), store.Claim{Outcome: e.busy(), AtMs: e.now()})
+		e.unchanged("a claim while the hold lasts", before)
+		e.advance(hold - leaseMs)
+	} else {
+		e.advance(hold)
 	}
-	if e.vanishes() {
+	if e.goneAfterHold() {
 		checkExpiredLeaseVanishes(e, k, first)
 		return
 	}
@@ -100,23 +106,24 @@ func checkExpiredLeaseIsTakenOver(e *env) {
 	})
 }
 
-// checkExpiredLeaseVanishes: declared, a record whose lease ran out is
-// gone — no record, no takeover — and the next claim acquires the key
-// afresh, attempt 1, with a token greater than the expired holder's, who
-// then holds nothing. Catches a vanished record whose token counter
-// restarts, and a record that lingers after its declared end.
+// checkExpiredLeaseVanishes: declared, a record whose lease ran out (or
+// whose own expiry passed) is gone — no record, no takeover — and the next
+// claim acquires the key afresh, attempt 1, with a token greater than the
+// expired holder's, who then holds nothing. Catches a vanished record
+// whose token counter restarts, and a record that lingers after its
+// declared end.
 func checkExpiredLeaseVanishes(e *env, k store.Key, first store.Claim) {
 	if r, ok := e.get(k); ok {
-		e.t.Errorf("record after its lease ran out = %+v, want none: the store declares that expired leases vanish", r)
+		e.t.Errorf("record once its hold ended = %+v, want none: the store declares that it is gone then", r)
 	}
 	at := e.now()
 	c := e.claim(k)
 	if c.Token <= first.Token {
-		e.t.Errorf("claim after the lease vanished: token %d, want greater than the expired holder's %d", c.Token, first.Token)
+		e.t.Errorf("claim after the record was gone: token %d, want greater than the expired holder's %d", c.Token, first.Token)
 	}
-	e.equal("claim after the lease vanished", c, store.Claim{Outcome: store.Acquired, Token: c.Token, Attempt: 1, AtMs: at})
-	e.equal("record after the lease vanished", e.mustGet(k), store.Record{
-		Key: k, State: store.Processing, StartedAtMs: at, Attempts: 1, Token: c.Token, LeaseUntilMs: at + leaseMs,
+	e.equal("claim after the record was gone", c, store.Claim{Outcome: store.Acquired, Token: c.Token, Attempt: 1, AtMs: at})
+	e.equal("record after the record was gone", e.mustGet(k), store.Record{
+		Key: k, State: store.Processing, StartedAtMs: at, Attempts: 1, Token: c.Token, LeaseUntilMs: e.leaseUntil(at),
 	})
 }
 
@@ -144,14 +151,14 @@ func checkTokensStrictlyIncrease(e *env) {
 		}
 		e.acquire(key("other-" + string(rune('a'+i))))
 		if e.keepsMark() {
-			// Declared: the failed attempt's mark stays until its lease
-			// runs out.
-			e.advance(e.runOut())
+			// Declared: the failed attempt's mark stays until its hold
+			// ends.
+			e.advance(e.hold())
 			next("reclaim once the failed attempt's mark ran out", e.claim(k))
 		} else {
 			next("reclaim after fail in the same millisecond", e.claim(k))
 		}
-		e.advance(e.runOut())
+		e.advance(e.hold())
 		next("takeover", e.claim(k))
 	}
 }
@@ -163,12 +170,13 @@ func checkTokensStrictlyIncrease(e *env) {
 func checkTokensIncreaseAfterCleanup(e *env) {
 	k := key("e1")
 	first := e.acquire(k)
-	e.advance(e.runOut())
-	second := e.acquire(k) // a takeover: first is now a stale holder
+	e.advance(e.hold())
+	second := e.acquire(k) // a takeover (or a fresh claim): first is now a stale holder
 	e.mustCommit(k, second.Token, entry("ledger", "e1", 100))
 	if e.libraryExpiry() {
-		// Declared: the library removes the record itself.
-		e.advance(e.conv.ExpiryMs)
+		// Declared: the library removes the record itself, surely by its
+		// latest (claim and commit fell in the same instant).
+		e.advance(e.conv.ExpiryLatest())
 	} else {
 		e.advance(retentionMs)
 		e.equal("Cleanup", e.cleanup(retentionMs), []store.Key{k})
@@ -204,7 +212,7 @@ func checkAttemptsCount(e *env) {
 	want("first claim", e.claim(k), 1)
 	e.claim(k) // locked
 	e.claim(k) // locked
-	e.advance(e.runOut())
+	e.advance(e.hold())
 	c := e.claim(k)
 	attempts := e.afterExpiry(1)
 	want("takeover after two locked claims", c, attempts)
@@ -216,7 +224,7 @@ func checkAttemptsCount(e *env) {
 	case e.deletesFailed():
 		wantAttempts = 1 // the failed record was deleted: counting starts again
 	case e.keepsMark():
-		e.advance(e.runOut()) // the failed attempt's mark stays until then
+		e.advance(e.hold()) // the failed attempt's mark stays until then
 		wantAttempts = e.afterExpiry(attempts)
 	default:
 		wantAttempts = attempts + 1

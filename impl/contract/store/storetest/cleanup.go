@@ -1,6 +1,10 @@
 package storetest
 
 import (
+	"cmp"
+	"fmt"
+	"slices"
+
 	"github.com/idemcheck/idemcheck/impl/contract/store"
 )
 
@@ -56,58 +60,147 @@ func checkCleanupByStoreTime(e *env) {
 	e.advance(100 * retentionMs)
 	e.equal("Cleanup long after", e.cleanup(retentionMs), []store.Key(nil))
 	var left []store.Key
-	switch {
-	case e.deletesFailed(): // Fail already deleted the failed record
-	case e.keepsMark() && e.vanishes(): // its kept mark's lease ran out: gone
-	default:
+	if e.failedLeft(startMs) {
 		left = append(left, failed)
 	}
-	if !e.vanishes() { // its lease long ran out: gone where expired leases vanish
-		left = append(left, processing)
+	if !e.conv.UnsettledGone(store.Processing, startMs, e.leaseUntil(startMs), e.now()) {
+		left = append(left, processing) // its lease long ran out, but nothing removes it
 	}
 	e.equal("records left by Cleanup", keysOf(e.records()), left)
 	e.equal("ledger after Cleanup", e.ledger(), ledger)
 }
 
+// failedLeft says whether the record of a key claimed at claimedAtMs and
+// failed at once is still there now: not deleted by Fail (FailedAttempt
+// deleted), and not removed by time — a kept mark once its hold ended,
+// where such records vanish, or any unsettled record past its own expiry.
+func (e *env) failedLeft(claimedAtMs int64) bool {
+	if e.deletesFailed() {
+		return false
+	}
+	state := store.Failed
+	if e.keepsMark() {
+		state = store.Processing // Fail kept the mark
+	}
+	return !e.conv.UnsettledGone(state, claimedAtMs, e.leaseUntil(claimedAtMs), e.now())
+}
+
 // checkExpiryByLibrary: declared, the library removes a processed record
-// itself once ExpiryMs have passed since its finishedAt, and Cleanup (there
-// is no retention call) removes nothing; records in processing or failed
-// are not its to expire, and the ledger stays. Catches an expiry early or
-// late against the declared one, and a Cleanup that still deletes.
+// itself: it is there until ExpiryMs have passed since the instant its
+// expiry counts from (its commit, or under ExpiryFromClaim the claim of
+// the attempt that settled it), and gone once ExpiryLatest has (ExpiryMs
+// again, unless the removal is declared a range); Cleanup (there is no
+// retention call) removes nothing. Records in processing or failed are
+// not its to expire (but by their own expiry, UnsettledExpiryMs), and the
+// ledger stays. Keys settle some time after their claim, at instants
+// spread over a whole ExpiryMs (a sweep's phase shows on some of them),
+// and one is claimed, released and claimed again before it settles.
+// Catches an expiry early or late against the declared one, counted from
+// the commit where the claim is declared or the other way round, counted
+// from a key's first claim rather than from the attempt that settled it,
+// and a Cleanup that still deletes.
 func checkExpiryByLibrary(e *env) {
-	exp := e.conv.ExpiryMs
-	done := key("done")
-	e.settle(done, entry("ledger", "done", 1))
 	failed := key("failed")
+	failedAt := e.now()
 	c := e.acquire(failed)
 	if err := e.fail(failed, c.Token, "transient"); err != nil {
 		e.t.Fatalf("Fail: %v", err)
 	}
-	ledger := e.ledger()
-	e.advance(exp - 1)
-	before := e.snapshot()
-	e.equal("Cleanup under the library's own expiry", e.cleanup(1), []store.Key(nil))
-	e.unchanged("Cleanup under the library's own expiry", before)
-	if _, ok := e.get(done); !ok {
-		e.t.Errorf("record finished %dms ago is gone: the declared expiry is %dms", exp-1, exp)
+
+	var settled []settledKey
+	var ledger []store.Entry
+	// settle commits k under claim c; its expiry counts from the claim or
+	// the commit, as the rule saw them (not as the record says).
+	settle := func(k store.Key, c store.Claim) {
+		e.t.Helper()
+		res := e.mustCommit(k, c.Token, entry("ledger", k.ID, 1))
+		settled = append(settled, settledKey{k, e.conv.ExpiryStartMs(c.AtMs, res.AtMs)})
+		ledger = append(ledger, entry("ledger", k.ID, 1))
 	}
-	e.advance(1)
-	if r, ok := e.get(done); ok {
-		e.t.Errorf("record finished %dms ago is still there: %+v, want it expired by the library", exp, r)
+	retried := key("retried")
+	c = e.acquire(retried)
+	if err := e.fail(retried, c.Token, "transient"); err != nil {
+		e.t.Fatalf("Fail: %v", err)
 	}
-	for _, r := range e.records() {
-		if r.Key == done {
-			e.t.Errorf("Records still lists %s after its expiry", done)
+	if e.keepsMark() {
+		e.advance(e.hold()) // the failed attempt's mark stays until then
+	} else {
+		e.advance(e.briefly(7))
+	}
+	c = e.acquire(retried)
+	e.advance(e.briefly(3))
+	settle(retried, c)
+
+	const spread = 16
+	step := max(e.conv.ExpiryMs/spread, 1)
+	for i := range min(spread, e.conv.ExpiryMs) {
+		k := key(fmt.Sprintf("done-%02d", i))
+		c := e.acquire(k)
+		took := e.briefly(7)
+		e.advance(took)
+		settle(k, c)
+		e.advance(max(step-took, 0))
+	}
+	e.expireAsDeclared(settled)
+
+	if _, ok := e.get(failed); ok != e.failedLeft(failedAt) {
+		if ok {
+			e.t.Errorf("the failed record of %s is still there, but it is declared gone by now", failed)
+		} else {
+			e.t.Errorf("the failed record of %s is gone: only its own declared expiry (UnsettledExpiryMs) may remove it", failed)
 		}
 	}
-	if e.deletesFailed() || (e.keepsMark() && e.vanishes()) {
-		if _, ok := e.get(failed); ok {
-			e.t.Errorf("the failed record of %s is back", failed)
-		}
-	} else if _, ok := e.get(failed); !ok && !e.vanishes() {
-		e.t.Errorf("the library expired the unsettled record of %s", failed)
-	}
+	slices.SortFunc(ledger, func(a, b store.Entry) int { return cmp.Compare(a.EventID, b.EventID) })
 	e.equal("ledger after the expiry", e.ledger(), ledger)
+}
+
+// settledKey is a key just settled, and the instant its expiry counts
+// from.
+type settledKey struct {
+	k    store.Key
+	from int64
+}
+
+// expireAsDeclared checks, moving time forward, that the library keeps
+// the settled record of each key until its declared expiry and has
+// removed it by its latest, and that Cleanup removes nothing meanwhile.
+func (e *env) expireAsDeclared(keys []settledKey) {
+	e.t.Helper()
+	since := "finished"
+	if e.conv.ExpiryFrom == store.ExpiryFromClaim {
+		since = "was claimed for the attempt that settled it"
+	}
+	type point struct {
+		at   int64
+		k    store.Key
+		from int64
+		gone bool
+	}
+	var points []point
+	for _, s := range keys {
+		points = append(points, point{s.from + e.conv.ExpiryMs - 1, s.k, s.from, false}, point{s.from + e.conv.ExpiryLatest(), s.k, s.from, true})
+	}
+	slices.SortStableFunc(points, func(a, b point) int { return cmp.Compare(a.at, b.at) })
+	for _, p := range points {
+		e.advance(max(p.at-e.now(), 0))
+		if !p.gone {
+			before := e.snapshot()
+			e.equal("Cleanup under the library's own expiry", e.cleanup(1), []store.Key(nil))
+			e.unchanged("Cleanup under the library's own expiry", before)
+			if _, ok := e.get(p.k); !ok && e.now() < p.from+e.conv.ExpiryMs {
+				e.t.Errorf("record of %s, which %s %dms ago, is gone: the declared expiry is %dms", p.k, since, e.now()-p.from, e.conv.ExpiryMs)
+			}
+			continue
+		}
+		if r, ok := e.get(p.k); ok {
+			e.t.Errorf("record of %s, which %s %dms ago, is still there: %+v, want it removed by the library by then (declared: by %dms)", p.k, since, e.now()-p.from, r, e.conv.ExpiryLatest())
+		}
+		for _, r := range e.records() {
+			if r.Key == p.k {
+				e.t.Errorf("Records still lists %s after its expiry", p.k)
+			}
+		}
+	}
 }
 
 // checkRecordsSortedByKey: Records returns every record sorted by (Tenant,

@@ -89,8 +89,9 @@ func checkConcurrentClaimsOneWinner(e *env) {
 		}
 		w := won[0]
 		attempt := round + 1
-		if e.vanishes() {
-			// The expired record vanished: a fresh claim, not a takeover.
+		if e.goneAfterHold() {
+			// The record was gone once its hold ended: a fresh claim,
+			// not a takeover.
 			takeover, attempt = false, 1
 		}
 		if w.Takeover != takeover || w.Attempt != attempt || w.Token <= last {
@@ -100,7 +101,7 @@ func checkConcurrentClaimsOneWinner(e *env) {
 		if r := e.mustGet(k); r.Token != w.Token || r.Attempts != attempt {
 			e.t.Errorf("round %d: record %+v, want the winner's token %d and %d attempts", round, r, w.Token, attempt)
 		}
-		e.advance(e.runOut())
+		e.advance(e.hold())
 	}
 }
 
@@ -118,7 +119,7 @@ func checkConcurrentCommitsAndTakeovers(e *env) {
 		tokens := make([]uint64, holders)
 		for i := range tokens {
 			tokens[i] = e.acquire(k).Token
-			e.advance(e.runOut()) // every lease, the current one too, has now run out
+			e.advance(e.hold()) // every hold, the current one too, has now ended
 		}
 		current := tokens[holders-1]
 		commitErrs := make([]error, holders)
@@ -170,9 +171,10 @@ func checkConcurrentCommitsAndTakeovers(e *env) {
 		case !committed && len(takeovers) == 1:
 			refusal := store.ErrStaleToken
 			attempt := holders + 1
-			if e.vanishes() {
-				// The holder's record vanished with its lease: its commit
-				// may find no claim at all, and the claim starts afresh.
+			if e.goneAfterHold() {
+				// The holder's record was gone once its hold ended: its
+				// commit may find no claim at all, and the claim starts
+				// afresh.
 				refusal, attempt = store.ErrNotHeld, 1
 				if errors.Is(commitErrs[holders-1], store.ErrStaleToken) {
 					refusal = store.ErrStaleToken
@@ -194,7 +196,7 @@ func checkConcurrentCommitsAndTakeovers(e *env) {
 // expectedAttempts is the attempts of a record claimed n times in a row,
 // each after the previous lease ran out.
 func (e *env) expectedAttempts(n int) int {
-	if e.vanishes() {
+	if e.goneAfterHold() {
 		return 1
 	}
 	return n

@@ -47,6 +47,18 @@ var conventions = []store.Conventions{
 	{LeaseEnd: store.LeaseEndInclusive, FailedAttempt: store.FailedAttemptKeptMark, ClaimMark: store.ClaimMarkOnClaim,
 		Expiry: store.ExpiryByLibrary, ExpiryMs: 120_000, ExpiredLease: store.ExpiredLeaseVanishes, Refusal: store.RefusalOneError},
 	{FailedAttempt: store.FailedAttemptKeptMark, LateCommit: store.LateCommitRefused, Refusal: store.RefusalOneError, StaleRelease: store.StaleReleaseNoOp},
+	{Expiry: store.ExpiryByLibrary, ExpiryMs: 30, ExpiryLatestMs: 45},
+	{Expiry: store.ExpiryByLibrary, ExpiryMs: 30, ExpiryFrom: store.ExpiryFromClaim},
+	{UnsettledExpiryMs: 30},
+	{Lease: store.LeaseNone, UnsettledExpiryMs: 120_000},
+	// A range and an expiry from the claim together, over minutes; an
+	// unsettled record's own expiry longer than the lease, with leases
+	// that hold at their end and kept marks; a mark with no lease that
+	// shorter, kept after a failure and marked on claim.
+	{Expiry: store.ExpiryByLibrary, ExpiryMs: 120_000, ExpiryLatestMs: 180_000, ExpiryFrom: store.ExpiryFromClaim},
+	{UnsettledExpiryMs: 5_000, LeaseEnd: store.LeaseEndInclusive, FailedAttempt: store.FailedAttemptKeptMark, ExpiredLease: store.ExpiredLeaseVanishes},
+	{Lease: store.LeaseNone, UnsettledExpiryMs: 300, FailedAttempt: store.FailedAttemptKeptMark, ClaimMark: store.ClaimMarkOnClaim,
+		Expiry: store.ExpiryByLibrary, ExpiryMs: 60_000, ExpiryLatestMs: 90_000},
 }
 
 // A correct store of each convention passes every rule once it declares the
@@ -86,6 +98,10 @@ func TestConventionMutantsAreCaught(t *testing.T) {
 		{"vanished-lease-restarts-tokens", mutant.VanishingLease, mutant.NewVanishedLeaseRestartsTokens},
 		{"late-commit-lands", mutant.LateRefused, mutant.NewLateCommitLands},
 		{"one-error-commits-settled-twice", mutant.OneError, mutant.NewOneErrorCommitsSettledTwice},
+		{"sweep-every-window", mutant.ExpiryRange, mutant.NewSweepEveryWindow},
+		{"expiry-counted-from-commit", mutant.ExpiryFromClaim, mutant.NewExpiryCountedFromCommit},
+		{"unsettled-ttl-as-seconds", mutant.UnsettledExpiry, mutant.NewUnsettledTTLAsSeconds},
+		{"lease-free-mark-never-expires", mutant.NoLease, mutant.NewLeaseFreeMarkNeverExpires},
 	} {
 		var caught []string
 		for _, c := range checks {

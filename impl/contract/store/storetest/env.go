@@ -21,9 +21,32 @@ type env struct {
 	conv store.Conventions
 }
 
-// runOut is how long a lease of leaseMs takes to run out under the store's
-// conventions.
-func (e *env) runOut() int64 { return e.conv.LeaseRunOutMs(leaseMs) }
+// hold is how long after a claim its hold on the key surely ended under
+// the store's conventions: its lease ran out, or the record's own expiry
+// (UnsettledExpiryMs) came first — that alone for a mark with no lease.
+func (e *env) hold() int64 { return e.conv.HoldMs(leaseMs) }
+
+// goneAfterHold says whether a record left in processing is gone once its
+// hold ended, rather than waiting to be taken over: its lease vanished,
+// or its own expiry removed it.
+func (e *env) goneAfterHold() bool {
+	return e.conv.UnsettledGone(store.Processing, 0, e.conv.LeaseUntilMs(0, leaseMs), e.hold())
+}
+
+// leaseUntil is the lease end of a record claimed at atMs: atMs+leaseMs,
+// or 0 for a mark with no lease.
+func (e *env) leaseUntil(atMs int64) int64 { return e.conv.LeaseUntilMs(atMs, leaseMs) }
+
+// briefly is d, or less where the conventions would let a wait of d end
+// what a check means to keep: a hold (a record's own expiry may be
+// short), or a processed record expiring from its claim.
+func (e *env) briefly(d int64) int64 {
+	d = min(d, e.hold()-1)
+	if e.libraryExpiry() && e.conv.ExpiryFrom == store.ExpiryFromClaim {
+		d = min(d, e.conv.ExpiryMs-1)
+	}
+	return max(d, 0)
+}
 
 // busy is what a claim answers while another's lease runs.
 func (e *env) busy() store.Outcome { return e.conv.BusyOutcome() }
@@ -35,17 +58,13 @@ func (e *env) deletesFailed() bool { return e.conv.FailedAttempt == store.Failed
 // lease runs out.
 func (e *env) keepsMark() bool { return e.conv.FailedAttempt == store.FailedAttemptKeptMark }
 
-// vanishes says whether a record is gone once its lease ran out.
-func (e *env) vanishes() bool { return e.conv.ExpiredLease == store.ExpiredLeaseVanishes }
-
 // libraryExpiry says whether the library removes processed records itself.
 func (e *env) libraryExpiry() bool { return e.conv.Expiry == store.ExpiryByLibrary }
 
 // afterExpiry is the attempt of a claim that follows one with attempt
-// prev whose lease ran out: the next, or 1 when the expired record
-// vanished.
+// prev whose hold ended: the next, or 1 when the record was gone by then.
 func (e *env) afterExpiry(prev int) int {
-	if e.vanishes() {
+	if e.goneAfterHold() {
 		return 1
 	}
 	return prev + 1

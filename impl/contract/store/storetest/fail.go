@@ -12,9 +12,10 @@ import (
 func checkFailReleasesAtOnce(e *env) {
 	k := key("e1")
 	c := e.acquire(k)
-	e.advance(5)
+	took := e.briefly(5)
+	e.advance(took)
 	if e.keepsMark() {
-		checkFailKeepsMark(e, k, c)
+		checkFailKeepsMark(e, k, c, took)
 		return
 	}
 	if err := e.fail(k, c.Token, "boom"); err != nil {
@@ -37,11 +38,11 @@ func checkFailReleasesAtOnce(e *env) {
 	if again.Token <= c.Token {
 		e.t.Errorf("reclaim after Fail: token %d, want greater than %d", again.Token, c.Token)
 	}
-	e.equal("reclaim right after Fail", again, store.Claim{Outcome: store.Acquired, Token: again.Token, Attempt: attempt, AtMs: startMs + 5})
+	e.equal("reclaim right after Fail", again, store.Claim{Outcome: store.Acquired, Token: again.Token, Attempt: attempt, AtMs: startMs + took})
 	r := e.mustGet(k)
 	r.LastError = "" // whether a reclaim keeps the last error is left open
 	e.equal("record after reclaim", r, store.Record{
-		Key: k, State: store.Processing, StartedAtMs: startMs + 5, Attempts: attempt, Token: again.Token, LeaseUntilMs: startMs + 5 + leaseMs,
+		Key: k, State: store.Processing, StartedAtMs: startMs + took, Attempts: attempt, Token: again.Token, LeaseUntilMs: e.leaseUntil(startMs + took),
 	})
 	// The worker whose attempt failed is fenced off, record or not.
 	before := e.snapshot()
@@ -52,23 +53,24 @@ func checkFailReleasesAtOnce(e *env) {
 
 // checkFailKeepsMark: declared, Fail changes nothing — the mark stays in
 // processing under its token and lease — and the key is claimed again once
-// the lease ran out: a takeover, the next attempt, a greater token; the
-// failed worker is then fenced off. Catches a kept mark that never expires,
-// and one whose takeover keeps the token.
-func checkFailKeepsMark(e *env, k store.Key, c store.Claim) {
+// the hold ended: a takeover, the next attempt, a greater token (or, where
+// the record is gone by then, a fresh claim); the failed worker is then
+// fenced off. Catches a kept mark that never expires, and one whose
+// takeover keeps the token. took is how long after the claim Fail came.
+func checkFailKeepsMark(e *env, k store.Key, c store.Claim, took int64) {
 	before := e.snapshot()
 	if err := e.fail(k, c.Token, "boom"); err != nil {
 		e.t.Fatalf("Fail: %v", err)
 	}
 	e.unchanged("Fail under a kept mark", before)
 	e.equal("claim while the failed attempt's mark holds", e.claim(k), store.Claim{Outcome: e.busy(), AtMs: e.now()})
-	e.advance(e.runOut() - 5)
+	e.advance(e.hold() - took)
 	at := e.now()
 	again := e.claim(k)
 	if again.Token <= c.Token {
 		e.t.Errorf("claim once the mark ran out: token %d, want greater than %d", again.Token, c.Token)
 	}
-	e.equal("claim once the mark ran out", again, store.Claim{Outcome: store.Acquired, Token: again.Token, Attempt: e.afterExpiry(1), Takeover: !e.vanishes(), AtMs: at})
+	e.equal("claim once the mark ran out", again, store.Claim{Outcome: store.Acquired, Token: again.Token, Attempt: e.afterExpiry(1), Takeover: !e.goneAfterHold(), AtMs: at})
 	before = e.snapshot()
 	_, err := e.commit(k, c.Token, entry("ledger", "e1-late", 1))
 	e.wantErr("commit by the worker whose attempt failed, once taken over", err, store.ErrStaleToken)
@@ -84,7 +86,7 @@ func checkFailKeepsMark(e *env, k store.Key, c store.Claim) {
 func checkFailWithStaleTokenChangesNothing(e *env) {
 	k := key("e1")
 	a := e.acquire(k)
-	e.advance(e.runOut())
+	e.advance(e.hold())
 	b := e.acquire(k)
 	before := e.snapshot()
 	e.wantStale("Fail by the holder whose lease was taken over", e.fail(k, a.Token, "late"), store.ErrStaleToken)
