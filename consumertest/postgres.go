@@ -77,7 +77,7 @@ func runSetup(ctx context.Context, db backend.Database, c Consumer) error {
 // direct is the hook of a handle whose calls are no scheduling points.
 type direct struct{}
 
-func (direct) Before(sqlhook.Call) error           { return nil }
+func (direct) Before(sqlhook.Call) error            { return nil }
 func (direct) Busy(_ sqlhook.Call, err error) error { return err }
 
 // rewriter returns what points the statements the harness runs on db at
