@@ -188,14 +188,12 @@ func TestPostgresTheTeamsSchemaStaysInTheRun(t *testing.T) {
 	leftNothing(t, dsn, &dbs)
 }
 
-// TestPostgresWhatAHandlerMakesStaysInItsScenario: a handler that makes
-// its library's schema, table and an index on first use (CREATE ... IF
-// NOT EXISTS, every delivery) and dedupes through that table would lose
-// events if the table and its rows reached the next scenario; it passes.
-func TestPostgresWhatAHandlerMakesStaysInItsScenario(t *testing.T) {
-	dsn := postgresDSN(t)
-	var dbs databases
-	c := consumertest.Consumer{Name: "lib-on-first-use", Schema: `CREATE TABLE ledger (event_id TEXT NOT NULL, amount_cents BIGINT NOT NULL)`,
+// firstUseConsumer makes its library's schema, table and an index on
+// first use (CREATE ... IF NOT EXISTS, every delivery) and dedupes
+// through that table: it would lose events if the table and its rows
+// reached the next scenario.
+func firstUseConsumer(dbs *databases) consumertest.Consumer {
+	return consumertest.Consumer{Name: "lib-on-first-use", Schema: `CREATE TABLE ledger (event_id TEXT NOT NULL, amount_cents BIGINT NOT NULL)`,
 		Handler: dbs.watch(func(ctx context.Context, db *sql.DB, m handler.Message) error {
 			if m.Event.AmountCents <= 0 {
 				return handler.Poison(errors.New("bad amount"))
@@ -227,18 +225,23 @@ func TestPostgresWhatAHandlerMakesStaysInItsScenario(t *testing.T) {
 		// No dedupe query: the table is not there before the first
 		// delivery.
 		Effects: consumertest.PerEvent("SELECT event_id, amount_cents FROM ledger")}
-	consumertest.Check(t, c, consumertest.Checks(80), consumertest.Postgres(dsn))
+}
+
+// TestPostgresWhatAHandlerMakesStaysInItsScenario: firstUseConsumer
+// passes, and leaves nothing behind.
+func TestPostgresWhatAHandlerMakesStaysInItsScenario(t *testing.T) {
+	dsn := postgresDSN(t)
+	var dbs databases
+	consumertest.Check(t, firstUseConsumer(&dbs), consumertest.Checks(80), consumertest.Postgres(dsn))
 	leftNothing(t, dsn, &dbs)
 }
 
-// TestPostgresAHandlerThatAltersTheSchema: a handler that adds a column
-// to the schema's table, in the transaction of its first entry, finds the
-// column only with entries beside it; a column left by an earlier
-// scenario would be alone, and poison the event.
-func TestPostgresAHandlerThatAltersTheSchema(t *testing.T) {
-	dsn := postgresDSN(t)
-	var dbs databases
-	c := consumertest.Consumer{Name: "alters", Schema: `CREATE TABLE ledger (event_id TEXT PRIMARY KEY, amount_cents BIGINT NOT NULL)`,
+// altersConsumer adds a column to the schema's table in the transaction
+// of its first entry, so that it finds the column only with entries
+// beside it; a column left by an earlier scenario would be alone, and
+// poison the event.
+func altersConsumer(dbs *databases) consumertest.Consumer {
+	return consumertest.Consumer{Name: "alters", Schema: `CREATE TABLE ledger (event_id TEXT PRIMARY KEY, amount_cents BIGINT NOT NULL)`,
 		Handler: dbs.watch(func(ctx context.Context, db *sql.DB, m handler.Message) error {
 			if m.Event.AmountCents <= 0 {
 				return handler.Poison(errors.New("bad amount"))
@@ -269,8 +272,47 @@ func TestPostgresAHandlerThatAltersTheSchema(t *testing.T) {
 			return tx.Commit()
 		}),
 		Effects: consumertest.PerEvent("SELECT event_id, amount_cents FROM ledger")}
-	consumertest.Check(t, c, consumertest.Checks(12), consumertest.Postgres(dsn))
+}
+
+// TestPostgresAHandlerThatAltersTheSchema: altersConsumer passes, and
+// leaves nothing behind.
+func TestPostgresAHandlerThatAltersTheSchema(t *testing.T) {
+	dsn := postgresDSN(t)
+	var dbs databases
+	consumertest.Check(t, altersConsumer(&dbs), consumertest.Checks(12), consumertest.Postgres(dsn))
 	leftNothing(t, dsn, &dbs)
+}
+
+// BenchmarkPostgresSchemaChangingScenarios is the throughput of drawn
+// scenarios whose handler changes the schema: firstUseConsumer's objects
+// of its own are dropped between scenarios (undo), altersConsumer's
+// column costs a new copy of the run's template database. The projection
+// consumer, whose scenarios change no schema, is the reference.
+func BenchmarkPostgresSchemaChangingScenarios(b *testing.B) {
+	dsn := postgresDSN(b)
+	for _, c := range []consumertest.Consumer{projectionConsumer(), firstUseConsumer(&databases{}), altersConsumer(&databases{})} {
+		b.Run(c.Name, func(b *testing.B) {
+			res, err := consumertest.Hunt(c, consumertest.Checks(b.N), consumertest.Seed(1), consumertest.NoReduce(), consumertest.Postgres(dsn))
+			if err != nil || res.Failed {
+				b.Fatalf("%v\n%s", err, res.Report())
+			}
+			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "scenarios/s")
+		})
+	}
+}
+
+// BenchmarkPostgresRun is what a run costs beside its scenarios: Replay
+// of a scenario with one event, whose run makes the run's database, runs
+// the schema, plays, and drops the database.
+func BenchmarkPostgresRun(b *testing.B) {
+	dsn := postgresDSN(b)
+	s := &consumertest.Scenario{Version: consumertest.ScenarioVersion, Workers: 1, Policy: consumertest.DefaultPolicy,
+		Events: []consumertest.Event{{ID: "e1", User: "u1", Amount: 100}}}
+	for b.Loop() {
+		if _, err := consumertest.Replay(projectionConsumer(), s, consumertest.Postgres(dsn)); err != nil {
+			b.Fatal(err)
+		}
+	}
 }
 
 // TestPostgresParallelRunsNeverMeet: two runs at once whose schemas both

@@ -142,10 +142,11 @@ func (p Postgres) Start(ctx context.Context) (Session, error) {
 	// Connections and databases are made by a goroutine of its own,
 	// started here: a connection made inside a synctest bubble could not
 	// be used from the next scenario's bubble.
+	jobs, done := s.jobs, s.jobDone
 	go func() {
-		for f := range s.jobs {
+		for f := range jobs {
 			f()
-			s.jobDone <- struct{}{}
+			done <- struct{}{}
 		}
 	}()
 	if err := s.open(ctx, cfg); err != nil {
