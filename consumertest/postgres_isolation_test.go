@@ -384,21 +384,30 @@ func TestPostgresWhatBelongsToTheServerIsBadInput(t *testing.T) {
 }
 
 // TestPostgresASearchPathOfItsOwnIsNamed: a function whose search_path
-// is its own reads pg_catalog's now(), the machine's clock: the run says
-// so.
+// is its own, or a handler that sets one for its session, reads
+// pg_catalog's now(), the machine's clock: the run says so.
 func TestPostgresASearchPathOfItsOwnIsNamed(t *testing.T) {
 	dsn := postgresDSN(t)
-	c := projectionConsumer()
-	c.Schema += `;
+	function := projectionConsumer()
+	function.Schema += `;
 CREATE FUNCTION projection.stamp() RETURNS timestamptz LANGUAGE sql SET search_path = projection AS $$ SELECT now() $$`
+	session := projectionConsumer()
+	session.Handler = func(ctx context.Context, db *sql.DB, m handler.Message) error {
+		if _, err := db.ExecContext(ctx, "SET search_path TO public, projection"); err != nil {
+			return err
+		}
+		return db.QueryRowContext(ctx, "SELECT now()").Scan(new(time.Time))
+	}
 	s := &consumertest.Scenario{Version: consumertest.ScenarioVersion, Workers: 1, Policy: consumertest.DefaultPolicy,
 		Events: []consumertest.Event{{ID: "e1", User: "u1", Amount: 100}}}
-	res, err := consumertest.Replay(c, s, consumertest.Postgres(dsn))
-	if err != nil || res.Failed {
-		t.Fatalf("%v\n%s", err, res.Report())
-	}
-	if !strings.Contains(strings.Join(res.MachineClock, "\n"), "search_path") {
-		t.Errorf("the machine's clock, as the run names it: %q, want the function's search_path", res.MachineClock)
+	for _, c := range []consumertest.Consumer{function, session} {
+		res, err := consumertest.Replay(c, s, consumertest.Postgres(dsn))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(strings.Join(res.MachineClock, "\n"), "search_path") {
+			t.Errorf("the machine's clock, as the run names it: %q, want the search_path", res.MachineClock)
+		}
 	}
 }
 

@@ -184,8 +184,10 @@ type pgSession struct {
 	idle    []*pgConn
 	closed  bool
 	refused *Refused
-	// refusals caches the verdict on each statement a worker ran.
+	// refusals caches the verdict on each statement a worker ran, paths
+	// whether it sets a search_path of its own.
 	refusals sync.Map // string -> verdict
+	paths    sync.Map // string -> bool
 
 	// prepared is set once the team's schema ran on the scenarios'
 	// database, failed once it failed there; templated once the template
@@ -592,16 +594,22 @@ func (d *pgDB) now() time.Time {
 
 // Rewrite implements Clocked. The harness rewrites the schema, then each
 // statement before it runs: a clock function in any of them makes the
-// clock table follow the scenario's time from then on.
+// clock table follow the scenario's time from then on. A statement that
+// sets a search_path of its own is named: under it, pg_catalog's clock
+// functions come first.
 func (d *pgDB) Rewrite(query string) (string, []string) {
-	reads := sqlclock.PostgresReadsClock(query)
-	if reads {
+	if sqlclock.PostgresReadsClock(query) {
 		d.readsClock.Store(true)
 	}
 	q, notes := sqlclock.Postgres(query)
-	if reads && strings.Contains(strings.ToLower(query), "search_path") {
-		notes = append(notes, "a search_path the statement sets: unless it names "+harnessSchema+
-			" before pg_catalog, now() and the other clock functions under it are pg_catalog's")
+	v, ok := d.s.paths.Load(query)
+	if !ok {
+		v, _ = d.s.paths.LoadOrStore(query, setsSearchPath(query))
+	}
+	if v.(bool) {
+		notes = append(notes, "a search_path the statement sets (for the session, a transaction or a function): "+
+			"under it, pg_catalog's now() and the other clock functions come before the harness's, unless it names "+
+			harnessSchema+" before pg_catalog")
 	}
 	return q, notes
 }

@@ -292,3 +292,37 @@ func onEventTrigger(stmt string) bool {
 	return len(words) > 2 && (words[0].Is("create") || words[0].Is("alter") || words[0].Is("drop")) &&
 		words[1].Is("event") && words[2].Is("trigger")
 }
+
+// setsSearchPath reports whether stmt sets a search_path (SET [SESSION |
+// LOCAL] search_path, a function's SET search_path, set_config) that does
+// not name the harness's schema, also in a DO block or a function body.
+func setsSearchPath(stmt string) bool {
+	if !strings.Contains(strings.ToLower(stmt), "search_path") {
+		return false
+	}
+	return setsPath(significant(lexed(stmt)), 0)
+}
+
+func setsPath(words []sqlscan.Token, depth int) bool {
+	if depth > 4 {
+		return false
+	}
+	for i, t := range words {
+		switch {
+		case t.Kind == sqlscan.Dollar:
+			if setsPath(significant(lexed(t.Value())), depth+1) {
+				return true
+			}
+		case t.Is("search_path") && i > 0 && (words[i-1].Is("set") || words[i-1].Is("session") || words[i-1].Is("local")),
+			t.Kind == sqlscan.String && strings.EqualFold(t.Value(), "search_path") && i > 1 && words[i-2].Is("set_config"):
+			// The value runs to the end of the command.
+			for j := i + 1; j < len(words) && words[j].Kind != sqlscan.Semicolon && !words[j].Is("as"); j++ {
+				if strings.Contains(strings.ToLower(words[j].Text), harnessSchema) {
+					return false
+				}
+			}
+			return true
+		}
+	}
+	return false
+}

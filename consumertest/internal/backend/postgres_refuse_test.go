@@ -87,3 +87,22 @@ func TestOnEventTrigger(t *testing.T) {
 		}
 	}
 }
+
+func TestSetsSearchPath(t *testing.T) {
+	for stmt, want := range map[string]bool{
+		"SET search_path TO projection, public":                                                          true,
+		"set local SEARCH_PATH = projection":                                                             true,
+		"SELECT set_config('search_path', 'projection', false)":                                          true,
+		"CREATE FUNCTION f() RETURNS timestamptz LANGUAGE sql SET search_path = x AS $$ SELECT now() $$": true,
+		"DO $$ BEGIN SET LOCAL search_path = x; END $$":                                                  true,
+		"SET search_path = public, idemcheck, pg_catalog":                                                false,
+		"SHOW search_path":                      false,
+		"RESET search_path":                     false,
+		"SELECT current_setting('search_path')": false,
+		"SELECT now()":                          false,
+	} {
+		if got := setsSearchPath(stmt); got != want {
+			t.Errorf("setsSearchPath(%q) = %t, want %t", stmt, got, want)
+		}
+	}
+}
