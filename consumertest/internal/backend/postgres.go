@@ -35,73 +35,91 @@ const waitSavepoint = "idemcheck_lock_wait"
 
 // Postgres is the PostgreSQL backend, at DSN (a pgx connection string).
 //
-// Isolation: a run (one Check, Hunt or Replay) gets two databases of its
-// own, made from template1: its template, where the team's schema runs
-// once, in the run's first scenario, and its scenarios' database, made
-// from the template (CREATE DATABASE ... TEMPLATE). Whatever the schema
-// makes (schemas of its own, tables in any schema, sequences, functions,
-// triggers, types, views, seeded rows) is in them and nowhere else, so two
-// runs never meet, even when both schemas say CREATE SCHEMA projection.
-// Every connection's search_path is public, idemcheck, pg_catalog: the
-// team's unqualified names are in public, as on a database of its own.
+// Isolation: a run (one Check, Hunt or Replay) plays its scenarios on a
+// database of its own, made from template1 (CREATE DATABASE), where the
+// team's schema runs once, in the run's first scenario. Whatever the
+// schema makes (schemas of its own, tables in any schema, sequences,
+// functions, triggers, types, views, seeded rows) is there and nowhere
+// else, so two runs never meet, even when both schemas say CREATE SCHEMA
+// projection. Every connection's search_path is public, idemcheck,
+// pg_catalog: the team's unqualified names are in public, as on a
+// database of its own; idemcheck is the harness's schema.
 //
-// Reset: each later scenario starts from the state the schema left. When
-// the role is a superuser, the harness reads from the catalog the tables
-// and sequences of every schema the team made and the rows it seeded, and
-// resets them (delete every row, put the seeded rows back, set the
-// sequences back, unlink large objects) in one round trip, with triggers
-// and foreign keys off (session_replication_role = replica); event
-// triggers on the scenarios' database note any DDL a scenario commits (a
-// table created on first use, an index, CREATE SCHEMA, an ALTER, a DROP,
-// a GRANT, a COMMENT; not the temporary objects, which the pool discards),
-// and the reset of a scenario that made some gives the run a new copy of
-// the template instead. A role that is not a superuser may neither switch
-// triggers off nor make event triggers: every scenario then gets a new
-// copy. Measured on 2 shared cores: the reset takes a fraction of a
-// millisecond, a new copy 40-60 ms (dropping the old one, copying,
-// connecting again), so that a consumer whose handler changes the schema
-// plays about 15 scenarios a second instead of 100-200.
+// Why a database: a schema per run (what this backend did before) cannot
+// hold a schema's own schemas, nor its types or functions named with a
+// schema; rewriting the team's names would not reach its dynamic SQL.
+// A database per scenario, copied from a template, is exact but costs a
+// DROP and a CREATE DATABASE and new connections every scenario: measured
+// on 2 shared cores at load average 7, 0.37 s a copy
+// (BenchmarkPostgresReset/copy), so that the ADR example plays 1-3
+// scenarios a second. So a run keeps its database and resets it (1.2 ms):
+// 143-167 scenarios a second at load average 8. A run costs a CREATE and
+// a DROP DATABASE (which makes the server checkpoint) more than a schema
+// did: 0.35-0.45 s at load average 6.
 //
-// Leftovers: the databases are named idemcheck_r<pid>_<n>_<random>_t (the
-// template) and _w, and a connection of the run to the DSN's database,
-// named (application_name) idemcheck_r<pid>_<n>_<random>, lives as long
-// as the run. Close drops both databases; a run killed before (SIGKILL, a
-// test binary's timeout) leaves them, and the next Start of any run on the
-// server drops every such database whose run's connection is gone (the
+// Reset: when the role is a superuser, the harness reads from the catalog
+// the tables and sequences of every schema the team made and the rows it
+// seeded, and starts each later scenario by deleting every row, putting
+// the seeded rows back, setting the sequences back and unlinking large
+// objects, in one round trip, with triggers and foreign keys off
+// (session_replication_role = replica): 1.2 ms. Event triggers note the
+// DDL a scenario commits (outside the temporary schema); the reset's
+// first statement fails when there is some. When every object it touched
+// is one the scenario made (a table a library makes on first use, an
+// index, a schema, a view, a function, a type, a trigger), undo drops
+// them, newest first, without CASCADE: 12 ms. Any other change (an ALTER
+// or a DROP of the schema's objects, a GRANT, a kind of object undo does
+// not know, DDL on event triggers, which no event trigger sees) gets the
+// run a new copy of its template database, made on first need, where the
+// team's schema runs again. CREATE ... IF NOT EXISTS of what is there
+// changes nothing and costs nothing. A role that is not a superuser may
+// neither switch triggers off nor make event triggers: each of its
+// scenarios gets a new copy, and so do those of a schema that leaves
+// large objects. The role needs CREATEDB.
+//
+// Leftovers: the run's databases are named idemcheck_r<pid>_<n>_<random>
+// with _w (the scenarios') and _t (the template), and every connection
+// of the run bears that name (application_name); one of them, on the
+// DSN's database, lives from before the databases are made until they
+// are dropped. Close drops them; a run killed before (SIGKILL, a test
+// binary's timeout) leaves them, and the next Start of any run on the
+// server drops every such database whose run has no connection left (the
 // server ends a connection when its process dies), and no other.
 //
 // What a run cannot isolate is refused (see Refused): roles, databases,
-// tablespaces, extensions and the server's configuration.
+// tablespaces, extensions (but CREATE EXTENSION IF NOT EXISTS of one
+// template1 has), the server's configuration, replication slots.
 //
 // Connections are pooled across the scenarios of a run: a worker's
 // connection that closes (a worker that stops, or crashes) is rolled back,
-// its session reset (RESET ALL, session authorization, temporary tables,
-// sequence state, advisory locks, LISTEN, cursors, prepared statements of
-// its own), synchronously, before another worker gets it.
+// its session reset (RESET ALL, its authorization and role, temporary
+// tables, sequence state, advisory locks, LISTEN, held cursors, the
+// statements it prepared with PREPARE), synchronously, before another
+// worker gets it.
 //
 // Lock waits: every worker connection runs with lock_timeout = LockWait.
 // See LockWait and IsBusy.
 //
-// Clock: the harness's schema idemcheck (in the template, so in every
-// copy) defines now(), transaction_timestamp(), statement_timestamp(),
-// clock_timestamp() and timeofday(), and every connection's search_path
-// names it before pg_catalog, so that they are found before the server's
-// own (pg_catalog is searched first unless the path names it): a call in
-// any schema, a column default in any schema (bound when the table is
-// made) and a function body (resolved when it runs) reach them. They read
-// the scenario's time from idemcheck.clock, which the harness updates, on
-// a connection of its own, before a worker's statement when the
-// scenario's time has moved; now() and transaction_timestamp() read the
-// time the transaction began, which BEGIN records
-// (set_config('idemcheck.tx_now', ..., true), in the same round trip).
-// The SQL standard's keywords (CURRENT_TIMESTAMP, ...) are rewritten into
-// calls of now() by consumertest/internal/sqlclock, in the schema too.
-// Inside a REPEATABLE READ or SERIALIZABLE transaction,
+// Clock: the harness's schema idemcheck defines now(),
+// transaction_timestamp(), statement_timestamp(), clock_timestamp() and
+// timeofday(), and every connection's search_path names it before
+// pg_catalog, so that they are found before the server's own (pg_catalog
+// is searched first unless the path names it): calls in any schema,
+// column defaults in any schema (bound when the table is made) and
+// function bodies (resolved when they run) reach them. They read the
+// scenario's time from idemcheck.clock, which the reset never touches and
+// the harness updates, on a connection of its own, before a worker's
+// statement when the scenario's time has moved; now() and
+// transaction_timestamp() read the time the transaction began, which
+// BEGIN records (set_config('idemcheck.tx_now', ..., true), in the same
+// round trip). The SQL standard's keywords (CURRENT_TIMESTAMP, ...) are
+// rewritten into calls of now() by consumertest/internal/sqlclock, in the
+// schema too. Inside a REPEATABLE READ or SERIALIZABLE transaction,
 // statement_timestamp() and clock_timestamp() read the clock as the
 // transaction's snapshot has it. A search_path the team sets itself (SET
-// search_path, a function's SET search_path) puts pg_catalog's clock
-// first: a statement that sets one and reads the clock is named as on
-// the machine's clock.
+// search_path, a function's SET search_path, set_config) puts pg_catalog's
+// clock first: the statement that sets it is named as on the machine's
+// clock.
 type Postgres struct{ DSN string }
 
 // Name implements Backend.
@@ -115,7 +133,7 @@ func (Postgres) Fresh(context.Context) (Database, error) {
 var pgRunSeq atomic.Int64
 
 // Start implements Starter: it drops the leftovers of runs that are gone,
-// makes the run's template with the harness's schema, and opens its
+// makes the run's database with the harness's schema, and opens its
 // handles. It must be called outside any testing/synctest bubble: the
 // connections it and its session make are used from the bubbles of many
 // scenarios.

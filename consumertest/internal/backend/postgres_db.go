@@ -17,7 +17,7 @@ import (
 // gone, and what the reset reads from the catalog.
 
 // pgRunPrefix begins the name of every run (its connections'
-// application_name) and of its databases (the run's name, then _t or _w).
+// application_name) and of its databases (the run's name, then _w or _t).
 const pgRunPrefix = "idemcheck_r"
 
 // pgLeftover matches the name of a run's database.
@@ -31,8 +31,8 @@ const harnessSchema = "idemcheck"
 // scenario changed the schema.
 const schemaChanged = "ICDDL"
 
-// harnessScript makes the harness's schema in the template: the clock
-// table and the clock functions.
+// harnessScript makes the harness's schema in a run's database: the
+// clock table and the clock functions.
 func (s *pgSession) harnessScript() string {
 	return fmt.Sprintf(`CREATE SCHEMA %[1]s;
 CREATE TABLE %[1]s.clock (now timestamptz NOT NULL);
@@ -393,11 +393,12 @@ WHERE n.nspname NOT IN ('pg_catalog', 'information_schema', 'pg_toast', 'idemche
   AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_depend d
                   WHERE d.classid = 'pg_catalog.pg_class'::pg_catalog.regclass AND d.objid = c.oid AND d.deptype = 'e')`
 
-// discover reads, on the template, the tables and sequences the team's
-// schema made in any schema, saves the rows it seeded into the harness's
-// schema, switches autovacuum off on the tables, and (for a superuser)
-// writes the reset script and makes what watches for DDL. The template's
-// copies have all of it.
+// discover reads, on the database db is a handle on (the scenarios', or
+// the template), the tables and sequences the team's schema made in any
+// schema, saves the rows it seeded into the harness's schema, switches
+// autovacuum off on the tables, and (for a superuser) writes the reset
+// script and makes what watches for DDL. The template's copies have all
+// of it.
 func (s *pgSession) discover(ctx context.Context, db *sql.DB) error {
 	rows, err := db.QueryContext(ctx, `
 SELECT c.relkind = 'r', quote_ident(n.nspname) || '.' || quote_ident(c.relname),
