@@ -157,6 +157,10 @@ func (p Postgres) Start(ctx context.Context) (Session, error) {
 	if err != nil {
 		return nil, fmt.Errorf("postgres: connect: %w", err)
 	}
+	// The keeper idles most of the run: a server that ends idle sessions
+	// would make the run look gone (PostgreSQL 14 and later; an older
+	// server has no such setting and answers an error, ignored).
+	_, _ = s.keeper.Exec(ctx, "SET idle_session_timeout = 0")
 	// Connections and databases are made by a goroutine of its own,
 	// started here: a connection made inside a synctest bubble could not
 	// be used from the next scenario's bubble.
