@@ -5,13 +5,20 @@ import (
 	"database/sql"
 	"database/sql/driver"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 func reuseSession(t *testing.T) Session {
 	t.Helper()
-	s, err := SQLiteReuse{}.Start(context.Background())
+	return reuseSessionWith(t, "")
+}
+
+func reuseSessionWith(t *testing.T, params string) Session {
+	t.Helper()
+	s, err := SQLiteReuse{Params: params}.Start(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -30,6 +37,9 @@ func prepared(t *testing.T, s Session, schema string) Database {
 		_, err := admin.Exec(schema)
 		return err
 	}
+	// A no-op for the run's database; a new database (the reset could not
+	// restore) is removed.
+	t.Cleanup(func() { db.Close() })
 	if p, ok := db.(Preparer); ok {
 		err = p.Prepare(context.Background(), run)
 	} else {
@@ -173,4 +183,91 @@ func TestSQLiteReusePoolsRolledBackConnections(t *testing.T) {
 		t.Fatal(err)
 	}
 	again.Close()
+}
+
+// TestSQLiteReuseWaitsAsDeclared: the run's database follows the team's
+// settings (here BEGIN IMMEDIATE and a 5 s busy timeout); a pooled
+// connection's waits are decided by whoever it is lent to, and it comes
+// back to the pool with the declared busy timeout, whatever PRAGMA
+// busy_timeout the last borrower ran (a PRAGMA is never kept prepared, so
+// the next borrower's applies again).
+func TestSQLiteReuseWaitsAsDeclared(t *testing.T) {
+	s := reuseSessionWith(t, "_pragma=busy_timeout(5000)&_txlock=immediate")
+	db := prepared(t, s, reuseSchema)
+	path := s.(*sqliteSession).path
+	if !exists(path) || filepath.Dir(path) != ramDir() {
+		t.Fatalf("the run's database %s is not a file in %s", path, ramDir())
+	}
+	wa, wb := &waits{t: t}, &waits{t: t}
+	a, err := db.(Waiter).OpenWaiting(wa.wait)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := db.(Waiter).OpenWaiting(wb.wait)
+	if err != nil {
+		t.Fatal(err)
+	}
+	txa := begin(t, a) // IMMEDIATE: the write lock at BEGIN
+	d, answer := blocked(t, b, wb, `BEGIN IMMEDIATE`)
+	if d != 5*time.Second {
+		t.Fatalf("wait got %v, want the declared 5s", d)
+	}
+	wantBusy(t, db, answer(false), time.Now(), "a BEGIN given up")
+	if err := txa.Rollback(); err != nil {
+		t.Fatal(err)
+	}
+
+	mustExec(t, b, `PRAGMA busy_timeout = 1234`)
+	if n := mustCount(t, b, `PRAGMA busy_timeout`); n != 1234 {
+		t.Fatalf("busy_timeout %d after the PRAGMA", n)
+	}
+	b.Close()
+	wc := &waits{t: t}
+	c, err := db.(Waiter).OpenWaiting(wc.wait)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c != b {
+		t.Fatal("the pool opened a new connection instead of lending the idle one")
+	}
+	if n := mustCount(t, c, `PRAGMA busy_timeout`); n != 5000 {
+		t.Fatalf("the pooled connection came back with busy_timeout %d, want the declared 5000", n)
+	}
+	mustExec(t, c, `PRAGMA busy_timeout = 1234`)
+	if n := mustCount(t, c, `PRAGMA busy_timeout`); n != 1234 {
+		t.Fatalf("the same PRAGMA run again did not apply: busy_timeout %d", n)
+	}
+	txa = begin(t, a)
+	d, answer = blocked(t, c, wc, `INSERT INTO ledger (cents) VALUES (1)`)
+	if d != 1234*time.Millisecond {
+		t.Fatalf("wait got %v, want 1.234s", d)
+	}
+	wantBusy(t, db, answer(false), time.Now(), "an insert given up")
+	if len(wb.got()) != 1 {
+		t.Fatalf("the last borrower's wait was asked again: %v", wb.got())
+	}
+	txa.Rollback()
+	a.Close()
+	c.Close()
+}
+
+// TestSQLiteReuseRemovesItsFile: the run's database goes with the run.
+func TestSQLiteReuseRemovesItsFile(t *testing.T) {
+	s, err := SQLiteReuse{Params: "_journal_mode=WAL"}.Start(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := s.(*sqliteSession).path
+	prepared(t, s, reuseSchema)
+	if !exists(path) || !exists(path+"-wal") {
+		t.Fatalf("no database and WAL at %s", path)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for _, suffix := range []string{"", "-journal", "-wal", "-shm"} {
+		if exists(path + suffix) {
+			t.Errorf("%s left after Close", path+suffix)
+		}
+	}
 }
