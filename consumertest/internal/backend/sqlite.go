@@ -6,6 +6,7 @@ import (
 	"database/sql/driver"
 	"errors"
 	"fmt"
+	"os"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -93,18 +94,36 @@ func (s SQLite) Fresh(ctx context.Context) (Database, error) {
 	if err != nil {
 		return nil, err
 	}
+	return freshSQLite(ctx, p, nil)
+}
+
+// freshSQLite makes a scenario's database: an empty file, or a copy of
+// template (what the run's schema made) when it is not nil.
+func freshSQLite(ctx context.Context, p sqliteParams, template []byte) (*sqliteDB, error) {
 	key := dbSeq.Add(1)
 	path := dbFile(key)
 	d := &sqliteDB{dsn: fileDSN(path, p.open), params: p, key: key, path: path}
-	d.admin = sql.OpenDB(adminConn{d.dsn, p})
+	if template != nil {
+		// The engine's files are made by whoever holds none of its locks:
+		// no connection is open yet.
+		if err := os.WriteFile(path, template, 0o644); err != nil {
+			return nil, fmt.Errorf("sqlite: make the scenario's database %s: %w", path, err)
+		}
+		d.prepared = true
+	}
+	d.admin = sql.OpenDB(adminConn{d})
 	// The admin handle keeps one connection open for the scenario's life:
 	// the effects queries run after every drain.
 	d.admin.SetMaxIdleConns(1)
 	d.admin.SetMaxOpenConns(1)
-	if err := d.admin.PingContext(ctx); err != nil {
-		d.admin.Close()
-		removeDB(path)
-		return nil, fmt.Errorf("sqlite: make the scenario's database %s: %w", path, err)
+	if template == nil {
+		// Make the file now, so that a directory it cannot be made in is
+		// an error here. (A copy has shown it can.)
+		if err := d.admin.PingContext(ctx); err != nil {
+			d.admin.Close()
+			removeDB(path)
+			return nil, fmt.Errorf("sqlite: make the scenario's database %s: %w", path, err)
+		}
 	}
 	clocks.Store(key, func() time.Time { return Epoch })
 	return d, nil
@@ -116,22 +135,42 @@ type sqliteDB struct {
 	params sqliteParams
 	key    int64
 	path   string
+
+	// run is the run the database belongs to, if it was started
+	// (SQLite.Start): it keeps what the schema made, to copy.
+	run *sqliteRun
+	// prepared is set when the file is a copy of what the schema made.
+	prepared bool
+	// ran records the statements the admin handle ran while the schema
+	// ran (nil otherwise): whether what they made can be copied.
+	mu  sync.Mutex
+	ran *[]string
+	// spares are worker connections opened ahead (see SQLite.Start);
+	// opens counts the worker connections the scenario asked for.
+	spares []*waitConn
+	opens  int32
+}
+
+// record notes a statement the admin handle runs.
+func (d *sqliteDB) record(query string) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.ran != nil {
+		*d.ran = append(*d.ran, query)
+	}
 }
 
 // adminConn opens the admin handle's connection: the team's settings, and
 // the harness's busy handler with no wait (where the engine would wait, it
 // answers busy at once: the harness's own reads never wait for a worker).
-type adminConn struct {
-	dsn string
-	p   sqliteParams
-}
+type adminConn struct{ d *sqliteDB }
 
 func (a adminConn) Connect(context.Context) (driver.Conn, error) {
-	raw, h, err := openSQLite(a.dsn, a.p, nil)
+	raw, h, err := openSQLite(a.d.dsn, a.d.params, nil)
 	if err != nil {
 		return nil, err
 	}
-	return &waitConn{raw: raw, h: h}, nil
+	return &waitConn{raw: raw, h: h, record: a.d.record}, nil
 }
 
 func (a adminConn) Driver() driver.Driver { return drv }
@@ -156,6 +195,16 @@ func (d *sqliteDB) Open() (driver.Conn, error) { return d.OpenWaiting(nil) }
 
 // OpenWaiting implements Waiter.
 func (d *sqliteDB) OpenWaiting(wait func(time.Duration) bool) (driver.Conn, error) {
+	d.mu.Lock()
+	d.opens++
+	if n := len(d.spares); n > 0 {
+		c := d.spares[n-1]
+		d.spares = d.spares[:n-1]
+		d.mu.Unlock()
+		c.h.SetWait(wait)
+		return c, nil
+	}
+	d.mu.Unlock()
 	raw, h, err := openSQLite(d.dsn, d.params, wait)
 	if err != nil {
 		return nil, err
@@ -172,8 +221,19 @@ func (d *sqliteDB) IsBusy(err error) bool {
 	return false
 }
 
-// Close closes the admin handle and removes the database's files.
+// Close closes the admin handle and the connections opened ahead and not
+// used, and removes the database's files.
 func (d *sqliteDB) Close() error {
+	d.mu.Lock()
+	spares := d.spares
+	d.spares = nil
+	if d.run != nil && d.opens > 0 {
+		d.run.spares.Store(min(d.opens, 4))
+	}
+	d.mu.Unlock()
+	for _, c := range spares {
+		c.Close()
+	}
 	clocks.Delete(d.key)
 	return errors.Join(d.admin.Close(), removeDB(d.path))
 }

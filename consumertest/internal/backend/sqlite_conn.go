@@ -33,6 +33,10 @@ func openSQLite(dsn string, p sqliteParams, wait func(time.Duration) bool) (driv
 type waitConn struct {
 	raw driver.Conn
 	h   *sqlitebusy.Handler
+	// record, when set, is told every statement (the admin handle's,
+	// while the schema runs).
+	record func(query string)
+	closed bool
 }
 
 var (
@@ -51,6 +55,9 @@ func (c *waitConn) Prepare(query string) (driver.Stmt, error) {
 }
 
 func (c *waitConn) PrepareContext(_ context.Context, query string) (driver.Stmt, error) {
+	if c.record != nil {
+		c.record(query)
+	}
 	c.h.Ensure()
 	st, err := c.raw.(driver.ConnPrepareContext).PrepareContext(context.Background(), query)
 	// Compiling a PRAGMA busy_timeout installs SQLite's handler.
@@ -75,11 +82,17 @@ func (c *waitConn) BeginTx(_ context.Context, opts driver.TxOptions) (driver.Tx,
 }
 
 func (c *waitConn) ExecContext(_ context.Context, query string, args []driver.NamedValue) (driver.Result, error) {
+	if c.record != nil {
+		c.record(query)
+	}
 	c.h.Ensure()
 	return c.raw.(driver.ExecerContext).ExecContext(context.Background(), query, args)
 }
 
 func (c *waitConn) QueryContext(_ context.Context, query string, args []driver.NamedValue) (driver.Rows, error) {
+	if c.record != nil {
+		c.record(query)
+	}
 	c.h.Ensure()
 	return c.raw.(driver.QueryerContext).QueryContext(context.Background(), query, args)
 }
@@ -95,7 +108,13 @@ func (c *waitConn) ResetSession(context.Context) error {
 
 func (c *waitConn) IsValid() bool { return c.raw.(driver.Validator).IsValid() }
 
+// Close closes the connection; again, it does nothing (the handles are
+// freed).
 func (c *waitConn) Close() error {
+	if c.closed {
+		return nil
+	}
+	c.closed = true
 	c.h.Release()
 	return c.raw.Close()
 }
