@@ -64,7 +64,7 @@ func fileDSN(path, query string) string {
 func removeDB(path string) error {
 	var errs []error
 	for _, suffix := range []string{"", "-journal", "-wal", "-shm"} {
-		if err := os.Remove(path + suffix); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		if err := unlink(path + suffix); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			errs = append(errs, err)
 		}
 	}

@@ -4,6 +4,7 @@ package backend
 
 import (
 	"errors"
+	"io/fs"
 	"syscall"
 )
 
@@ -15,4 +16,14 @@ func processAlive(pid int) bool {
 	}
 	err := syscall.Kill(pid, 0)
 	return err == nil || errors.Is(err, syscall.EPERM)
+}
+
+// unlink removes a file: one system call, where os.Remove tries rmdir too
+// when unlink fails (most of the engine's files beside a database do not
+// exist).
+func unlink(path string) error {
+	if err := syscall.Unlink(path); err != nil {
+		return &fs.PathError{Op: "unlink", Path: path, Err: err}
+	}
+	return nil
 }
