@@ -23,7 +23,8 @@ import (
 // with the engine's -journal, -wal and -shm files when the scenario ends.
 // The file is named with the process's id (idemcheck-sqlite-PID-N.db);
 // files of processes that died before removing theirs are swept the first
-// time a process makes one.
+// time a process makes one. Started (Start), the run's scenarios after the
+// first get a copy of the file the schema made, made ahead.
 //
 // Settings: Params, the query parameters of a modernc.org/sqlite DSN, as
 // the team opens its database in production (see Params). The defaults

@@ -28,11 +28,11 @@ type sqliteParams struct {
 	begin string
 }
 
-// The DSN keys of modernc.org/sqlite a team may declare, each with what it
-// is (for the error naming one that is not). The driver's own keys are
-// settings of a connection; of SQLite's URI parameters only those that
-// leave the database the run's own, opened by the engine with its own
-// locking, are accepted.
+// sqliteKeys are the DSN keys of modernc.org/sqlite a team may declare: the
+// driver's own keys, settings of a connection, and of SQLite's URI
+// parameters those that leave the database the run's own, locked by the
+// engine. Any other key is an error rather than ignored, as the driver
+// would: a misspelt setting must not pass for a declared one.
 var sqliteKeys = map[string]bool{
 	"_pragma":       true,
 	"_busy_timeout": true, "_timeout": true,
