@@ -4,8 +4,10 @@ import (
 	"context"
 	"database/sql"
 	"database/sql/driver"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"os"
 	"reflect"
 	"slices"
 	"strings"
@@ -91,6 +93,11 @@ type sqliteSession struct {
 	// gets a database of its own then.
 	fresh bool
 	reset []resetStep
+	// file is the database file the schema made, written back by a
+	// reset (nil: the reset deletes and inserts rows); cookie is the
+	// schema cookie the last reset wrote.
+	file   []byte
+	cookie uint32
 }
 
 // resetStep is a table to restore: its rows deleted, its seeded rows
@@ -169,6 +176,9 @@ func (s *sqliteSession) prepare(ctx context.Context, run func(*sql.DB) error) er
 		return s.restore(ctx)
 	}
 	if err := run(s.admin); err != nil {
+		return err
+	}
+	if err := s.keepFile(ctx); err != nil {
 		return err
 	}
 	before, err := s.dump(ctx)
@@ -265,8 +275,18 @@ func (s *sqliteSession) tables(ctx context.Context) ([]string, error) {
 	return out, rows.Err()
 }
 
-// restore brings the database back to the state the schema left.
+// restore brings the database back to the state the schema left: the
+// file the schema made written back when there is one (see keepFile),
+// else every row deleted and the seeded rows put back.
 func (s *sqliteSession) restore(ctx context.Context) error {
+	if s.file != nil {
+		err := s.writeFile(ctx)
+		if !errors.Is(err, errNotIdle) {
+			return err
+		}
+		// A connection holds a lock: the statements below meet it, and
+		// say so.
+	}
 	tx, err := s.admin.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("sqlite: reset the schema's state: %w", err)
@@ -324,6 +344,96 @@ func (s *sqliteSession) dump(ctx context.Context) ([][]any, error) {
 		out = append(out, []any{name, table})
 	}
 	return out, nil
+}
+
+// keepFile keeps the file the schema made, for resets to write back: in a
+// rollback-journal mode and without memory-mapped I/O, where an idle
+// connection holds nothing of the file but its page cache, which SQLite
+// checks against the file's change counter at every transaction. (In WAL
+// the log and its index hold the state too: resets delete and insert.)
+func (s *sqliteSession) keepFile(ctx context.Context) error {
+	var mode string
+	var mmap int64
+	if err := s.admin.QueryRowContext(ctx, "PRAGMA journal_mode").Scan(&mode); err != nil {
+		return fmt.Errorf("sqlite: read the schema's database: %w", err)
+	}
+	if err := s.admin.QueryRowContext(ctx, "PRAGMA mmap_size").Scan(&mmap); err != nil {
+		return fmt.Errorf("sqlite: read the schema's database: %w", err)
+	}
+	if strings.EqualFold(mode, "wal") || mmap != 0 {
+		return nil
+	}
+	b, err := os.ReadFile(s.path)
+	if err != nil {
+		return fmt.Errorf("sqlite: read the schema's database: %w", err)
+	}
+	if len(b) < 100 || string(b[:16]) != "SQLite format 3\x00" {
+		return nil // an empty schema: nothing written yet
+	}
+	s.file, s.cookie = b, binary.BigEndian.Uint32(b[40:])
+	return nil
+}
+
+// errNotIdle is writeFile's answer when a connection holds a lock on the
+// database.
+var errNotIdle = errors.New("sqlite: a connection holds a lock on the database")
+
+// writeFile writes the file the schema made back over the database, while
+// no connection holds a lock on it (the admin handle takes the EXCLUSIVE
+// lock and gives it back first: nobody else has one). The change counter
+// written is one past the file's: SQLite drops a connection's cached pages
+// when the counter differs from the one it saw, so it must never come back
+// to a value a connection may have seen since. The schema cookie likewise
+// when a scenario changed the schema; else it stays, and connections keep
+// the schema they read.
+func (s *sqliteSession) writeFile(ctx context.Context) error {
+	if _, err := s.admin.ExecContext(ctx, "BEGIN EXCLUSIVE"); err != nil {
+		if (&sqliteDB{}).IsBusy(err) {
+			return errNotIdle
+		}
+		return fmt.Errorf("sqlite: reset the schema's state: %w", err)
+	}
+	if _, err := s.admin.ExecContext(ctx, "COMMIT"); err != nil {
+		return fmt.Errorf("sqlite: reset the schema's state: %w", err)
+	}
+	// Closing f releases every POSIX lock this process holds on the file:
+	// there is none (see above).
+	f, err := os.OpenFile(s.path, os.O_RDWR, 0)
+	if err != nil {
+		return fmt.Errorf("sqlite: reset the schema's state: %w", err)
+	}
+	err = s.writeOver(f)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("sqlite: reset the schema's state: %w", err)
+	}
+	return nil
+}
+
+// writeOver writes the kept file over f with a new change counter, and a
+// new schema cookie if the schema changed since the last reset.
+func (s *sqliteSession) writeOver(f *os.File) error {
+	var hdr [100]byte
+	if _, err := f.ReadAt(hdr[:], 0); err != nil {
+		return err
+	}
+	b := s.file
+	counter := binary.BigEndian.Uint32(hdr[24:]) + 1
+	binary.BigEndian.PutUint32(b[24:], counter)
+	// The version-valid-for number: the header's page count holds.
+	binary.BigEndian.PutUint32(b[92:], counter)
+	if now := binary.BigEndian.Uint32(hdr[40:]); now != s.cookie {
+		// A scenario changed the schema: a cookie no connection has seen,
+		// so that every one reads the schema again.
+		s.cookie = now + 1
+	}
+	binary.BigEndian.PutUint32(b[40:], s.cookie)
+	if _, err := f.WriteAt(b, 0); err != nil {
+		return err
+	}
+	return f.Truncate(int64(len(b)))
 }
 
 func quoteIdent(s string) string { return `"` + strings.ReplaceAll(s, `"`, `""`) + `"` }
