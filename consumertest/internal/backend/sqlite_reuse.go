@@ -22,16 +22,18 @@ import (
 // model checker's search): one database for the whole run (a file, made
 // and removed as SQLite's, with the same settings: see SQLite),
 // brought back between scenarios to the state the team's schema left
-// (every row deleted, the rows the schema seeded put back, AUTOINCREMENT
-// counters too) instead of being created and its schema run again; and
-// worker connections pooled across scenarios, each keeping its prepared
+// instead of being created and its schema run again; and worker
+// connections pooled across scenarios, each keeping its prepared
 // statements, so that a statement the handler runs again is not parsed
 // again. Locking is the engine's, as with SQLite.
 //
-// After the first reset the harness checks that it restored every table
-// row for row, rowids included; when it did not (a trigger fired by the
-// reset, a seeded row with a rowid of its own), every scenario gets a new
-// database as with SQLite.
+// The reset: in a rollback-journal mode, the file the schema made is
+// written back (see writeFile); in WAL, every row is deleted and the rows
+// the schema seeded put back, AUTOINCREMENT counters too. After the first
+// reset the harness checks that it restored every table row for row,
+// rowids included; when it did not (a trigger fired by the reset, a
+// seeded row with a rowid of its own), every scenario gets a new database
+// as with SQLite.
 //
 // A pooled connection that goes back to the pool is rolled back first, as
 // a closed connection would be, and its busy timeout set back to the
