@@ -341,8 +341,8 @@ type verifyConfig struct {
 // short schedules needs.
 func verifyConfigOf(opts []Option) config {
 	cfg := newConfig(opts)
-	if _, ok := cfg.backend.(backend.SQLite); ok {
-		cfg.backend = backend.SQLiteReuse{}
+	if b, ok := cfg.backend.(backend.SQLite); ok {
+		cfg.backend = backend.SQLiteReuse(b)
 	}
 	return cfg
 }
