@@ -181,9 +181,8 @@ func (r *run) actBackground(a *actor) {
 		again := a.arrived && a.ev.kind == evBlocked
 		r.mu.Unlock()
 		if again {
+			// Still waiting: nothing to say until it gets the lock.
 			a.blockedAt = r.moves
-			e.Kind = KindLockWait
-			r.tracef(e, "%s still waits for a lock at %s", a.name, ev.p)
 			return
 		}
 		a.state = parked

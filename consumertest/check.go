@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -206,6 +205,9 @@ func replay(c Consumer, s *Scenario, cfg config) (Result, error) {
 	if err := c.validate(); err != nil {
 		return Result{}, err
 	}
+	// The run names the events as the consumer does (EventIDs), in place:
+	// the caller's scenario stays as it was given.
+	s = s.clone()
 	start := time.Now()
 	out, err := playScenario(context.Background(), c, s, cfg)
 	if err != nil {
@@ -307,7 +309,7 @@ func huntConsumer(c Consumer, cfg config, name string) (Result, error) {
 			return res, fmt.Errorf("consumertest: save the counterexample: %w", err)
 		}
 		res.CorpusFile = path
-		res.Replay = fmt.Sprintf("%s=%s go test -run '^%s$'", ReplayEnv, path, regexp.QuoteMeta(strings.SplitN(name, "/", 2)[0]))
+		res.Replay = replayCommand(path, name)
 	}
 	return res, nil
 }

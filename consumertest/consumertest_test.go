@@ -61,7 +61,7 @@ var busy = &Scenario{Version: 1, Workers: 2, Policy: DefaultPolicy,
 		{Op: OpReplay}, {Op: OpRun, Worker: 1}, {Op: OpRun, Worker: 1}, {Op: OpCrash, Worker: 2}}}
 
 func TestSameScenarioSameTrace(t *testing.T) {
-	first, err := Replay(adrConsumer(), busy)
+	first, err := Replay(adrConsumer(), busy, immediate)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,7 +75,7 @@ func TestSameScenarioSameTrace(t *testing.T) {
 		}
 	}
 	for range 3 {
-		again, err := Replay(adrConsumer(), busy)
+		again, err := Replay(adrConsumer(), busy, immediate)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -14,7 +14,7 @@ import (
 // the line the numbered trace prints, each kind sits in its lane, and the
 // time, step and dead-letter count follow the run.
 func TestTraceEntriesSayWhoActed(t *testing.T) {
-	res, err := Replay(adrConsumer(), busy)
+	res, err := Replay(adrConsumer(), busy, immediate)
 	if err != nil {
 		t.Fatal(err)
 	}

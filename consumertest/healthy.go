@@ -2,7 +2,10 @@ package consumertest
 
 import (
 	"fmt"
+	"slices"
 	"strings"
+
+	"github.com/idemcheck/idemcheck/impl/contract/broker"
 )
 
 // The summaries of healthy-applied's breaches that do not depend on when
@@ -117,11 +120,18 @@ func (j judge) poisonDetail(e Event, n int, dead bool, snap Snapshot, when strin
 // spentDetail says of a healthy event that sits un-applied in the DLQ
 // which of its deliveries the harness did not fault.
 func (j judge) spentDetail(e Event, when string) string {
-	clean := 0
+	clean, faulted := 0, 0
 	for _, d := range j.o.Deliveries {
 		if d.Event == e.ID && !d.AfterReplay && d.gaveUp() {
 			clean++
 		}
+		if d.Event == e.ID && !d.AfterReplay && d.Faulted() {
+			faulted++
+		}
+	}
+	if slices.Contains(j.o.Quiet.DeadLetters, e.ID) && !slices.ContainsFunc(j.o.DLQQuiet, func(d broker.DLQEntry) bool { return d.Key == e.ID }) {
+		return fmt.Sprintf("%s (user %s, %d cents) is in the consumer's own dead letters %s and was never applied; the harness's faults hit %d of its deliveries, where the broker's policy retries %d, and the consumer gave up on %d that met none:%s",
+			e.ID, e.User, e.Amount, when, faulted, j.s.Policy.MaxAttempts-1, clean, j.deliveryLines(e.ID))
 	}
 	return fmt.Sprintf("%s (user %s, %d cents) is in the dead-letter queue %s and was never applied; the consumer gave up on %d of its deliveries that met no fault of the harness:%s",
 		e.ID, e.User, e.Amount, when, clean, j.deliveryLines(e.ID))

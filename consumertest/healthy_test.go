@@ -14,10 +14,14 @@ import (
 	"github.com/idemcheck/idemcheck/impl/contract/handler"
 )
 
-// immediate declares BEGIN IMMEDIATE (_txlock=immediate) on SQLite, for a
-// schedule written for transactions that take the write lock at BEGIN
-// (SQLite's default, DEFERRED, takes it at the first write).
-func immediate(c *config) { c.backend = backend.SQLite{Params: "_txlock=immediate"} }
+// immediate declares BEGIN IMMEDIATE (_txlock=immediate) and a busy
+// timeout on SQLite, as teams often run it, for a schedule written for
+// transactions that take the write lock at BEGIN and wait for it there
+// (SQLite's defaults, DEFERRED and no busy timeout, take it at the first
+// write and answer busy at once).
+func immediate(c *config) {
+	c.backend = backend.SQLite{Params: "_txlock=immediate&_pragma=busy_timeout(5000)"}
+}
 
 // neverApplies is a handler that never applies anything: every delivery fails.
 func neverApplies(context.Context, *sql.DB, handler.Message) error {

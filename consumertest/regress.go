@@ -49,8 +49,11 @@ func savedCases(dir string, c Consumer) ([]savedCase, error) {
 		}
 		path := filepath.Join(dir, e.Name())
 		cs, err := casefile.LoadAny(path, nil)
-		if err != nil || !cs.IsConsumer() || cs.Target != c.displayName() {
-			continue // another consumer's, or not a case: not ours to judge
+		if err != nil {
+			return nil, fmt.Errorf("%w: the saved case %s: %w", ErrBadInput, path, err)
+		}
+		if !cs.IsConsumer() || cs.Target != c.displayName() {
+			continue // another consumer's, or not a consumer's case
 		}
 		s, err := UnmarshalScenario(cs.Consumer)
 		if err != nil {

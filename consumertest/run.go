@@ -178,6 +178,11 @@ type worker struct {
 	// rec indexes the record of the delivery in hand in run.deliveries
 	// (-1: none, while the worker starts).
 	rec int
+	// cancel ends the context of the delivery in hand.
+	cancel context.CancelFunc
+	// conflicts are the busy answers it got at once since it last parked
+	// (under r.mu; see hook.Conflict).
+	conflicts []conflict
 	// starting is set while the Worker factory runs; restarted says the
 	// incarnation is a restart (a failure of its factory is then a breach
 	// of law runs, not bad input).
@@ -198,12 +203,13 @@ type run struct {
 	active  atomic.Pointer[worker]
 	// hangAfter is the package's hangAfter when the run started.
 	hangAfter time.Duration
-	// progress counts the events received; the watchdog closes hung
-	// when it stops moving for hangAfter while the scheduler waits.
+	// progress counts the events received; dog fires when the scheduler
+	// has waited for one worker for hangAfter (see wait). It is armed
+	// only while the scheduler waits: a timer that ticked all along would
+	// wake the bubble at every tick of a long move of time.
 	progress atomic.Int64
 	waiting  atomic.Bool
-	hung     chan struct{}
-	stopDog  chan struct{}
+	dog      *time.Timer
 	actions  int
 	cursor   int
 	// offsets maps each produced event to its offset.
@@ -351,11 +357,68 @@ func (h hook) Busy(c sqlhook.Call, err error) error {
 	case giveUp:
 		return err
 	case crash:
+		if c.InEngine {
+			// Inside the driver, which must get its answer back: the
+			// call fails, as every later call of the crashed worker
+			// does (see crashHere).
+			return errCrashing
+		}
 		return crashHere(c)
 	case expired:
 		return c.ContextErr()
 	}
 	return nil
+}
+
+// Conflict is sqlhook.Conflicter: the database answered w's call busy at
+// once, without waiting (no busy timeout, or SQLite's deadlock rule). When
+// another worker's transaction held the lock, the schedule made the
+// conflict: a fault of the harness's, as a lock timeout is.
+func (h hook) Conflict(c sqlhook.Call, err error) {
+	w := h.w
+	if goroutine.Current() != w.gid || w.crashing.Load() {
+		return
+	}
+	w.r.mu.Lock()
+	w.conflicts = append(w.conflicts, conflict{at: point{call: c}, err: err})
+	w.r.mu.Unlock()
+}
+
+// conflict is a busy answer a worker got at once.
+type conflict struct {
+	at  point
+	err error
+}
+
+// flushConflicts traces w's busy answers since it last parked.
+func (r *run) flushConflicts(w *worker) {
+	r.mu.Lock()
+	cs := w.conflicts
+	w.conflicts = nil
+	r.mu.Unlock()
+	for _, c := range cs {
+		by := r.lockHolders(w)
+		if by != "" {
+			r.fault(w, FaultLockTimeout, c.at.String())
+			by = " (the lock is " + by + "'s)"
+		}
+		r.tracef(w.callEntry(KindLockGiveUp, c.at), "%s gets busy at once at %s: %s%s", w.name, c.at, quoteShort(c.err.Error()), by)
+		r.reach(situation.ConsumerLockWait)
+	}
+}
+
+// lockHolders names the other workers inside a transaction, "" for none.
+func (r *run) lockHolders(w *worker) string {
+	var names []string
+	for _, o := range r.workers {
+		if o == w || o.conn == nil {
+			continue
+		}
+		if open, _ := o.conn.InTx(); open {
+			names = append(names, o.name)
+		}
+	}
+	return strings.Join(names, " or ")
 }
 
 // park hands control back to the scheduler and waits for its decision.
@@ -435,7 +498,7 @@ func newRun(ctx context.Context, be backend.Backend, c Consumer, s *Scenario, g 
 	}
 	clk := clock.NewVirtual(startMs)
 	r := &run{c: c, s: s, db: db, dbName: be.Name(), clock: clk, b: membroker.New(clk, s.Policy, []string{Group}),
-		trace: &Trace{}, events: make(chan wevent), hung: make(chan struct{}), stopDog: make(chan struct{}), bubble: bubble,
+		trace: &Trace{}, events: make(chan wevent), bubble: bubble,
 		id: fmt.Sprintf("r%d", runSeq.Add(1)), baseG: runtime.NumGoroutine(), g: g, hangAfter: hangAfter,
 		schedG: sched, bg: map[goroutine.ID]*actor{}, bgKick: make(chan struct{}, 1), bgSeq: map[string]int{}}
 	r.free.Store(!bubble)
@@ -444,7 +507,8 @@ func newRun(ctx context.Context, be backend.Backend, c Consumer, s *Scenario, g 
 		g.trace.Store(r.trace)
 	}
 	r.clockDatabase()
-	go r.watchdog()
+	r.dog = time.NewTimer(r.hangAfter)
+	r.dog.Stop()
 	return r, nil
 }
 
@@ -489,6 +553,11 @@ func (r *run) start(w *worker) error {
 	if cl, ok := r.db.(backend.Clocked); ok {
 		opts = append(opts, sqlhook.WithRewriter(cl))
 	}
+	if wdb, ok := r.db.(backend.Waiter); ok {
+		// The engine waits for locks itself: each wait it would make is a
+		// scheduling point, and a busy it answers at once is the call's.
+		opts = append(opts, sqlhook.WithWaits(wdb.OpenWaiting))
+	}
 	w.conn = sqlhook.NewConnector(r.db.Open, hook{w}, r.db.IsBusy, opts...)
 	r.g.connector(w.conn)
 	w.db = sql.OpenDB(w.conn)
@@ -531,6 +600,9 @@ func (r *run) stop(w *worker, graceful bool) {
 	if w.db == nil {
 		return // stopped already
 	}
+	// Its goroutine is gone or idle: its delivery's context ends (not
+	// before, or a waiting call would take it for a deadline).
+	r.endDelivery(w)
 	if w.jobs != nil {
 		close(w.jobs)
 		w.jobs = nil
@@ -577,7 +649,9 @@ func (r *run) now() int64 { return r.clock.NowMs() - startMs }
 func (r *run) wait(w *worker) (wevent, bool) {
 	r.waiting.Store(true)
 	r.g.enter(phaseWaiting)
+	r.dog.Reset(r.hangAfter)
 	defer func() {
+		r.dog.Stop()
 		r.waiting.Store(false)
 		r.g.enter(phaseScheduling)
 	}()
@@ -586,7 +660,7 @@ func (r *run) wait(w *worker) (wevent, bool) {
 		case ev := <-r.events:
 			r.progress.Add(1)
 			return ev, true
-		case <-r.hung:
+		case <-r.dog.C:
 			r.fail("handler-hangs", fmt.Sprintf("%s ran for %s without reaching a database call, a handler.Point or its return%s: it blocks outside the harness's control", w.name, r.hangAfter, afterNote(w.at)))
 			return wevent{}, false
 		case <-r.bgKick:
@@ -615,31 +689,6 @@ func afterNote(p point) string {
 		return " (after " + s + ")"
 	}
 	return ""
-}
-
-// watchdog closes r.hung when the scheduler has waited for the same
-// worker for hangAfter without an event: a handler blocked outside the
-// harness's control. One timer per run, not one per wait.
-func (r *run) watchdog() {
-	tick := time.NewTicker(r.hangAfter / 4)
-	defer tick.Stop()
-	last, stale := r.progress.Load(), 0
-	for {
-		select {
-		case <-r.stopDog:
-			return
-		case <-tick.C:
-		}
-		now := r.progress.Load()
-		if now != last || !r.waiting.Load() {
-			last, stale = now, 0
-			continue
-		}
-		if stale++; stale >= 4 {
-			close(r.hung)
-			return
-		}
-	}
 }
 
 // advance moves the scenario's time by d ms; in a testing/synctest bubble
@@ -694,6 +743,7 @@ func (r *run) await(w *worker) {
 // handle records where w stopped.
 func (r *run) handle(w *worker, ev wevent) {
 	r.moves++
+	r.flushConflicts(w)
 	if ev.w != w {
 		r.fail("harness", fmt.Sprintf("%s made a call while %s was running", ev.w.name, w.name))
 		return
@@ -761,7 +811,12 @@ func (r *run) deliver(w *worker, pick int) bool {
 	if d.Message.Origin == broker.Duplicated {
 		r.reach(situation.ConsumerDuplicate)
 	}
-	ctx := handler.WithPoint(handler.WithDatabase(context.Background(), r.dbName), func(what string) {
+	// The delivery's context ends once the handler returned, or its
+	// worker crashed (a process that died takes its contexts with it):
+	// database/sql's watchers of what the handler left end with it.
+	base, cancel := context.WithCancel(handler.WithDatabase(context.Background(), r.dbName))
+	w.cancel = cancel
+	ctx := handler.WithPoint(base, func(what string) {
 		if w.crashing.Load() {
 			return
 		}
@@ -901,6 +956,7 @@ func (r *run) act(w *worker, d decision) {
 
 // settle applies w's answer to the broker.
 func (r *run) settle(w *worker, p point) {
+	r.endDelivery(w)
 	r.deliveries[w.rec].Settled = true
 	switch {
 	case p.result == nil:
@@ -915,6 +971,14 @@ func (r *run) settle(w *worker, p point) {
 		r.b.Nack(w.d, p.result.Error())
 		r.reach(situation.ConsumerNack)
 		r.tracef(w.entry(KindNack), "%s nacks %s: %s", w.name, w.ev.EventID, quoteShort(p.result.Error()))
+	}
+}
+
+// endDelivery ends the context of w's delivery.
+func (r *run) endDelivery(w *worker) {
+	if w.cancel != nil {
+		w.cancel()
+		w.cancel = nil
 	}
 }
 
@@ -1155,7 +1219,6 @@ func (r *run) close() {
 		r.stop(w, true)
 	}
 	r.db.Close()
-	close(r.stopDog)
 	done := make(chan struct{})
 	go func() { r.loops.Wait(); close(done) }()
 	select {

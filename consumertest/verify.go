@@ -146,15 +146,17 @@ var Ladder = []time.Duration{time.Minute, time.Hour, 24 * time.Hour, 30 * 24 * t
 // searched in turn:
 //
 //   - two events with equal payloads (ok, same) and two workers, with at
-//     most two preemptions, one crash, one injected failure and one
-//     duplicate;
+//     most one preemption, one crash, one injected failure and one
+//     duplicate (SQLite's default deferred transactions interleave far
+//     more than transactions that lock at BEGIN: two preemptions take
+//     about five times as long; ask for them with Preemptions);
 //   - an ok event and a poison one, two workers, at most one preemption,
 //     one crash, one injected failure and one duplicate;
 //   - one event, two workers, at most one preemption, one crash and one
 //     duplicate, and time moving once, at any point, to the broker's next
 //     deadline or by a ladder of windows: the consumer's own (see
 //     ConsumerDurations) and a minute, an hour, a day and thirty days.
-var DefaultBounds = Bounds{Events: []Fate{FateOK, FateSame}, Workers: 2, Preemptions: 2, Crashes: 1, Failures: 1, Duplicates: 1,
+var DefaultBounds = Bounds{Events: []Fate{FateOK, FateSame}, Workers: 2, Preemptions: 1, Crashes: 1, Failures: 1, Duplicates: 1,
 	Then: []Bounds{
 		{Events: []Fate{FateOK, FatePoison}, Workers: 2, Preemptions: 1, Crashes: 1, Failures: 1, Duplicates: 1},
 		{Events: []Fate{FateOK}, Workers: 2, Preemptions: 1, Crashes: 1, Duplicates: 1, Advances: 1, Durations: Ladder, ConsumerDurations: true},
@@ -710,5 +712,11 @@ func cutNote(n int64) string {
 // replayCommand is the command that replays a saved counterexample of the
 // test (or explore) named name.
 func replayCommand(path, name string) string {
-	return fmt.Sprintf("%s=%s go test -run '^%s$'", ReplayEnv, path, regexp.QuoteMeta(strings.SplitN(name, "/", 2)[0]))
+	test, _, _ := strings.Cut(name, "/")
+	if test == "hunt" || test == "explore" {
+		// Hunt and Explore run outside a test of the team's: the command
+		// names the test that checks the consumer, whatever it is.
+		return fmt.Sprintf("consumertest.Replay(c, s) with s from consumertest.LoadScenario(%q); or %s=%s go test -run TestOfThatConsumer", path, ReplayEnv, path)
+	}
+	return fmt.Sprintf("%s=%s go test -run '^%s$'", ReplayEnv, path, regexp.QuoteMeta(test))
 }

@@ -97,7 +97,7 @@ func TestBadBoundsAreAClearError(t *testing.T) {
 		want string
 	}{
 		{Bounds{Workers: 2}, "0 events"},
-		{Bounds{Events: []Fate{"often"}, Workers: 2}, `"often" is not ok, poison or transient:N`},
+		{Bounds{Events: []Fate{"often"}, Workers: 2}, `"often" is not ok, same, poison or transient:N`},
 		{Bounds{Events: []Fate{"transient:0"}, Workers: 2}, "transient:N needs"},
 		{Bounds{Events: []Fate{FateOK}, Workers: 9}, "workers 9"},
 		{Bounds{Events: []Fate{FateOK}, Workers: 1, Crashes: -1}, "crashes -1"},

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/idemcheck/idemcheck/consumertest/internal/backend"
+	"github.com/idemcheck/idemcheck/consumertest/internal/sqlclock"
 	"github.com/idemcheck/idemcheck/consumertest/internal/sqlhook"
 )
 
@@ -922,7 +923,7 @@ func (s *searcher) discoverSQLite(ctx context.Context, admin *sql.DB) error {
 	}
 	for _, row := range rows {
 		typ, name, text := row[0], row[1], strings.ToLower(row[2])
-		s.objects[typ+"\x00"+name] = row[2]
+		s.objects[typ+"\x00"+name] = sqlclock.Unkeyed(row[2])
 		if typ == "trigger" {
 			s.complexSchema = true
 			continue
@@ -1095,12 +1096,12 @@ func (w *walker) dumpAdded(admin *sql.DB, e *enc) error {
 		}
 		w.addedQueries = []string{}
 		for _, row := range rows {
-			if sql, ok := w.objects[row[0]+"\x00"+row[1]]; ok && sql == row[2] {
+			if sql, ok := w.objects[row[0]+"\x00"+row[1]]; ok && sql == sqlclock.Unkeyed(row[2]) {
 				continue
 			}
 			w.ddl.Store(true)
 			if len(w.addedQueries) == 0 {
-				w.addedQueries = append(w.addedQueries, `SELECT type, name, coalesce(sql, '') FROM sqlite_master WHERE name NOT LIKE 'sqlite_%' ORDER BY type, name`)
+				w.addedQueries = append(w.addedQueries, masterQuery)
 			}
 			if row[0] == "table" {
 				quoted := `"` + strings.ReplaceAll(row[1], `"`, `""`) + `"`
@@ -1114,12 +1115,32 @@ func (w *walker) dumpAdded(admin *sql.DB, e *enc) error {
 		w.schemaVersion = version
 	}
 	for _, q := range w.addedQueries {
+		if q == masterQuery {
+			// The objects' SQL names the database's own clock key (see
+			// sqlclock): the same state on two walkers' databases must
+			// have the same name.
+			rows, err := readRows(context.Background(), admin, q)
+			if err != nil {
+				return err
+			}
+			e.str(q)
+			for _, row := range rows {
+				e.byte('r')
+				for _, v := range row {
+					e.str(sqlclock.Unkeyed(v))
+				}
+			}
+			continue
+		}
 		if err := encodeRows(admin, q, e); err != nil {
 			return err
 		}
 	}
 	return nil
 }
+
+// masterQuery lists a SQLite database's own objects.
+const masterQuery = `SELECT type, name, coalesce(sql, '') FROM sqlite_master WHERE name NOT LIKE 'sqlite_%' ORDER BY type, name`
 
 func encodeRows(db *sql.DB, q string, e *enc) error {
 	rows, err := db.Query(q)

@@ -23,6 +23,7 @@ type wire struct {
 	Law      string            `json:"law"`
 	Target   string            `json:"target"`
 	Summary  string            `json:"summary"`
+	Schema   string            `json:"schema"`
 	CaughtBy map[string]string `json:"caughtBy"`
 	Seed     uint64            `json:"seed"`
 	Trace    []string          `json:"trace"`
@@ -138,7 +139,7 @@ func parse(data []byte, names Names) (*Case, error) {
 		return nil, err // checkShape has already named any field at fault
 	}
 	c := &Case{Format: w.Format, Version: w.Version, Property: w.Property, Law: w.Law, Target: w.Target, Summary: w.Summary,
-		CaughtBy: w.CaughtBy, Seed: w.Seed, Trace: w.Trace}
+		Schema: w.Schema, CaughtBy: w.CaughtBy, Seed: w.Seed, Trace: w.Trace}
 	if w.Consumer != nil {
 		return parseConsumer(c, w)
 	}

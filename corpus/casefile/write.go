@@ -33,7 +33,16 @@ func Write(dir string, c *Case) (path string, created bool, err error) {
 		return "", false, err
 	}
 	path = filepath.Join(dir, name)
-	if known := existing(dir, name); known != "" {
+	known := existing(dir, name)
+	if known != "" && c.IsConsumer() {
+		// A consumer's case is its own: the same schedule found against
+		// another consumer (or breaking another law) is another case.
+		known = ""
+		if _, err := os.Lstat(path); err == nil {
+			known = path
+		}
+	}
+	if known != "" {
 		return known, false, nil
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {

@@ -157,7 +157,7 @@ var registry = []Situation{
 	{ConsumerCrashAtSettle, KindConsumer, "a worker crashes after its handler returned, before the ack or the nack", false},
 	{ConsumerCrashWhileIdle, KindConsumer, "a worker crashes holding no delivery", false},
 	{ConsumerInjectedFailure, KindConsumer, "a handler's database call fails by injection", false},
-	{ConsumerLockWait, KindConsumer, "a handler waits for a lock another worker holds", false},
+	{ConsumerLockWait, KindConsumer, "a handler meets a lock another worker holds: it waits, or the database answers busy at once (SQLite without a busy timeout)", false},
 	{ConsumerNack, KindConsumer, "a worker nacks a delivery its handler failed", false},
 	{RedeliveryAfterNack, KindConsumer, "a message is delivered again after a nack", false},
 	{RedeliveryAfterAckTimeout, KindConsumer, "a message is delivered again after its ack timeout passed", false},

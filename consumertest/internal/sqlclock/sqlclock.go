@@ -44,6 +44,7 @@ package sqlclock
 
 import (
 	"database/sql/driver"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -331,4 +332,16 @@ func ArgNotes(postgres bool, args []driver.NamedValue) []string {
 		}
 	}
 	return out
+}
+
+var keyedRE = regexp.MustCompile(SQLiteFunc + `\(\d+\)`)
+
+// Unkeyed is a rewritten statement (or a schema object's SQL that holds
+// one, a column default) with the database's clock key taken out: the
+// same for every database.
+func Unkeyed(sql string) string {
+	if !strings.Contains(sql, SQLiteFunc) {
+		return sql
+	}
+	return keyedRE.ReplaceAllString(sql, SQLiteFunc+"()")
 }

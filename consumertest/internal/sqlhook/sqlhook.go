@@ -37,7 +37,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"sync"
+	"time"
 )
 
 // Op names the kind of call.
@@ -66,6 +68,11 @@ type Call struct {
 	// Notes are what the Rewriter said of the statement or its
 	// arguments.
 	Notes []string
+	// InEngine is set when Busy is asked, from inside the driver, whether
+	// a wait its engine would make should go on (see WithWaits); Timeout
+	// is then the connection's busy timeout.
+	InEngine bool
+	Timeout  time.Duration
 	// Ctx is the context the caller gave the call (nil for a commit or a
 	// rollback, which database/sql makes without one), and TxCtx the
 	// context of the transaction the call belongs to (nil outside one).
@@ -104,7 +111,8 @@ func (c Call) ContextErr() error {
 func (c Call) String() string {
 	s := string(c.Op)
 	if c.SQL != "" && c.Op != Begin && c.Op != Commit && c.Op != Rollback {
-		s += " " + c.SQL
+		// One line, however the statement was laid out.
+		s += " " + strings.Join(strings.Fields(c.SQL), " ")
 	}
 	if len(c.Args) > 0 {
 		s += " ["
@@ -151,6 +159,33 @@ type Option func(*Connector)
 // with rw.
 func WithRewriter(rw Rewriter) Option { return func(c *Connector) { c.rw = rw } }
 
+// WithWaits opens the connector's connections with open instead, each
+// given a wait function that its driver calls where the database engine
+// would wait for a lock (SQLite's busy handler): the hook's Busy decides
+// the wait, with the Call's InEngine set, on the caller's goroutine and
+// inside the driver (so it must return: a crash is an error, not
+// runtime.Goexit). nil goes on waiting (the engine tries again); an error
+// gives up, and the call returns that error, or the engine's busy answer
+// when it is the one Busy was given. A busy answer the engine gives
+// without waiting (no busy timeout, or its deadlock rule) is the call's
+// answer as it is: no wait, no retry; a Conflicter hook is told of it.
+func WithWaits(open func(wait func(timeout time.Duration) bool) (driver.Conn, error)) Option {
+	return func(c *Connector) { c.openWait = open }
+}
+
+// Conflicter is a Hook told of the busy answers a connection opened with
+// WithWaits got without waiting.
+type Conflicter interface {
+	Conflict(c Call, err error)
+}
+
+// errWaiting is the error Busy is given for a wait inside the engine.
+var errWaiting = errors.New("sqlhook: the database engine waits for a lock")
+
+// IsWaiting reports whether err is the one Busy is given for a wait the
+// engine makes (see WithWaits): giving it back gives the wait up.
+func IsWaiting(err error) bool { return errors.Is(err, errWaiting) }
+
 // Observer is a Hook that is also told what every call returned to the
 // caller, and every row a query handed it: what the caller has seen of the
 // database. A model checker names a worker's state by it (a deterministic
@@ -170,10 +205,11 @@ var ErrKilled = errors.New("sqlhook: connection killed (the worker crashed)")
 
 // Connector opens hooked connections through open.
 type Connector struct {
-	open   func() (driver.Conn, error)
-	hook   Hook
-	isBusy func(error) bool
-	rw     Rewriter
+	open     func() (driver.Conn, error)
+	openWait func(wait func(time.Duration) bool) (driver.Conn, error)
+	hook     Hook
+	isBusy   func(error) bool
+	rw       Rewriter
 
 	mu     sync.Mutex
 	conns  []*conn
@@ -216,11 +252,18 @@ func (c *Connector) Connect(context.Context) (driver.Conn, error) {
 	if c.killed {
 		return nil, ErrKilled
 	}
-	inner, err := c.open()
+	cn := &conn{c: c}
+	var inner driver.Conn
+	var err error
+	if c.openWait != nil {
+		inner, err = c.openWait(cn.wait)
+	} else {
+		inner, err = c.open()
+	}
 	if err != nil {
 		return nil, err
 	}
-	cn := &conn{inner: inner, c: c}
+	cn.inner = inner
 	c.conns = append(c.conns, cn)
 	return cn, nil
 }
@@ -244,16 +287,38 @@ func (c *Connector) Kill() {
 }
 
 // InTx reports whether one of the connections is inside a transaction, and
-// if so the statement it last ran there.
+// if so the statement it last ran there. A transaction whose context ended
+// is rolled back first (see EndEnded): database/sql's watcher would roll
+// it back, later.
 func (c *Connector) InTx() (bool, string) {
+	c.EndEnded()
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for _, cn := range c.conns {
-		if !cn.dead && cn.inTx {
+		if !cn.dead && cn.inTx && !cn.txEnded {
 			return true, cn.last
 		}
 	}
 	return false, ""
+}
+
+// EndEnded rolls back, now, every open transaction whose context ended
+// (a handler that cancels its context to roll back): what database/sql's
+// watcher of the context does on a goroutine of its own, at a moment the
+// Go scheduler picks. Call it only while no call is in progress on the
+// connections.
+func (c *Connector) EndEnded() {
+	c.mu.Lock()
+	var ended []*conn
+	for _, cn := range c.conns {
+		if !cn.dead && cn.inTx && !cn.txEnded && cn.txCtx != nil && cn.txCtx.Err() != nil {
+			ended = append(ended, cn)
+		}
+	}
+	c.mu.Unlock()
+	for _, cn := range ended {
+		cn.endTx()
+	}
 }
 
 type conn struct {
@@ -270,6 +335,11 @@ type conn struct {
 	// rolled back because that context ended.
 	txCtx   context.Context
 	txEnded bool
+	// cur is the call in progress on inner, for a wait the engine makes
+	// (see WithWaits); waited says one was made, gaveUp why it ended.
+	cur    Call
+	waited bool
+	gaveUp error
 	// open are the rows and statements not yet closed: a connection
 	// closes for real (and rolls back) only once they are.
 	open []io.Closer
@@ -376,6 +446,25 @@ func (cn *conn) call(c Call, do func() error) error {
 		}
 		return err
 	}
+	if cn.c.openWait != nil {
+		cn.cur, cn.waited, cn.gaveUp = c, false, nil
+		err := cn.do(do)
+		if err == nil || !cn.c.isBusy(err) {
+			return err
+		}
+		if cn.gaveUp != nil && !IsWaiting(cn.gaveUp) {
+			if c.ContextErr() != nil {
+				cn.endTx()
+			}
+			return cn.gaveUp
+		}
+		if !cn.waited {
+			if h, ok := cn.c.hook.(Conflicter); ok {
+				h.Conflict(c, err)
+			}
+		}
+		return err
+	}
 	for {
 		err := cn.do(do)
 		if err == nil || !cn.c.isBusy(err) {
@@ -388,6 +477,19 @@ func (cn *conn) call(c Call, do func() error) error {
 			return herr
 		}
 	}
+}
+
+// wait is a connection's wait function (see WithWaits): the engine calls
+// it, inside the call in progress, where it would wait for a lock.
+func (cn *conn) wait(timeout time.Duration) bool {
+	c := cn.cur
+	c.InEngine, c.Timeout = true, timeout
+	cn.waited = true
+	if err := cn.c.hook.Busy(c, errWaiting); err != nil {
+		cn.gaveUp = err
+		return false
+	}
+	return true
 }
 
 // endTx rolls the open transaction back on inner because its context
@@ -670,10 +772,11 @@ func (s *stmt) QueryContext(ctx context.Context, args []driver.NamedValue) (driv
 // calls when Next runs out or Scan of a single row is done) a point, and
 // retries a step that answers busy.
 type wrappedRows struct {
-	inner  driver.Rows
-	cn     *conn
-	query  string
-	closed bool
+	inner       driver.Rows
+	cn          *conn
+	query       string
+	closed      bool
+	innerClosed bool
 	// ctx and txCtx are the query's contexts (see Call).
 	ctx, txCtx context.Context
 }
@@ -689,6 +792,13 @@ func (r *wrappedRows) Close() error {
 		return nil
 	}
 	closeInner := func() error {
+		if r.innerClosed {
+			// A driver's Close that answered busy has finalized its
+			// statement all the same: a second Close would free it
+			// twice.
+			return nil
+		}
+		r.innerClosed = true
 		r.cn.untrack(r.inner)
 		return r.inner.Close()
 	}
@@ -712,7 +822,17 @@ func (r *wrappedRows) Close() error {
 
 func (r *wrappedRows) Next(dest []driver.Value) error {
 	for {
+		if r.cn.c.openWait != nil {
+			r.cn.cur, r.cn.waited, r.cn.gaveUp = Call{Op: Query, SQL: r.query, InTx: r.cn.inTx, Ctx: r.ctx, TxCtx: r.txCtx}, false, nil
+		}
 		err := r.cn.do(func() error { return r.inner.Next(dest) })
+		if r.cn.c.openWait != nil && err != nil && err != io.EOF && r.cn.c.isBusy(err) {
+			if g := r.cn.gaveUp; g != nil && !IsWaiting(g) {
+				err = g
+			}
+			r.cn.tell(Call{Op: Query, SQL: r.query}, nil, err)
+			return err
+		}
 		if errors.Is(err, ErrKilled) {
 			return err
 		}
