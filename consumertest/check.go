@@ -36,6 +36,9 @@ type config struct {
 	noBubble bool
 	// verify holds the options of Verify and Explore (verify.go).
 	verify verifyConfig
+	// schemaPrint is the fingerprint of the consumer's database schema
+	// (see schemaPrint), read by preflight; saved cases carry it.
+	schemaPrint string
 }
 
 func newConfig(opts []Option) config {
@@ -106,6 +109,10 @@ func Check(t *testing.T, c Consumer, opts ...Option) {
 		}
 		return
 	}
+	if err := preflight(c, &cfg); err != nil {
+		t.Fatal(err)
+	}
+	replaySaved(t, c, cfg)
 	res, err := huntConsumer(c, cfg, t.Name())
 	if err != nil {
 		t.Fatal(err)
@@ -204,6 +211,7 @@ func replay(c Consumer, s *Scenario, cfg config) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
+	out.schemaPrint = cfg.schemaPrint
 	res := Result{Consumer: c.displayName(), Scenario: s, Outcome: out, Checks: 1, Elapsed: time.Since(start)}
 	res.noteMachineClock(out)
 	if bs := Judge(c, out); len(bs) > 0 {
@@ -214,7 +222,8 @@ func replay(c Consumer, s *Scenario, cfg config) (Result, error) {
 
 // preflight runs the schema and the queries once, so that bad input is an
 // error before any scenario.
-func preflight(c Consumer, be backend.Backend) error {
+func preflight(c Consumer, cfg *config) error {
+	be := cfg.backend
 	if err := c.validate(); err != nil {
 		return err
 	}
@@ -230,12 +239,18 @@ func preflight(c Consumer, be backend.Backend) error {
 	if err := prepareSchema(ctx, db, c); err != nil {
 		return err
 	}
-	_, err = snapshot(ctx, db, c)
-	return err
+	if _, err = snapshot(ctx, db, c); err != nil {
+		return err
+	}
+	cfg.schemaPrint, err = schemaPrint(ctx, db, be.Name(), c)
+	if err != nil {
+		return fmt.Errorf("consumertest: read the database's schema: %w", err)
+	}
+	return nil
 }
 
 func huntConsumer(c Consumer, cfg config, name string) (Result, error) {
-	if err := preflight(c, cfg.backend); err != nil {
+	if err := preflight(c, &cfg); err != nil {
 		return Result{}, err
 	}
 	start := time.Now()

@@ -39,6 +39,9 @@ func SaveScenario(dir, consumer, law, summary string, s *Scenario, out *Outcome,
 	if out != nil && out.Trace != nil {
 		c.Trace = out.Trace.Lines()
 	}
+	if out != nil {
+		c.Schema = out.schemaPrint
+	}
 	path, _, err := casefile.Write(dir, c)
 	return path, err
 }

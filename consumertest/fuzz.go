@@ -48,9 +48,14 @@ func Fuzz(f *testing.F, c Consumer, opts ...Option) {
 		f.Fatal(err)
 	}
 	f.Cleanup(stop)
-	if err := preflight(c, cfg.backend); err != nil {
+	if err := preflight(c, &cfg); err != nil {
 		f.Fatal(err)
 	}
+	saved := cfg
+	if saved.corpusDir == "" {
+		saved.corpusDir = filepath.Join("testdata", "consumertest")
+	}
+	replaySaved(f, c, saved)
 	for _, s := range fuzzSeeds {
 		in, err := FuzzInput(s)
 		if err != nil {

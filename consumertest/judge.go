@@ -100,6 +100,9 @@ type Outcome struct {
 	MachineClock []string `json:"machineClock,omitempty"`
 	// runID labels the run's goroutines (see leaked).
 	runID string
+	// schemaPrint is the database schema's fingerprint (see schemaPrint),
+	// saved with the case.
+	schemaPrint string
 }
 
 // noteMachineClock records what read the machine's clock, once.

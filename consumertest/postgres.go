@@ -3,6 +3,7 @@ package consumertest
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 
 	"github.com/idemcheck/idemcheck/consumertest/internal/backend"
@@ -15,12 +16,17 @@ import (
 const PostgresEnv = "IDEMCHECK_POSTGRES_DSN"
 
 // Postgres plays every scenario on PostgreSQL at dsn (a pgx connection
-// string) instead of the embedded SQLite. Each Check, Hunt or Replay gets a
-// schema of its own, dropped when it ends, and the team's schema runs once
-// in it; later scenarios start from the same state, restored (rows deleted,
-// seeded rows put back, sequences set back) rather than created again. See
-// the package documentation, "PostgreSQL", for lock waits and what is
-// reproducible there.
+// string) instead of the embedded SQLite. Each Check, Hunt or Replay gets
+// databases of its own, dropped when it ends (or, if its process is
+// killed, by the next run's start), so that whatever the team's schema
+// makes, in any schema, stays in the run; the schema runs once, and later
+// scenarios start from the same state, restored (rows deleted, seeded rows
+// put back, sequences set back, objects a scenario made dropped) rather
+// than made again. The role needs CREATEDB; a superuser's runs are the
+// fast ones. A statement that would make or change what belongs to the
+// whole server (a role, an extension, a database, a tablespace) is bad
+// input. See the package documentation, "PostgreSQL", for the isolation,
+// lock waits and what is reproducible there.
 func Postgres(dsn string) Option {
 	return func(c *config) { c.backend = backend.Postgres{DSN: dsn} }
 }
@@ -51,7 +57,14 @@ func prepareSchema(ctx context.Context, db backend.Database, c Consumer) error {
 		return runSetup(ctx, db, c)
 	}
 	if p, ok := db.(backend.Preparer); ok {
-		return p.Prepare(ctx, run)
+		err := p.Prepare(ctx, run)
+		// A statement a worker ran that the backend refused (the schema's
+		// own are bad input already).
+		var r *backend.Refused
+		if errors.As(err, &r) && !errors.Is(err, ErrBadInput) {
+			err = fmt.Errorf("%w: %w", ErrBadInput, err)
+		}
+		return err
 	}
 	return run(db.Admin())
 }

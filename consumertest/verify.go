@@ -317,6 +317,7 @@ func Verify(t *testing.T, c Consumer, b Bounds, opts ...Option) {
 		Check(t, c, opts...)
 		return
 	}
+	regress(t, c, opts)
 	res, err := explore(c, b, cfg, t.Name())
 	if err != nil {
 		t.Fatal(err)

@@ -186,8 +186,11 @@ func explore(c Consumer, b Bounds, cfg config, name string) (VerifyResult, error
 		s.walkers = append(s.walkers, &walker{searcher: s, cfg: wcfg, stop: stop, tupleEnc: make([]enc, b.Workers)})
 	}
 	first := s.walkers[0].cfg
-	if err := preflight(c, first.backend); err != nil {
+	if err := preflight(c, &first); err != nil {
 		return VerifyResult{}, err
+	}
+	for _, w := range s.walkers {
+		w.cfg.schemaPrint = first.schemaPrint
 	}
 	if err := s.discover(first.backend); err != nil {
 		return VerifyResult{}, err

@@ -44,6 +44,10 @@ type Case struct {
 	Target string `json:"target"`
 	// Summary is the violated verdict's one-line summary, for a person.
 	Summary string `json:"summary,omitempty"`
+	// Schema, in a consumer-level case, is a fingerprint of the database
+	// schema the consumer ran on when the case was found: a replay against
+	// another schema says that the case no longer applies as saved.
+	Schema string `json:"schema,omitempty"`
 	// CaughtBy maps each mutant the scenario catches to the law that breaks
 	// against it, "property/law" (a version 1 file names the property only).
 	// The replay test holds the file to it.

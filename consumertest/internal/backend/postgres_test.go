@@ -7,8 +7,9 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"strings"
 	"testing"
+
+	"github.com/idemcheck/idemcheck/internal/sqlscan"
 )
 
 func pgSessionForTest(tb testing.TB) *pgSession {
@@ -32,7 +33,7 @@ CREATE TABLE ledger (id BIGSERIAL PRIMARY KEY, user_id TEXT NOT NULL REFERENCES 
   doubled BIGINT GENERATED ALWAYS AS (cents * 2) STORED)`
 
 func runScript(db *sql.DB, script string) error {
-	for _, stmt := range strings.Split(script, ";") {
+	for _, stmt := range sqlscan.Split(script) {
 		if _, err := db.Exec(stmt); err != nil {
 			return err
 		}
@@ -124,28 +125,41 @@ func TestPostgresClosedConnectionRollsBackAtOnce(t *testing.T) {
 }
 
 // BenchmarkPostgresReset compares ways to bring a small schema back to its
-// starting state between scenarios: delete (what the backend does),
-// TRUNCATE, and dropping and creating the tables again.
+// starting state between scenarios: delete (the reset), TRUNCATE,
+// dropping and creating the tables again, the reset after undoing a table
+// the scenario made, and a new copy of the run's template database.
 func BenchmarkPostgresReset(b *testing.B) {
 	s := pgSessionForTest(b)
 	ctx := context.Background()
 	const schema = `CREATE TABLE ledger (event_id TEXT NOT NULL, amount_cents INTEGER NOT NULL);
 CREATE TABLE processed_events (event_id TEXT PRIMARY KEY)`
-	if err := runScript(s.admin, schema); err != nil {
-		b.Fatal(err)
+	run := func(a *sql.DB) error { return runScript(a, schema) }
+	prepare := func() {
+		db, _ := s.Fresh(ctx)
+		if err := db.(Preparer).Prepare(ctx, run); err != nil {
+			b.Fatal(err)
+		}
 	}
+	prepare()
 	fill := "INSERT INTO ledger VALUES ('e1', 1); INSERT INTO processed_events VALUES ('e1')"
-	for _, way := range []struct{ name, reset string }{
-		{"delete", "BEGIN; SET LOCAL session_replication_role = replica; DELETE FROM ledger; DELETE FROM processed_events; COMMIT"},
-		{"truncate", "TRUNCATE ledger, processed_events"},
-		{"drop-create", "DROP TABLE ledger, processed_events; " + schema},
+	for _, way := range []struct {
+		name, fill string
+		reset      func() error
+	}{
+		{"delete", fill, func() error { return s.adminExec(ctx, s.reset) }},
+		{"truncate", fill, func() error { return s.adminExec(ctx, "TRUNCATE ledger, processed_events") }},
+		{"drop-create", fill, func() error {
+			return s.adminExec(ctx, "BEGIN; DROP TABLE ledger, processed_events; "+schema+"; DELETE FROM idemcheck.ddl; COMMIT")
+		}},
+		{"undo", fill + "; CREATE TABLE lib_offsets (k TEXT PRIMARY KEY, v BIGINT)", func() error { prepare(); return nil }},
+		{"copy", fill, func() error { return s.renew(ctx, run) }},
 	} {
 		b.Run(way.name, func(b *testing.B) {
 			for b.Loop() {
-				if err := s.adminExec(ctx, fill); err != nil {
+				if err := s.adminExec(ctx, way.fill); err != nil {
 					b.Fatal(err)
 				}
-				if err := s.adminExec(ctx, way.reset); err != nil {
+				if err := way.reset(); err != nil {
 					b.Fatal(fmt.Errorf("%s: %w", way.name, err))
 				}
 			}
