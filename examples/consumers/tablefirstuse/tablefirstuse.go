@@ -4,10 +4,9 @@
 // schema has only its ledger; the inbox table appears when a worker starts
 // (NewWorker opens the inbox in the Worker factory, with the worker's
 // *sql.DB) or when a worker handles its first message (NewLazyWorker). The
-// harness never flags either on SQLite, and Verify proves them within its
-// bounds; on PostgreSQL, and under Verify with a failure injected into a
-// restarting factory, the harness raises false alarms today (see the
-// tests).
+// harness never flags either, on SQLite or PostgreSQL, and Verify proves
+// them within its bounds; but for a false alarm it raises today when it
+// injects a failure into a restarting worker's factory (see the tests).
 package tablefirstuse
 
 import (

@@ -65,18 +65,13 @@ func TestTablesCreatedOnFirstUseAreVerified(t *testing.T) {
 	}
 }
 
-// TestOnPostgres is skipped: on PostgreSQL the harness resets between
-// scenarios only the tables the schema made, so the inbox table a worker
-// created keeps the first scenario's rows, and the second scenario's
-// event is skipped as seen before (a false nothing-lost; Hunt with
-// Checks(3), Seed(5) fails at its second scenario, which replayed alone
-// passes).
+// TestOnPostgres: the inbox table a worker creates is the run's like the
+// schema's, emptied between scenarios.
 func TestOnPostgres(t *testing.T) {
 	dsn := os.Getenv(consumertest.PostgresEnv)
 	if dsn == "" {
 		t.Skipf("%s is not set: skipping the consumers on PostgreSQL", consumertest.PostgresEnv)
 	}
-	t.Skip("harness false alarm: on PostgreSQL, tables a worker creates are not reset between scenarios: reported, to be fixed in consumertest")
 	for _, c := range []consumertest.Consumer{eager, lazy} {
 		consumertest.Check(t, c, consumertest.Checks(60), consumertest.Postgres(dsn))
 	}
