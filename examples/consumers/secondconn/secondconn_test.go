@@ -41,12 +41,18 @@ func TestOnPostgres(t *testing.T) {
 	consumertest.Check(t, consumer, consumertest.Checks(100), consumertest.Postgres(pgDSN(t)))
 }
 
-// TestOnPostgresIsVerified: one event and its duplicate, two workers, a
-// preemption, a crash.
+// TestOnPostgresIsVerified: one event, a crash, an injected failure and a
+// duplicate anywhere; two workers with a preemption and a duplicate.
 func TestOnPostgresIsVerified(t *testing.T) {
-	consumertest.Verify(t, consumer, consumertest.Bounds{
-		Events: []consumertest.Fate{consumertest.FateOK}, Workers: 2, Preemptions: 1, Crashes: 1, Duplicates: 1,
-	}, consumertest.Postgres(pgDSN(t)), consumertest.CorpusDir(t.TempDir()))
+	one := []consumertest.Fate{consumertest.FateOK}
+	for name, b := range map[string]consumertest.Bounds{
+		"one worker":  {Events: one, Workers: 1, Crashes: 1, Failures: 1, Duplicates: 1},
+		"two workers": {Events: one, Workers: 2, Preemptions: 1, Duplicates: 1},
+	} {
+		t.Run(name, func(t *testing.T) {
+			consumertest.Verify(t, consumer, b, consumertest.Postgres(pgDSN(t)), consumertest.CorpusDir(t.TempDir()))
+		})
+	}
 }
 
 // FuzzSecondConn fuzzes the consumer on PostgreSQL (see TestOnSQLite).
