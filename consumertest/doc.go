@@ -50,16 +50,36 @@
 //
 // # Lock waits (SQLite)
 //
-// Each scenario gets a fresh SQLite database in memory (modernc.org/sqlite,
-// memdb VFS). Transactions begin IMMEDIATE, so a transaction takes the
-// write lock at BEGIN, and there is no busy timeout: a call that meets a
-// lock answers SQLITE_BUSY at once. The wrapping driver does not return it:
-// the worker parks as "waiting for a lock", and the scheduler retries its
-// call when the schedule moves it. When it meets the lock again and no other
-// worker can move (a deadlock, or a lock the handler left held), the call
-// gives up and returns the SQLITE_BUSY error, as a lock timeout would; a
-// handler should treat it as transient. No wait is ever real, so the same
-// scenario gives the same trace, byte for byte.
+// Each scenario gets a fresh SQLite database (modernc.org/sqlite): a real
+// file on a RAM-backed directory (/dev/shm, else the system's temporary
+// directory), named with the process's id and removed with its -journal,
+// -wal and -shm files when the scenario ends. The engine locks it as it
+// locks the team's database: in rollback-journal mode a reader gets in
+// beside a transaction that holds the write lock and reads the committed
+// state; in WAL a reader is never blocked. It runs with the settings the
+// team declares with the option SQLite, the query parameters of its
+// modernc.org/sqlite DSN (journal mode, busy timeout, _txlock, foreign
+// keys, ...), on every connection, the workers' and the harness's. The
+// defaults are SQLite's and the driver's: a rollback journal
+// (journal_mode DELETE), no busy timeout, and deferred BEGIN, which takes
+// no lock until the transaction first reads or writes.
+//
+// Waits are the scheduler's, never the machine's clock: every connection
+// has a busy handler of the harness in place of SQLite's, which sleeps. A
+// wait the engine would make (a connection with a busy timeout meeting a
+// lock another connection holds) is a scheduling point: the worker parks
+// as "waiting for a lock", and the scheduler has the engine try again when
+// the schedule moves it. When it meets the lock again and no other worker
+// can move (a deadlock, or a lock the handler left held), the wait is given
+// up and the engine answers SQLITE_BUSY, as when its busy timeout runs out;
+// a handler should treat it as transient. A busy answer the engine gives at
+// once is returned to the handler: with no busy timeout, and where SQLite
+// refuses to wait whatever the timeout (two deferred transactions that
+// both read and then write: the second's write, SQLite's deadlock rule; a
+// write on a stale snapshot in WAL, SQLITE_BUSY_SNAPSHOT). A PRAGMA
+// busy_timeout the handler runs changes the timeout from then on, as it
+// would. No wait is ever real, so the same scenario gives the same trace,
+// byte for byte.
 //
 // # Time
 //

@@ -257,6 +257,9 @@ type run struct {
 	bgKick chan struct{}
 	bgSeq  map[string]int
 	moves  int
+	// found, during a discovery of the consumer's windows, is told of
+	// every statement (see durations.go).
+	found *durationSet
 }
 
 // noteMachineClock records what read the machine's clock, once.
@@ -301,6 +304,9 @@ func (h hook) Before(c sqlhook.Call) error {
 	w := h.w
 	if w.crashing.Load() {
 		return errCrashing
+	}
+	if f := w.r.found; f != nil {
+		f.observe(c.SQL, c.Args, w.r.clock.NowMs())
 	}
 	d := w.park(wevent{kind: evParked, p: point{call: c}})
 	for _, n := range c.Notes {
@@ -433,6 +439,7 @@ func newRun(ctx context.Context, be backend.Backend, c Consumer, s *Scenario, g 
 		id: fmt.Sprintf("r%d", runSeq.Add(1)), baseG: runtime.NumGoroutine(), g: g, hangAfter: hangAfter,
 		schedG: sched, bg: map[goroutine.ID]*actor{}, bgKick: make(chan struct{}, 1), bgSeq: map[string]int{}}
 	r.free.Store(!bubble)
+	r.found, _ = ctx.Value(durationsKey{}).(*durationSet)
 	if g != nil {
 		g.trace.Store(r.trace)
 	}

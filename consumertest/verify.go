@@ -16,15 +16,18 @@ import (
 )
 
 // Fate is what becomes of an event's deliveries in a verification: "ok"
-// (the handler runs as written), "poison" (the event carries an amount of
-// zero, which a handler should dead-letter) or "transient:N" (the first N
-// deliveries of the event fail at their first begin, exec or query, as a
-// lost connection does: the handler should nack them).
+// (the handler runs as written), "same" (ok, and its payload is the one
+// of the event before under an id of its own: a payload collision),
+// "poison" (the event carries an amount of zero, which a handler should
+// dead-letter) or "transient:N" (the first N deliveries of the event fail
+// at their first begin, exec or query, as a lost connection does: the
+// handler should nack them).
 type Fate string
 
 // The fates without a count.
 const (
 	FateOK     Fate = "ok"
+	FateSame   Fate = "same"
 	FatePoison Fate = "poison"
 )
 
@@ -36,7 +39,7 @@ func Transient(n int) Fate { return Fate(fmt.Sprintf("transient:%d", n)) }
 // failures reads the fate: poison, and how many deliveries fail.
 func (f Fate) failures() (poison bool, n int, err error) {
 	switch s := string(f); {
-	case s == string(FateOK):
+	case s == string(FateOK), s == string(FateSame):
 		return false, 0, nil
 	case s == string(FatePoison):
 		return true, 0, nil
@@ -49,11 +52,12 @@ func (f Fate) failures() (poison bool, n int, err error) {
 		}
 		return false, n, nil
 	}
-	return false, 0, fmt.Errorf("event fate %q is not ok, poison or transient:N", f)
+	return false, 0, fmt.Errorf("event fate %q is not ok, same, poison or transient:N", f)
 }
 
 // ParseFates reads a list of fates as the command line gives it: a count
-// of ok events ("2"), or fates separated by commas ("ok,transient:2,poison").
+// of ok events ("2"), or fates separated by commas
+// ("ok,same,transient:2,poison").
 func ParseFates(s string) ([]Fate, error) {
 	if n, err := strconv.Atoi(strings.TrimSpace(s)); err == nil {
 		if n < 1 || n > maxVerifyEvents {
@@ -109,6 +113,13 @@ type Bounds struct {
 	// Durations are further amounts time may move by (a lease or a TTL
 	// the consumer keeps), besides the broker's next deadline.
 	Durations []time.Duration `json:"durations,omitempty"`
+	// ConsumerDurations adds to Durations the windows the consumer itself
+	// uses, each moved past by a second: the interval literals of its SQL
+	// ('-10 seconds', interval '30 days') and how far from the scenario's
+	// time the times and timestamps it passes as arguments lie (a lease's
+	// end, a TTL's cut-off), found by playing a few drawn scenarios
+	// before the search (at most four, the shortest).
+	ConsumerDurations bool `json:"consumerDurations,omitempty"`
 	// Replays bounds the replays of the whole stream at any point (the
 	// harness replays it once more after every schedule anyway).
 	Replays int `json:"replays"`
@@ -118,11 +129,36 @@ type Bounds struct {
 	// not gone quiet by then is finished by the harness's fixed drain,
 	// and the result counts the cut schedules.
 	MaxSteps int `json:"maxSteps,omitempty"`
+	// Then are further searches, each within bounds of its own, made
+	// after this one: small worlds for what would make this one too
+	// large (a poison event, time moving over a ladder of windows). The
+	// verdict is VERIFIED only when every one is; the first
+	// counterexample found ends the verification.
+	Then []Bounds `json:"then,omitempty"`
 }
 
-// DefaultBounds are two ok events and two workers, with at most two
-// preemptions, one crash, one injected failure and one duplicate.
-var DefaultBounds = Bounds{Events: []Fate{FateOK, FateOK}, Workers: 2, Preemptions: 2, Crashes: 1, Failures: 1, Duplicates: 1}
+// Ladder are the amounts of time the default bounds move time by, besides
+// the broker's deadlines and the consumer's own windows: a minute, an
+// hour, a day and thirty days.
+var Ladder = []time.Duration{time.Minute, time.Hour, 24 * time.Hour, 30 * 24 * time.Hour}
+
+// DefaultBounds cover every kind of fault at least once, in three worlds
+// searched in turn:
+//
+//   - two events with equal payloads (ok, same) and two workers, with at
+//     most two preemptions, one crash, one injected failure and one
+//     duplicate;
+//   - an ok event and a poison one, two workers, at most one preemption,
+//     one crash, one injected failure and one duplicate;
+//   - one event, two workers, at most one preemption, one crash and one
+//     duplicate, and time moving once, at any point, to the broker's next
+//     deadline or by a ladder of windows: the consumer's own (see
+//     ConsumerDurations) and a minute, an hour, a day and thirty days.
+var DefaultBounds = Bounds{Events: []Fate{FateOK, FateSame}, Workers: 2, Preemptions: 2, Crashes: 1, Failures: 1, Duplicates: 1,
+	Then: []Bounds{
+		{Events: []Fate{FateOK, FatePoison}, Workers: 2, Preemptions: 1, Crashes: 1, Failures: 1, Duplicates: 1},
+		{Events: []Fate{FateOK}, Workers: 2, Preemptions: 1, Crashes: 1, Duplicates: 1, Advances: 1, Durations: Ladder, ConsumerDurations: true},
+	}}
 
 // VerifyPolicy is a verification's retry policy unless Bounds.Policy
 // says otherwise: two attempts, so that a message reaches the dead-letter
@@ -148,9 +184,21 @@ func (b Bounds) Validate() error {
 	if len(b.Events) == 0 || len(b.Events) > maxVerifyEvents {
 		errs = append(errs, fmt.Sprintf("%d events (give 1 to %d fates)", len(b.Events), maxVerifyEvents))
 	}
-	for _, f := range b.Events {
+	for i, f := range b.Events {
 		if _, _, err := f.failures(); err != nil {
 			errs = append(errs, err.Error())
+		}
+		if f == FateSame && (i == 0 || b.Events[i-1] == FateSame) {
+			errs = append(errs, fmt.Sprintf("event %d: the fate same repeats the payload of the event before, which must be there and not repeat one itself", i+1))
+		}
+	}
+	for i, t := range b.Then {
+		if len(t.Then) > 0 {
+			errs = append(errs, fmt.Sprintf("then %d: a search of Then has no Then of its own", i+1))
+			continue
+		}
+		if err := t.Validate(); err != nil {
+			errs = append(errs, fmt.Sprintf("then %d: %s", i+1, strings.TrimPrefix(err.Error(), ErrBadInput.Error()+": bounds: ")))
 		}
 	}
 	if b.Workers < 1 || b.Workers > 8 {
@@ -197,8 +245,49 @@ func (b Bounds) String() string {
 		}
 		s += " (to the broker's next deadline or by " + strings.Join(ds, ", ") + ")"
 	}
+	if b.ConsumerDurations {
+		s += " (and the consumer's own windows)"
+	}
 	s += fmt.Sprintf(", <= %d replay(s); max_attempts %d, ack timeout %dms", b.Replays, b.Policy.MaxAttempts, b.Policy.AckTimeoutMs)
+	for i, t := range b.Then {
+		s += fmt.Sprintf("; then (%d) %s", i+2, t)
+	}
 	return s
+}
+
+// world is the String of b without its Then.
+func (b Bounds) world() string {
+	b.Then = nil
+	return b.String()
+}
+
+// Unsearched names the kinds of fault none of the searches of b makes: a
+// verification within b proves nothing about them.
+func (b Bounds) Unsearched() []string {
+	all := append([]Bounds{b}, b.Then...)
+	has := func(f func(Bounds) bool) bool { return slices.ContainsFunc(all, f) }
+	var out []string
+	for _, k := range []struct {
+		what string
+		in   func(Bounds) bool
+	}{
+		{"a second worker", func(b Bounds) bool { return b.Workers > 1 }},
+		{"a preemption", func(b Bounds) bool { return b.Workers > 1 && b.Preemptions > 0 }},
+		{"a poison event", func(b Bounds) bool { return slices.Contains(b.Events, FatePoison) }},
+		{"a payload collision", func(b Bounds) bool { return slices.Contains(b.Events, FateSame) }},
+		{"a crash", func(b Bounds) bool { return b.Crashes > 0 }},
+		{"an injected failure", func(b Bounds) bool {
+			return b.Failures > 0 || slices.ContainsFunc(b.Events, func(f Fate) bool { return strings.HasPrefix(string(f), "transient") })
+		}},
+		{"a duplicate", func(b Bounds) bool { return b.Duplicates > 0 }},
+		{"time moving", func(b Bounds) bool { return b.Advances > 0 }},
+		{"time moving past the consumer's own windows", func(b Bounds) bool { return b.Advances > 0 && (b.ConsumerDurations || len(b.Durations) > 0) }},
+	} {
+		if !has(k.in) {
+			out = append(out, k.what)
+		}
+	}
+	return out
 }
 
 // scenario is the world of the bounds as a scenario with no steps yet.
@@ -210,6 +299,10 @@ func (b Bounds) scenario() *Scenario {
 		e := Event{ID: fmt.Sprintf("e%d", i+1), User: "u1", Amount: int64(100 * (i + 1))}
 		if poison {
 			e.Amount, e.Poison = 0, true
+		}
+		if f == FateSame && i > 0 {
+			o := s.Events[i-1]
+			e.User, e.Amount, e.Poison, e.Payload = o.User, o.Amount, o.Poison, o.ID
 		}
 		s.Events = append(s.Events, e)
 	}
@@ -248,8 +341,8 @@ type verifyConfig struct {
 // short schedules needs.
 func verifyConfigOf(opts []Option) config {
 	cfg := newConfig(opts)
-	if _, ok := cfg.backend.(backend.SQLite); ok {
-		cfg.backend = backend.SQLiteReuse{}
+	if b, ok := cfg.backend.(backend.SQLite); ok {
+		cfg.backend = backend.SQLiteReuse(b)
 	}
 	return cfg
 }
@@ -395,8 +488,16 @@ type VerifyResult struct {
 	// PreemptionsExplored is the largest preemption bound whose every
 	// schedule was explored (-1: none).
 	PreemptionsExplored int `json:"preemptionsExplored"`
-	// Levels are the searches of each preemption bound, in order.
+	// Levels are the searches of each preemption bound, in order, world
+	// after world (see Bounds.Then).
 	Levels []VerifyLevel `json:"levels"`
+	// World is the search the verdict is of: 0 for the bounds' own, i for
+	// their Then[i-1] (where a counterexample was found, or the search
+	// stopped; the last when every one was verified).
+	World int `json:"world,omitempty"`
+	// ConsumerDurations are the consumer's own windows the searches with
+	// Bounds.ConsumerDurations moved time past (see there).
+	ConsumerDurations []time.Duration `json:"consumerDurations,omitempty"`
 	// Schedules counts the schedules played (each from the start, to its
 	// end or to a state already explored); Judged those played to the end
 	// and judged, or whose end state was judged before; Cut those cut at
@@ -437,6 +538,8 @@ type VerifyResult struct {
 
 // VerifyLevel is the search of one preemption bound.
 type VerifyLevel struct {
+	// World is the search it belongs to (see VerifyResult.World).
+	World       int `json:"world,omitempty"`
 	Preemptions int `json:"preemptions"`
 	// PrefixSteps, when not zero, marks the search for a shorter
 	// counterexample: every prefix of this many steps with at most
@@ -489,13 +592,24 @@ func (r VerifyResult) Summary() string {
 
 // Explored says which bound the search fully explored.
 func (r VerifyResult) Explored() string {
+	world := r.Bounds
+	if r.World > 0 && r.World <= len(r.Bounds.Then) {
+		world = r.Bounds.Then[r.World-1]
+	}
+	in, before := "", ""
+	if len(r.Bounds.Then) > 0 {
+		in = fmt.Sprintf(" of search (%d)", r.World+1)
+		if r.World > 0 {
+			before = fmt.Sprintf("searches (1) to (%d) verified; ", r.World)
+		}
+	}
 	switch {
 	case r.PreemptionsExplored < 0:
-		return "no bound fully explored"
-	case r.PreemptionsExplored == r.Bounds.Preemptions:
-		return "every schedule within the bounds explored"
+		return before + "no bound" + in + " fully explored"
+	case r.PreemptionsExplored == world.Preemptions:
+		return before + "every schedule" + in + " explored"
 	}
-	return fmt.Sprintf("every schedule with at most %d preemption(s) (and the other bounds) explored", r.PreemptionsExplored)
+	return fmt.Sprintf("%severy schedule%s with at most %d preemption(s) (and the other bounds) explored", before, in, r.PreemptionsExplored)
 }
 
 // Unreached lists the situations no judged schedule reached.
@@ -521,22 +635,36 @@ func (r VerifyResult) Report() string {
 		fmt.Fprintf(&b, "COUNTEREXAMPLE %s breaks %s: no schedule with fewer than %d preemption(s) breaks a law; %d step(s) and the drain break it%s\n",
 			r.Consumer, r.Law, r.Preemptions, r.Steps, shortestNote(r.Shortest))
 	case r.Verified:
-		fmt.Fprintf(&b, "VERIFIED %s within these bounds: no schedule breaks a law\n", r.Consumer)
+		fmt.Fprintf(&b, "VERIFIED %s within these bounds: no schedule breaks a law%s\n", r.Consumer, unsearchedNote(r.Bounds))
 	default:
 		fmt.Fprintf(&b, "NOT VERIFIED %s: %s; %s\n", r.Consumer, r.Stopped, r.Explored())
 	}
-	fmt.Fprintf(&b, "bounds: %s, on %s\n", r.Bounds, r.Backend)
+	worlds := append([]Bounds{r.Bounds}, r.Bounds.Then...)
+	for i, w := range worlds {
+		label := "bounds"
+		if len(worlds) > 1 {
+			label = fmt.Sprintf("search (%d)", i+1)
+		}
+		fmt.Fprintf(&b, "%s: %s, on %s\n", label, w.world(), r.Backend)
+	}
+	if len(r.ConsumerDurations) > 0 {
+		ds := make([]string, len(r.ConsumerDurations))
+		for i, d := range r.ConsumerDurations {
+			ds[i] = d.String()
+		}
+		fmt.Fprintf(&b, "the consumer's own windows, each a second longer: %s\n", strings.Join(ds, ", "))
+	}
 	fmt.Fprintf(&b, "searched: %d schedules (%d judged%s), %d distinct states, %s (%.0f schedules/s)\n",
 		r.Schedules, r.Judged, cutNote(r.Cut), r.States, r.Elapsed.Round(time.Millisecond), r.SchedulesPerSecond())
 	fmt.Fprintf(&b, "pruned: %d choices by partial order, %d states met again by caching, %d choices over the preemption bound\n",
 		r.SleepPruned, r.CachePruned, r.BoundPruned)
-	b.WriteString("preemptions  complete  schedules  judged  states  sleep-pruned  cache-pruned  time\n")
+	b.WriteString("search  preemptions  complete  schedules  judged  states  sleep-pruned  cache-pruned  time\n")
 	for _, l := range r.Levels {
 		note := ""
 		if l.PrefixSteps > 0 {
 			note = fmt.Sprintf("  (prefixes of %d step(s), each completed by the drain)", l.PrefixSteps)
 		}
-		fmt.Fprintf(&b, "%11d  %8t  %9d  %6d  %6d  %12d  %12d  %s%s\n", l.Preemptions, l.Complete, l.Schedules, l.Judged, l.States,
+		fmt.Fprintf(&b, "%6d  %11d  %8t  %9d  %6d  %6d  %12d  %12d  %s%s\n", l.World+1, l.Preemptions, l.Complete, l.Schedules, l.Judged, l.States,
 			l.SleepPruned, l.CachePruned, l.Elapsed.Round(time.Millisecond), note)
 	}
 	unreached := r.Unreached()
@@ -555,6 +683,14 @@ func (r VerifyResult) Report() string {
 		b.WriteString(res.Report())
 	}
 	return b.String()
+}
+
+// unsearchedNote names what bounds b leave out, for the verdict's line.
+func unsearchedNote(b Bounds) string {
+	if u := b.Unsearched(); len(u) > 0 {
+		return " (not searched: " + strings.Join(u, ", ") + ")"
+	}
+	return ""
 }
 
 func shortestNote(shortest bool) string {

@@ -163,12 +163,77 @@ func (s *searcher) fail(err error) {
 	}
 }
 
-// explore is Explore and Verify: it starts the walkers' databases, then
-// searches the preemption bounds in turn.
+// explore is Explore and Verify: the search of b, then of each of its
+// Then, until one finds a counterexample or a budget runs out.
 func explore(c Consumer, b Bounds, cfg config, name string) (VerifyResult, error) {
 	if err := b.Validate(); err != nil {
 		return VerifyResult{}, err
 	}
+	start := time.Now()
+	worlds := append([]Bounds{b}, b.Then...)
+	worlds[0].Then = nil
+	var own []time.Duration
+	if slices.ContainsFunc(worlds, func(w Bounds) bool { return w.ConsumerDurations }) {
+		var err error
+		if own, err = consumerDurations(c, cfg); err != nil {
+			return VerifyResult{}, err
+		}
+	}
+	total := VerifyResult{Consumer: c.displayName(), Backend: cfg.backend.Name(), Bounds: b.withDefaults(), PreemptionsExplored: -1, Coverage: map[string]int{},
+		ConsumerDurations: own}
+	for i, w := range worlds {
+		wcfg := cfg
+		if t := cfg.verify.timeBudget; t > 0 {
+			wcfg.verify.timeBudget = max(t-time.Since(start), time.Millisecond)
+		}
+		if n := cfg.verify.maxSchedules; n > 0 {
+			wcfg.verify.maxSchedules = max(n-total.Schedules, 1)
+		}
+		if w.ConsumerDurations {
+			for _, d := range own {
+				if !slices.Contains(w.Durations, d) {
+					w.Durations = append(w.Durations, d)
+				}
+			}
+		}
+		r, err := exploreWorld(c, w, wcfg, name)
+		if err != nil {
+			return VerifyResult{}, err
+		}
+		total.add(r, i)
+		if !r.Verified {
+			break
+		}
+	}
+	total.Elapsed = time.Since(start)
+	return total, nil
+}
+
+// add takes the search of world i into the verification's result.
+func (res *VerifyResult) add(r VerifyResult, i int) {
+	res.Schedules += r.Schedules
+	res.Judged += r.Judged
+	res.Cut += r.Cut
+	res.States += r.States
+	res.SleepPruned += r.SleepPruned
+	res.CachePruned += r.CachePruned
+	res.BoundPruned += r.BoundPruned
+	for k, n := range r.Coverage {
+		res.Coverage[k] += n
+	}
+	for _, l := range r.Levels {
+		l.World = i
+		res.Levels = append(res.Levels, l)
+	}
+	res.World = i
+	res.Verified, res.Failed, res.Stopped, res.PreemptionsExplored = r.Verified, r.Failed, r.Stopped, r.PreemptionsExplored
+	res.Law, res.Breaches, res.Scenario, res.Outcome = r.Law, r.Breaches, r.Scenario, r.Outcome
+	res.Preemptions, res.Steps, res.Shortest, res.CorpusFile, res.Replay = r.Preemptions, r.Steps, r.Shortest, r.CorpusFile, r.Replay
+}
+
+// exploreWorld searches one world (bounds without Then): it starts the
+// walkers' databases, then searches the preemption bounds in turn.
+func exploreWorld(c Consumer, b Bounds, cfg config, name string) (VerifyResult, error) {
 	n := max(cfg.verify.parallel, 1)
 	s := &searcher{c: c, cfg: cfg, bounds: b.withDefaults(), fates: b.Events, base: b.scenario(), sqlite: cfg.backend.Name() == "sqlite"}
 	s.cond = sync.NewCond(&s.mu)
@@ -887,27 +952,50 @@ func (s *searcher) discoverSQLite(ctx context.Context, admin *sql.DB) error {
 	return nil
 }
 
+// pgTablesQuery lists the tables and sequences of every schema the team's
+// code made (the run's database is its own), the harness's and the
+// server's left out.
+const pgTablesQuery = `SELECT c.relkind::text, n.nspname, c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+WHERE n.nspname NOT IN ('pg_catalog', 'information_schema', 'idemcheck') AND n.nspname NOT LIKE 'pg_toast%' AND n.nspname NOT LIKE 'pg_temp%'
+AND c.relkind IN ('r', 'p', 'S') ORDER BY n.nspname, c.relname`
+
 func (s *searcher) discoverPostgres(ctx context.Context, admin *sql.DB) error {
-	rows, err := readRows(ctx, admin, `SELECT c.relkind::text, c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
-WHERE n.nspname = current_schema() AND c.relkind IN ('r', 'p', 'S') ORDER BY c.relname`)
+	queries, err := pgDumpQueries(ctx, admin, s.tables)
 	if err != nil {
-		return fmt.Errorf("consumertest: read the schema's tables: %w", err)
+		return err
 	}
+	s.dumpQueries = queries
+	return nil
+}
+
+// pgDumpQueries are the queries that read every table and sequence of the
+// team's schemas, row for row; tables, when not nil, learns their names.
+func pgDumpQueries(ctx context.Context, admin *sql.DB, tables map[string]bool) ([]string, error) {
+	rows, err := readRows(ctx, admin, pgTablesQuery)
+	if err != nil {
+		return nil, fmt.Errorf("consumertest: read the schema's tables: %w", err)
+	}
+	var out []string
 	for _, row := range rows {
-		kind, name := row[0], row[1]
-		quoted := `"` + strings.ReplaceAll(name, `"`, `""`) + `"`
+		kind, schema, name := row[0], row[1], row[2]
+		quoted := `"` + strings.ReplaceAll(schema, `"`, `""`) + `"."` + strings.ReplaceAll(name, `"`, `""`) + `"`
 		if kind == "S" {
-			s.dumpQueries = append(s.dumpQueries, "SELECT last_value, is_called FROM "+quoted)
+			out = append(out, "SELECT last_value, is_called FROM "+quoted)
 			continue
 		}
-		s.tables[strings.ToLower(name)] = true
+		if tables != nil {
+			tables[strings.ToLower(name)] = true
+			if schema != "public" {
+				tables[strings.ToLower(schema+"."+name)] = true
+			}
+		}
 		cols, err := columnCount(ctx, admin, "SELECT * FROM "+quoted+" LIMIT 0")
 		if err != nil {
-			return err
+			return nil, err
 		}
-		s.dumpQueries = append(s.dumpQueries, "SELECT * FROM "+quoted+" ORDER BY "+ordinals(cols))
+		out = append(out, "SELECT * FROM "+quoted+" ORDER BY "+ordinals(cols))
 	}
-	return nil
+	return out, nil
 }
 
 func columnCount(ctx context.Context, db *sql.DB, q string) (int, error) {
@@ -964,8 +1052,31 @@ func (w *walker) dump(r *run) (sum128, error) {
 		if err := w.dumpAdded(admin, e); err != nil {
 			return sum128{}, err
 		}
+	} else if err := w.dumpAddedPostgres(admin, e); err != nil {
+		return sum128{}, err
 	}
 	return sumOf(e.b), nil
+}
+
+// dumpAddedPostgres adds to a state's name the tables and sequences a
+// scenario created on PostgreSQL beyond the schema's (the catalog is read
+// at every name: states are named only between transactions there, and a
+// PostgreSQL search is slow anyway).
+func (w *walker) dumpAddedPostgres(admin *sql.DB, e *enc) error {
+	queries, err := pgDumpQueries(context.Background(), admin, nil)
+	if err != nil {
+		return err
+	}
+	for _, q := range queries {
+		if slices.Contains(w.dumpQueries, q) {
+			continue
+		}
+		w.ddl.Store(true)
+		if err := encodeRows(admin, q, e); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // dumpAdded adds to a state's name what the scenario created on SQLite

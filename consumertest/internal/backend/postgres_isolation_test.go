@@ -33,7 +33,7 @@ func pgPrepared(t *testing.T, s *pgSession, schema string) Database {
 
 // worker runs statements on a worker's connection of db, and gives it
 // back.
-func worker(t *testing.T, db Database, stmts ...string) {
+func pgWorker(t *testing.T, db Database, stmts ...string) {
 	t.Helper()
 	c, err := db.Open()
 	if err != nil {
@@ -103,8 +103,8 @@ func TestPostgresWhatAScenarioMakesIsGoneFromTheNext(t *testing.T) {
 			"CREATE SCHEMA IF NOT EXISTS public",
 		}, 1, 3},
 	} {
-		worker(t, db, c.stmts...)
-		worker(t, db, "UPDATE accounts SET balance_cents = 0")
+		pgWorker(t, db, c.stmts...)
+		pgWorker(t, db, "UPDATE accounts SET balance_cents = 0")
 		db = pgPrepared(t, s, ddlSchema)
 		if got := catalog(t, db); got != want {
 			t.Errorf("%s: the next scenario starts with\n%s\nwant\n%s", c.name, got, want)
@@ -125,7 +125,7 @@ func TestPostgresWhatAScenarioMakesIsGoneFromTheNext(t *testing.T) {
 func TestPostgresPooledConnectionsStartAfresh(t *testing.T) {
 	s := pgSessionForTest(t)
 	db := pgPrepared(t, s, seededSchema)
-	worker(t, db,
+	pgWorker(t, db,
 		"PREPARE mine AS SELECT 1",
 		"LISTEN news",
 		"BEGIN", "DECLARE held CURSOR WITH HOLD FOR SELECT 1", "COMMIT",
@@ -154,7 +154,7 @@ func TestPostgresPooledConnectionsStartAfresh(t *testing.T) {
 }
 
 // exists reports whether the server has database name.
-func exists(t *testing.T, admin *sql.DB, name string) bool {
+func pgExists(t *testing.T, admin *sql.DB, name string) bool {
 	t.Helper()
 	var n int
 	if err := admin.QueryRow("SELECT count(*) FROM pg_database WHERE datname = $1", name).Scan(&n); err != nil {
@@ -196,13 +196,13 @@ func TestPostgresStartSweepsOnlyTheDeadRunsLeftovers(t *testing.T) {
 	t.Cleanup(func() { admin.Exec("DROP DATABASE IF EXISTS " + ident(other)) })
 	pgSessionForTest(t)
 	for name, want := range map[string]bool{dead + "_t": false, dead + "_w": false, other: true, live.tmpl: true, live.work: true} {
-		if got := exists(t, admin, name); got != want {
+		if got := pgExists(t, admin, name); got != want {
 			t.Errorf("after a Start, database %s exists: %t, want %t", name, got, want)
 		}
 	}
 	live.Close()
 	for _, name := range []string{live.tmpl, live.work} {
-		if exists(t, admin, name) {
+		if pgExists(t, admin, name) {
 			t.Errorf("Close left database %s", name)
 		}
 	}
@@ -249,7 +249,7 @@ func TestPostgresWithoutSuperuser(t *testing.T) {
 		if got, want := state(t, db.Admin()), "u1=10 u2=20 | "; got != want {
 			t.Fatalf("scenario %d starts from %q, want %q", i, got, want)
 		}
-		worker(t, db, "INSERT INTO ledger (user_id, cents) VALUES ('u1', 5)", "CREATE TABLE lib_offsets (k TEXT)")
+		pgWorker(t, db, "INSERT INTO ledger (user_id, cents) VALUES ('u1', 5)", "CREATE TABLE lib_offsets (k TEXT)")
 		if got, want := state(t, db.Admin()), "u1=10 u2=20 | 1:5:10"; got != want {
 			t.Fatalf("scenario %d: %q, want %q", i, got, want)
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"database/sql/driver"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"os"
@@ -13,27 +14,37 @@ import (
 	"sync"
 	"time"
 
+	"github.com/idemcheck/idemcheck/consumertest/internal/backend/sqlitebusy"
 	"github.com/idemcheck/idemcheck/consumertest/internal/sqlclock"
 )
 
 // SQLiteReuse is the SQLite backend for a run of many short scenarios (a
-// model checker's search): one database in memory for the whole run,
+// model checker's search): one database for the whole run (a file, made
+// and removed as SQLite's, with the same settings: see SQLite),
 // brought back between scenarios to the state the team's schema left
-// (every row deleted, the rows the schema seeded put back, AUTOINCREMENT
-// counters too) instead of being created and its schema run again; and
-// worker connections pooled across scenarios, each keeping its prepared
+// instead of being created and its schema run again; and worker
+// connections pooled across scenarios, each keeping its prepared
 // statements, so that a statement the handler runs again is not parsed
-// again. Locking is SQLite's (see SQLite).
+// again. Locking is the engine's, as with SQLite.
 //
-// After the first reset the harness checks that it restored every table
-// row for row, rowids included; when it did not (a trigger fired by the
-// reset, a seeded row with a rowid of its own), every scenario gets a new
-// database as with SQLite.
+// The reset: in a rollback-journal mode, the file the schema made is
+// written back (see writeFile); in WAL, every row is deleted and the rows
+// the schema seeded put back, AUTOINCREMENT counters too. After the first
+// reset the harness checks that it restored every table row for row,
+// rowids included; when it did not (a trigger fired by the reset, a
+// seeded row with a rowid of its own), every scenario gets a new database
+// as with SQLite.
 //
 // A pooled connection that goes back to the pool is rolled back first, as
-// a closed connection would be; what else a handler set on its connection
-// (a PRAGMA, a TEMP table) stays with it.
-type SQLiteReuse struct{}
+// a closed connection would be, and its busy timeout set back to the
+// declared one; what else a handler set on its connection (another
+// PRAGMA, a TEMP table) stays with it. A PRAGMA statement is never kept
+// prepared: SQLite applies most of them (busy_timeout among them) when it
+// compiles them.
+type SQLiteReuse struct {
+	// Params are the team's settings, as SQLite's.
+	Params string
+}
 
 // Name implements Backend.
 func (SQLiteReuse) Name() string { return "sqlite" }
@@ -44,29 +55,37 @@ func (SQLiteReuse) Fresh(context.Context) (Database, error) {
 }
 
 // Start implements Starter.
-func (SQLiteReuse) Start(ctx context.Context) (Session, error) {
-	key := dbSeq.Add(1)
-	name := fmt.Sprintf("/idemcheck-reuse-%d-%d", os.Getpid(), key)
-	dsn := "file:" + name + "?vfs=memdb&_txlock=immediate&_pragma=busy_timeout(0)"
-	// The admin handle keeps one connection open for the run: a memdb
-	// database lives as long as one connection to it does.
-	admin := sql.OpenDB(adminConnector{dsn})
-	admin.SetMaxIdleConns(1)
-	admin.SetMaxOpenConns(1)
-	if err := admin.PingContext(ctx); err != nil {
-		admin.Close()
+func (r SQLiteReuse) Start(ctx context.Context) (Session, error) {
+	p, err := parseSQLiteParams(r.Params)
+	if err != nil {
 		return nil, err
 	}
+	key := dbSeq.Add(1)
+	path := dbFile(key)
+	s := &sqliteSession{dsn: fileDSN(path, p.open), params: p, rawParams: r.Params, key: key, path: path}
+	// The admin handle keeps one connection open for the run, with its
+	// prepared statements.
+	s.admin = sql.OpenDB(adminConnector{s})
+	s.admin.SetMaxIdleConns(1)
+	s.admin.SetMaxOpenConns(1)
+	if err := s.admin.PingContext(ctx); err != nil {
+		s.admin.Close()
+		removeDB(path)
+		return nil, fmt.Errorf("sqlite: make the run's database %s: %w", path, err)
+	}
 	clocks.Store(key, func() time.Time { return Epoch })
-	return &sqliteSession{admin: admin, dsn: dsn, key: key}, nil
+	return s, nil
 }
 
 // sqliteSession is one run's database.
 type sqliteSession struct {
-	admin *sql.DB
-	dsn   string
+	admin     *sql.DB
+	dsn       string
+	params    sqliteParams
+	rawParams string
 	// key names the database's clock (see SQLite).
-	key int64
+	key  int64
+	path string
 
 	mu   sync.Mutex
 	idle []*reuseConn
@@ -77,9 +96,15 @@ type sqliteSession struct {
 	fresh bool
 	reset []resetStep
 	// baseline is what the schema made, and schemaVersion the schema's
-	// version once the last reset was done (see dropAdded).
+	// version once the last reset was done (see dropAdded): a reset by
+	// rows drops what a scenario created.
 	baseline      map[string]schemaObject
 	schemaVersion int64
+	// file is the database file the schema made, written back by a
+	// reset (nil: the reset deletes and inserts rows); cookie is the
+	// schema cookie the last reset wrote.
+	file   []byte
+	cookie uint32
 }
 
 // resetStep is a table to restore: its rows deleted, its seeded rows
@@ -94,7 +119,7 @@ func (s *sqliteSession) Name() string { return "sqlite" }
 
 func (s *sqliteSession) Fresh(ctx context.Context) (Database, error) {
 	if s.fresh {
-		return SQLite{}.Fresh(ctx)
+		return SQLite{Params: s.rawParams}.Fresh(ctx)
 	}
 	return &reuseDB{s: s}, nil
 }
@@ -114,33 +139,38 @@ func (s *sqliteSession) Close() error {
 		}
 	}
 	clocks.Delete(s.key)
-	return s.admin.Close()
+	return errors.Join(s.admin.Close(), removeDB(s.path))
 }
 
-// get lends a pooled connection, opening one when none is idle.
-func (s *sqliteSession) get() (*reuseConn, error) {
+// get lends a pooled connection whose waits wait decides (nil: none),
+// opening one when none is idle.
+func (s *sqliteSession) get(wait func(time.Duration) bool) (*reuseConn, error) {
 	s.mu.Lock()
 	if n := len(s.idle); n > 0 {
 		c := s.idle[n-1]
 		s.idle = s.idle[:n-1]
 		s.mu.Unlock()
 		c.dead = false
+		c.h.SetWait(wait)
 		return c, nil
 	}
 	s.mu.Unlock()
-	raw, err := drv.Open(s.dsn)
+	raw, h, err := openSQLite(s.dsn, s.params, wait)
 	if err != nil {
 		return nil, err
 	}
-	return &reuseConn{s: s, raw: raw, stmts: map[string]*cachedStmt{}}, nil
+	return &reuseConn{s: s, raw: raw, h: h, begin: s.params.begin, stmts: map[string]*cachedStmt{}}, nil
 }
 
-// put takes a connection back, rolled back.
+// put takes a connection back, rolled back, with no wait and the declared
+// busy timeout (the handler may have set another).
 func (s *sqliteSession) put(c *reuseConn) {
+	c.h.SetWait(nil)
 	if _, err := c.exec("ROLLBACK", nil); err != nil && !strings.Contains(err.Error(), "no transaction is active") {
 		c.closeRaw()
 		return
 	}
+	c.h.SetTimeout(s.params.busy)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.idle = append(s.idle, c)
@@ -149,6 +179,10 @@ func (s *sqliteSession) put(c *reuseConn) {
 // prepare runs the schema on the first scenario and restores its state on
 // the later ones.
 func (s *sqliteSession) prepare(ctx context.Context, run func(*sql.DB) error) error {
+	if s.prepared && s.file != nil {
+		// The file written back brings back the schema too.
+		return s.restore(ctx)
+	}
 	if s.prepared {
 		ok, err := s.dropAdded(ctx)
 		if err != nil {
@@ -169,6 +203,9 @@ func (s *sqliteSession) prepare(ctx context.Context, run func(*sql.DB) error) er
 	var err error
 	if s.baseline, s.schemaVersion, err = readSchema(ctx, s.admin); err != nil {
 		return fmt.Errorf("sqlite: read the schema: %w", err)
+	}
+	if err := s.keepFile(ctx); err != nil {
+		return err
 	}
 	before, err := s.dump(ctx)
 	if err != nil {
@@ -264,8 +301,18 @@ func (s *sqliteSession) tables(ctx context.Context) ([]string, error) {
 	return out, rows.Err()
 }
 
-// restore brings the database back to the state the schema left.
+// restore brings the database back to the state the schema left: the
+// file the schema made written back when there is one (see keepFile),
+// else every row deleted and the seeded rows put back.
 func (s *sqliteSession) restore(ctx context.Context) error {
+	if s.file != nil {
+		err := s.writeFile(ctx)
+		if !errors.Is(err, errNotIdle) {
+			return err
+		}
+		// A connection holds a lock: the statements below meet it, and
+		// say so.
+	}
 	tx, err := s.admin.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("sqlite: reset the schema's state: %w", err)
@@ -325,6 +372,96 @@ func (s *sqliteSession) dump(ctx context.Context) ([][]any, error) {
 	return out, nil
 }
 
+// keepFile keeps the file the schema made, for resets to write back: in a
+// rollback-journal mode and without memory-mapped I/O, where an idle
+// connection holds nothing of the file but its page cache, which SQLite
+// checks against the file's change counter at every transaction. (In WAL
+// the log and its index hold the state too: resets delete and insert.)
+func (s *sqliteSession) keepFile(ctx context.Context) error {
+	var mode string
+	var mmap int64
+	if err := s.admin.QueryRowContext(ctx, "PRAGMA journal_mode").Scan(&mode); err != nil {
+		return fmt.Errorf("sqlite: read the schema's database: %w", err)
+	}
+	if err := s.admin.QueryRowContext(ctx, "PRAGMA mmap_size").Scan(&mmap); err != nil {
+		return fmt.Errorf("sqlite: read the schema's database: %w", err)
+	}
+	if strings.EqualFold(mode, "wal") || mmap != 0 {
+		return nil
+	}
+	b, err := os.ReadFile(s.path)
+	if err != nil {
+		return fmt.Errorf("sqlite: read the schema's database: %w", err)
+	}
+	if len(b) < 100 || string(b[:16]) != "SQLite format 3\x00" {
+		return nil // an empty schema: nothing written yet
+	}
+	s.file, s.cookie = b, binary.BigEndian.Uint32(b[40:])
+	return nil
+}
+
+// errNotIdle is writeFile's answer when a connection holds a lock on the
+// database.
+var errNotIdle = errors.New("sqlite: a connection holds a lock on the database")
+
+// writeFile writes the file the schema made back over the database, while
+// no connection holds a lock on it (the admin handle takes the EXCLUSIVE
+// lock and gives it back first: nobody else has one). The change counter
+// written is one past the file's: SQLite drops a connection's cached pages
+// when the counter differs from the one it saw, so it must never come back
+// to a value a connection may have seen since. The schema cookie likewise
+// when a scenario changed the schema; else it stays, and connections keep
+// the schema they read.
+func (s *sqliteSession) writeFile(ctx context.Context) error {
+	if _, err := s.admin.ExecContext(ctx, "BEGIN EXCLUSIVE"); err != nil {
+		if (&sqliteDB{}).IsBusy(err) {
+			return errNotIdle
+		}
+		return fmt.Errorf("sqlite: reset the schema's state: %w", err)
+	}
+	if _, err := s.admin.ExecContext(ctx, "COMMIT"); err != nil {
+		return fmt.Errorf("sqlite: reset the schema's state: %w", err)
+	}
+	// Closing f releases every POSIX lock this process holds on the file:
+	// there is none (see above).
+	f, err := os.OpenFile(s.path, os.O_RDWR, 0)
+	if err != nil {
+		return fmt.Errorf("sqlite: reset the schema's state: %w", err)
+	}
+	err = s.writeOver(f)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("sqlite: reset the schema's state: %w", err)
+	}
+	return nil
+}
+
+// writeOver writes the kept file over f with a new change counter, and a
+// new schema cookie if the schema changed since the last reset.
+func (s *sqliteSession) writeOver(f *os.File) error {
+	var hdr [100]byte
+	if _, err := f.ReadAt(hdr[:], 0); err != nil {
+		return err
+	}
+	b := s.file
+	counter := binary.BigEndian.Uint32(hdr[24:]) + 1
+	binary.BigEndian.PutUint32(b[24:], counter)
+	// The version-valid-for number: the header's page count holds.
+	binary.BigEndian.PutUint32(b[92:], counter)
+	if now := binary.BigEndian.Uint32(hdr[40:]); now != s.cookie {
+		// A scenario changed the schema: a cookie no connection has seen,
+		// so that every one reads the schema again.
+		s.cookie = now + 1
+	}
+	binary.BigEndian.PutUint32(b[40:], s.cookie)
+	if _, err := f.WriteAt(b, 0); err != nil {
+		return err
+	}
+	return f.Truncate(int64(len(b)))
+}
+
 func quoteIdent(s string) string { return `"` + strings.ReplaceAll(s, `"`, `""`) + `"` }
 
 // reuseDB is one scenario's view of the run's database.
@@ -351,7 +488,15 @@ func (d *reuseDB) Prepare(ctx context.Context, run func(*sql.DB) error) error {
 	return d.s.prepare(ctx, run)
 }
 
-func (d *reuseDB) Open() (driver.Conn, error) { return d.s.get() }
+// Open implements Database: a connection that never waits (where the
+// engine would wait for a lock, it answers busy at once, and the caller
+// decides).
+func (d *reuseDB) Open() (driver.Conn, error) { return d.s.get(nil) }
+
+// OpenWaiting implements Waiter.
+func (d *reuseDB) OpenWaiting(wait func(time.Duration) bool) (driver.Conn, error) {
+	return d.s.get(wait)
+}
 
 func (d *reuseDB) IsBusy(err error) bool { return (&sqliteDB{}).IsBusy(err) }
 
@@ -360,8 +505,14 @@ func (d *reuseDB) Close() error { return nil }
 
 // reuseConn is a pooled connection with its prepared statements.
 type reuseConn struct {
-	s     *sqliteSession
-	raw   driver.Conn
+	s   *sqliteSession
+	raw driver.Conn
+	// h is the connection's busy handler: put back before every call (a
+	// PRAGMA busy_timeout replaces it when compiled; see sqlitebusy).
+	h *sqlitebusy.Handler
+	// begin begins a read-write transaction, as the driver would for the
+	// declared _txlock.
+	begin string
 	stmts map[string]*cachedStmt
 	dead  bool
 	admin bool
@@ -385,16 +536,17 @@ var (
 )
 
 // stmt returns the prepared statement of query and what gives it back.
-func (c *reuseConn) stmt(ctx context.Context, query string) (driver.Stmt, func(), error) {
+func (c *reuseConn) stmt(query string) (driver.Stmt, func(), error) {
+	c.h.Ensure()
 	if cs, ok := c.stmts[query]; ok && !cs.busy {
 		cs.busy = true
 		return cs.st, func() { cs.busy = false }, nil
 	}
-	st, err := c.raw.(driver.ConnPrepareContext).PrepareContext(ctx, query)
+	st, err := c.prepare(query)
 	if err != nil {
 		return nil, nil, err
 	}
-	if _, ok := c.stmts[query]; ok || len(c.stmts) >= maxCached {
+	if _, ok := c.stmts[query]; ok || len(c.stmts) >= maxCached || isPragma(query) {
 		return st, func() { st.Close() }, nil
 	}
 	cs := &cachedStmt{st: st, busy: true}
@@ -406,21 +558,37 @@ func (c *reuseConn) exec(query string, args []driver.NamedValue) (driver.Result,
 	return c.ExecContext(context.Background(), query, args)
 }
 
-func (c *reuseConn) ExecContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Result, error) {
-	st, release, err := c.stmt(ctx, query)
+// prepare prepares query on the raw connection, with no context (see
+// waitConn), and puts the busy handler back after (compiling a PRAGMA
+// busy_timeout installs SQLite's).
+func (c *reuseConn) prepare(query string) (driver.Stmt, error) {
+	st, err := c.raw.(driver.ConnPrepareContext).PrepareContext(context.Background(), query)
+	c.h.Ensure()
+	return st, err
+}
+
+// isPragma reports whether query is a PRAGMA statement, which SQLite
+// applies when it compiles it: one kept prepared would not apply again.
+func isPragma(query string) bool {
+	q := strings.TrimLeft(query, " \t\r\n;")
+	return len(q) >= 6 && strings.EqualFold(q[:6], "pragma")
+}
+
+func (c *reuseConn) ExecContext(_ context.Context, query string, args []driver.NamedValue) (driver.Result, error) {
+	st, release, err := c.stmt(query)
 	if err != nil {
 		return nil, err
 	}
 	defer release()
-	return st.(driver.StmtExecContext).ExecContext(ctx, args)
+	return st.(driver.StmtExecContext).ExecContext(context.Background(), args)
 }
 
-func (c *reuseConn) QueryContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Rows, error) {
-	st, release, err := c.stmt(ctx, query)
+func (c *reuseConn) QueryContext(_ context.Context, query string, args []driver.NamedValue) (driver.Rows, error) {
+	st, release, err := c.stmt(query)
 	if err != nil {
 		return nil, err
 	}
-	rows, err := st.(driver.StmtQueryContext).QueryContext(ctx, args)
+	rows, err := st.(driver.StmtQueryContext).QueryContext(context.Background(), args)
 	if err != nil {
 		release()
 		return nil, err
@@ -449,18 +617,23 @@ func (c *reuseConn) Prepare(query string) (driver.Stmt, error) {
 	return c.PrepareContext(context.Background(), query)
 }
 
-func (c *reuseConn) PrepareContext(ctx context.Context, query string) (driver.Stmt, error) {
-	return c.raw.(driver.ConnPrepareContext).PrepareContext(ctx, query)
+func (c *reuseConn) PrepareContext(_ context.Context, query string) (driver.Stmt, error) {
+	c.h.Ensure()
+	st, err := c.prepare(query)
+	if err != nil {
+		return nil, err
+	}
+	return &waitStmt{st: st, h: c.h}, nil
 }
 
 func (c *reuseConn) Begin() (driver.Tx, error) {
 	return c.BeginTx(context.Background(), driver.TxOptions{})
 }
 
-// BeginTx begins as the driver does (IMMEDIATE, or DEFERRED for a
+// BeginTx begins as the driver does (as _txlock says, or DEFERRED for a
 // read-only transaction), with a prepared statement.
 func (c *reuseConn) BeginTx(ctx context.Context, opts driver.TxOptions) (driver.Tx, error) {
-	begin := "BEGIN IMMEDIATE"
+	begin := c.begin
 	if opts.ReadOnly {
 		begin = "BEGIN"
 	}
@@ -499,15 +672,15 @@ func (c *reuseConn) Close() error {
 
 // adminConnector opens the admin handle's connection: it keeps its
 // prepared statements too (the effects queries run after every
-// scenario).
-type adminConnector struct{ dsn string }
+// scenario), and never waits for a lock (as SQLite's admin handle).
+type adminConnector struct{ s *sqliteSession }
 
 func (a adminConnector) Connect(context.Context) (driver.Conn, error) {
-	raw, err := drv.Open(a.dsn)
+	raw, h, err := openSQLite(a.s.dsn, a.s.params, nil)
 	if err != nil {
 		return nil, err
 	}
-	return &reuseConn{raw: raw, stmts: map[string]*cachedStmt{}, admin: true}, nil
+	return &reuseConn{raw: raw, h: h, begin: a.s.params.begin, stmts: map[string]*cachedStmt{}, admin: true}, nil
 }
 
 func (a adminConnector) Driver() driver.Driver { return drv }
@@ -517,5 +690,6 @@ func (c *reuseConn) closeRaw() {
 		cs.st.Close()
 	}
 	c.stmts = nil
+	c.h.Release()
 	_ = c.raw.Close()
 }
