@@ -37,7 +37,7 @@ func TestConsumerCorpusReplays(t *testing.T) {
 		if !ok {
 			t.Fatalf("%s: target %q is not an example consumer", f, c.Target)
 		}
-		res, err := consumertest.Replay(target.Consumer, s)
+		res, err := consumertest.Replay(target.Consumer, s, target.Options()...)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -46,10 +46,10 @@ func TestConsumerCorpusReplays(t *testing.T) {
 		}
 		caught[c.Target] = true
 		for _, e := range catalog.All() {
-			if !e.Correct() || e.NoSQLite != "" {
+			if !e.Correct() {
 				continue
 			}
-			res, err := consumertest.Replay(e.Consumer, s)
+			res, err := consumertest.Replay(e.Consumer, s, e.Options()...)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -47,10 +47,7 @@ func TestVerifyFindsEveryBrokenExample(t *testing.T) {
 			continue
 		}
 		t.Run(e.Name, func(t *testing.T) {
-			if e.NoVerify != "" {
-				t.Skip(e.NoVerify)
-			}
-			res, err := consumertest.Explore(e.Consumer, e.VerifyBounds())
+			res, err := consumertest.Explore(e.Consumer, e.VerifyBounds(), e.Options()...)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -63,7 +60,7 @@ func TestVerifyFindsEveryBrokenExample(t *testing.T) {
 			if hunt, ok := sizes[e.Name]; ok && res.Scenario.Size() > hunt {
 				t.Errorf("counterexample of %d step(s), the hunt's has %d:\n%s", res.Scenario.Size(), hunt, res.Report())
 			}
-			again, err := consumertest.Replay(e.Consumer, res.Scenario)
+			again, err := consumertest.Replay(e.Consumer, res.Scenario, e.Options()...)
 			if err != nil || !again.Failed || again.Outcome.Trace.String() != res.Outcome.Trace.String() {
 				t.Fatalf("the counterexample does not replay with the same trace (%v):\n%s", err, again.Report())
 			}
@@ -93,10 +90,7 @@ func TestVerifyProvesTheCorrectExamples(t *testing.T) {
 			continue
 		}
 		t.Run(e.Name, func(t *testing.T) {
-			if e.NoSQLite != "" {
-				t.Skip(e.NoSQLite)
-			}
-			consumertest.Verify(t, e.Consumer, e.QuickBounds(), consumertest.CorpusDir(t.TempDir()))
+			consumertest.Verify(t, e.Consumer, e.QuickBounds(), append(e.Options(), consumertest.CorpusDir(t.TempDir()))...)
 		})
 	}
 }

@@ -30,12 +30,11 @@ func TestOwnMessageIsNeverFlaggedOnPostgres(t *testing.T) {
 	consumertest.Check(t, consumer, consumertest.Checks(60), consumertest.Postgres(dsn))
 }
 
-// TestOwnMessageIsVerified: the default bounds with one event and a
-// poison one, whose body does not decode.
+// TestOwnMessageIsVerified: an event and a poison one, whose body does not
+// decode, two workers, a preemption, a crash, an injected failure and a
+// duplicate.
 func TestOwnMessageIsVerified(t *testing.T) {
-	b := consumertest.DefaultBounds
-	b.Events = []consumertest.Fate{consumertest.FateOK, consumertest.FatePoison}
-	b.Preemptions = 1
+	b := consumertest.Bounds{Events: []consumertest.Fate{consumertest.FateOK, consumertest.FatePoison}, Workers: 2, Preemptions: 1, Crashes: 1, Failures: 1, Duplicates: 1}
 	consumertest.Verify(t, consumer, b, consumertest.CorpusDir(t.TempDir()))
 }
 

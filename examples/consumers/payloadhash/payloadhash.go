@@ -7,9 +7,9 @@
 // skipped as a duplicate and lost.
 //
 // The harness's generator draws such payload collisions (an event that
-// repeats the payload of the one before, under an id of its own), and so
-// does a fuzzing input: Check, Hunt and Fuzz catch it as nothing-lost.
-// Verify has no fate that makes one, so it cannot.
+// repeats the payload of the one before, under an id of its own), so does
+// a fuzzing input, and so does Verify's fate "same": Check, Hunt, Fuzz and
+// Verify catch it as nothing-lost.
 package payloadhash
 
 import (

@@ -3,13 +3,13 @@
 // (examples/libraries/postings: the account's currency read on the
 // *sql.DB, outside the transaction that checks the key and posts).
 //
-// On PostgreSQL the harness never flags it. On SQLite in a file, as the
-// team runs it (WAL, a busy timeout, BEGIN IMMEDIATE), the reader reads
-// the committed state while the writer holds its lock, and the consumer is
-// correct; but the harness's SQLite today is an in-memory database, whose
-// readers wait for the writer: the read meets a lock only its own
-// transaction can release, and the harness flags the consumer (see the
-// test).
+// On PostgreSQL the harness never flags it, nor on SQLite as the team runs
+// it (SQLiteParams: WAL, a busy timeout, BEGIN IMMEDIATE), where the
+// reader reads the committed state while the writer holds its lock. With
+// SQLite's defaults (deferred BEGIN, no busy timeout) it is flagged, and
+// rightly: two deferred transactions deadlock on the second connection's
+// read, and SQLite answers SQLITE_BUSY at once, until the event's attempts
+// are spent.
 package secondconn
 
 import (

@@ -24,17 +24,19 @@ func pgDSN(tb testing.TB) string {
 	return dsn
 }
 
-// TestOnSQLite is skipped: the harness's SQLite is an in-memory database
-// (memdb), whose readers wait for a writer, unlike the file the team
-// runs (SQLiteParams): the library's read on its second connection meets
-// the lock of its own transaction, gives up with SQLITE_BUSY at every
-// attempt, and Hunt (seed 1) reports healthy-applied at its first
-// scenario. Once the harness plays SQLite in a file with the team's
-// settings (consumertest.SQLite(secondconn.SQLiteParams)), this test
-// must pass.
+// TestOnSQLite runs SQLite as the team does (SQLiteParams: WAL, a busy
+// timeout, BEGIN IMMEDIATE): the library's read on its second connection
+// gets in beside its own transaction's write lock.
 func TestOnSQLite(t *testing.T) {
-	t.Skip("flagged on the harness's in-memory SQLite, whose readers wait for the writer, unlike the team's SQLite file (WAL): to run with consumertest.SQLite(secondconn.SQLiteParams) once the backend is a real file")
-	consumertest.Check(t, consumer, consumertest.Checks(300))
+	consumertest.Check(t, consumer, consumertest.Checks(300), consumertest.SQLite(secondconn.SQLiteParams))
+}
+
+// TestOnSQLiteIsVerified: one event, two workers, a preemption, a crash and
+// a duplicate.
+func TestOnSQLiteIsVerified(t *testing.T) {
+	consumertest.Verify(t, consumer, consumertest.Bounds{
+		Events: []consumertest.Fate{consumertest.FateOK}, Workers: 2, Preemptions: 1, Crashes: 1, Duplicates: 1,
+	}, consumertest.SQLite(secondconn.SQLiteParams), consumertest.CorpusDir(t.TempDir()))
 }
 
 func TestOnPostgres(t *testing.T) {
@@ -55,7 +57,7 @@ func TestOnPostgresIsVerified(t *testing.T) {
 	}
 }
 
-// FuzzSecondConn fuzzes the consumer on PostgreSQL (see TestOnSQLite).
+// FuzzSecondConn fuzzes the consumer on SQLite, as the team runs it.
 func FuzzSecondConn(f *testing.F) {
-	consumertest.Fuzz(f, consumer, consumertest.Postgres(pgDSN(f)))
+	consumertest.Fuzz(f, consumer, consumertest.SQLite(secondconn.SQLiteParams))
 }

@@ -54,14 +54,17 @@ func TestOnPostgres(t *testing.T) {
 // TestTheSweepsRunBetweenTheSteps: time moving by a minute makes each
 // worker's sweeper run its DELETE, an actor of its own ("w1.bg1"), waiting
 // for the lock while a worker's transaction holds it; a crash ends the
-// crashed worker's sweeper with it.
+// crashed worker's sweeper with it. It runs SQLite as the team does,
+// BEGIN IMMEDIATE and a busy timeout, so that w1's transaction holds the
+// write lock from its BEGIN (with SQLite's deferred BEGIN, the sweeps
+// would not wait there).
 func TestTheSweepsRunBetweenTheSteps(t *testing.T) {
 	s := &consumertest.Scenario{Version: consumertest.ScenarioVersion, Workers: 2, Policy: consumertest.DefaultPolicy,
 		Events: []consumertest.Event{{ID: "e1", User: "u1", Amount: 100}},
 		Steps: []consumertest.Step{{Op: consumertest.OpRun, Worker: 1}, {Op: consumertest.OpRun, Worker: 1},
 			{Op: consumertest.OpAdvance, Ms: 60000}, {Op: consumertest.OpCrash, Worker: 2}, {Op: consumertest.OpRun, Worker: 1}}}
 	for _, c := range []consumertest.Consumer{closed, declared} {
-		res, err := consumertest.Replay(c, s)
+		res, err := consumertest.Replay(c, s, consumertest.SQLite("_txlock=immediate&_pragma=busy_timeout(5000)"))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -5,8 +5,7 @@
 // (NewWorker opens the inbox in the Worker factory, with the worker's
 // *sql.DB) or when a worker handles its first message (NewLazyWorker). The
 // harness never flags either, on SQLite or PostgreSQL, and Verify proves
-// them within its bounds; but for a false alarm it raises today when it
-// injects a failure into a restarting worker's factory (see the tests).
+// them within its bounds.
 package tablefirstuse
 
 import (

@@ -47,8 +47,7 @@ func TestOnConflictDoNothingIsNeverFlaggedOnPostgres(t *testing.T) {
 // same in every replay of a schedule, or the search stops with "not
 // deterministic".
 func TestTheUpsertIsVerified(t *testing.T) {
-	b := consumertest.DefaultBounds
-	b.Events = []consumertest.Fate{consumertest.FateOK}
+	b := consumertest.Bounds{Events: []consumertest.Fate{consumertest.FateOK}, Workers: 2, Preemptions: 2, Crashes: 1, Failures: 1, Duplicates: 1}
 	for _, c := range []consumertest.Consumer{onConflict, orIgnore} {
 		t.Run(c.Name, func(t *testing.T) {
 			consumertest.Verify(t, c, b, consumertest.CorpusDir(t.TempDir()), consumertest.VerifyTime(2*time.Minute))
