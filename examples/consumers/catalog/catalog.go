@@ -16,16 +16,26 @@ import (
 	"github.com/idemcheck/idemcheck/examples/consumers/balance"
 	"github.com/idemcheck/idemcheck/examples/consumers/balancesplit"
 	"github.com/idemcheck/idemcheck/examples/consumers/claimstuck"
+	"github.com/idemcheck/idemcheck/examples/consumers/deadline"
 	"github.com/idemcheck/idemcheck/examples/consumers/effectthenmark"
 	"github.com/idemcheck/idemcheck/examples/consumers/insertfirst"
 	"github.com/idemcheck/idemcheck/examples/consumers/lease"
 	"github.com/idemcheck/idemcheck/examples/consumers/lru"
 	"github.com/idemcheck/idemcheck/examples/consumers/markfirst"
+	"github.com/idemcheck/idemcheck/examples/consumers/migrations"
 	"github.com/idemcheck/idemcheck/examples/consumers/nounique"
+	"github.com/idemcheck/idemcheck/examples/consumers/ownmessage"
+	"github.com/idemcheck/idemcheck/examples/consumers/ownretry"
+	"github.com/idemcheck/idemcheck/examples/consumers/payloadhash"
 	"github.com/idemcheck/idemcheck/examples/consumers/poisoneverything"
+	"github.com/idemcheck/idemcheck/examples/consumers/secondconn"
 	"github.com/idemcheck/idemcheck/examples/consumers/splitcheck"
 	"github.com/idemcheck/idemcheck/examples/consumers/stuckprocessing"
+	"github.com/idemcheck/idemcheck/examples/consumers/sweeper"
+	"github.com/idemcheck/idemcheck/examples/consumers/tablefirstuse"
 	"github.com/idemcheck/idemcheck/examples/consumers/ttl"
+	"github.com/idemcheck/idemcheck/examples/consumers/upsertfirst"
+	"github.com/idemcheck/idemcheck/impl/contract/handler"
 )
 
 // Entry is one example consumer.
@@ -44,8 +54,17 @@ type Entry struct {
 	Doc string
 	// Verify, when set, are the bounds the model checker needs to reach
 	// the consumer's bug (time moving by a lease or a retention window,
-	// say), where consumertest.DefaultBounds do not; see VerifyBounds.
+	// say), where consumertest.DefaultBounds do not, or the heavier
+	// bounds a correct consumer is proved within (fuzzrun consumer NAME
+	// -explore); see VerifyBounds.
 	Verify *consumertest.Bounds
+	// Quick, when set, are the bounds a unit test proves a correct
+	// consumer within (TestVerifyProvesTheCorrectExamples); see
+	// QuickBounds.
+	Quick *consumertest.Bounds
+	// SQLite, when set, are the SQLite settings the team runs the
+	// consumer with (consumertest.SQLite); "": SQLite's defaults.
+	SQLite string
 }
 
 // VerifyBounds are the bounds to model-check e within: e.Verify, or
@@ -55,6 +74,24 @@ func (e Entry) VerifyBounds() consumertest.Bounds {
 		return *e.Verify
 	}
 	return consumertest.DefaultBounds
+}
+
+// QuickBounds are the bounds a unit test proves a correct e within:
+// e.Quick, or one event and its duplicate, two workers, two preemptions,
+// a crash and an injected failure.
+func (e Entry) QuickBounds() consumertest.Bounds {
+	if e.Quick != nil {
+		return *e.Quick
+	}
+	return consumertest.Bounds{Events: one, Workers: 2, Preemptions: 2, Crashes: 1, Failures: 1, Duplicates: 1}
+}
+
+// Options are the options e runs with on SQLite: its settings.
+func (e Entry) Options() []consumertest.Option {
+	if e.SQLite == "" {
+		return nil
+	}
+	return []consumertest.Option{consumertest.SQLite(e.SQLite)}
 }
 
 // Correct reports whether the harness must never flag e.
@@ -73,7 +110,11 @@ const (
 	ledgerEffects   = "SELECT event_id, amount_cents FROM ledger"
 	balanceEffects  = "SELECT user_id, balance_cents FROM accounts"
 	processedEvents = "SELECT event_id FROM processed_events"
+	paymentEffects  = "SELECT message_id, amount_cents FROM payments"
 )
+
+// one is a single ok event, for bounds.
+var one = []consumertest.Fate{consumertest.FateOK}
 
 // All returns every example, the correct ones first, each group by name.
 func All() []Entry {
@@ -117,6 +158,8 @@ func All() []Entry {
 			// A duplicate comes back after the window: time must move past it.
 			Verify: &consumertest.Bounds{Events: []consumertest.Fate{consumertest.FateOK}, Workers: 1, Duplicates: 1, Advances: 1, Durations: []time.Duration{11 * time.Second}}},
 	}
+	es = append(es[:3], append(newCorrect(), es[3:]...)...)
+	es = append(es, newBroken()...)
 	for i := range es {
 		es[i].Consumer.Name = es[i].Name
 		if es[i].Postgres != nil {
@@ -124,6 +167,107 @@ func All() []Entry {
 		}
 	}
 	return es
+}
+
+// newCorrect are the correct examples of deadlines, upserts, libraries
+// with tables, goroutines and connections of their own, migrations by
+// code, a message type of the team's own and a retry count of its own.
+func newCorrect() []Entry {
+	p4 := consumertest.VerifyPolicy
+	p4.MaxAttempts = 4
+	return []Entry{
+		{Name: "deadline", Doc: "the ADR transaction under context.WithTimeout(30s): an expiry mid-transaction rolls it all back",
+			Consumer: consumertest.Consumer{Schema: deadline.Schema, Handler: deadline.Handle, Effects: consumertest.PerEvent(ledgerEffects), Dedupe: processedEvents},
+			// Time moves by the whole deadline once, anywhere.
+			Verify: &consumertest.Bounds{Events: one, Workers: 2, Preemptions: 2, Crashes: 1, Failures: 1, Duplicates: 1, Advances: 1, Durations: []time.Duration{deadline.Timeout}},
+			Quick:  &consumertest.Bounds{Events: one, Workers: 2, Preemptions: 1, Duplicates: 1, Advances: 1, Durations: []time.Duration{deadline.Timeout}}},
+		{Name: "deadline-cancel", Doc: "the ADR transaction under context.WithCancel, cancelled after the commit",
+			Consumer: consumertest.Consumer{Schema: deadline.Schema, Handler: deadline.HandleCancel, Effects: consumertest.PerEvent(ledgerEffects), Dedupe: processedEvents}},
+		{Name: "upsertfirst", Doc: "claim with INSERT ... ON CONFLICT DO NOTHING, RowsAffected 0 is a duplicate, effect in the same transaction",
+			Consumer: consumertest.Consumer{Schema: upsertfirst.Schema, Handler: upsertfirst.Handle, Effects: consumertest.PerEvent(ledgerEffects), Dedupe: processedEvents}},
+		{Name: "tablefirstuse", Doc: "an inbox library that creates its tables (IF NOT EXISTS) in the Worker factory",
+			Consumer: consumertest.Consumer{Schema: tablefirstuse.Schema, Worker: tablefirstuse.NewWorker, Effects: consumertest.PerEvent(ledgerEffects)},
+			// One event: two take the search past minutes.
+			Verify: &consumertest.Bounds{Events: one, Workers: 2, Preemptions: 2, Crashes: 1, Failures: 1, Duplicates: 1},
+			Quick:  &consumertest.Bounds{Events: one, Workers: 2, Preemptions: 2, Crashes: 1, Duplicates: 1}},
+		{Name: "tablefirstuse-lazy", Doc: "the same inbox library creating its tables on the first message, in the handler",
+			Consumer: consumertest.Consumer{Schema: tablefirstuse.Schema, Worker: tablefirstuse.NewLazyWorker, Effects: consumertest.PerEvent(ledgerEffects)},
+			Verify:   &consumertest.Bounds{Events: one, Workers: 2, Preemptions: 1, Crashes: 1, Failures: 1, Duplicates: 1},
+			Quick:    &consumertest.Bounds{Events: one, Workers: 2, Preemptions: 1, Crashes: 1, Duplicates: 1}},
+		{Name: "sweeper", Doc: "a key store whose constructor starts a clean-up ticker (SQL DELETE), closed with the worker",
+			Consumer: consumertest.Consumer{Schema: sweeper.Schema, Worker: sweeper.NewWorker, Effects: consumertest.PerEvent(ledgerEffects), Dedupe: sweeperKeys},
+			// Time moves by the sweep period: the sweeps interleave.
+			Verify: &consumertest.Bounds{Events: one, Workers: 2, Preemptions: 1, Crashes: 1, Duplicates: 1, Advances: 1, Durations: []time.Duration{time.Minute}},
+			Quick:  &consumertest.Bounds{Events: one, Workers: 1, Crashes: 1, Duplicates: 1, Advances: 1, Durations: []time.Duration{time.Minute}}},
+		{Name: "sweeper-lingering", Doc: "the same key store never closed, its sweeper declared with Consumer.Lingering",
+			Consumer: consumertest.Consumer{Schema: sweeper.Schema, Worker: sweeper.NewWorkerNeverClosed, Effects: consumertest.PerEvent(ledgerEffects), Dedupe: sweeperKeys,
+				Lingering: "the key store's clean-up runs for the life of the process"},
+			Verify: &consumertest.Bounds{Events: one, Workers: 2, Preemptions: 1, Duplicates: 1, Advances: 1, Durations: []time.Duration{time.Minute}},
+			Quick:  &consumertest.Bounds{Events: one, Workers: 1, Crashes: 1, Duplicates: 1, Advances: 1, Durations: []time.Duration{time.Minute}}},
+		{Name: "secondconn", Doc: "a library that reads on a second connection while its own transaction holds the write lock",
+			Consumer: consumertest.Consumer{Schema: secondconn.Schema, Worker: secondconn.NewWorker, Effects: consumertest.PerEvent(postingEffects)},
+			// Its team's settings: with SQLite's defaults, two deferred
+			// transactions deadlock on the second connection's read.
+			SQLite: secondconn.SQLiteParams,
+			Quick:  &consumertest.Bounds{Events: one, Workers: 2, Preemptions: 1, Crashes: 1, Duplicates: 1}},
+		{Name: "migrations", Doc: "the schema applied by code (Consumer.Setup): SQL files with comments, quotes, trigger and PL/pgSQL bodies",
+			Consumer: migrationsConsumer(migrations.SQLite), Postgres: ptr(migrationsConsumer(migrations.Postgres)),
+			// A poison event only the migrated trigger refuses.
+			Verify: &consumertest.Bounds{Events: []consumertest.Fate{consumertest.FateOK, consumertest.FatePoison}, Workers: 2, Preemptions: 2, Crashes: 1, Failures: 1, Duplicates: 1},
+			Quick:  &consumertest.Bounds{Events: []consumertest.Fate{consumertest.FateOK, consumertest.FatePoison}, Workers: 1, Crashes: 1, Failures: 1, Duplicates: 1}},
+		{Name: "ownmessage", Doc: "the team's own message type (headers, JSON body) through HandlerOf, UUID event ids (EventIDs)",
+			Consumer: consumertest.Consumer{Schema: ownmessage.Schema, Handler: consumertest.HandlerOf(ownmessage.FromHarness, ownmessage.Handle),
+				Effects: consumertest.PerEvent(paymentEffects), Dedupe: "SELECT message_id FROM processed_messages", EventIDs: ownmessage.EventID}},
+		{Name: "ownretry", Doc: "its own failure count and dead_letters table, an event parked after 3 failures and acked (DeadLetters)",
+			Consumer: ownretryConsumer(ownretry.Handle),
+			// Its team's settings: SQLite's defaults crash the harness
+			// today (a rows.Close retried on busy, reported).
+			SQLite: ownretrySQLite,
+			// The broker retries four times, as Check's: the consumer
+			// parks an event at its third failure, before the broker.
+			Verify: &consumertest.Bounds{Events: []consumertest.Fate{consumertest.Transient(3), consumertest.FateOK}, Workers: 2, Preemptions: 2, Crashes: 1, Duplicates: 1, Policy: p4},
+			Quick:  &consumertest.Bounds{Events: []consumertest.Fate{consumertest.Transient(3)}, Workers: 2, Preemptions: 1, Crashes: 1, Duplicates: 1, Policy: p4}},
+	}
+}
+
+// newBroken are the broken examples that go with newCorrect.
+func newBroken() []Entry {
+	p4 := consumertest.VerifyPolicy
+	p4.MaxAttempts = 4
+	return []Entry{
+		{Name: "deadline-split", Law: consumertest.LawSingleCredit, Doc: "credit committed, then the mark in a call of its own: a deadline expired between them, the redelivery credits again",
+			Consumer: consumertest.Consumer{Schema: deadline.Schema, Handler: deadline.HandleSplit, Effects: consumertest.PerEvent(ledgerEffects), Dedupe: processedEvents},
+			// The worker stalls past its deadline: time must move by it.
+			Verify: &consumertest.Bounds{Events: one, Workers: 1, Advances: 1, Durations: []time.Duration{deadline.SplitTimeout}}},
+		{Name: "sweeper-undeclared", Law: consumertest.LawRuns, Doc: "a key store never closed, its sweeper goroutine undeclared: left running by the Worker factory",
+			Consumer: consumertest.Consumer{Schema: sweeper.Schema, Worker: sweeper.NewWorkerNeverClosed, Effects: consumertest.PerEvent(ledgerEffects), Dedupe: sweeperKeys},
+			Verify:   &consumertest.Bounds{Events: one, Workers: 1}},
+		{Name: "payloadhash", Law: consumertest.LawNothingLost, Doc: "dedupes on a SHA-256 of the body, not the message-id: a second payment with the same body is lost",
+			Consumer: consumertest.Consumer{Schema: payloadhash.Schema, Handler: consumertest.HandlerOf(ownmessage.FromHarness, payloadhash.Handle),
+				Effects: consumertest.PerEvent(paymentEffects), EventIDs: ownmessage.EventID},
+			// An event and one with its payload.
+			Verify: &consumertest.Bounds{Events: []consumertest.Fate{consumertest.FateOK, consumertest.FateSame}, Workers: 1}},
+		{Name: "ownretry-noretry", Law: consumertest.LawHealthyApplied, Doc: "its own dead_letters table, an event parked at its first failure: a transient failure loses a healthy event",
+			Consumer: ownretryConsumer(ownretry.HandleNoRetry), SQLite: ownretrySQLite,
+			// One injected failure, the broker retrying four times.
+			Verify: &consumertest.Bounds{Events: one, Workers: 1, Failures: 1, Policy: p4}},
+	}
+}
+
+const (
+	ownretrySQLite = "_txlock=immediate&_pragma=busy_timeout(5000)"
+	sweeperKeys    = "SELECT idem_key FROM idempotency_keys"
+	postingEffects = "SELECT idem_key, amount_cents, currency FROM postings"
+)
+
+func migrationsConsumer(d migrations.Dialect) consumertest.Consumer {
+	return consumertest.Consumer{Setup: migrations.Setup(d), Handler: migrations.Handle,
+		Effects: consumertest.PerEvent("SELECT event_id, amount_cents, currency FROM ledger"), Dedupe: processedEvents}
+}
+
+func ownretryConsumer(h handler.Func) consumertest.Consumer {
+	return consumertest.Consumer{Schema: ownretry.Schema, Handler: h, Effects: consumertest.PerEvent(ledgerEffects), Dedupe: processedEvents,
+		DeadLetters: "SELECT event_id FROM dead_letters"}
 }
 
 func ttlConsumer(d ttl.Dialect, window string) consumertest.Consumer {

@@ -37,7 +37,7 @@ func TestConsumerCorpusReplays(t *testing.T) {
 		if !ok {
 			t.Fatalf("%s: target %q is not an example consumer", f, c.Target)
 		}
-		res, err := consumertest.Replay(target.Consumer, s)
+		res, err := consumertest.Replay(target.Consumer, s, target.Options()...)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -49,7 +49,7 @@ func TestConsumerCorpusReplays(t *testing.T) {
 			if !e.Correct() {
 				continue
 			}
-			res, err := consumertest.Replay(e.Consumer, s)
+			res, err := consumertest.Replay(e.Consumer, s, e.Options()...)
 			if err != nil {
 				t.Fatal(err)
 			}

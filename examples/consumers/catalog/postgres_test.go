@@ -26,7 +26,9 @@ func postgresDSN(tb testing.TB) string {
 // steps.
 func TestOnPostgres(t *testing.T) {
 	dsn := postgresDSN(t)
-	for _, name := range []string{"adr", "insertfirst", "balance", "splitcheck", "effectthenmark", "balancesplit", "lease", "ttl"} {
+	for _, name := range []string{"adr", "insertfirst", "balance", "splitcheck", "effectthenmark", "balancesplit", "lease", "ttl",
+		"deadline", "deadline-cancel", "upsertfirst", "tablefirstuse", "tablefirstuse-lazy", "sweeper", "sweeper-lingering", "secondconn",
+		"migrations", "ownmessage", "ownretry", "deadline-split", "payloadhash", "ownretry-noretry"} {
 		e, ok := catalog.Lookup(name)
 		if !ok {
 			t.Fatalf("no example %q", name)

@@ -47,7 +47,7 @@ func TestVerifyFindsEveryBrokenExample(t *testing.T) {
 			continue
 		}
 		t.Run(e.Name, func(t *testing.T) {
-			res, err := consumertest.Explore(e.Consumer, e.VerifyBounds())
+			res, err := consumertest.Explore(e.Consumer, e.VerifyBounds(), e.Options()...)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -60,7 +60,7 @@ func TestVerifyFindsEveryBrokenExample(t *testing.T) {
 			if hunt, ok := sizes[e.Name]; ok && res.Scenario.Size() > hunt {
 				t.Errorf("counterexample of %d step(s), the hunt's has %d:\n%s", res.Scenario.Size(), hunt, res.Report())
 			}
-			again, err := consumertest.Replay(e.Consumer, res.Scenario)
+			again, err := consumertest.Replay(e.Consumer, res.Scenario, e.Options()...)
 			if err != nil || !again.Failed || again.Outcome.Trace.String() != res.Outcome.Trace.String() {
 				t.Fatalf("the counterexample does not replay with the same trace (%v):\n%s", err, again.Report())
 			}
@@ -78,20 +78,19 @@ func breaksLaw(bs []consumertest.Breach, law string) bool {
 	return false
 }
 
-// TestVerifyProvesTheCorrectExamples verifies adr, insertfirst and
-// balance through Verify, as a team's test calls it: one event (and its
-// duplicate), two workers, two preemptions, a crash and an injected
-// failure. The two-event bounds take longer than a unit test should; the
-// CLI measures them.
+// TestVerifyProvesTheCorrectExamples verifies every correct example
+// through Verify, as a team's test calls it, within the bounds a unit test
+// affords (Entry.QuickBounds): for adr, insertfirst and balance, one event
+// (and its duplicate), two workers, two preemptions, a crash and an
+// injected failure. The heavier bounds are the CLI's (fuzzrun consumer
+// NAME -explore: Entry.VerifyBounds).
 func TestVerifyProvesTheCorrectExamples(t *testing.T) {
-	b := consumertest.DefaultBounds
-	b.Events = []consumertest.Fate{consumertest.FateOK}
 	for _, e := range catalog.All() {
 		if !e.Correct() {
 			continue
 		}
 		t.Run(e.Name, func(t *testing.T) {
-			consumertest.Verify(t, e.Consumer, b, consumertest.CorpusDir(t.TempDir()))
+			consumertest.Verify(t, e.Consumer, e.QuickBounds(), append(e.Options(), consumertest.CorpusDir(t.TempDir()))...)
 		})
 	}
 }
