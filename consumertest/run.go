@@ -407,14 +407,16 @@ func (r *run) flushConflicts(w *worker) {
 	}
 }
 
-// lockHolders names the other workers inside a transaction, "" for none.
+// lockHolders names the other workers that may hold a lock (inside a
+// transaction, or reading rows), "" for none.
 func (r *run) lockHolders(w *worker) string {
 	var names []string
 	for _, o := range r.workers {
 		if o == w || o.conn == nil {
 			continue
 		}
-		if open, _ := o.conn.InTx(); open {
+		o.conn.EndEnded()
+		if o.conn.Holding() {
 			names = append(names, o.name)
 		}
 	}

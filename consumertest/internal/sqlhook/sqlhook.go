@@ -302,6 +302,20 @@ func (c *Connector) InTx() (bool, string) {
 	return false, ""
 }
 
+// Holding reports whether one of the connections may hold a lock of the
+// database's: it is inside a transaction, or a query's rows are still
+// open (SQLite keeps a shared lock until they end).
+func (c *Connector) Holding() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, cn := range c.conns {
+		if !cn.dead && ((cn.inTx && !cn.txEnded) || cn.rowsOpen > 0) {
+			return true
+		}
+	}
+	return false
+}
+
 // EndEnded rolls back, now, every open transaction whose context ended
 // (a handler that cancels its context to roll back): what database/sql's
 // watcher of the context does on a goroutine of its own, at a moment the
@@ -335,6 +349,8 @@ type conn struct {
 	// rolled back because that context ended.
 	txCtx   context.Context
 	txEnded bool
+	// rowsOpen counts the rows not yet closed (under c.mu).
+	rowsOpen int
 	// cur is the call in progress on inner, for a wait the engine makes
 	// (see WithWaits); waited says one was made, gaveUp why it ended.
 	cur    Call
@@ -620,7 +636,15 @@ func (cn *conn) QueryContext(ctx context.Context, query string, args []driver.Na
 		return nil, err
 	}
 	cn.track(rows)
+	cn.rowsOpened(1)
 	return &wrappedRows{inner: rows, cn: cn, query: query, ctx: ctx, txCtx: c.TxCtx}, nil
+}
+
+// rowsOpened counts rows opened (1) or closed (-1).
+func (cn *conn) rowsOpened(n int) {
+	cn.c.mu.Lock()
+	cn.rowsOpen += n
+	cn.c.mu.Unlock()
 }
 
 func (cn *conn) ResetSession(context.Context) error {
@@ -765,6 +789,7 @@ func (s *stmt) QueryContext(ctx context.Context, args []driver.NamedValue) (driv
 		return nil, err
 	}
 	s.cn.track(rows)
+	s.cn.rowsOpened(1)
 	return &wrappedRows{inner: rows, cn: s.cn, query: s.query, ctx: ctx, txCtx: c.TxCtx}, nil
 }
 
@@ -800,6 +825,7 @@ func (r *wrappedRows) Close() error {
 		}
 		r.innerClosed = true
 		r.cn.untrack(r.inner)
+		r.cn.rowsOpened(-1)
 		return r.inner.Close()
 	}
 	c := Call{Op: RowsEnd, SQL: r.query, Ctx: r.ctx}

@@ -53,7 +53,6 @@ func TestOwnRetryIsNeverFlagged(t *testing.T) {
 // rows.Close when it answers busy, and the statement was finalized by the
 // first Close already.
 func TestOnSQLiteDefaults(t *testing.T) {
-	t.Skip("harness crash (SIGSEGV in sqlite3_finalize, rows.Close retried on busy) with SQLite's defaults: reported")
 	consumertest.Check(t, retrying, consumertest.Checks(300))
 }
 
