@@ -32,6 +32,30 @@
 // happens next. The database hook is a wrapping database/sql driver
 // (consumertest/internal/sqlhook) around the real one, so the handler is unchanged.
 //
+// The Worker factory runs on the worker's own goroutine before its first
+// delivery, given the worker's *sql.DB; its calls (a library creating its
+// tables) are the worker's, run at once unless one meets a lock. A
+// goroutine other than a handler's that makes calls through a worker's
+// handle (a library's clean-up ticker, a goroutine the handler started) is
+// an actor of its own, with a lane of its own in the trace (w1.bg1), run
+// between the steps of the schedule once the bubble is settled (see
+// actors.go). A goroutine still running once every worker was stopped is
+// a breach of law runs, with its stack and who started it, unless
+// Consumer.Lingering says why it lives on.
+//
+// # Contexts
+//
+// A handler's deadlines and cancellations are real. A deadline that
+// passes while the worker waits at a call (because the schedule moved the
+// scenario's time past it) makes the call return the context's error, as
+// a driver does with a context that ended, and rolls the transaction back,
+// as database/sql's watcher of the context does; both happen at once,
+// where the schedule decides, not when the Go scheduler runs the watcher.
+// The trace says so, and the delivery records it as a fault of the
+// harness's. A transaction rolled back by cancelling its context is
+// rolled back before the handler's return is judged, and each delivery's
+// context ends when its handler returned or its worker crashed.
+//
 // # Crashes
 //
 // A crash stops the worker at its point: its connections are closed under
@@ -154,8 +178,10 @@
 //
 // The harness's own faults are an injected failure (a Fail step), a crash
 // of the worker holding the delivery, an ack timeout (the schedule did not
-// move the worker before its ack deadline), and a lock timeout the
-// scheduler forced in a deadlock between workers. A nack or a poison
+// move the worker before its ack deadline), a lock timeout the scheduler
+// forced in a deadlock between workers or a busy answer while another
+// worker held the lock, and a context that ended as the scenario's time
+// moved. A nack or a poison
 // answer in a delivery none of them hit is the consumer giving up on the
 // event by itself: a consumer that answers "locked" on every redelivery
 // after one failed attempt, until max_attempts, loses a healthy event. A
@@ -164,8 +190,18 @@
 // holds as far as totals tell: each user's total must be explained by the
 // events that must be applied, the healthy ones the consumer gave up on
 // included, plus any subset of those the harness's faults excuse. A
-// passing run's Result.Checks is the number of scenarios played. Goroutines a handler starts carry
-// the run's pprof label; those still alive when the scenario ends are
+// passing run's Result.Checks is the number of scenarios played.
+//
+// A consumer that keeps its own retry count and dead-letter table, and
+// acks what it dead-letters, declares its dead-letter query
+// (Consumer.DeadLetters): those events count as dead-lettered, a healthy
+// one excused only when the harness's faults hit as many of its deliveries
+// as the broker's policy retries. Scenarios draw payload collisions (two
+// events with equal payloads under ids of their own, Event.Payload): both
+// are to be applied.
+//
+// Goroutines a handler or a Worker factory starts carry the run's pprof
+// labels (who started them); those still alive when the scenario ends are
 // reported with their stack (exactly, the bubble having settled; without a
 // bubble, once the process has grown by more than a few goroutines, since
 // others may still be on their way out).
@@ -175,7 +211,9 @@
 // A handler returns nil (ack), handler.Poison(err) for a message that can
 // never succeed (dead-lettered at once), or any other error (transient:
 // nacked and retried with backoff, dead-lettered after max_attempts). The
-// harness produces poison events as events with amount_cents <= 0.
+// harness produces poison events as events with amount_cents <= 0
+// (handler.Message.Poisoned). A consumer of its own message type is put
+// under the harness with HandlerOf or WorkerOf (see messages.go).
 //
 // # PostgreSQL
 //
@@ -339,8 +377,16 @@
 // preemptions (iterative deepening: the counterexample found has the
 // fewest), reduced by sleep sets over what each call touches and by state
 // caching. A schedule is a Scenario: a counterexample replays with Replay
-// and goes to the corpus. See Explore for what is assumed, and
+// and goes to the corpus. DefaultBounds cover every kind of fault at least
+// once, in three searches made in turn (Bounds.Then); a verdict names
+// what its bounds leave out. See Explore for what is assumed, and
 // docs/model-checking-consumers.md.
+//
+// # Regressions
+//
+// Check, Verify and Fuzz replay the consumer's saved cases (the corpus
+// directory, testdata/consumertest by default) before any search: one that
+// still breaks a law fails the test at once (see regress.go).
 //
 // # Database backends
 //

@@ -74,15 +74,22 @@ func (d *durationSet) add(x time.Duration) {
 }
 
 // windows are the shortest windows found, each a second longer so that
-// time moves past it.
+// time moves past it; windows within a second of a shorter one are one.
 func (d *durationSet) windows() []time.Duration {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	var out []time.Duration
+	var all []time.Duration
 	for x := range d.seen {
+		all = append(all, x)
+	}
+	slices.Sort(all)
+	var out []time.Duration
+	for _, x := range all {
+		if n := len(out); n > 0 && x-(out[n-1]-time.Second) < time.Second {
+			continue
+		}
 		out = append(out, x+time.Second)
 	}
-	slices.Sort(out)
 	return out[:min(len(out), maxOwnDurations)]
 }
 
@@ -93,6 +100,12 @@ func (d *durationSet) observe(query string, args []driver.NamedValue, nowMs int6
 		d.add(x)
 	}
 	for _, a := range args {
+		// A time the run itself made (the events' occurredAt, the start)
+		// is data, not a window: it is only as far from now as the
+		// schedule moved time.
+		if at, ok := argTime(a.Value); ok && at == startMs {
+			continue
+		}
 		if x, ok := argDistance(a.Value, nowMs); ok {
 			d.add(x)
 		}
@@ -176,6 +189,17 @@ func unitOf(u string) time.Duration {
 		return 365 * 24 * time.Hour
 	}
 	return 0
+}
+
+// argTime reads an argument that is a time as ms since the epoch.
+func argTime(v driver.Value) (int64, bool) {
+	switch x := v.(type) {
+	case time.Time:
+		return x.UnixMilli(), true
+	case int64:
+		return x, true
+	}
+	return 0, false
 }
 
 // argDistance is how far from the scenario's time an argument that is a

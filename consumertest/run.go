@@ -68,6 +68,10 @@ const (
 	// context ended while it was parked, and it went on with the error),
 	// until it parks again.
 	running
+	// down: its Worker factory failed at a restart (a table it creates
+	// met another worker's lock, say): it starts again when the schedule
+	// moves it, as a service's supervisor restarts a process.
+	down
 )
 
 // decision is what the scheduler tells a parked worker.
@@ -591,7 +595,17 @@ func (r *run) started(w *worker, ev wevent) {
 	}
 	w.fn, w.closer = ev.fn, ev.closer
 	if w.startErr != nil && w.restarted {
-		r.fail("worker-restarts", w.startErr.Error())
+		w.state = down
+		r.tracef(Entry{Kind: KindCrash, Worker: w.name}, "%s fails to start (%s): it is down, and starts again when the schedule moves it", w.name, quoteShort(ev.startErr.Error()))
+	}
+}
+
+// restartDown starts a down worker again. A start that fails while no
+// other worker may hold a lock in its way fails for good: law runs.
+func (r *run) restartDown(w *worker) {
+	r.stop(w, false)
+	if err := r.start(w); err != nil && w.state == down && r.lockHolders(w) == "" && r.failure == nil {
+		r.fail("worker-restarts", err.Error())
 	}
 }
 
@@ -1062,9 +1076,9 @@ func (r *run) retry(w *worker) {
 // handler, its connections close, its delivery stays unacked, and it
 // restarts idle.
 func (r *run) crash(w *worker) {
-	if w.state == running {
-		// Moving on its own (its context ended): it crashes once it
-		// parks again, if the schedule says so then.
+	if w.state == running || w.state == down {
+		// Moving on its own (its context ended), or down already: it
+		// crashes once it parks again, if the schedule says so then.
 		return
 	}
 	if w.state == idle {
@@ -1092,7 +1106,7 @@ func (r *run) crash(w *worker) {
 	r.crashBackground(w)
 	r.stop(w, false)
 	w.restarted = true
-	if err := r.start(w); err != nil && r.failure == nil {
+	if err := r.start(w); err != nil && w.state != down && r.failure == nil {
 		r.fail("worker-restarts", err.Error())
 	}
 	r.serveBackground()
@@ -1119,6 +1133,8 @@ func (r *run) step(st Step) {
 			r.act(w, d)
 		case running:
 			r.tracef(Entry{Kind: KindIdle, Worker: w.name}, "%s is moving on its own", w.name)
+		case down:
+			r.restartDown(w)
 		}
 		r.serveBackground()
 	case OpCrash:
@@ -1186,6 +1202,17 @@ func (r *run) drain() {
 			r.serveBackground()
 			continue
 		}
+		for k := 1; k <= n && !acted; k++ {
+			i := (r.cursor + k) % n
+			if w := r.workers[i]; w.state == down {
+				r.restartDown(w)
+				r.cursor, acted = i, true
+			}
+		}
+		if acted {
+			r.serveBackground()
+			continue
+		}
 		quiet, next := r.b.Quiet()
 		if quiet {
 			return
@@ -1208,7 +1235,7 @@ func (r *run) close() {
 	r.free.Store(true)
 	r.releaseBackground()
 	for _, w := range r.workers {
-		if w.state != idle {
+		if w.state != idle && w.state != down {
 			w.crashing.Store(true)
 			w.conn.Kill()
 			r.active.Store(w)

@@ -490,6 +490,10 @@ func (v *verifyRun) enabled() ([]trans, int) {
 			if !othersParked(i) || v.moves > v.ws[i].blockedAt {
 				add(trans{id: tid{kRun, int8(i), 0}, step: Step{Op: OpRun, Worker: i + 1}, fp: footprint{all: true}, spend: -1, cost: cost(i), dirty: true})
 			}
+		case down:
+			// Its factory failed at a restart: starting it again may
+			// touch anything its factory does.
+			add(trans{id: tid{kRun, int8(i), 0}, step: Step{Op: OpRun, Worker: i + 1}, fp: footprint{all: true}, spend: -1, cost: cost(i), dirty: true})
 		case idle:
 			if !eligibleRead {
 				eligible, eligibleRead = r.b.Eligible(Group), true

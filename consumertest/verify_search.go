@@ -211,25 +211,25 @@ func explore(c Consumer, b Bounds, cfg config, name string) (VerifyResult, error
 }
 
 // add takes the search of world i into the verification's result.
-func (res *VerifyResult) add(r VerifyResult, i int) {
-	res.Schedules += r.Schedules
-	res.Judged += r.Judged
-	res.Cut += r.Cut
-	res.States += r.States
-	res.SleepPruned += r.SleepPruned
-	res.CachePruned += r.CachePruned
-	res.BoundPruned += r.BoundPruned
-	for k, n := range r.Coverage {
-		res.Coverage[k] += n
+func (r *VerifyResult) add(w VerifyResult, i int) {
+	r.Schedules += w.Schedules
+	r.Judged += w.Judged
+	r.Cut += w.Cut
+	r.States += w.States
+	r.SleepPruned += w.SleepPruned
+	r.CachePruned += w.CachePruned
+	r.BoundPruned += w.BoundPruned
+	for k, n := range w.Coverage {
+		r.Coverage[k] += n
 	}
-	for _, l := range r.Levels {
+	for _, l := range w.Levels {
 		l.World = i
-		res.Levels = append(res.Levels, l)
+		r.Levels = append(r.Levels, l)
 	}
-	res.World = i
-	res.Verified, res.Failed, res.Stopped, res.PreemptionsExplored = r.Verified, r.Failed, r.Stopped, r.PreemptionsExplored
-	res.Law, res.Breaches, res.Scenario, res.Outcome = r.Law, r.Breaches, r.Scenario, r.Outcome
-	res.Preemptions, res.Steps, res.Shortest, res.CorpusFile, res.Replay = r.Preemptions, r.Steps, r.Shortest, r.CorpusFile, r.Replay
+	r.World = i
+	r.Verified, r.Failed, r.Stopped, r.PreemptionsExplored = w.Verified, w.Failed, w.Stopped, w.PreemptionsExplored
+	r.Law, r.Breaches, r.Scenario, r.Outcome = w.Law, w.Breaches, w.Scenario, w.Outcome
+	r.Preemptions, r.Steps, r.Shortest, r.CorpusFile, r.Replay = w.Preemptions, w.Steps, w.Shortest, w.CorpusFile, w.Replay
 }
 
 // exploreWorld searches one world (bounds without Then): it starts the

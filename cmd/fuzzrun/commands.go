@@ -59,7 +59,7 @@ var commands = []*command{
 		name:    "consumer",
 		arg:     "NAME|SCHEME:ARG",
 		summary: "a campaign against a team's consumer (an example consumer by name, or exec:COMMAND), or its model check with -explore",
-		flags: flagList(budgetFlags, []string{"db", "batch", "replay", "corpus", "html", "json", "progress-every", "explore",
+		flags: flagList(budgetFlags, []string{"db", "sqlite", "batch", "replay", "corpus", "html", "json", "progress-every", "explore",
 			"events", "group-workers", "preemptions", "crashes", "failures", "duplicates", "advances", "durations", "replays",
 			"max-steps", "no-por", "no-cache"}),
 		setup: func(o *options, arg string) { o.consumer = arg },
@@ -580,6 +580,9 @@ var flagHelp = map[string]string{
 	"consumer.checks":   "  -checks N        scenarios in total (default: none); schedules with -explore\n",
 	"consumer.seed":     "  -seed N          base seed (default: random, printed)\n",
 	"consumer.workers":  "  -workers N       with -explore: goroutines of the search (default: the number of CPUs)\n",
+	"sqlite": "  -sqlite PARAMS   the SQLite settings the consumer runs with, as its DSN's query\n" +
+		"                   parameters (_pragma=busy_timeout(5000)&_txlock=immediate); default:\n" +
+		"                   an example's own, else SQLite's and the driver's\n",
 	"db": "  -db D            the consumer's database: sqlite (default, embedded) or postgres\n" +
 		"                   (at IDEMCHECK_POSTGRES_DSN)\n",
 	"consumer.batch":  "  -batch N         scenarios per hunt (default 200; 1000 with -db postgres)\n",
@@ -587,11 +590,13 @@ var flagHelp = map[string]string{
 	"consumer.corpus": "  -corpus DIR      where counterexamples are saved (default corpus/consumers; \"\" to not save)\n",
 	"explore": "  -explore         model-check the consumer: every schedule within the bounds\n" +
 		"                   below, or the shortest counterexample\n",
-	"consumer.events": "  -events F,...    with -explore: the events' fates: ok, transient:N, poison; or a\n" +
-		"                   count of ok events (default 2)\n",
+	"consumer.events": "  -events F,...    with -explore: the events' fates: ok, same, transient:N, poison; or a\n" +
+		"                   count of ok events (default ok,same, then two more searches:\n" +
+		"                   ok,poison, and one event with time moving; any bound flag\n" +
+		"                   makes one search of what the flags say)\n",
 	"consumer.group-workers": "  -group-workers N with -explore: the consumer group's workers, 1..8 (default 2)\n",
 	"preemptions": "  -preemptions N   with -explore: switches away from a worker mid-delivery,\n" +
-		"                   searched 0, 1, .. N (default 2)\n",
+		"                   searched 0, 1, .. N (default 1)\n",
 	"crashes":         "  -crashes N       with -explore: crashes (default 1)\n",
 	"failures":        "  -failures N      with -explore: injected transient failures (default 1)\n",
 	"duplicates":      "  -duplicates N    with -explore: broker duplicates (default 1)\n",

@@ -110,6 +110,10 @@ func (o *options) checkConsumer(given map[string]bool) error {
 		}
 		return nil
 	}
+	o.sqliteSet = given["sqlite"]
+	if o.sqliteSet && o.db != "sqlite" {
+		return usagef("-sqlite: declares SQLite's settings; drop it with -db %s", o.db)
+	}
 	switch o.db {
 	case "sqlite":
 	case "postgres":
@@ -399,10 +403,17 @@ func (o *options) dbFlag() string {
 	return " -db " + o.db
 }
 
-// dbOptions are the consumertest options of -db.
+// dbOptions are the consumertest options of -db and -sqlite: on SQLite,
+// the settings given, else an example's own.
 func (o *options) dbOptions() []consumertest.Option {
 	if o.db == "postgres" {
 		return []consumertest.Option{consumertest.Postgres(o.dbDSN)}
+	}
+	if o.sqliteSet {
+		return []consumertest.Option{consumertest.SQLite(o.sqlite)}
+	}
+	if e, ok := catalog.Lookup(o.consumer); ok {
+		return e.Options()
 	}
 	return nil
 }

@@ -78,6 +78,11 @@ func (o *options) parseConsumerExplore(given map[string]bool, ef exploreFlags, f
 		// lease) is checked within those, unless the flags say otherwise.
 		b = e.VerifyBounds()
 	}
+	if anyGiven(given, "events", "group-workers", "preemptions", "crashes", "failures", "duplicates", "advances", "replays", "durations") {
+		// The flags describe one search: the default's further ones
+		// (a poison event, time moving) are not made.
+		b.Then = nil
+	}
 	var err error
 	if given["events"] {
 		if b.Events, err = consumertest.ParseFates(ef.events); err != nil {

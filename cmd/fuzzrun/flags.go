@@ -47,6 +47,8 @@ type options struct {
 	consumer  string // -consumer: a team's consumer (consumer.go)
 	db        string // -db: the database of a -consumer run (consumer.go)
 	dbDSN     string // the DSN of -db postgres
+	sqlite    string // -sqlite: the team's SQLite settings (DSN query parameters)
+	sqliteSet bool   // -sqlite was given
 
 	// cexplore: -consumer C -explore, a model check of the consumer
 	// (consumer_explore.go).
@@ -133,6 +135,7 @@ func defineAll(o *options, r *rawFlags) *flag.FlagSet {
 	fs.BoolVar(&o.projection, "projection", false, "")
 	fs.StringVar(&o.consumer, "consumer", "", "")
 	fs.StringVar(&o.db, "db", "sqlite", "")
+	fs.StringVar(&o.sqlite, "sqlite", "", "")
 	r.cex = registerConsumerExplore(fs)
 	return fs
 }

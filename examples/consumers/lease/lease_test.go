@@ -24,13 +24,20 @@ func leaseConsumer() consumertest.Consumer {
 	}
 }
 
+// teamSQLite is SQLite as a team running claims with a lease runs it:
+// BEGIN IMMEDIATE and a busy timeout. (With SQLite's defaults the
+// unfenced lease is caught all the same, earlier, by healthy-applied: a
+// worker answered busy at its commit leaves its claim to block the event
+// until its lease runs out, past the broker's attempts.)
+var teamSQLite = consumertest.SQLite("_txlock=immediate&_pragma=busy_timeout(5000)")
+
 // TestLeaseWithoutFencingCreditsTwice: Hunt at its default budget (100
 // scenarios) finds the slow owner's unfenced commit, and the
 // counterexample replays with the same trace, from the result and from
 // the file it was saved in.
 func TestLeaseWithoutFencingCreditsTwice(t *testing.T) {
 	c := leaseConsumer()
-	res, err := consumertest.Hunt(c, consumertest.Seed(1), consumertest.CorpusDir(t.TempDir()))
+	res, err := consumertest.Hunt(c, consumertest.Seed(1), consumertest.CorpusDir(t.TempDir()), teamSQLite)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -41,7 +48,7 @@ func TestLeaseWithoutFencingCreditsTwice(t *testing.T) {
 	if !strings.Contains(trace, "time moves") || !strings.Contains(trace, "POST /payments") {
 		t.Fatalf("the counterexample does not stall the owner at the provider:\n%s", res.Report())
 	}
-	again, err := consumertest.Replay(c, res.Scenario)
+	again, err := consumertest.Replay(c, res.Scenario, teamSQLite)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,7 +59,7 @@ func TestLeaseWithoutFencingCreditsTwice(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	again, err = consumertest.Replay(c, saved)
+	again, err = consumertest.Replay(c, saved, teamSQLite)
 	if err != nil || again.Outcome.Trace.String() != trace {
 		t.Fatalf("the saved counterexample replays differently (%v):\n%s", err, again.Report())
 	}
@@ -63,7 +70,7 @@ func TestLeaseWithoutFencingCreditsTwice(t *testing.T) {
 // default budget, in a child process, and expects it to fail the test.
 func TestCheckCatchesTheLeaseAtItsDefaults(t *testing.T) {
 	if os.Getenv("LEASE_CHECK_CHILD") != "" {
-		consumertest.Check(t, leaseConsumer(), consumertest.CorpusDir(os.Getenv("LEASE_CHECK_CHILD")))
+		consumertest.Check(t, leaseConsumer(), consumertest.CorpusDir(os.Getenv("LEASE_CHECK_CHILD")), teamSQLite)
 		return
 	}
 	for _, seed := range []string{"1", "2"} {
@@ -157,5 +164,5 @@ func TestTheFencedLeaseIsNeverFlagged(t *testing.T) {
 		Schema:  strings.Replace(lease.Schema, "lease_until BIGINT NOT NULL", "lease_until BIGINT NOT NULL, token BIGINT NOT NULL", 1),
 		Handler: fenced,
 		Effects: consumertest.PerEvent("SELECT event_id, amount_cents FROM ledger"),
-	}, consumertest.Checks(500), consumertest.SQLite("_txlock=immediate&_pragma=busy_timeout(5000)"))
+	}, consumertest.Checks(500), teamSQLite)
 }

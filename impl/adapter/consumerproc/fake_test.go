@@ -265,9 +265,21 @@ func deliver(mode string, delivery, nowMs int64, eventID, group, user string, am
 			done(outcome, r.Error)
 			return
 		}
-		call(map[string]any{"type": "exec", "sql": "INSERT INTO ledger (event_id, user_id, amount_cents) VALUES (?, ?, ?)", "args": credit})
+		if r := call(map[string]any{"type": "exec", "sql": "INSERT INTO ledger (event_id, user_id, amount_cents) VALUES (?, ?, ?)", "args": credit}); !r.OK {
+			// Busy (another worker holds SQLite's lock): a transient
+			// failure.
+			call(map[string]any{"type": "rollback"})
+			done("nack", r.Error)
+			return
+		}
 		q := call(map[string]any{"type": "query", "sql": "SELECT event_id, amount_cents, NULL, CAST(1.5 AS REAL) FROM ledger WHERE event_id = ?",
 			"args": []any{eventID}})
+		if !q.OK {
+			// The worker crashed under the query (the harness fails its
+			// calls until it returns), or the query failed: transient.
+			done("nack", q.Error)
+			return
+		}
 		if len(q.Rows) != 1 || q.Rows[0][0] != eventID || q.Rows[0][1] != float64(amount) || q.Rows[0][2] != nil || q.Rows[0][3] != 1.5 {
 			fmt.Fprintf(os.Stderr, "query answered %v\n", q.Rows)
 			os.Exit(5)
