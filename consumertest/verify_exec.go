@@ -392,6 +392,11 @@ func (v *verifyRun) apply(t *trans) {
 // settle brings the view up to date with the step play just made: new
 // deliveries, restarts, lock waits.
 func (v *verifyRun) settle() {
+	// The histories are written by the workers' calls under the run's
+	// lock (see Returned); a worker a context's deadline woke has no other
+	// ordering with the scheduler that the race detector can see.
+	v.r.mu.Lock()
+	defer v.r.mu.Unlock()
 	for i, w := range v.r.workers {
 		wv := &v.ws[i]
 		if w.inc != wv.inc {
@@ -422,6 +427,13 @@ func (v *verifyRun) settle() {
 			wv.blockedAt = v.moves
 		}
 	}
+}
+
+// historyOf reads worker i's history under the run's lock (see settle).
+func (v *verifyRun) historyOf(i int) sum128 {
+	v.r.mu.Lock()
+	defer v.r.mu.Unlock()
+	return v.ws[i].hist.s
 }
 
 func (v *verifyRun) eventIndex(id string) int {
@@ -741,8 +753,9 @@ func (v *verifyRun) key() (sum128, bool) {
 			t.int(int64(w.inc))
 		}
 		if (w.state != idle || r.c.Worker != nil) && mutant != "key-ignores-history" {
-			t.sum(wv.hist.s)
-			v.parts = append(v.parts, keyPart{"what the database returned to " + w.name + " (its history: every call's result and row)", wv.hist.s})
+			h := v.historyOf(i)
+			t.sum(h)
+			v.parts = append(v.parts, keyPart{"what the database returned to " + w.name + " (its history: every call's result and row)", h})
 		}
 		histAt := len(t.b)
 		if w.state != idle {

@@ -434,6 +434,28 @@ func (cn *conn) do(f func() error) (err error) {
 	return f()
 }
 
+// txState reads the transaction's state under the connector's lock:
+// database/sql's watcher of a transaction's context rolls it back on a
+// goroutine of its own while the scheduler asks (see EndEnded).
+func (cn *conn) txState() (inTx, ended bool, ctx context.Context) {
+	cn.c.mu.Lock()
+	defer cn.c.mu.Unlock()
+	return cn.inTx, cn.txEnded, cn.txCtx
+}
+
+// setTx sets the transaction's state under the connector's lock.
+func (cn *conn) setTx(inTx bool, ctx context.Context, ended bool) {
+	cn.c.mu.Lock()
+	defer cn.c.mu.Unlock()
+	cn.inTx, cn.txCtx, cn.txEnded = inTx, ctx, ended
+}
+
+// inTxNow reports whether the connection is inside a transaction.
+func (cn *conn) inTxNow() bool {
+	inTx, _, _ := cn.txState()
+	return inTx
+}
+
 func (cn *conn) isDead() bool {
 	cn.c.mu.Lock()
 	defer cn.c.mu.Unlock()
@@ -446,9 +468,10 @@ func (cn *conn) call(c Call, do func() error) error {
 	if cn.isDead() {
 		return ErrKilled
 	}
-	c.InTx = cn.inTx
+	inTx, _, txCtx := cn.txState()
+	c.InTx = inTx
 	if c.InTx {
-		c.TxCtx = cn.txCtx
+		c.TxCtx = txCtx
 	}
 	if err := c.ContextErr(); err != nil {
 		// The context ended before the call: a driver answers at once.
@@ -511,10 +534,15 @@ func (cn *conn) wait(timeout time.Duration) bool {
 // endTx rolls the open transaction back on inner because its context
 // ended, once; its later Rollback is then no call.
 func (cn *conn) endTx() {
-	if !cn.inTx || cn.txEnded || cn.txCtx == nil || cn.txCtx.Err() == nil {
+	cn.c.mu.Lock()
+	claim := cn.inTx && !cn.txEnded && cn.txCtx != nil && cn.txCtx.Err() != nil
+	if claim {
+		cn.txEnded = true
+	}
+	cn.c.mu.Unlock()
+	if !claim {
 		return
 	}
-	cn.txEnded = true
 	_ = cn.do(func() error { return cn.execInner("ROLLBACK") })
 }
 
@@ -581,7 +609,7 @@ func (cn *conn) BeginTx(ctx context.Context, opts driver.TxOptions) (driver.Tx, 
 	if err != nil {
 		return nil, err
 	}
-	cn.inTx, cn.txCtx, cn.txEnded = true, ctx, false
+	cn.setTx(true, ctx, false)
 	return &tx{cn: cn}, nil
 }
 
@@ -677,7 +705,7 @@ func (t *tx) Commit() error {
 	c := Call{Op: Commit, SQL: "COMMIT"}
 	// database/sql cancels the transaction's context before it commits:
 	// the commit does not look at it.
-	cn.txCtx = nil
+	cn.setTx(true, nil, false)
 	err := cn.call(c, func() error { return cn.execInner("COMMIT") })
 	cn.tell(c, nil, err)
 	if err != nil && !errors.Is(err, ErrKilled) && !cn.isDead() {
@@ -685,7 +713,7 @@ func (t *tx) Commit() error {
 		// transaction, as database/sql expects.
 		_ = cn.do(func() error { return cn.execInner("ROLLBACK") })
 	}
-	cn.inTx = false
+	cn.setTx(false, nil, false)
 	return err
 }
 
@@ -694,18 +722,18 @@ func (t *tx) Rollback() error {
 	if cn.isDead() {
 		return nil
 	}
-	if cn.txEnded || (cn.txCtx != nil && cn.txCtx.Err() != nil) {
+	if _, ended, txCtx := cn.txState(); ended || (txCtx != nil && txCtx.Err() != nil) {
 		// Its context ended: rolled back already, or now, by whichever of
 		// database/sql's watcher and the caller comes first, with no
 		// scheduling point (see the package documentation).
 		cn.endTx()
-		cn.inTx, cn.txCtx = false, nil
+		cn.setTx(false, nil, false)
 		return nil
 	}
 	c := Call{Op: Rollback, SQL: "ROLLBACK"}
 	err := cn.call(c, func() error { return cn.execInner("ROLLBACK") })
 	cn.tell(c, nil, err)
-	cn.inTx, cn.txCtx = false, nil
+	cn.setTx(false, nil, false)
 	return err
 }
 
@@ -849,7 +877,7 @@ func (r *wrappedRows) Close() error {
 func (r *wrappedRows) Next(dest []driver.Value) error {
 	for {
 		if r.cn.c.openWait != nil {
-			r.cn.cur, r.cn.waited, r.cn.gaveUp = Call{Op: Query, SQL: r.query, InTx: r.cn.inTx, Ctx: r.ctx, TxCtx: r.txCtx}, false, nil
+			r.cn.cur, r.cn.waited, r.cn.gaveUp = Call{Op: Query, SQL: r.query, InTx: r.cn.inTxNow(), Ctx: r.ctx, TxCtx: r.txCtx}, false, nil
 		}
 		err := r.cn.do(func() error { return r.inner.Next(dest) })
 		if r.cn.c.openWait != nil && err != nil && err != io.EOF && r.cn.c.isBusy(err) {
@@ -875,7 +903,7 @@ func (r *wrappedRows) Next(dest []driver.Value) error {
 			r.cn.tell(Call{Op: Query, SQL: r.query}, nil, err)
 			return err
 		}
-		if herr := r.cn.c.hook.Busy(Call{Op: Query, SQL: r.query, InTx: r.cn.inTx, Ctx: r.ctx, TxCtx: r.txCtx}, err); herr != nil {
+		if herr := r.cn.c.hook.Busy(Call{Op: Query, SQL: r.query, InTx: r.cn.inTxNow(), Ctx: r.ctx, TxCtx: r.txCtx}, err); herr != nil {
 			r.cn.tell(Call{Op: Query, SQL: r.query}, nil, herr)
 			return herr
 		}
