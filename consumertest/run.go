@@ -163,11 +163,14 @@ type worker struct {
 	// events go to pending instead of the scheduler, which collects them
 	// once the bubble is settled (see collectWoken). expiry is the call
 	// at which its context ended. Both under r.mu.
-	woke     atomic.Bool
-	pending  *wevent
-	expiry   *expiry
-	state    wstate
-	at       point
+	woke    atomic.Bool
+	pending *wevent
+	expiry  *expiry
+	state   wstate
+	at      point
+	// waitFrom is the scenario's time (ms) at which a blocked worker
+	// began to wait for its lock: its busy timeout counts from there.
+	waitFrom int64
 	fn       handler.Func
 	closer   io.Closer
 	startErr error
@@ -717,12 +720,44 @@ func (r *run) advance(d int64) {
 	}
 	r.b.Tick()
 	r.tracef(Entry{Kind: KindTime}, "time moves %dms to t=%dms", d, r.now())
+	if !r.bubble {
+		r.busyTimeouts()
+	}
 	if r.bubble {
 		// What the time woke (a context's deadline, a library's ticker)
 		// has run to where it waits again.
 		synctest.Wait()
 		r.collectWoken()
+		r.busyTimeouts()
 		r.serveBackground()
+	}
+}
+
+// busyTimeouts ends the waits that time moved past their busy timeout:
+// the engine gives up there and the call answers busy, whatever the holder
+// of the lock does next. A wait with no timeout the engine sets (an
+// in-engine wait SQLite makes with busy_timeout) lasts until the lock is
+// released.
+func (r *run) busyTimeouts() {
+	for _, w := range r.workers {
+		if w.state != blocked || !w.at.call.InEngine || w.at.call.Timeout <= 0 {
+			continue
+		}
+		waited := r.now() - w.waitFrom
+		if waited < w.at.call.Timeout.Milliseconds() {
+			continue
+		}
+		call := w.at
+		r.tracef(w.callEntry(KindLockGiveUp, call), "%s gives up waiting at %s after its busy timeout (%dms): the call answers busy", w.name, call, w.at.call.Timeout.Milliseconds())
+		if by := r.lockHolders(w); by != "" {
+			// The lock is held across the time the scenario moved: a
+			// slow transaction, which the consumer meets as a busy error.
+			r.fault(w, FaultLockTimeout, call.String())
+		}
+		r.reach(situation.ConsumerLockWaitGivenUp)
+		r.active.Store(w)
+		w.resume <- giveUp
+		r.await(w)
 	}
 }
 
@@ -774,7 +809,7 @@ func (r *run) handle(w *worker, ev wevent) {
 			}
 		}
 	case evBlocked:
-		w.state, w.at = blocked, ev.p
+		w.state, w.at, w.waitFrom = blocked, ev.p, r.now()
 		r.tracef(w.callEntry(KindLockWait, ev.p), "%s waits for a lock at %s", w.name, ev.p)
 		r.reach(situation.ConsumerLockWait)
 	case evDone:

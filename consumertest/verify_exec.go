@@ -770,6 +770,11 @@ func (v *verifyRun) key() (sum128, bool) {
 			t.int(int64(m.Attempts))
 			t.byte(b2byte(current))
 			encodePoint(t, w.at)
+			if w.state == blocked && w.at.call.InEngine && w.at.call.Timeout > 0 {
+				// How long it has waited decides when its busy timeout
+				// gives up (see busyTimeouts).
+				t.int(r.now() - w.waitFrom)
+			}
 			t.byte(b2byte(wv.pendingFail))
 			if w.at.result != nil {
 				t.str(w.at.result.Error())
