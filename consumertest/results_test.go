@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"database/sql/driver"
+	"slices"
 	"strings"
 	"testing"
 
@@ -77,5 +78,65 @@ func TestAResultIsCutForAPerson(t *testing.T) {
 	}
 	if got := (&callResult{query: true, more: -1, read: 1, rows: []string{"(0)"}}).String(); got != " -> 1 row read: (0) (the rows were never closed)" {
 		t.Errorf("rows never closed: %s", got)
+	}
+}
+
+// A reduced counterexample is named as the generator would have drawn
+// it: the one event left is e1 of u1 with 100 cents, the one worker w1.
+func TestAReducedCounterexampleHasCanonicalNames(t *testing.T) {
+	noDedupe := Consumer{Name: "nodedupe", Schema: ledgerSchema,
+		Handler: func(ctx context.Context, db *sql.DB, m handler.Message) error {
+			_, err := db.ExecContext(ctx, `INSERT INTO ledger VALUES (?, ?)`, m.EventID, m.Event.AmountCents)
+			return err
+		},
+		Effects: PerEvent("SELECT event_id, amount_cents FROM ledger")}
+	s := &Scenario{Version: 1, Workers: 3, Policy: DefaultPolicy,
+		Events: []Event{{ID: "e1", User: "u1", Amount: 100}, {ID: "e2", User: "u1", Amount: 200}, {ID: "e3", User: "u2", Amount: 300}},
+		Steps:  []Step{{Op: OpRun, Worker: 3, Pick: 2}, {Op: OpDuplicate, Pick: 2}, {Op: OpRun, Worker: 3}, {Op: OpRun, Worker: 3, Pick: 1}}}
+	keep := func(x *Scenario) *Result {
+		r, err := Replay(noDedupe, x, immediate)
+		if err != nil || !r.Failed || r.Law != LawSingleCredit {
+			return nil
+		}
+		return &r
+	}
+	if keep(s) == nil {
+		t.Fatal("the scenario does not break single-credit")
+	}
+	red, r := Reduce(s, keep)
+	if r == nil {
+		t.Fatal("nothing reduced")
+	}
+	want := []Event{{ID: "e1", User: "u1", Amount: 100}}
+	if !slices.Equal(red.Events, want) || red.Workers != 1 {
+		t.Fatalf("reduced to %s, want one event %+v and one worker", mustJSON(t, red), want[0])
+	}
+	for _, st := range red.Steps {
+		if st.Worker > 1 {
+			t.Fatalf("reduced to %s: a step of w%d", mustJSON(t, red), st.Worker)
+		}
+	}
+	if trace := r.Outcome.Trace.String(); !strings.Contains(trace, "produce e1: user u1, 100 cents") {
+		t.Errorf("the report is not the renamed scenario's:\n%s", trace)
+	}
+}
+
+func TestCanonicalKeepsPayloadsAndHandWrittenNames(t *testing.T) {
+	s := &Scenario{Version: 1, Workers: 2, Policy: DefaultPolicy,
+		Events: []Event{{ID: "e3", User: "u2", Amount: 300}, {ID: "e4", User: "u2", Amount: 300, Payload: "e3"}, {ID: "refund", User: "alice", Amount: 250}},
+		Steps:  []Step{{Op: OpRun, Worker: 2}, {Op: OpCrash, Worker: 1}, {Op: OpDuplicate, Pick: 1}}}
+	c := canonical(s, true)
+	want := []Event{{ID: "e1", User: "u1", Amount: 100}, {ID: "e2", User: "u1", Amount: 100, Payload: "e1"}, {ID: "refund", User: "alice", Amount: 250}}
+	if !slices.Equal(c.Events, want) {
+		t.Errorf("events %+v, want %+v", c.Events, want)
+	}
+	if c.Steps[0].Worker != 1 || c.Steps[1].Worker != 2 || c.Steps[2].Pick != 1 {
+		t.Errorf("steps %+v", c.Steps)
+	}
+	if err := c.Validate(); err != nil {
+		t.Error(err)
+	}
+	if canonical(c, true) != nil {
+		t.Error("a canonical scenario is renamed again")
 	}
 }
