@@ -210,7 +210,7 @@ func runExploreProjection(ctx context.Context, o *options, stdout, stderr io.Wri
 		} else {
 			row.Verdict = fmt.Sprintf("violation: no one delivery order of %s fails, but the replicas of all %d orders do not agree", h.Name, res.Orders)
 		}
-		file, err := saveExploreCase(o, res.Verdict, res.Outcome, cx)
+		file, created, err := saveExploreCase(o, res.Verdict, res.Outcome, cx)
 		if err != nil {
 			fmt.Fprintf(stderr, "fuzzrun: save the counterexample: %v\n", err)
 			return exitInternal
@@ -222,7 +222,7 @@ func runExploreProjection(ctx context.Context, o *options, stdout, stderr io.Wri
 		}
 		fmt.Fprintf(text, "%s:\n", row.Verdict)
 		fmt.Fprint(text, properties.Report(res.Verdict, res.Outcome, exploreReportOptions(o, file)))
-		c := exploreCase(o, res.Verdict, res.Outcome, file)
+		c := exploreCase(o, res.Verdict, res.Outcome, file, created)
 		c.Title = res.Verdict.Property + " against " + o.target.Name + ", history " + h.Name
 		cases = append(cases, c)
 		rep.Histories, html.Histories = append(rep.Histories, hr), append(html.Histories, row)
