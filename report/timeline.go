@@ -33,7 +33,7 @@ func (t *timeline) MinWidth() int { return 52 + 78 + minLane*len(t.Lanes) + 240 
 func (t *timeline) Cols() int { return 2 + len(t.Lanes) + 1 }
 
 // minLane is the narrowest a lane gets, in pixels.
-const minLane = 150
+const minLane = 130
 
 // lane is one column: a worker, or a part of the world.
 type lane struct {

@@ -110,7 +110,7 @@ func newView(r *Run) *view {
 	case len(distinct) > 0:
 		v.Headline, v.Bad = fmt.Sprintf("%s found", plural(len(distinct), "distinct counterexample")), true
 		if n := max(violations, failedCases); n > len(distinct) {
-			v.Headline += fmt.Sprintf(" (%s, the same ones found again)", plural(n, "violation"))
+			v.Headline += fmt.Sprintf(" (%s in all: some were found more than once)", plural(n, "violation"))
 		}
 	case violations > 0:
 		v.Headline, v.Bad = fmt.Sprintf("%s found", plural(violations, "violation")), true
