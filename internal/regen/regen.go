@@ -22,7 +22,8 @@ import (
 	"github.com/idemcheck/idemcheck/corpus/casefile"
 )
 
-// Env, set to 1, makes the regenerating tests rewrite their cases.
+// Env is the environment variable that, set to 1, makes the regenerating
+// tests rewrite their cases.
 const Env = "IDEMCHECK_REGENERATE"
 
 // Enabled reports whether the regenerating tests run; it skips t when
