@@ -164,14 +164,16 @@ var leadingID = regexp.MustCompile(`^([A-Za-z0-9_.-]+):? `)
 
 // consumerMarks says, by trace line, why the line is marked: the lines a
 // broken law points at, each with the details of the breaches that name
-// its event (or, for totals, the event's user). Where the breach is an
-// effect applied too often (single-credit), or changed by the replay
-// (replay-unchanged), they are the statements that applied the event's
-// effect once too many: its second write of the effects (the first is
-// due), or a write after the replay; the acks around them did nothing
-// wrong. Otherwise (an event lost, dead-lettered, not atomic) they are
-// the ends of the event's deliveries and its dead-lettering. A breach
-// judged once quiet marks nothing the replay did.
+// its event (or, for totals, the event's user). Where an effect was
+// applied too often (single-credit) they are the statements that applied
+// the event once too many (its second write of the effects: the first is
+// due), where the replay changed the effects (replay-unchanged) the
+// writes after the replay, where a poison event was applied every write
+// of it; the acks around them did nothing wrong. Otherwise (an event
+// lost, dead-lettered, not atomic) they are the ends of the event's
+// deliveries and its dead-lettering. A breach judged once quiet marks
+// nothing the replay did, and one that lasts after the replay marks what
+// made it before the replay, if anything did.
 func consumerMarks(res *consumertest.Result) map[int][]string {
 	marks := map[int][]string{}
 	if res.Scenario == nil || res.Outcome == nil {
@@ -197,48 +199,58 @@ func consumerMarks(res *consumertest.Result) map[int][]string {
 			if m == nil {
 				continue
 			}
-			beforeReplay := strings.Contains(d, "once quiet") || strings.Contains(b.Summary, "once quiet")
+			onceQuiet := strings.Contains(d, "once quiet") || strings.Contains(b.Summary, "once quiet")
 			for _, ev := range res.Scenario.Events {
 				if ev.ID != m[1] && ev.User != m[1] {
 					continue
 				}
-				note := b.Law + ": " + d
+				var lines []int
 				writes := applied[ev.ID]
 				switch {
 				case b.Law == consumertest.LawSingleCredit && len(writes) > 1:
-					for _, l := range writes[1:] {
-						if !beforeReplay || l < quietAt {
-							add(l, note)
-						}
-					}
-					continue
-				case b.Law == consumertest.LawReplay && slices.ContainsFunc(writes, func(l int) bool { return l > quietAt }):
+					lines = writes[1:] // the first application is due
+				case b.Law == consumertest.LawReplay:
 					for _, l := range writes {
 						if l > quietAt {
-							add(l, note)
+							lines = append(lines, l)
 						}
 					}
-					continue
+				case b.Law == consumertest.LawHealthyApplied && ev.Poison && len(writes) > 0:
+					lines = writes // a poison event is never to be applied
 				}
-				dlq := 0
-				for _, e := range entries {
-					grew := e.DLQ > dlq
-					newDLQ := res.Outcome.DLQ[min(dlq, len(res.Outcome.DLQ)):min(e.DLQ, len(res.Outcome.DLQ))]
-					dlq = max(dlq, e.DLQ)
-					if beforeReplay && e.Line > quietAt {
-						break
-					}
-					if endsDelivery(e.Kind) && e.Event == ev.ID {
-						add(e.Line, note)
-					}
-					if grew && slices.ContainsFunc(newDLQ, func(x broker.DLQEntry) bool { return x.Key == ev.ID }) {
-						add(e.Line, note)
-					}
+				if len(lines) == 0 {
+					lines = deliveryEnds(entries, res.Outcome.DLQ, ev.ID)
+				}
+				// A breach judged once quiet points at nothing the replay
+				// did; one that lasts after the replay, at what made it
+				// before the replay if anything did.
+				before := slices.DeleteFunc(slices.Clone(lines), func(l int) bool { return l > quietAt })
+				if onceQuiet || (b.Law != consumertest.LawReplay && len(before) > 0) {
+					lines = before
+				}
+				for _, l := range lines {
+					add(l, b.Law+": "+d)
 				}
 			}
 		}
 	}
 	return marks
+}
+
+// deliveryEnds lists the lines that end a delivery of event id (an ack,
+// a nack, a dead-lettering, a crash) and those where the broker
+// dead-lettered it.
+func deliveryEnds(entries []consumertest.Entry, dlq []broker.DLQEntry, id string) []int {
+	var out []int
+	n := 0
+	for _, e := range entries {
+		grew := dlq[min(n, len(dlq)):min(max(e.DLQ, n), len(dlq))]
+		n = max(n, e.DLQ)
+		if (endsDelivery(e.Kind) && e.Event == id) || slices.ContainsFunc(grew, func(x broker.DLQEntry) bool { return x.Key == id }) {
+			out = append(out, e.Line)
+		}
+	}
+	return out
 }
 
 // appliedEffects lists, by event, the lines of the statements that
