@@ -243,7 +243,7 @@ func runExploreProjection(ctx context.Context, o *options, stdout, stderr io.Wri
 	if o.html != "" {
 		r := &report.Run{Title: "fuzzrun explore -projection against " + o.target.Name, Mode: "explore", Command: commandLine(o.args),
 			Target: o.target.Name, Budget: fmt.Sprintf("%d copies", o.projCopies), Elapsed: time.Since(start), Interrupted: rep.Interrupted,
-			Checks: orders, Explore: html, Cases: cases}
+			Checks: orders, Unit: "delivery orders", Explore: html, Cases: cases}
 		if err := report.WriteFile(o.html, r); err != nil {
 			fmt.Fprintf(stderr, "fuzzrun: %v\n", err)
 			return exitInternal
