@@ -35,7 +35,9 @@ const (
 
 // callResult is what a call returned, as far as it is known.
 type callResult struct {
-	op string
+	// line is the line (from 1) that shows it.
+	line int
+	op   string
 	// err is the error the call returned, "" for none.
 	err string
 	// affected is an exec's count of rows affected, when known.
@@ -108,12 +110,10 @@ func (t *Trace) bindResult(seq uint64, idx int) {
 		cr = &callResult{more: -1}
 		t.results[seq] = cr
 	}
-	for i := range t.entries {
-		if t.entries[i].res == cr {
-			t.entries[i].res = nil
-		}
+	if cr.line > 0 && t.entries[cr.line-1].res == cr {
+		t.entries[cr.line-1].res = nil
 	}
-	t.entries[idx-1].res = cr
+	t.entries[idx-1].res, cr.line = cr, idx
 }
 
 // markEffect says line idx (from 1) is a call that writes the consumer's
@@ -130,10 +130,8 @@ func (t *Trace) unbindResult(seq uint64) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if cr := t.results[seq]; cr != nil {
-		for i := range t.entries {
-			if t.entries[i].res == cr {
-				t.entries[i].res = nil
-			}
+		if cr.line > 0 && t.entries[cr.line-1].res == cr {
+			t.entries[cr.line-1].res = nil
 		}
 		delete(t.results, seq)
 	}
