@@ -188,12 +188,12 @@ func (r *run) actBackground(a *actor) {
 		a.state = parked
 		r.moves++
 		e.Kind = KindLockAcquired
-		r.tracef(e, "%s gets the lock at %s", a.name, ev.p)
+		r.traceCall(ev.p, r.tracef(e, "%s gets the lock at %s", a.name, ev.p))
 		return
 	}
 	a.state = parked
 	r.moves++
-	r.tracef(e, "%s %s", a.name, ev.p)
+	r.traceCall(ev.p, r.tracef(e, "%s %s", a.name, ev.p))
 	a.resume <- proceed
 }
 
@@ -218,6 +218,7 @@ func (r *run) unblockBackground() bool {
 	a.arrived = false
 	r.mu.Unlock()
 	r.tracef(Entry{Kind: KindLockGiveUp, Worker: a.w.name, Lane: a.name}, "%s gives up waiting at %s: %s", a.name, a.ev.p, quoteShort(fmt.Sprint(a.ev.p.busy)))
+	r.trace.unbindResult(a.ev.p.call.Seq)
 	a.state = parked
 	a.resume <- giveUp
 	return true

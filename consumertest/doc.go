@@ -359,12 +359,37 @@
 // seventh (markfirst, a crash between two commits) within two seconds of
 // fuzzing. FuzzInput turns a scenario of one's own into one more seed.
 //
+// # What each statement returned
+//
+// A worker's line of a database call ends with what the call returned to
+// the handler: "-> 1 row: (0)" for a query (the values of the rows the
+// handler was handed, the first three, each value cut to 32 characters),
+// "-> no rows", "-> 1 row affected" or "-> 0 rows affected" for an exec
+// (an ON CONFLICT DO NOTHING that inserted nothing), "-> error: ..." for a
+// call the database refused. The hook records them as the calls return,
+// on the worker's goroutine while the scheduler waits for it, so the same
+// scenario gives the same trace; nothing the handler reads changes. Rows
+// the handler closed without reading (QueryRow of a query with several
+// rows) are counted, never shown: "-> 3 rows, 1 read: ("e1") (2 more
+// closed unread)". Rows never closed (the worker crashed while it read
+// them) say what was read before.
+//
+// # Canonical names
+//
+// A counterexample, once reduced, is named as the generator would have
+// drawn it had it drawn only what is left: events e1, e2, ... (with the
+// generator's amounts, 100 cents times their number), users u1, u2, ...
+// and workers w1, w2, ... in the order they first appear, provided the
+// renamed scenario still breaks the same law (Reduce replays it). The
+// drain's round robin starts with w1.
+//
 // # The trace as data
 //
 // Trace.Entries gives each line of a trace with who acted (a worker, the
 // broker, or the harness for the phases), the worker and event concerned,
-// the database call, the scenario's time, the step of the schedule and the
-// dead-letter count: what a report needs to draw a lane per worker and one
+// the database call, the scenario's time, the step of the schedule, the
+// dead-letter count, what the call returned (Result) and whether it wrote
+// the consumer's effects (Effect): what a report needs to draw a lane per worker and one
 // for the broker (package report does, for fuzzrun consumer). The text is
 // the same as String prints, byte for byte.
 //

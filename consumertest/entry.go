@@ -1,7 +1,7 @@
 package consumertest
 
 import (
-	"fmt"
+	"strings"
 
 	"github.com/idemcheck/idemcheck/impl/contract/broker"
 )
@@ -41,6 +41,16 @@ type Entry struct {
 	DLQ int `json:"dlq"`
 	// Text is the line as the numbered trace prints it.
 	Text string `json:"text"`
+	// Effect marks a statement that changed rows of a table the
+	// consumer's Effects query reads (rows affected > 0): where an
+	// event's effect may have been applied. InTx says it ran inside a
+	// transaction, applied only if that transaction commits (the
+	// worker's next commit line). Rows is what the statement returned, as
+	// the end of Text says it ("1 row affected", "1 row: (0)"), "" when
+	// nothing is known.
+	Effect bool   `json:"effect,omitempty"`
+	InTx   bool   `json:"inTx,omitempty"`
+	Result string `json:"result,omitempty"`
 }
 
 // EntryKind names what a trace line tells.
@@ -105,11 +115,21 @@ func (k EntryKind) lane(worker string) string {
 
 // Entries returns every line as data, in order.
 func (t *Trace) Entries() []Entry {
-	out := make([]Entry, t.Len())
+	if t == nil {
+		return nil
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	out := make([]Entry, len(t.entries))
 	for i, e := range t.entries {
 		out[i] = e.meta
 		out[i].Line = i + 1
-		out[i].Text = fmt.Sprintf(e.format, e.args...)
+		out[i].Text = e.text()
+		if e.res != nil {
+			out[i].Result = strings.TrimPrefix(e.res.String(), " -> ")
+			out[i].Effect = e.effect && e.res.hasAffected && e.res.affected > 0
+			out[i].InTx = e.inTx && out[i].Effect
+		}
 	}
 	return out
 }
@@ -117,7 +137,7 @@ func (t *Trace) Entries() []Entry {
 // tracef appends a line about what e says (Kind, Worker, Event, Op,
 // Attempt); the run fills in the lane, the time, the step and the
 // dead-letter count.
-func (r *run) tracef(e Entry, format string, args ...any) {
+func (r *run) tracef(e Entry, format string, args ...any) int {
 	if e.Lane == "" {
 		e.Lane = e.Kind.lane(e.Worker)
 	}
@@ -129,7 +149,7 @@ func (r *run) tracef(e Entry, format string, args ...any) {
 		e.Step = r.trace.steps
 	}
 	r.b.EachDLQ(func(*broker.DLQEntry) { e.DLQ++ })
-	r.trace.add(e, format, args...)
+	return r.trace.add(e, format, args...)
 }
 
 // entry is a line of kind k about w and the event it handles.

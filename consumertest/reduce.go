@@ -1,6 +1,8 @@
 package consumertest
 
 import (
+	"fmt"
+	"regexp"
 	"slices"
 
 	"github.com/idemcheck/idemcheck/internal/hunt"
@@ -12,8 +14,9 @@ import (
 // of zero, a failure made a plain move, a shorter time step, workers
 // renamed so that an idle one is the last), keeping every change for which keep still holds (keep
 // returns the judged result when the same law still breaks), until no
-// change is kept. It returns s itself and nil when nothing could be
-// removed.
+// change is kept. Last, it gives what is left canonical names (see
+// canonical) when the renamed scenario still breaks the law. It returns s
+// itself and nil when nothing could be removed or renamed.
 func Reduce(s *Scenario, keep func(*Scenario) *Result) (*Scenario, *Result) {
 	var last *Result
 	var from *Scenario // the scenario whose candidates are tried
@@ -27,7 +30,99 @@ func Reduce(s *Scenario, keep func(*Scenario) *Result) (*Scenario, *Result) {
 		}
 		return r != nil
 	})
+	// Canonical names, or failing that (workers renamed play another
+	// interleaving in the drain) canonical events and users.
+	for _, workers := range []bool{true, false} {
+		if c := canonical(cur, workers); c != nil && c.Validate() == nil {
+			if r := keep(c); r != nil {
+				return c, r
+			}
+		}
+	}
 	return cur, last
+}
+
+// The names the generators give: events e1, e2, ..., users u1, u2.
+var (
+	generatedEvent = regexp.MustCompile(`^e[1-9][0-9]*$`)
+	generatedUser  = regexp.MustCompile(`^u[1-9][0-9]*$`)
+)
+
+// canonical is s as the generator would have drawn it, the parts the
+// reduction removed never drawn: its events named e1, e2, ... in order
+// (with the amount the generator gives an event of that number, 100 cents
+// times it, unless it is poison or repeats another's payload), its users
+// u1, u2, ... and its workers w1, w2, ... in the order they first appear
+// (the workers by the steps that name them, the others after them in
+// their order). Names not of the generators' kind (a hand-written
+// scenario's) are kept; so are the workers' unless workers is set. It
+// returns nil when s is canonical already.
+func canonical(s *Scenario, workers bool) *Scenario {
+	c := s.clone()
+	ids := map[string]string{}
+	for j, e := range s.Events {
+		if generatedEvent.MatchString(e.ID) {
+			ids[e.ID] = fmt.Sprintf("e%d", j+1)
+		}
+	}
+	rename := func(id string) string {
+		if n, ok := ids[id]; ok {
+			return n
+		}
+		return id
+	}
+	users := map[string]string{}
+	for j, e := range s.Events {
+		n := &c.Events[j]
+		n.ID = rename(e.ID)
+		if generatedUser.MatchString(e.User) {
+			if _, ok := users[e.User]; !ok {
+				users[e.User] = fmt.Sprintf("u%d", len(users)+1)
+			}
+			n.User = users[e.User]
+		}
+		switch {
+		case e.Payload != "":
+			n.Payload = rename(e.Payload)
+			if k := slices.IndexFunc(c.Events[:j], func(o Event) bool { return o.ID == n.Payload }); k >= 0 {
+				n.User, n.Amount = c.Events[k].User, c.Events[k].Amount
+			}
+		case !e.Poison && e.Amount > 0 && e.Amount%100 == 0:
+			n.Amount = int64(100 * (j + 1))
+		}
+	}
+	// The workers, by first appearance.
+	order := make([]int, 0, s.Workers)
+	for _, st := range s.Steps {
+		if st.Op == OpRun || st.Op == OpCrash || st.Op == OpFail {
+			if st.Worker >= 1 && st.Worker <= s.Workers && !slices.Contains(order, st.Worker) {
+				order = append(order, st.Worker)
+			}
+		}
+	}
+	for w := 1; w <= s.Workers; w++ {
+		if !workers {
+			order = order[:0]
+		}
+		if !slices.Contains(order, w) {
+			order = append(order, w)
+		}
+	}
+	to := make([]int, s.Workers+1)
+	for i, w := range order {
+		to[w] = i + 1
+	}
+	for i, st := range c.Steps {
+		if st.Worker >= 1 && st.Worker <= s.Workers {
+			c.Steps[i].Worker = to[st.Worker]
+		}
+	}
+	a, _ := s.Marshal()
+	b, _ := c.Marshal()
+	if string(a) == string(b) {
+		return nil
+	}
+	return c
 }
 
 // measure orders scenarios by simplicity, so that every reduction kept

@@ -218,7 +218,9 @@ type run struct {
 	waiting  atomic.Bool
 	dog      *time.Timer
 	actions  int
-	cursor   int
+	// cursor is the worker the drain moved last: it moves the next one
+	// first (-1 before it moved any: w1 first).
+	cursor int
 	// offsets maps each produced event to its offset.
 	offsets []int64
 	// deliveries records every delivery: what the consumer answered and
@@ -270,6 +272,8 @@ type run struct {
 	bgKick chan struct{}
 	bgSeq  map[string]int
 	moves  int
+	// effects are the tables the Effects query reads (see traceCall).
+	effects map[string]bool
 	// found, during a discovery of the consumer's windows, is told of
 	// every statement (see durations.go).
 	found *durationSet
@@ -410,6 +414,7 @@ func (r *run) flushConflicts(w *worker) {
 			by = " (the lock is " + by + "'s)"
 		}
 		r.tracef(w.callEntry(KindLockGiveUp, c.at), "%s gets busy at once at %s: %s%s", w.name, c.at, quoteShort(c.err.Error()), by)
+		r.trace.unbindResult(c.at.call.Seq)
 		r.reach(situation.ConsumerLockWait)
 	}
 }
@@ -509,7 +514,7 @@ func newRun(ctx context.Context, be backend.Backend, c Consumer, s *Scenario, g 
 	r := &run{c: c, s: s, db: db, dbName: be.Name(), clock: clk, b: membroker.New(clk, s.Policy, []string{Group}),
 		trace: &Trace{}, events: make(chan wevent), bubble: bubble,
 		id: fmt.Sprintf("r%d", runSeq.Add(1)), baseG: runtime.NumGoroutine(), g: g, hangAfter: hangAfter,
-		schedG: sched, bg: map[goroutine.ID]*actor{}, bgKick: make(chan struct{}, 1), bgSeq: map[string]int{}}
+		cursor: -1, schedG: sched, bg: map[goroutine.ID]*actor{}, bgKick: make(chan struct{}, 1), bgSeq: map[string]int{}}
 	r.free.Store(!bubble)
 	r.found, _ = ctx.Value(durationsKey{}).(*durationSet)
 	if g != nil {
@@ -1000,9 +1005,28 @@ func (r *run) act(w *worker, d decision) {
 		r.tracef(w.callEntry(KindInjected, p), "%s %s -> injected failure", w.name, p)
 		r.reach(situation.ConsumerInjectedFailure)
 	} else {
-		r.tracef(w.callEntry(pointKind(p), p), "%s %s", w.name, p)
+		r.traceCall(p, r.tracef(w.callEntry(pointKind(p), p), "%s %s", w.name, p))
 	}
 	r.resume(w, d)
+}
+
+// traceCall makes line idx the one that shows what the call at p returns
+// (see results.go). The end of a query's rows shows nothing: its query's
+// line shows the rows.
+func (r *run) traceCall(p point, idx int) {
+	if p.what != "" || p.settle || p.call.Op == sqlhook.RowsEnd {
+		return
+	}
+	r.trace.bindResult(p.call.Seq, idx)
+	if r.effects == nil {
+		r.effects = effectTables(r.c.Effects.Query)
+		if r.effects == nil {
+			r.effects = map[string]bool{}
+		}
+	}
+	if writesEffects(p.call, r.effects) {
+		r.trace.markEffect(idx, p.call.InTx)
+	}
 }
 
 // settle applies w's answer to the broker.
@@ -1085,6 +1109,7 @@ func (r *run) retry(w *worker) {
 	}
 	if ev.w == w && ev.kind == evBlocked && !r.othersCanMove(w) {
 		r.tracef(w.callEntry(KindLockGiveUp, call), "%s gives up waiting at %s: %s", w.name, call, quoteShort(ev.p.busy.Error()))
+		r.trace.unbindResult(call.call.Seq)
 		if r.othersBlocked(w) && !r.selfWait() {
 			// A deadlock between workers, which the interleaving made. With
 			// every other worker idle (none holds a transaction), or with a
@@ -1103,7 +1128,7 @@ func (r *run) retry(w *worker) {
 		r.tracef(w.callEntry(KindLockWait, ev.p), "%s still waits for a lock at %s", w.name, ev.p)
 		return
 	}
-	r.tracef(w.callEntry(KindLockAcquired, call), "%s gets the lock at %s", w.name, call)
+	r.traceCall(call, r.tracef(w.callEntry(KindLockAcquired, call), "%s gets the lock at %s", w.name, call))
 	r.handle(w, ev)
 }
 

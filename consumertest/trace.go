@@ -18,6 +18,9 @@ type Trace struct {
 	// once the schedule is over (the first phase line). See Entry.Step.
 	steps int
 	over  bool
+	// results are what the calls returned, by Call.Seq, each shown on
+	// one line (see results.go).
+	results map[uint64]*callResult
 }
 
 type traceEntry struct {
@@ -25,6 +28,20 @@ type traceEntry struct {
 	args   []any
 	// meta is the line as data (see Entries), without its text.
 	meta Entry
+	// res, when set, is what the line's call returned: it ends the line.
+	res *callResult
+	// effect says the line's call writes the consumer's effects; inTx
+	// that it runs inside a transaction (see Entry.Effect).
+	effect, inTx bool
+}
+
+// text formats the line. t.mu is held.
+func (e traceEntry) text() string {
+	s := fmt.Sprintf(e.format, e.args...)
+	if e.res != nil {
+		s += e.res.String()
+	}
+	return s
 }
 
 // add appends a line with its data (a run's lines go through
@@ -40,7 +57,27 @@ func (t *Trace) add(meta Entry, format string, args ...any) int {
 func (t *Trace) clone() *Trace {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return &Trace{entries: append([]traceEntry(nil), t.entries...), steps: t.steps, over: t.over}
+	out := &Trace{entries: append([]traceEntry(nil), t.entries...), steps: t.steps, over: t.over}
+	// The copy's results are its own: a call of the run still going
+	// adds to the run's, not to the copy's.
+	copies := map[*callResult]*callResult{}
+	for i, e := range out.entries {
+		if e.res != nil {
+			c := *e.res
+			c.rows = append([]string(nil), e.res.rows...)
+			copies[e.res] = &c
+			out.entries[i].res = &c
+		}
+	}
+	if len(t.results) > 0 {
+		out.results = map[uint64]*callResult{}
+		for seq, cr := range t.results {
+			if c := copies[cr]; c != nil {
+				out.results[seq] = c
+			}
+		}
+	}
+	return out
 }
 
 // Len is the number of lines.
@@ -63,7 +100,7 @@ func (t *Trace) Lines() []string {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	for i, e := range t.entries[:n] {
-		out[i] = fmt.Sprintf(e.format, e.args...)
+		out[i] = e.text()
 	}
 	return out
 }

@@ -509,6 +509,10 @@ type VerifyResult struct {
 	Cut       int64 `json:"cut,omitempty"`
 	// States counts the distinct states named (zero with NoCache).
 	States int64 `json:"states"`
+	// BytesPerState is the memory of the state cache per state it named,
+	// measured on the caches of the searches (see VerifyLevel.CacheBytes);
+	// zero with NoCache.
+	BytesPerState float64 `json:"bytesPerState,omitempty"`
 	// SleepPruned counts the choices the partial-order reduction did not
 	// try, CachePruned the states not explored again, BoundPruned the
 	// choices over the preemption bound.
@@ -556,6 +560,11 @@ type VerifyLevel struct {
 	CachePruned int64         `json:"cachePruned"`
 	BoundPruned int64         `json:"boundPruned"`
 	Elapsed     time.Duration `json:"elapsedNs"`
+	// CacheBytes is the memory the search's state cache took once it
+	// ended, measured from what it holds, and CacheEntries the states in
+	// it.
+	CacheBytes   int64 `json:"cacheBytes,omitempty"`
+	CacheEntries int64 `json:"cacheEntries,omitempty"`
 	// Depths are the decision points of each depth (the number of steps
 	// taken before it).
 	Depths []VerifyDepth `json:"depths"`

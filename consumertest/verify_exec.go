@@ -227,6 +227,9 @@ var abandonedRun = Breach{Law: LawRuns, Summary: "abandoned by the search"}
 // ended together, a library's goroutine), so the histories are written
 // under the run's lock.
 func (h hook) Returned(c sqlhook.Call, res driver.Result, err error) {
+	if !h.w.crashing.Load() {
+		h.w.r.trace.traceReturned(c, res, err)
+	}
 	if v := h.w.r.v; v != nil {
 		h.w.r.mu.Lock()
 		defer h.w.r.mu.Unlock()
@@ -237,10 +240,21 @@ func (h hook) Returned(c sqlhook.Call, res driver.Result, err error) {
 // Row is sqlhook.Observer: each row a query handed the worker joins its
 // history.
 func (h hook) Row(c sqlhook.Call, dest []driver.Value) {
+	if !h.w.crashing.Load() {
+		h.w.r.trace.traceRow(c, dest)
+	}
 	if v := h.w.r.v; v != nil {
 		h.w.r.mu.Lock()
 		defer h.w.r.mu.Unlock()
 		v.row(h.w, dest)
+	}
+}
+
+// RowsClosed is sqlhook.RowsReporter: how a query's rows ended joins the
+// query's trace line (see results.go).
+func (h hook) RowsClosed(c sqlhook.Call, read, more int) {
+	if !h.w.crashing.Load() {
+		h.w.r.trace.traceRowsClosed(c, read, more)
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unsafe"
 
 	"github.com/idemcheck/idemcheck/consumertest/internal/backend"
 	"github.com/idemcheck/idemcheck/consumertest/internal/sqlclock"
@@ -227,6 +228,7 @@ func (r *VerifyResult) add(w VerifyResult, i int) {
 		r.Levels = append(r.Levels, l)
 	}
 	r.World = i
+	r.measureCache()
 	r.Verified, r.Failed, r.Stopped, r.PreemptionsExplored = w.Verified, w.Failed, w.Stopped, w.PreemptionsExplored
 	r.Law, r.Breaches, r.Scenario, r.Outcome = w.Law, w.Breaches, w.Scenario, w.Outcome
 	r.Preemptions, r.Steps, r.Shortest, r.CorpusFile, r.Replay = w.Preemptions, w.Steps, w.Shortest, w.CorpusFile, w.Replay
@@ -306,6 +308,7 @@ func exploreWorld(c Consumer, b Bounds, cfg config, name string) (VerifyResult, 
 	}
 	res.Stopped = s.stopped
 	res.Elapsed = time.Since(s.start)
+	res.measureCache()
 	return res, nil
 }
 
@@ -329,11 +332,58 @@ func (s *searcher) level(k, cutAt, n int) error {
 		}()
 	}
 	wg.Wait()
+	s.lvl.CacheBytes, s.lvl.CacheEntries = s.cacheBytes()
 	if s.err != nil {
 		return s.err
 	}
 	s.lvl.Complete = s.stopped == "" && (s.best == nil || s.cfg.verify.exhaustive)
 	return nil
+}
+
+// measureCache sets BytesPerState from the levels' caches.
+func (r *VerifyResult) measureCache() {
+	var bytes, entries int64
+	for _, l := range r.Levels {
+		bytes += l.CacheBytes
+		entries += l.CacheEntries
+	}
+	r.BytesPerState = 0
+	if entries > 0 {
+		r.BytesPerState = float64(bytes) / float64(entries)
+	}
+}
+
+// cacheBytes measures the memory of the level's state cache: its entries
+// (a state's name, and each visit kept of it with its sleep set) and the
+// ends of the quiet states, counted from what they hold, with the map's
+// own slots (a slot per entry at the map's 7/8 load, and a control byte).
+func (s *searcher) cacheBytes() (bytes, entries int64) {
+	const load = 8.0 / 7
+	slot := func(key, val uintptr) int64 { return int64(float64(key+val)*load) + 1 }
+	for _, vs := range s.cache {
+		bytes += slot(unsafe.Sizeof(sum128{}), unsafe.Sizeof(vs))
+		bytes += int64(cap(vs)) * int64(unsafe.Sizeof(visit{}))
+		for _, v := range vs {
+			bytes += int64(cap(v.sleep)) * int64(unsafe.Sizeof(tid{}))
+		}
+	}
+	for _, q := range s.quiet {
+		bytes += slot(unsafe.Sizeof(sum128{}), unsafe.Sizeof(q))
+		if q == nil {
+			continue
+		}
+		bytes += int64(unsafe.Sizeof(*q)) + int64(len(q.summary)) + int64(cap(q.breaches))*int64(unsafe.Sizeof(Breach{}))
+		for _, b := range q.breaches {
+			bytes += int64(len(b.Summary) + len(b.Diff))
+			for _, d := range b.Details {
+				bytes += int64(unsafe.Sizeof(d)) + int64(len(d))
+			}
+		}
+		for k := range q.endSit {
+			bytes += slot(unsafe.Sizeof(k), unsafe.Sizeof(0)) + int64(len(k))
+		}
+	}
+	return bytes, int64(len(s.cache))
 }
 
 // walk searches tasks until the level is over.

@@ -2,13 +2,16 @@ package properties
 
 import (
 	"fmt"
+	"regexp"
 	"slices"
 
 	"github.com/idemcheck/idemcheck/faults/scenario"
 	"github.com/idemcheck/idemcheck/internal/hunt"
 )
 
-// Reduce shrinks a counterexample further than rapid does: it drops, in
+// Reduce shrinks a counterexample further than rapid does (and, last,
+// gives what is left canonical names, see Canonical, when keep still
+// accepts them): it drops, in
 // turn, each consumer group, worker, node, event, step (and, for projection
 // scenarios, replica and delivery), and sets each configuration value to its
 // simplest, keeping every change for which keep still holds (keep is "the
@@ -28,6 +31,9 @@ func Reduce(s *scenario.Scenario, keep func(*scenario.Scenario) bool) *scenario.
 		cur = hunt.Reduce(cur, candidates, func(c *scenario.Scenario) bool { return c.Validate() == nil && keep(c) })
 		fewer := bisectBursts(cur, keep)
 		if fewer == cur {
+			if c := Canonical(cur); c != nil && c.Validate() == nil && keep(c) {
+				return c
+			}
 			return cur
 		}
 		cur = fewer // and what the cut makes removable, if anything
@@ -378,6 +384,78 @@ func projectionReductions(p *scenario.Projection) []projectionCandidate {
 		r := cloneProjection(p)
 		r.OnRefusal = ""
 		out = append(out, projectionCandidate{"a simpler value", false, r})
+	}
+	return out
+}
+
+// The names the consumption generator gives.
+var (
+	generatedWorker = regexp.MustCompile(`^w[1-9][0-9]*$`)
+	generatedNode   = regexp.MustCompile(`^n[1-9][0-9]*$`)
+	generatedEvent  = regexp.MustCompile(`^evt-[0-9]{4}$`)
+	generatedOrder  = regexp.MustCompile(`^ord-[1-9][0-9]*$`)
+	generatedUser   = regexp.MustCompile(`^usr-[1-9][0-9]*$`)
+)
+
+// Canonical is a consumption scenario named as the generator would have
+// drawn it without the parts a reduction removed: its workers w1, w2, ...
+// and nodes n1, n2, ... in the order the configuration lists them, its
+// events evt-0001, evt-0002, ... in order with the amount the generator
+// gives an event of that number (100 cents times it), its orders and
+// users ord-1, usr-1, ... in the order they first appear. Names of
+// another kind (a hand-written scenario's) are kept. It returns nil when
+// s is canonical already, or not a consumption scenario.
+func Canonical(s *scenario.Scenario) *scenario.Scenario {
+	if s.Consumption == nil {
+		return nil
+	}
+	c := cloneConsumption(s.Consumption)
+	names := func(re *regexp.Regexp, format string) func(string) string {
+		m := map[string]string{}
+		return func(old string) string {
+			if !re.MatchString(old) {
+				return old
+			}
+			if n, ok := m[old]; ok {
+				return n
+			}
+			m[old] = fmt.Sprintf(format, len(m)+1)
+			return m[old]
+		}
+	}
+	worker, node := names(generatedWorker, "w%d"), names(generatedNode, "n%d")
+	for i := range c.Config.Nodes {
+		c.Config.Nodes[i].Name = node(c.Config.Nodes[i].Name)
+	}
+	for i := range c.Config.Workers {
+		w := &c.Config.Workers[i]
+		w.Name, w.Node = worker(w.Name), node(w.Node)
+	}
+	for i := range c.Steps {
+		st := &c.Steps[i]
+		if st.Worker != "" {
+			st.Worker = worker(st.Worker)
+		}
+		if st.Node != "" {
+			st.Node = node(st.Node)
+		}
+	}
+	order, user := names(generatedOrder, "ord-%d"), names(generatedUser, "usr-%d")
+	for i := range c.Events {
+		e := &c.Events[i]
+		if generatedEvent.MatchString(e.ID) {
+			e.ID = fmt.Sprintf("evt-%04d", i+1)
+		}
+		e.OrderID, e.UserID = order(e.OrderID), user(e.UserID)
+		if e.AmountCents > 0 && e.AmountCents%100 == 0 {
+			e.AmountCents = int64(100 * (i + 1))
+		}
+	}
+	out := &scenario.Scenario{Version: s.Version, Kind: s.Kind, Consumption: c}
+	a, errA := scenario.Marshal(s)
+	b, errB := scenario.Marshal(out)
+	if errA != nil || errB != nil || string(a) == string(b) {
+		return nil
 	}
 	return out
 }

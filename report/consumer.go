@@ -9,6 +9,7 @@ import (
 
 	"github.com/idemcheck/idemcheck/consumertest"
 	"github.com/idemcheck/idemcheck/faults/scenario"
+	"github.com/idemcheck/idemcheck/impl/contract/broker"
 	"github.com/idemcheck/idemcheck/properties"
 	"github.com/idemcheck/idemcheck/properties/coverage"
 )
@@ -69,7 +70,7 @@ func ConsumerCoverage(reached map[string]int, runs int64) []coverage.Row {
 	var out []coverage.Row
 	for _, s := range consumertest.Situations {
 		n := int64(reached[s])
-		out = append(out, coverage.Row{Name: s, Kind: ConsumerKind, Runs: runs, Reached: n, Missing: runs > 0 && n == 0})
+		out = append(out, coverage.Row{Name: s, Kind: ConsumerKind, Doc: situationDoc(ConsumerKind, s), Runs: runs, Reached: n, Missing: runs > 0 && n == 0})
 	}
 	return out
 }
@@ -108,14 +109,14 @@ func consumerTimeline(res *consumertest.Result) *timeline {
 		name := fmt.Sprintf("w%d", i+1)
 		tl.Lanes = append(tl.Lanes, lane{ID: name, Name: name, Sub: "the handler's SQL · acks · crashes", Class: "worker"})
 	}
-	flags := consumerFlags(res)
+	marks := consumerMarks(res)
 	dlq := 0
 	for _, e := range out.Trace.Entries() {
 		if e.Kind == consumertest.KindPhase || e.Lane == consumertest.LaneHarness {
 			tl.Rows = append(tl.Rows, row{Line: e.Line, Separator: strings.Trim(e.Text, "- ")})
 			continue
 		}
-		rw := row{Line: e.Line, Tip: e.Text, Time: "t=" + strconv.FormatInt(e.AtMs, 10) + "ms"}
+		rw := row{Line: e.Line, Tip: e.Text, Time: "t=" + strconv.FormatInt(e.AtMs, 10) + "ms", Flags: marks[e.Line]}
 		if e.Step > 0 {
 			rw.Step = "step " + strconv.Itoa(e.Step)
 		}
@@ -125,9 +126,6 @@ func consumerTimeline(res *consumertest.Result) *timeline {
 		if e.Kind == consumertest.KindDeliver || e.Kind == consumertest.KindRedeliver {
 			cells[e.Worker] = append(cells[e.Worker], chip{Kind: "receive", Label: "◀ receives " + e.Event, Detail: "attempt " + strconv.Itoa(e.Attempt), Class: "deliver"})
 		}
-		if endsDelivery(e.Kind) {
-			rw.Flags = append(rw.Flags, flags[e.Event]...)
-		}
 		for ; dlq < e.DLQ && dlq < len(out.DLQ); dlq++ {
 			d := out.DLQ[dlq]
 			c := chip{Kind: "dlq", Label: "→ DLQ " + d.Key, Detail: fmt.Sprintf("offset %d · attempts %d · %s", d.Offset, d.Attempts, quoteShort(d.LastError)), Class: "dlq"}
@@ -135,7 +133,6 @@ func consumerTimeline(res *consumertest.Result) *timeline {
 				c.Detail = "poison · " + c.Detail
 			}
 			cells[consumertest.LaneBroker] = append(cells[consumertest.LaneBroker], c)
-			rw.Flags = append(rw.Flags, flags[d.Key]...)
 		}
 		if len(rw.Flags) > 0 {
 			for id := range cells {
@@ -153,7 +150,7 @@ func consumerTimeline(res *consumertest.Result) *timeline {
 }
 
 // endsDelivery reports whether a line of kind k is how a worker's handling
-// of an event ended: the rows a breach about the event points at.
+// of an event ended.
 func endsDelivery(k consumertest.EntryKind) bool {
 	switch k {
 	case consumertest.KindAck, consumertest.KindNack, consumertest.KindDeadLetter, consumertest.KindCrash:
@@ -165,13 +162,36 @@ func endsDelivery(k consumertest.EntryKind) bool {
 // leadingID is the event or user id a breach's detail starts with.
 var leadingID = regexp.MustCompile(`^([A-Za-z0-9_.-]+):? `)
 
-// consumerFlags collects, by event id, why the rows that end its
-// deliveries are marked: the details of the breaches that name the event
-// (or, for totals, the event's user).
-func consumerFlags(res *consumertest.Result) map[string][]string {
-	flags := map[string][]string{}
-	if res.Scenario == nil {
-		return flags
+// consumerMarks says, by trace line, why the line is marked: the lines a
+// broken law points at, each with the details of the breaches that name
+// its event (or, for totals, the event's user). Where an effect was
+// applied too often (single-credit) they are the statements that applied
+// the event once too many (its second write of the effects: the first is
+// due), where the replay changed the effects (replay-unchanged) the
+// writes after the replay, where a poison event was applied every write
+// of it; the acks around them did nothing wrong. Otherwise (an event
+// lost, dead-lettered, not atomic) they are the ends of the event's
+// deliveries and its dead-lettering. A breach judged once quiet marks
+// nothing the replay did, and one that lasts after the replay marks what
+// made it before the replay, if anything did.
+func consumerMarks(res *consumertest.Result) map[int][]string {
+	marks := map[int][]string{}
+	if res.Scenario == nil || res.Outcome == nil {
+		return marks
+	}
+	entries := res.Outcome.Trace.Entries()
+	quietAt := len(entries) + 1 // the line of the first quiet: the replay comes after it
+	for _, e := range entries {
+		if e.Kind == consumertest.KindPhase && strings.HasPrefix(e.Text, "-- quiet at") {
+			quietAt = e.Line
+			break
+		}
+	}
+	applied := appliedEffects(entries)
+	add := func(line int, note string) {
+		if !slices.Contains(marks[line], note) {
+			marks[line] = append(marks[line], note)
+		}
 	}
 	for _, b := range res.Breaches {
 		for _, d := range b.Details {
@@ -179,16 +199,93 @@ func consumerFlags(res *consumertest.Result) map[string][]string {
 			if m == nil {
 				continue
 			}
-			for _, e := range res.Scenario.Events {
-				if e.ID == m[1] || e.User == m[1] {
-					if note := b.Law + ": " + d; !slices.Contains(flags[e.ID], note) {
-						flags[e.ID] = append(flags[e.ID], note)
+			onceQuiet := strings.Contains(d, "once quiet") || strings.Contains(b.Summary, "once quiet")
+			for _, ev := range res.Scenario.Events {
+				if ev.ID != m[1] && ev.User != m[1] {
+					continue
+				}
+				var lines []int
+				writes := applied[ev.ID]
+				switch {
+				case b.Law == consumertest.LawSingleCredit && len(writes) > 1:
+					lines = writes[1:] // the first application is due
+				case b.Law == consumertest.LawReplay:
+					for _, l := range writes {
+						if l > quietAt {
+							lines = append(lines, l)
+						}
 					}
+				case b.Law == consumertest.LawHealthyApplied && ev.Poison && len(writes) > 0:
+					lines = writes // a poison event is never to be applied
+				}
+				if len(lines) == 0 {
+					lines = deliveryEnds(entries, res.Outcome.DLQ, ev.ID)
+				}
+				// A breach judged once quiet points at nothing the replay
+				// did; one that lasts after the replay, at what made it
+				// before the replay if anything did.
+				before := slices.DeleteFunc(slices.Clone(lines), func(l int) bool { return l > quietAt })
+				if onceQuiet || (b.Law != consumertest.LawReplay && len(before) > 0) {
+					lines = before
+				}
+				for _, l := range lines {
+					add(l, b.Law+": "+d)
 				}
 			}
 		}
 	}
-	return flags
+	return marks
+}
+
+// deliveryEnds lists the lines that end a delivery of event id (an ack,
+// a nack, a dead-lettering, a crash) and those where the broker
+// dead-lettered it.
+func deliveryEnds(entries []consumertest.Entry, dlq []broker.DLQEntry, id string) []int {
+	var out []int
+	n := 0
+	for _, e := range entries {
+		grew := dlq[min(n, len(dlq)):min(max(e.DLQ, n), len(dlq))]
+		n = max(n, e.DLQ)
+		if (endsDelivery(e.Kind) && e.Event == id) || slices.ContainsFunc(grew, func(x broker.DLQEntry) bool { return x.Key == id }) {
+			out = append(out, e.Line)
+		}
+	}
+	return out
+}
+
+// appliedEffects lists, by event, the lines of the statements that
+// applied its effect: writes of the consumer's effects that changed rows,
+// outside a transaction or in one that its worker then committed.
+func appliedEffects(entries []consumertest.Entry) map[string][]int {
+	out := map[string][]int{}
+	for i, e := range entries {
+		if !e.Effect || e.Event == "" {
+			continue
+		}
+		if e.InTx && !committedAfter(entries[i+1:], e.Lane) {
+			continue
+		}
+		out[e.Event] = append(out[e.Event], e.Line)
+	}
+	return out
+}
+
+// committedAfter reports whether lane's transaction, open at the start of
+// entries, ends in a commit that succeeded.
+func committedAfter(entries []consumertest.Entry, lane string) bool {
+	for _, e := range entries {
+		if e.Lane != lane {
+			continue
+		}
+		switch {
+		case e.Kind == consumertest.KindSQL && e.Op == "commit":
+			return !strings.HasPrefix(e.Result, "error")
+		case e.Kind == consumertest.KindSQL && e.Op == "rollback",
+			e.Kind == consumertest.KindCrash, e.Kind == consumertest.KindContextEnded:
+			return false
+		}
+	}
+	return false
 }
 
 // entryChip draws one trace line and says in which lane.
@@ -218,6 +315,12 @@ func entryChip(e consumertest.Entry) (string, chip) {
 		}
 	case consumertest.KindSQL:
 		c.Label, c.Detail = e.Op, strings.TrimSpace(strings.TrimPrefix(text, e.Op))
+		if e.Result != "" {
+			// What the statement returned heads the chip: the value the
+			// handler went on with.
+			c.Label += " → " + e.Result
+			c.Detail = strings.TrimSuffix(c.Detail, " -> "+e.Result)
+		}
 		switch e.Op {
 		case "commit":
 			c.Class = "commit"

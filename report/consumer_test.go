@@ -86,7 +86,7 @@ func TestRenderConsumerCounterexample(t *testing.T) {
 		if e.Kind != consumertest.KindSQL {
 			continue
 		}
-		cell := regexp.MustCompile(`<td class="lane" data-lane="` + e.Worker + `"><div class="ev [^"]*" data-lane="` + e.Worker + `" data-kind="sql"><span class="label">` + e.Op + `</span>`)
+		cell := regexp.MustCompile(`<td class="lane" data-lane="` + e.Worker + `"><div class="ev [^"]*" data-lane="` + e.Worker + `" data-kind="sql"><span class="label">` + e.Op + `( → [^<]*)?</span>`)
 		if !cell.MatchString(rowOf(html, e.Line)) {
 			t.Errorf("line %d (%s) is not drawn in lane %s", e.Line, e.Text, e.Worker)
 		}
@@ -109,7 +109,7 @@ func TestRenderConsumerPass(t *testing.T) {
 	for _, want := range []string{
 		`<p class="headline good" id="headline">consumer adr: no law broken in 50 scenario(s)</p>`,
 		`<tr data-law="single-credit" data-status="pass">`, `<tr data-law="atomicity" data-status="n/a">`, "gives no Dedupe query",
-		`data-figure="scenarios">50<`, `id="coverage"`, `<tr data-situation="lock-wait" data-missing="false">`,
+		`data-figure="scenarios">50<`, `id="coverage"`, `<tr data-situation="lock-wait" data-missing="false" data-state="reached"`,
 	} {
 		if !strings.Contains(html, want) {
 			t.Errorf("the page lacks %s", want)
@@ -120,7 +120,7 @@ func TestRenderConsumerPass(t *testing.T) {
 	}
 	// A situation no scenario reached is named.
 	r.Consumer.Unreached = append(r.Consumer.Unreached, "crash at <rollback>")
-	if html := render(t, r); !strings.Contains(html, `never: `) || !strings.Contains(html, "crash at &lt;rollback&gt;") {
+	if html := render(t, r); !strings.Contains(html, `never reached: `) || !strings.Contains(html, "crash at &lt;rollback&gt;") {
 		t.Error("the never-reached situations are not named, or not escaped")
 	}
 }

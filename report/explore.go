@@ -20,8 +20,13 @@ type Exploration struct {
 	// States are the distinct states, Transitions the transitions taken
 	// and Skipped those the partial-order reduction left out.
 	States, Transitions, Skipped int64
-	// StatesPerSecond and BytesPerState are the search's figures.
+	// StatesPerSecond and BytesPerState are the search's figures;
+	// BytesPerState is left out of the page when it is 0 (not measured).
 	StatesPerSecond, BytesPerState float64
+	// Schedules, for a search that plays schedules (a consumer's model
+	// check), counts them, and SchedulesPerSecond is its speed.
+	Schedules          int64
+	SchedulesPerSecond float64
 	// Histories are the causal histories of a projection exploration, each
 	// judged under every delivery order, instead of depths.
 	Histories []HistoryRow

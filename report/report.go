@@ -48,8 +48,11 @@ type Run struct {
 	// Interrupted is true when the run was stopped early (Ctrl-C): the
 	// report covers what was done until then.
 	Interrupted bool
-	// Checks is the number of scenarios drawn and judged.
+	// Checks is the number of scenarios drawn and judged; Unit names
+	// what it counts when they are not checks ("scenarios", "schedules",
+	// "states"; "checks" when empty).
 	Checks int64
+	Unit   string
 	// Properties are the per-property checks and verdicts.
 	Properties []PropertyRow
 	// Coverage is the table of situations reached (package coverage): how

@@ -50,8 +50,10 @@ section.case h3 { margin:0 0 6px; font-size:16px; }
 .verdict ul { margin:4px 0; padding-left:20px; }
 pre { background:#f3f4f8; padding:8px 10px; border-radius:6px; overflow:auto; font-size:12px; margin:6px 0; }
 .tl-wrap { overflow-x:auto; margin:10px 0; border:1px solid var(--line); border-radius:8px; }
-table.timeline { border-collapse:separate; border-spacing:0; table-layout:fixed; font-size:12.5px; }
-.timeline col.c-line { width:52px; } .timeline col.c-time { width:78px; } .timeline col.c-lane { width:190px; } .timeline col.c-flags { width:340px; }
+table.timeline { border-collapse:separate; border-spacing:0; table-layout:fixed; font-size:12.5px; width:100%; }
+.timeline col.c-line { width:52px; } .timeline col.c-time { width:78px; } .timeline col.c-flags { width:22%; }
+.timeline td.flags div { overflow-wrap:anywhere; }
+.ev .detail { overflow-wrap:anywhere; }
 .timeline th, .timeline td { border-bottom:1px solid #eceef3; padding:3px 6px; vertical-align:top; }
 .timeline thead th { position:sticky; top:0; background:#eef0f5; z-index:1; text-align:left; border-bottom:1px solid var(--line); }
 .timeline .lane-head { cursor:pointer; }
@@ -92,13 +94,18 @@ details summary { cursor:pointer; color:var(--blue); margin:6px 0; }
 .legend span { display:inline-block; margin:0 8px 4px 0; }
 .legend .ev { display:inline-block; }
 .wrong { color:var(--bad); font-weight:600; }
+.cov { display:inline-block; min-width:2.2em; padding:0 5px; border-radius:4px; text-align:right; }
+.cov.unreached, code.unreached { background:#eef0f5; color:#475067; border:1px dashed #aab1c2; }
+.cov.failed { background:#fdecec; color:var(--bad); border:1px solid #f3bcbc; font-weight:600; }
+tr.cov-unreached td { color:#5b6478; }
+code.unreached { padding:0 4px; border-radius:4px; }
 </style>
 </head>
 <body>
 <header>
   <h1>{{.Title}}</h1>
   <div class="meta">
-    {{if .Target}}target <code>{{.Target}}</code> · {{end}}mode {{.Mode}}{{if .Seed}} · seed <code>{{.Seed}}</code>{{end}}{{if .Workers}} · {{.Workers}} worker(s){{end}}{{if .Budget}} · budget {{.Budget}}{{end}} · {{.Checks}} checks in {{.ElapsedText}}
+    {{if .Target}}target <code>{{.Target}}</code> · {{end}}mode {{.Mode}}{{if .Seed}} · seed <code>{{.Seed}}</code>{{end}}{{if .Workers}} · {{.Workers}} worker(s){{end}}{{if .Budget}} · budget {{.Budget}}{{end}} · {{.Checks}} {{.Unit}} in {{.ElapsedText}}
     {{if .Command}}<br>command <code>{{.Command}}</code>{{end}}
   </div>
 </header>
@@ -116,7 +123,9 @@ details summary { cursor:pointer; color:var(--blue); margin:6px 0; }
 {{if .Levels}}<tr><th>distinct states</th><td class="num" data-figure="states">{{.States}}</td></tr>
 <tr><th>transitions</th><td class="num" data-figure="transitions">{{.Transitions}}{{if .Skipped}} ({{.Skipped}} skipped by partial order){{end}}</td></tr>
 <tr><th>states/s</th><td class="num" data-figure="states-per-second">{{printf "%.0f" .StatesPerSecond}}</td></tr>
-<tr><th>bytes/state</th><td class="num" data-figure="bytes-per-state">{{printf "%.0f" .BytesPerState}}</td></tr>{{end}}
+{{if .BytesPerState}}<tr><th>bytes/state</th><td class="num" data-figure="bytes-per-state">{{printf "%.0f" .BytesPerState}}</td></tr>{{end}}{{end}}
+{{if .Schedules}}<tr><th>schedules</th><td class="num" data-figure="schedules">{{.Schedules}}</td></tr>
+<tr><th>schedules/s</th><td class="num" data-figure="schedules-per-second">{{printf "%.0f" .SchedulesPerSecond}}</td></tr>{{end}}
 <tr><th>verdict</th><td class="status {{if .Violated}}violated{{else}}pass{{end}}" id="explore-verdict">{{.Verdict}}</td></tr>
 </tbody></table>
 {{if .Levels}}
@@ -146,7 +155,7 @@ details summary { cursor:pointer; color:var(--blue); margin:6px 0; }
 <tr><th>database</th><td>{{.Database}}</td></tr>
 <tr><th>scenarios</th><td class="num" data-figure="scenarios">{{$.Checks}}</td></tr>
 <tr><th>scenarios/s</th><td class="num" data-figure="scenarios-per-second">{{printf "%.0f" .PerSecond}}</td></tr>
-<tr><th>situations reached</th><td data-figure="situations">{{.Reached}} of {{add .Reached (len .Unreached)}}{{if .Unreached}}; never: {{range $i, $u := .Unreached}}{{if $i}}, {{end}}<code class="wrong">{{$u}}</code>{{end}}{{end}}</td></tr>
+<tr><th>situations reached</th><td data-figure="situations">{{.Reached}} of {{add .Reached (len .Unreached)}}{{if .Unreached}}; never reached: {{range $i, $u := .Unreached}}{{if $i}}, {{end}}<code class="unreached">{{$u}}</code>{{end}}{{end}}</td></tr>
 </tbody></table>
 <h3>Laws</h3>
 <table class="grid" id="laws">
@@ -173,9 +182,10 @@ details summary { cursor:pointer; color:var(--blue); margin:6px 0; }
 <table class="grid" id="coverage">
 <thead><tr><th>situation</th><th>kind</th><th>runs reaching it</th><th>of runs</th><th>%</th><th>what counts</th></tr></thead>
 <tbody>
-{{range .Coverage}}<tr data-situation="{{.Name}}" data-missing="{{.Missing}}">
-<td><code>{{.Name}}</code></td><td>{{.Kind}}</td><td class="num {{if .Missing}}wrong{{end}}">{{.Reached}}</td><td class="num">{{.Runs}}</td><td class="num">{{printf "%.2f" .Percent}}</td><td class="doc">{{.Doc}}</td></tr>
+{{range .Coverage}}<tr data-situation="{{.Name}}" data-missing="{{.Missing}}" data-state="{{.State}}" class="cov-{{.State}}">
+<td><code>{{.Name}}</code></td><td>{{.Kind}}</td><td class="num"><span class="cov {{.State}}">{{.Reached}}</span></td><td class="num">{{.Runs}}</td><td class="num">{{printf "%.2f" .Percent}}</td><td class="doc">{{.Doc}}</td></tr>
 {{end}}</tbody></table>
+{{if .Unreached}}<p class="legend" id="coverage-legend"><span class="cov unreached">0</span> never reached: no run got there. That is no failure; the checks just say nothing about that situation.{{if .CoverageFailure}} <span class="cov failed">0</span> a situation the campaign must reach, and did not (the coverage check failed).{{end}}</p>{{end}}
 {{end}}
 
 {{if .Mutants}}
@@ -195,7 +205,7 @@ details summary { cursor:pointer; color:var(--blue); margin:6px 0; }
 <h2>Counterexamples</h2>
 {{end}}
 {{if .ConsumerCases}}
-<p class="legend" id="consumer-legend">Read each timeline top to bottom: a row per line of the trace, a lane per worker with the calls its handler made; the broker's lane has what was produced, delivered, duplicated and dead-lettered, and time moving. Rows with a red outline end a delivery of an event a broken law names.<br>
+<p class="legend" id="consumer-legend">Read each timeline top to bottom: a row per line of the trace, a lane per worker with the calls its handler made; the broker's lane has what was produced, delivered, duplicated and dead-lettered, and time moving. Rows with a red outline are what a broken law points at: the statement that applied an event's effect once too many (its second write of the effects, or a write after the replay), or, for an event lost or dead-lettered, the end of its deliveries; the "marked because" column says which law and why.<br>
 <span class="ev produce">produce</span><span class="ev deliver">delivery</span><span class="ev step">SQL statement / point</span><span class="ev commit">commit</span><span class="ev ack">ack</span><span class="ev warn">nack / lock wait</span><span class="ev fault">injected failure / duplicate / replay</span><span class="ev crash">crash</span><span class="ev clock">time</span><span class="ev dlq">DLQ</span></p>
 {{end}}
 {{if .RunnerCases}}
@@ -218,13 +228,13 @@ details summary { cursor:pointer; color:var(--blue); margin:6px 0; }
 {{if .Passed}}<details><summary>{{len .Passed}} other propert{{if eq (len .Passed) 1}}y passes{{else}}ies pass{{end}}</summary>
 {{range .Passed}}<div class="verdict pass" data-verdict="pass"><b>PASS {{.Property}}</b>: {{.Summary}}</div>{{end}}</details>{{end}}
 
-{{with .Timeline}}
+{{with .Timeline}}{{$tl := .}}
 <div class="tl-wrap">
-<table class="timeline" data-kind="{{.Kind}}" data-lanes="{{len .Lanes}}" style="width:{{.Width}}px">
+<table class="timeline" data-kind="{{.Kind}}" data-lanes="{{len .Lanes}}" style="min-width:{{.MinWidth}}px">
 <colgroup><col class="c-line"><col class="c-time">{{range .Lanes}}<col class="c-lane">{{end}}<col class="c-flags"></colgroup>
 <thead><tr><th title="trace line">line</th><th>time</th>{{range .Lanes}}<th class="lane-head {{.Class}}" data-lane="{{.ID}}" title="click to focus this lane">{{.Name}}<span class="sub">{{.Sub}}</span><span class="count"></span></th>{{end}}<th>marked because</th></tr></thead>
 <tbody>
-{{range .Rows}}{{if .Separator}}<tr class="sep"><td colspan="99">{{.Separator}}</td></tr>
+{{range .Rows}}{{if .Separator}}<tr class="sep"><td colspan="{{$tl.Cols}}">{{.Separator}}</td></tr>
 {{else}}<tr data-line="{{.Line}}"{{if .Flags}} class="flagged"{{end}} title="{{.Tip}}"><td class="seq">{{if .Line}}<a href="#{{$c.Anchor}}-line-{{.Line}}">{{.Line}}</a>{{end}}</td><td class="time">{{.Time}}{{if .Step}}<span class="step">{{.Step}}</span>{{end}}</td>
 {{range .Cells}}<td class="lane" data-lane="{{.Lane}}">{{$lane := .Lane}}{{range .Chips}}<div class="ev {{.Class}}" data-lane="{{$lane}}" data-kind="{{.Kind}}"><span class="label">{{.Label}}</span>{{if .Detail}}<span class="detail">{{.Detail}}</span>{{end}}</div>{{end}}</td>{{end}}
 <td class="flags">{{range .Flags}}<div>⚠ {{.}}</div>{{end}}</td></tr>

@@ -20,9 +20,20 @@ type timeline struct {
 	Rows  []row
 }
 
-// Width is the timeline's width in pixels: fixed columns keep every lane
-// the same width, so a lane reads as a lane (see the colgroup's CSS).
-func (t *timeline) Width() int { return 52 + 78 + 190*len(t.Lanes) + 340 }
+// MinWidth is the timeline's least width in pixels. The table takes the
+// page's width: the line, time and "marked because" columns have theirs
+// (see the colgroup's CSS) and the lanes share the rest equally, so that a
+// lane reads as a lane and a wide page gives its SQL room; below this
+// width the page scrolls instead of squeezing the lanes further.
+func (t *timeline) MinWidth() int { return 52 + 78 + minLane*len(t.Lanes) + 240 }
+
+// Cols is the number of the timeline's columns: line, time, a lane each
+// and "marked because". A separator row spans exactly them: a wider span
+// would add columns the lanes share their width with.
+func (t *timeline) Cols() int { return 2 + len(t.Lanes) + 1 }
+
+// minLane is the narrowest a lane gets, in pixels.
+const minLane = 130
 
 // lane is one column: a worker, or a part of the world.
 type lane struct {

@@ -171,6 +171,7 @@ func runConsumerExplore(ctx context.Context, o *options, c consumertest.Consumer
 	}, cx.opts...)
 	opts = append(opts, o.dbOptions()...)
 	fmt.Fprintf(stderr, "fuzzrun: model-checking consumer %s on %s: %s\n", c.Name, o.db, cx.bounds)
+	known := corpusFiles(o.corpusDir) // to tell a new counterexample in the report
 	res, err := consumertest.Explore(c, cx.bounds, opts...)
 	prog.clear()
 	if err != nil {
@@ -188,7 +189,7 @@ func runConsumerExplore(ctx context.Context, o *options, c consumertest.Consumer
 		exit = exitViolation
 	}
 	if o.html != "" {
-		if err := report.WriteFile(o.html, consumerExploreHTML(o, c, res)); err != nil {
+		if err := report.WriteFile(o.html, consumerExploreHTML(o, c, res, known)); err != nil {
 			fmt.Fprintf(stderr, "fuzzrun: %v\n", err)
 			return exitInternal
 		}
@@ -226,7 +227,7 @@ type consumerExploreJSON struct {
 // bounds, the verdict, the new states and choices tried per depth (of the
 // last bound searched in full), the coverage table, and the
 // counterexample's report.
-func consumerExploreHTML(o *options, c consumertest.Consumer, res consumertest.VerifyResult) *report.Run {
+func consumerExploreHTML(o *options, c consumertest.Consumer, res consumertest.VerifyResult, known map[string]bool) *report.Run {
 	verdict := "verified within these bounds: no schedule breaks a law"
 	switch {
 	case res.Failed:
@@ -246,6 +247,7 @@ func consumerExploreHTML(o *options, c consumertest.Consumer, res consumertest.V
 	}
 	e := &report.Exploration{World: res.Bounds.String(), Menu: choiceMenu(res.Bounds), Engine: "stateless search of the consumer on " + res.Backend,
 		States: res.States, Transitions: transitions, Skipped: res.SleepPruned, StatesPerSecond: statesPerSecond,
+		BytesPerState: res.BytesPerState, Schedules: res.Schedules, SchedulesPerSecond: res.SchedulesPerSecond(),
 		Verdict: verdict, Violated: res.Failed}
 	if l := deepestLevel(res); l != nil {
 		for _, d := range l.Depths {
@@ -263,17 +265,16 @@ func consumerExploreHTML(o *options, c consumertest.Consumer, res consumertest.V
 		notes = append(notes, fmt.Sprintf("%s: %d schedules, %d states, %d sleep-pruned, %d cache-pruned, complete %t, %s",
 			what, l.Schedules, l.States, l.SleepPruned, l.CachePruned, l.Complete, l.Elapsed.Round(time.Millisecond)))
 	}
-	if res.Failed {
-		notes = append(notes, fmt.Sprintf("counterexample: %s (%s); corpus file %s; replay: %s", res.Law, res.Summary(), res.CorpusFile, res.Replay))
-		if res.Outcome != nil {
-			for i, l := range res.Outcome.Trace.Lines() {
-				notes = append(notes, fmt.Sprintf("%d. %s", i+1, l))
-			}
-		}
+	var cases []report.Case
+	if res.Failed && res.Outcome != nil {
+		found := &consumertest.Result{Consumer: c.Name, Failed: true, Law: res.Law, Breaches: res.Breaches, Scenario: res.Scenario, Outcome: res.Outcome,
+			CorpusFile: res.CorpusFile, Replay: res.Replay}
+		cases = append(cases, report.Case{Title: res.Law + " against " + c.Name, Property: res.Law, Target: c.Name,
+			CorpusFile: res.CorpusFile, New: res.CorpusFile != "" && !known[res.CorpusFile], Replay: res.Replay, Consumer: found})
 	}
 	return &report.Run{Title: "fuzzrun consumer " + c.Name + " -explore", Mode: "explore", Command: commandLine(o.args), Target: c.Name,
-		Budget: o.cexplore.budget, Elapsed: res.Elapsed, Interrupted: res.Stopped == "interrupted", Checks: res.Schedules,
-		Coverage: consumerCoverageRows(res.Coverage, res.Schedules), Explore: e, Notes: notes}
+		Budget: o.cexplore.budget, Elapsed: res.Elapsed, Interrupted: res.Stopped == "interrupted", Checks: res.Schedules, Unit: "schedules",
+		Coverage: consumerCoverageRows(res.Coverage, res.Schedules), Explore: e, Notes: notes, Cases: cases}
 }
 
 // deepestLevel is the last full search of a preemption bound.
@@ -304,12 +305,7 @@ func choiceMenu(b consumertest.Bounds) []string {
 // consumerCoverageRows is the coverage table of consumertest.Situations in
 // the report's form.
 func consumerCoverageRows(reached map[string]int, runs int64) []coverage.Row {
-	var rows []coverage.Row
-	for _, s := range consumertest.Situations {
-		n := int64(reached[s])
-		rows = append(rows, coverage.Row{Name: s, Kind: "consumer", Runs: runs, Reached: n, Missing: n == 0})
-	}
-	return rows
+	return report.ConsumerCoverage(reached, runs)
 }
 
 // anyGiven reports whether any of the named flags was given.

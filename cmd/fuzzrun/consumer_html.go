@@ -31,7 +31,7 @@ func consumerHTML(o *options, c consumertest.Consumer, rep consumerJSON, found *
 		budget += " or " + strconv.FormatInt(o.checks, 10) + " scenarios"
 	}
 	r := &report.Run{Title: "fuzzrun consumer " + c.Name, Mode: "consumer", Command: commandLine(o.args), Target: c.Name,
-		Seed: rep.Seed, Budget: budget, Elapsed: elapsed, Interrupted: interrupted, Checks: rep.Checks, Consumer: cr,
+		Seed: rep.Seed, Budget: budget, Elapsed: elapsed, Interrupted: interrupted, Checks: rep.Checks, Unit: "scenarios", Consumer: cr,
 		Coverage: report.ConsumerCoverage(rep.Coverage, rep.Checks)}
 	if found != nil {
 		r.Cases = []report.Case{{Title: found.Law + " against " + c.Name, Property: found.Law, Target: c.Name, Seed: found.Seed,
@@ -52,7 +52,7 @@ func consumerReplayHTML(o *options, c consumertest.Consumer, res *consumertest.R
 	}
 	title := "replay of " + o.replay + " against " + c.Name
 	return &report.Run{Title: "fuzzrun consumer " + c.Name + " -replay " + o.replay, Mode: "replay", Command: commandLine(o.args),
-		Target: c.Name, Elapsed: elapsed, Checks: 1, Consumer: cr,
+		Target: c.Name, Elapsed: elapsed, Checks: 1, Unit: "scenario", Consumer: cr,
 		Cases: []report.Case{{Title: title, Property: res.Law, Target: c.Name, CorpusFile: o.replay, Consumer: res}}}
 }
 

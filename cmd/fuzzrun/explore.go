@@ -188,16 +188,17 @@ func runExplore(ctx context.Context, o *options, stdout, stderr io.Writer) int {
 	rep := exploreReport{Target: o.target.Name, World: op.World, Menu: op.Menu, DepthAsked: op.Depth, Result: res,
 		StatesPerSec: res.StatesPerSecond(), Verified: res.Counterexample == nil && !res.Interrupted}
 	var file string
+	var created bool
 	if cx := res.Counterexample; cx != nil && cx.Outcome != nil && !cx.Verdict.Pass {
-		f, err := saveExploreCase(o, cx.Verdict, cx.Outcome, cx.Scenario)
+		f, made, err := saveExploreCase(o, cx.Verdict, cx.Outcome, cx.Scenario)
 		if err != nil {
 			fmt.Fprintf(stderr, "fuzzrun: save the counterexample: %v\n", err)
 			return exitInternal
 		}
-		file, rep.CorpusFile = f, f
+		file, rep.CorpusFile, created = f, f, made
 	}
 	if o.html != "" {
-		if err := report.WriteFile(o.html, exploreHTML(o, op, res, file)); err != nil {
+		if err := report.WriteFile(o.html, exploreHTML(o, op, res, file, created)); err != nil {
 			fmt.Fprintf(stderr, "fuzzrun: %v\n", err)
 			return exitInternal
 		}
@@ -277,9 +278,9 @@ func replayCommand(o *options, file string) string {
 // saveExploreCase saves a counterexample of an exploration in -corpus and
 // returns its file ("" when -corpus is ""). A scenario the corpus already
 // holds is not written again; its file is returned.
-func saveExploreCase(o *options, v properties.Verdict, out *runner.Outcome, s *scenario.Scenario) (string, error) {
+func saveExploreCase(o *options, v properties.Verdict, out *runner.Outcome, s *scenario.Scenario) (string, bool, error) {
 	if o.corpusDir == "" {
-		return "", nil
+		return "", false, nil
 	}
 	law := ""
 	if len(v.Breaches) > 0 {
@@ -289,12 +290,11 @@ func saveExploreCase(o *options, v properties.Verdict, out *runner.Outcome, s *s
 	if caught, err := corpus.Catches(s); err == nil {
 		c.CaughtBy = caught
 	}
-	f, _, err := corpus.Write(o.corpusDir, c)
-	return f, err
+	return corpus.Write(o.corpusDir, c)
 }
 
 // exploreHTML is the HTML report of a consumption exploration.
-func exploreHTML(o *options, op explore.Options, res *explore.Result, file string) *report.Run {
+func exploreHTML(o *options, op explore.Options, res *explore.Result, file string, created bool) *report.Run {
 	e := &report.Exploration{World: describeWorld(op.World), Menu: op.Menu, Engine: res.Engine, DepthAsked: op.Depth,
 		States: res.States, Transitions: res.Transitions, Skipped: res.Skipped,
 		StatesPerSecond: res.StatesPerSecond(), BytesPerState: res.BytesPerState,
@@ -304,17 +304,18 @@ func exploreHTML(o *options, op explore.Options, res *explore.Result, file strin
 	}
 	r := &report.Run{Title: "fuzzrun explore against " + o.target.Name, Mode: "explore", Command: commandLine(o.args),
 		Target: o.target.Name, Workers: op.Parallel, Budget: fmt.Sprintf("depth %d", op.Depth), Elapsed: res.Elapsed,
-		Interrupted: res.Interrupted, Checks: res.States, Coverage: res.Coverage.Rows(), Explore: e}
+		Interrupted: res.Interrupted, Checks: res.States, Unit: "states", Coverage: res.Coverage.Rows(), Explore: e}
 	if cx := res.Counterexample; cx != nil && cx.Outcome != nil {
-		r.Cases = []report.Case{exploreCase(o, cx.Verdict, cx.Outcome, file)}
+		r.Cases = []report.Case{exploreCase(o, cx.Verdict, cx.Outcome, file, created)}
 	}
 	return r
 }
 
 // exploreCase is a counterexample of an exploration as a report case.
-func exploreCase(o *options, v properties.Verdict, out *runner.Outcome, file string) report.Case {
+// created says this run wrote the corpus file (it is new).
+func exploreCase(o *options, v properties.Verdict, out *runner.Outcome, file string, created bool) report.Case {
 	c := report.Case{Title: v.Property + " against " + o.target.Name, Property: v.Property, Target: o.target.Name,
-		Verdicts: []properties.Verdict{v}, CorpusFile: file, Outcome: out}
+		Verdicts: []properties.Verdict{v}, CorpusFile: file, New: created, Outcome: out}
 	if file != "" {
 		c.Replay = replayCommand(o, file)
 	}

@@ -210,7 +210,7 @@ func runExploreProjection(ctx context.Context, o *options, stdout, stderr io.Wri
 		} else {
 			row.Verdict = fmt.Sprintf("violation: no one delivery order of %s fails, but the replicas of all %d orders do not agree", h.Name, res.Orders)
 		}
-		file, err := saveExploreCase(o, res.Verdict, res.Outcome, cx)
+		file, created, err := saveExploreCase(o, res.Verdict, res.Outcome, cx)
 		if err != nil {
 			fmt.Fprintf(stderr, "fuzzrun: save the counterexample: %v\n", err)
 			return exitInternal
@@ -222,7 +222,7 @@ func runExploreProjection(ctx context.Context, o *options, stdout, stderr io.Wri
 		}
 		fmt.Fprintf(text, "%s:\n", row.Verdict)
 		fmt.Fprint(text, properties.Report(res.Verdict, res.Outcome, exploreReportOptions(o, file)))
-		c := exploreCase(o, res.Verdict, res.Outcome, file)
+		c := exploreCase(o, res.Verdict, res.Outcome, file, created)
 		c.Title = res.Verdict.Property + " against " + o.target.Name + ", history " + h.Name
 		cases = append(cases, c)
 		rep.Histories, html.Histories = append(rep.Histories, hr), append(html.Histories, row)
@@ -243,7 +243,7 @@ func runExploreProjection(ctx context.Context, o *options, stdout, stderr io.Wri
 	if o.html != "" {
 		r := &report.Run{Title: "fuzzrun explore -projection against " + o.target.Name, Mode: "explore", Command: commandLine(o.args),
 			Target: o.target.Name, Budget: fmt.Sprintf("%d copies", o.projCopies), Elapsed: time.Since(start), Interrupted: rep.Interrupted,
-			Checks: orders, Explore: html, Cases: cases}
+			Checks: orders, Unit: "delivery orders", Explore: html, Cases: cases}
 		if err := report.WriteFile(o.html, r); err != nil {
 			fmt.Fprintf(stderr, "fuzzrun: %v\n", err)
 			return exitInternal

@@ -39,6 +39,7 @@ import (
 	"io"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -81,7 +82,19 @@ type Call struct {
 	// a hook that parks the caller should return the context's error then
 	// (see ContextErr), as a driver does with a call whose context ended.
 	Ctx, TxCtx context.Context
+	// Seq tells calls apart: every begin, exec, query, commit and
+	// rollback gets a number of its own (unique in the process, and
+	// never 0), and the end of a query's rows, and its rows, carry the
+	// query's. 0 on the calls a row iteration makes while it steps (a
+	// wait for a lock). It is no part of what the call does.
+	Seq uint64
 }
+
+// seqs numbers the calls (see Call.Seq).
+var seqs atomic.Uint64
+
+// nextSeq is the number of a new call.
+func nextSeq() uint64 { return seqs.Add(1) }
 
 // Done returns a channel closed when the call's context or its
 // transaction's ends (nil when neither can end).
@@ -199,6 +212,25 @@ type Observer interface {
 	// driver filled dest; dest must not be kept.
 	Row(c Call, dest []driver.Value)
 }
+
+// RowsReporter is a Hook told how each query's rows ended, when the
+// caller closed them (or database/sql did, for it): c is the end of the
+// rows (its Seq the query's), read the number of rows the caller was
+// handed (each of them told to an Observer's Row), and more the number of
+// rows past them that the caller closed without reading: 0 when it read
+// to the end, counted when it stopped early (the wrapper reads the rest
+// of the result, which the caller never sees, before it closes it), -1
+// when that count is unknown (an error while counting, or more than
+// MaxUncounted rows). Rows that never close (the worker crashed, the
+// connection was killed) are not reported. It runs on the goroutine
+// that closed the rows.
+type RowsReporter interface {
+	RowsClosed(c Call, read, more int)
+}
+
+// MaxUncounted bounds the rows the wrapper reads past the caller's when
+// it closes early (see RowsReporter).
+const MaxUncounted = 1000
 
 // ErrKilled is returned by every call on a connection after Kill.
 var ErrKilled = errors.New("sqlhook: connection killed (the worker crashed)")
@@ -359,6 +391,9 @@ type conn struct {
 	// open are the rows and statements not yet closed: a connection
 	// closes for real (and rolls back) only once they are.
 	open []io.Closer
+	// counting is set while the wrapper counts the rows a caller closed
+	// without reading (see RowsReporter); under op.
+	counting bool
 }
 
 func (cn *conn) track(c io.Closer) {
@@ -521,6 +556,11 @@ func (cn *conn) call(c Call, do func() error) error {
 // wait is a connection's wait function (see WithWaits): the engine calls
 // it, inside the call in progress, where it would wait for a lock.
 func (cn *conn) wait(timeout time.Duration) bool {
+	if cn.counting {
+		// The wrapper reads rows past the caller's (see RowsReporter):
+		// no wait, no scheduling point for what the caller never sees.
+		return false
+	}
 	c := cn.cur
 	c.InEngine, c.Timeout = true, timeout
 	cn.waited = true
@@ -594,7 +634,7 @@ func (cn *conn) Begin() (driver.Tx, error) {
 }
 
 func (cn *conn) BeginTx(ctx context.Context, opts driver.TxOptions) (driver.Tx, error) {
-	c := Call{Op: Begin, SQL: "BEGIN", Ctx: ctx}
+	c := Call{Op: Begin, SQL: "BEGIN", Ctx: ctx, Seq: nextSeq()}
 	err := cn.call(c, func() error {
 		var err error
 		if b, ok := cn.inner.(driver.ConnBeginTx); ok {
@@ -636,7 +676,7 @@ func (cn *conn) ExecContext(ctx context.Context, query string, args []driver.Nam
 	}
 	run, notes := cn.c.rewrite(query)
 	var res driver.Result
-	c := Call{Op: Exec, SQL: query, Args: args, Notes: cn.c.notes(notes, args), Ctx: ctx}
+	c := Call{Op: Exec, SQL: query, Args: args, Notes: cn.c.notes(notes, args), Ctx: ctx, Seq: nextSeq()}
 	err := cn.call(c, func() error {
 		var err error
 		res, err = e.ExecContext(context.Background(), run, args)
@@ -653,7 +693,7 @@ func (cn *conn) QueryContext(ctx context.Context, query string, args []driver.Na
 	}
 	run, notes := cn.c.rewrite(query)
 	var rows driver.Rows
-	c := Call{Op: Query, SQL: query, Args: args, Notes: cn.c.notes(notes, args), Ctx: ctx}
+	c := Call{Op: Query, SQL: query, Args: args, Notes: cn.c.notes(notes, args), Ctx: ctx, Seq: nextSeq()}
 	err := cn.call(c, func() error {
 		var err error
 		rows, err = q.QueryContext(context.Background(), run, args)
@@ -665,7 +705,7 @@ func (cn *conn) QueryContext(ctx context.Context, query string, args []driver.Na
 	}
 	cn.track(rows)
 	cn.rowsOpened(1)
-	return &wrappedRows{inner: rows, cn: cn, query: query, ctx: ctx, txCtx: c.TxCtx}, nil
+	return &wrappedRows{inner: rows, cn: cn, query: query, ctx: ctx, txCtx: c.TxCtx, seq: c.Seq}, nil
 }
 
 // rowsOpened counts rows opened (1) or closed (-1).
@@ -702,7 +742,7 @@ type tx struct{ cn *conn }
 
 func (t *tx) Commit() error {
 	cn := t.cn
-	c := Call{Op: Commit, SQL: "COMMIT"}
+	c := Call{Op: Commit, SQL: "COMMIT", Seq: nextSeq()}
 	// database/sql cancels the transaction's context before it commits:
 	// the commit does not look at it.
 	cn.setTx(true, nil, false)
@@ -730,7 +770,7 @@ func (t *tx) Rollback() error {
 		cn.setTx(false, nil, false)
 		return nil
 	}
-	c := Call{Op: Rollback, SQL: "ROLLBACK"}
+	c := Call{Op: Rollback, SQL: "ROLLBACK", Seq: nextSeq()}
 	err := cn.call(c, func() error { return cn.execInner("ROLLBACK") })
 	cn.tell(c, nil, err)
 	cn.setTx(false, nil, false)
@@ -784,7 +824,7 @@ func unnamed(args []driver.NamedValue) []driver.Value {
 
 func (s *stmt) ExecContext(ctx context.Context, args []driver.NamedValue) (driver.Result, error) {
 	var res driver.Result
-	c := Call{Op: Exec, SQL: s.query, Args: args, Notes: s.cn.c.notes(s.notes, args), Ctx: ctx}
+	c := Call{Op: Exec, SQL: s.query, Args: args, Notes: s.cn.c.notes(s.notes, args), Ctx: ctx, Seq: nextSeq()}
 	err := s.cn.call(c, func() error {
 		var err error
 		if e, ok := s.inner.(driver.StmtExecContext); ok {
@@ -801,7 +841,7 @@ func (s *stmt) ExecContext(ctx context.Context, args []driver.NamedValue) (drive
 
 func (s *stmt) QueryContext(ctx context.Context, args []driver.NamedValue) (driver.Rows, error) {
 	var rows driver.Rows
-	c := Call{Op: Query, SQL: s.query, Args: args, Notes: s.cn.c.notes(s.notes, args), Ctx: ctx}
+	c := Call{Op: Query, SQL: s.query, Args: args, Notes: s.cn.c.notes(s.notes, args), Ctx: ctx, Seq: nextSeq()}
 	err := s.cn.call(c, func() error {
 		var err error
 		if q, ok := s.inner.(driver.StmtQueryContext); ok {
@@ -818,7 +858,7 @@ func (s *stmt) QueryContext(ctx context.Context, args []driver.NamedValue) (driv
 	}
 	s.cn.track(rows)
 	s.cn.rowsOpened(1)
-	return &wrappedRows{inner: rows, cn: s.cn, query: s.query, ctx: ctx, txCtx: c.TxCtx}, nil
+	return &wrappedRows{inner: rows, cn: s.cn, query: s.query, ctx: ctx, txCtx: c.TxCtx, seq: c.Seq}, nil
 }
 
 // wrappedRows makes the end of a row iteration (Close, which database/sql
@@ -832,6 +872,31 @@ type wrappedRows struct {
 	innerClosed bool
 	// ctx and txCtx are the query's contexts (see Call).
 	ctx, txCtx context.Context
+	// seq is the query's Call.Seq; read counts the rows handed to the
+	// caller, and eof says Next told it there are no more.
+	seq  uint64
+	read int
+	eof  bool
+}
+
+// countRest reads the rows the caller closed without reading, and counts
+// them (see RowsReporter). cn.op is held.
+func (r *wrappedRows) countRest() int {
+	if r.eof {
+		return 0
+	}
+	r.cn.counting = true
+	defer func() { r.cn.counting = false }()
+	dest := make([]driver.Value, len(r.inner.Columns()))
+	for n := 0; n <= MaxUncounted; n++ {
+		switch err := r.inner.Next(dest); {
+		case err == io.EOF:
+			return n
+		case err != nil:
+			return -1
+		}
+	}
+	return -1
 }
 
 func (r *wrappedRows) Columns() []string { return r.inner.Columns() }
@@ -852,11 +917,19 @@ func (r *wrappedRows) Close() error {
 			return nil
 		}
 		r.innerClosed = true
+		more := -1
+		if _, ok := r.cn.c.hook.(RowsReporter); ok {
+			more = r.countRest()
+		}
 		r.cn.untrack(r.inner)
 		r.cn.rowsOpened(-1)
-		return r.inner.Close()
+		err := r.inner.Close()
+		if rr, ok := r.cn.c.hook.(RowsReporter); ok {
+			rr.RowsClosed(Call{Op: RowsEnd, SQL: r.query, Seq: r.seq}, r.read, more)
+		}
+		return err
 	}
-	c := Call{Op: RowsEnd, SQL: r.query, Ctx: r.ctx}
+	c := Call{Op: RowsEnd, SQL: r.query, Ctx: r.ctx, Seq: r.seq}
 	if c.ContextErr() != nil || (r.txCtx != nil && r.txCtx.Err() != nil) {
 		// database/sql's watcher closes rows whose context ended: at once,
 		// no scheduling point (see the package documentation).
@@ -891,12 +964,14 @@ func (r *wrappedRows) Next(dest []driver.Value) error {
 			return err
 		}
 		if err == nil {
+			r.read++
 			if o, ok := r.cn.c.hook.(Observer); ok {
-				o.Row(Call{Op: Query, SQL: r.query}, dest)
+				o.Row(Call{Op: Query, SQL: r.query, Seq: r.seq}, dest)
 			}
 			return nil
 		}
 		if err == io.EOF {
+			r.eof = true
 			return err
 		}
 		if !r.cn.c.isBusy(err) {

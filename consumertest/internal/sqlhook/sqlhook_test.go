@@ -264,3 +264,66 @@ func TestAnObserverSeesWhatEveryCallReturned(t *testing.T) {
 		t.Fatalf("returned\n%s\nwant\n%s", got, want)
 	}
 }
+
+// rowsRecorder is a RowsReporter and an Observer.
+type rowsRecorder struct {
+	recorder
+	rows   map[uint64]int
+	closed []string
+}
+
+func (r *rowsRecorder) Returned(sqlhook.Call, driver.Result, error) {}
+func (r *rowsRecorder) Row(c sqlhook.Call, _ []driver.Value) {
+	if r.rows == nil {
+		r.rows = map[uint64]int{}
+	}
+	r.rows[c.Seq]++
+}
+func (r *rowsRecorder) RowsClosed(c sqlhook.Call, read, more int) {
+	r.closed = append(r.closed, fmt.Sprintf("%s: %d read (told %d), %d more", c.SQL, read, r.rows[c.Seq], more))
+}
+
+// A caller that closes its rows early is told nothing of the rows it did
+// not read, and the reporter learns how many there were.
+func TestRowsClosedCountsWhatTheCallerDidNotRead(t *testing.T) {
+	dsn, admin := open(t)
+	for _, id := range []string{"a", "b", "c"} {
+		if _, err := admin.Exec(`INSERT INTO t VALUES (?)`, id); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rec := &rowsRecorder{}
+	_, db := hooked(dsn, rec)
+	defer db.Close()
+	var id string
+	if err := db.QueryRow(`SELECT id FROM t ORDER BY id`).Scan(&id); err != nil || id != "a" {
+		t.Fatalf("first row %q, %v", id, err)
+	}
+	rows, err := db.Query(`SELECT id FROM t WHERE id > ?`, "a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for rows.Next() {
+		if err := rows.Scan(&id); err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, id)
+	}
+	if err := rows.Err(); err != nil || strings.Join(got, ",") != "b,c" {
+		t.Fatalf("rows %v, %v", got, err)
+	}
+	rows.Close()
+	var n int
+	if err := db.QueryRow(`SELECT count(*) FROM t WHERE id = 'z'`).Scan(&n); err != nil || n != 0 {
+		t.Fatalf("count %d, %v", n, err)
+	}
+	want := []string{
+		"SELECT id FROM t ORDER BY id: 1 read (told 1), 2 more",
+		"SELECT id FROM t WHERE id > ?: 2 read (told 2), 0 more",
+		"SELECT count(*) FROM t WHERE id = 'z': 1 read (told 1), 0 more",
+	}
+	if strings.Join(rec.closed, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("rows closed:\n%s\nwant:\n%s", strings.Join(rec.closed, "\n"), strings.Join(want, "\n"))
+	}
+}
