@@ -12,10 +12,6 @@ import (
 	"github.com/idemcheck/idemcheck/impl/reference/consumer"
 )
 
-// LawHealthyCredited is the law of nothing-lost that a healthy event ends
-// credited unless the harness's own faults spent its attempts.
-const LawHealthyCredited = "healthy-credited"
-
 // runDelivery is one delivery of a consumption run, rebuilt from its
 // actions: what the pipeline did with it and what the harness did to it.
 type runDelivery struct {
@@ -140,12 +136,12 @@ func (d *runDelivery) String() string {
 	return fmt.Sprintf("line %d: %s got %s/%s (offset %d, attempt %d): %s; %s", d.line, d.worker, d.group, d.event, d.offset, d.attempts, what, harness)
 }
 
-// healthyCredited judges nothing-lost/healthy-credited once the system
+// healthyApplied judges nothing-lost/healthy-applied once the system
 // quiesced, before the replay: an event whose handler can succeed (not
 // poison) is credited in every group, or a message of it sits in that
 // group's DLQ with its attempts spent by the harness's own faults: no
 // delivery of that message was nacked or dead-lettered without one.
-func healthyCredited(r *runner.ConsumptionResult) []Breach {
+func healthyApplied(r *runner.ConsumptionResult) []Breach {
 	credited := map[string]int{}
 	for _, e := range r.LedgerBeforeReplay {
 		credited[e.Consumer+"/"+e.EventID]++
@@ -202,7 +198,7 @@ func healthyCredited(r *runner.ConsumptionResult) []Breach {
 	if len(details) == 0 {
 		return nil
 	}
-	b := breach(LawHealthyCredited, "a healthy event was dead-lettered, never credited, though the harness's faults did not spend its attempts", details...)
+	b := breach(LawHealthyApplied, "a healthy event was dead-lettered, never credited, though the harness's faults did not spend its attempts", details...)
 	b.Diff = gocmp.Diff(want, got)
 	return []Breach{b}
 }
