@@ -10,6 +10,7 @@ import (
 	"github.com/idemcheck/idemcheck/faults/scenario"
 	"github.com/idemcheck/idemcheck/impl/contract/store"
 	"github.com/idemcheck/idemcheck/impl/reference/consumer"
+	"github.com/idemcheck/idemcheck/internal/law"
 )
 
 // runDelivery is one delivery of a consumption run, rebuilt from its
@@ -158,17 +159,11 @@ func healthyApplied(r *runner.ConsumptionResult) []Breach {
 			gaveUp[msg{d.group, d.offset}] = true
 		}
 	}
-	// An event is excused when a message of it sits in the DLQ for spent
-	// attempts and the consumer gave up on none of that message's
-	// deliveries: that entry is the harness's doing, and the event is
-	// recoverable from it whatever its other copies met.
-	excused, dead := map[string]bool{}, map[string]bool{}
+	dead := map[string]bool{}
 	for _, d := range r.DLQBeforeReplay {
 		dead[d.Group+"/"+d.Key] = true
-		if !d.Poison && !gaveUp[msg{d.Group, d.Offset}] {
-			excused[d.Group+"/"+d.Key] = true
-		}
 	}
+	excused := law.Excused(r.DLQBeforeReplay, func(group string, offset int64) bool { return gaveUp[msg{group, offset}] })
 	produced := map[string]bool{}
 	for _, m := range r.Messages {
 		produced[m.Message.Key] = true
@@ -181,7 +176,7 @@ func healthyApplied(r *runner.ConsumptionResult) []Breach {
 			if e.Fate == scenario.FatePoison || !produced[e.ID] || credited[id] > 0 || !dead[id] {
 				continue
 			}
-			if excused[id] {
+			if excused[law.GroupKey{Group: g, Key: e.ID}] {
 				continue
 			}
 			want[id], got[id] = 1, 0

@@ -1,12 +1,14 @@
 package law_test
 
 import (
+	"maps"
 	"regexp"
 	"slices"
 	"testing"
 
 	"github.com/idemcheck/idemcheck/consumertest"
 	"github.com/idemcheck/idemcheck/explore/compact"
+	"github.com/idemcheck/idemcheck/impl/contract/broker"
 	"github.com/idemcheck/idemcheck/impl/system"
 	"github.com/idemcheck/idemcheck/internal/law"
 	"github.com/idemcheck/idemcheck/properties"
@@ -147,5 +149,21 @@ func TestCompactLawsAndKillersAreRegistered(t *testing.T) {
 		if l, ok := law.Lookup(m.KilledBy); !ok || l.Property != "" {
 			t.Errorf("mutant %s is killed by %q, which is no property of the registry", m.Name, m.KilledBy)
 		}
+	}
+}
+
+// A dead-letter entry excuses its event only when it is for spent attempts
+// and the consumer gave up on none of its message's deliveries.
+func TestExcused(t *testing.T) {
+	dlq := []broker.DLQEntry{
+		{Group: "g", Key: "e1", Offset: 0},               // the harness's faults spent it
+		{Group: "g", Key: "e2", Offset: 1},               // the consumer gave up by itself
+		{Group: "g", Key: "e3", Offset: 2, Poison: true}, // poison: never excused
+		{Group: "h", Key: "e2", Offset: 1},               // another group's copy, faulted
+	}
+	got := law.Excused(dlq, func(group string, offset int64) bool { return group == "g" && offset == 1 })
+	want := map[law.GroupKey]bool{{Group: "g", Key: "e1"}: true, {Group: "h", Key: "e2"}: true}
+	if !maps.Equal(got, want) {
+		t.Errorf("Excused = %v, want %v", got, want)
 	}
 }
