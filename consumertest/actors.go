@@ -8,6 +8,7 @@ import (
 	"testing/synctest"
 
 	"github.com/idemcheck/idemcheck/internal/goroutine"
+	"github.com/idemcheck/idemcheck/internal/law"
 )
 
 // Goroutines other than the handlers'.
@@ -106,7 +107,7 @@ func (r *run) serveBackground() {
 			return
 		}
 		if n >= maxActions {
-			r.fail("quiesces", fmt.Sprintf("goroutines other than the handlers' made more than %d calls between two steps: a library loops", maxActions))
+			r.fail(law.Quiesces, fmt.Sprintf("goroutines other than the handlers' made more than %d calls between two steps: a library loops", maxActions))
 			return
 		}
 		r.actBackground(a)

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/idemcheck/idemcheck/impl/contract/broker"
+	"github.com/idemcheck/idemcheck/internal/law"
 )
 
 // The summaries of healthy-applied's breaches that do not depend on when
@@ -29,11 +30,9 @@ func quoteLong(s string) string {
 // for spent attempts, none of whose deliveries the consumer gave up on by
 // itself (a nack or a poison answer in a delivery the harness did not
 // fault: an injected failure, a crash, an ack timeout, a forced lock
-// timeout). That entry is then the harness's doing, and the event is
-// recoverable from it, whatever the consumer answered to the event's
-// other copies (a duplicate nacked while a crashed worker's claim still
-// held it, say). A delivery acked without the effect (another copy was in
-// hand) is no giving up.
+// timeout), by the rule the reference world judges too (law.Excused). A
+// delivery acked without the effect (another copy was in hand) is no
+// giving up.
 func (j judge) excused() map[string]bool {
 	gaveUp := map[int64]bool{} // offsets of the messages the consumer gave up on
 	for _, d := range j.o.Deliveries {
@@ -42,10 +41,8 @@ func (j judge) excused() map[string]bool {
 		}
 	}
 	out := map[string]bool{}
-	for _, e := range j.o.DLQQuiet {
-		if !e.Poison && !gaveUp[e.Offset] {
-			out[e.Key] = true
-		}
+	for k := range law.Excused(j.o.DLQQuiet, func(_ string, offset int64) bool { return gaveUp[offset] }) {
+		out[k.Key] = true
 	}
 	// The consumer's own dead letters: it acked what it dead-lettered, so
 	// no message of the broker's says how; the event's deliveries do. The

@@ -14,17 +14,19 @@ import (
 	"github.com/idemcheck/idemcheck/consumertest/internal/backend"
 	"github.com/idemcheck/idemcheck/impl/contract/broker"
 	"github.com/idemcheck/idemcheck/internal/hunt"
+	"github.com/idemcheck/idemcheck/internal/law"
 	"github.com/idemcheck/idemcheck/internal/situation"
 )
 
-// The laws a run is judged by.
+// The laws a run is judged by: IDs of the law registry (package
+// internal/law), which holds what each demands (LawDoc).
 const (
 	// LawSingleCredit: no event's effect is applied twice (per consumer
 	// group and event id).
-	LawSingleCredit = "single-credit"
+	LawSingleCredit = law.SingleCredit
 	// LawNothingLost: once the system is quiet, every healthy event has
 	// its effect or sits in the dead-letter queue.
-	LawNothingLost = "nothing-lost"
+	LawNothingLost = law.NothingLost
 	// LawHealthyApplied: a healthy event ends applied exactly once, judged
 	// once quiet (before the replay); it may sit un-applied in the
 	// dead-letter queue only when the harness's own faults (injected
@@ -34,20 +36,20 @@ const (
 	// fault is the consumer giving up on the event by itself (see
 	// Delivery). A poison event (amount <= 0) is dead-lettered and never
 	// applied, before the replay or after it.
-	LawHealthyApplied = "healthy-applied"
+	LawHealthyApplied = law.HealthyApplied
 	// LawReplay: replaying the whole stream leaves the effects of the
 	// events already applied unchanged.
-	LawReplay = "replay-unchanged"
+	LawReplay = law.ReplayUnchanged
 	// LawBoundedAttempts: no message is delivered more than max_attempts
 	// times, and every dead-letter entry carries its attempts, last error
 	// and key.
-	LawBoundedAttempts = "bounded-attempts"
+	LawBoundedAttempts = law.BoundedAttempts
 	// LawAtomicity: the dedupe records and the effects agree (effect and
 	// mark land together); judged when Consumer.Dedupe is set.
-	LawAtomicity = "atomicity"
+	LawAtomicity = law.Atomicity
 	// LawRuns: the handler can be run at all (no panic, no transaction
 	// left open, no stray goroutine, no hang, the system quiesces).
-	LawRuns = "runs"
+	LawRuns = law.Runs
 )
 
 // Laws lists every law, in the order breaches are reported.

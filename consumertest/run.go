@@ -25,6 +25,7 @@ import (
 	"github.com/idemcheck/idemcheck/impl/contract/handler"
 	"github.com/idemcheck/idemcheck/impl/reference/membroker"
 	"github.com/idemcheck/idemcheck/internal/goroutine"
+	"github.com/idemcheck/idemcheck/internal/law"
 	"github.com/idemcheck/idemcheck/internal/situation"
 	"github.com/idemcheck/idemcheck/internal/sqlscan"
 )
@@ -1222,7 +1223,7 @@ func (r *run) drain() {
 	for r.failure == nil {
 		r.actions++
 		if r.actions > maxActions {
-			r.fail("quiesces", fmt.Sprintf("the system did not quiesce within %d calls: a handler loops", maxActions))
+			r.fail(law.Quiesces, fmt.Sprintf("the system did not quiesce within %d calls: a handler loops", maxActions))
 			return
 		}
 		acted := false

@@ -20,6 +20,7 @@ import (
 	"github.com/idemcheck/idemcheck/corpus/casefile"
 	"github.com/idemcheck/idemcheck/faults/scenario"
 	"github.com/idemcheck/idemcheck/impl/system"
+	"github.com/idemcheck/idemcheck/internal/law"
 	"github.com/idemcheck/idemcheck/properties"
 )
 
@@ -63,9 +64,16 @@ func LoadAny(path string) (*Case, error) { return casefile.LoadAny(path, checkNa
 func LoadDir(dir string) ([]*Case, error) { return casefile.LoadDir(dir, checkNames) }
 
 // checkNames holds the property and the caught mutants to what this harness
-// knows, so that a renamed property or mutant is reported, not skipped.
+// knows, so that a renamed property or mutant is reported, not skipped. A
+// law renamed since the file was written is read under its current name
+// (the registry's aliases: nothing-lost/healthy-credited is
+// nothing-lost/healthy-applied), so that old cases still load.
 func checkNames(c *Case) error {
 	kind := c.Scenario.Kind
+	c.Property, c.Law = law.Canonical(c.Property), law.Canonical(c.Law)
+	for m, id := range c.CaughtBy {
+		c.CaughtBy[m] = law.Canonical(id)
+	}
 	if err := knownLaw("property", c.Property, kind); err != nil {
 		return err
 	}

@@ -195,3 +195,19 @@ func TestLoadReadsVersion1(t *testing.T) {
 		t.Fatalf("version 1 case read as %+v", c)
 	}
 }
+
+// A case written before nothing-lost/healthy-credited was renamed
+// nothing-lost/healthy-applied loads, read under the new name.
+func TestFormerLawNamesLoad(t *testing.T) {
+	data := edited(t, func(m map[string]any) {
+		m["property"], m["law"] = "nothing-lost", "healthy-credited"
+		m["caughtBy"] = map[string]any{"failed-claim-stays-locked": "nothing-lost/healthy-credited"}
+	})
+	c, err := corpus.Parse("old.json", data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.LawID() != "nothing-lost/healthy-applied" || c.CaughtBy["failed-claim-stays-locked"] != "nothing-lost/healthy-applied" {
+		t.Errorf("law %q, caughtBy %v: want both nothing-lost/healthy-applied", c.LawID(), c.CaughtBy)
+	}
+}

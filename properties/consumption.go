@@ -13,59 +13,52 @@ import (
 	"github.com/idemcheck/idemcheck/impl/contract/broker"
 	"github.com/idemcheck/idemcheck/impl/contract/store"
 	"github.com/idemcheck/idemcheck/impl/reference/consumer"
+	"github.com/idemcheck/idemcheck/internal/law"
 	"github.com/idemcheck/idemcheck/model/ledger"
 )
 
-// The laws of the consumption properties.
+// The laws of the consumption properties (the registry's IDs, package
+// internal/law).
 const (
-	LawAtMostOnce          = "at-most-once"
-	LawClaimStoreDedupes   = "claim-store-dedupes"
-	LawRetentionWindow     = "retention-window"
-	LawLedgerUnchanged     = "ledger-unchanged"
-	LawAttemptsCount       = "attempts-count-deliveries"
-	LawAtMostMaxAttempts   = "at-most-max-attempts"
-	LawDLQAfterMaxAttempts = "dlq-after-max-attempts"
-	LawPoisonAtOnce        = "poison-at-once"
-	LawDLQMetadata         = "dlq-metadata"
-	LawQuiesces            = "quiesces"
-	LawCreditedOrDLQ       = "credited-or-dlq"
-	LawNotStuck            = "not-stuck"
-	LawTogether            = "effect-with-mark"
-	LawStaleChangesNothing = "stale-token-changes-nothing"
-	LawNotReenqueued       = "committed-not-reenqueued"
-	LawDLQOnce             = "dlq-once"
+	LawAtMostOnce          = law.AtMostOnce
+	LawClaimStoreDedupes   = law.ClaimStoreDedupes
+	LawRetentionWindow     = law.RetentionWindow
+	LawLedgerUnchanged     = law.LedgerUnchanged
+	LawAttemptsCount       = law.AttemptsCount
+	LawAtMostMaxAttempts   = law.AtMostMaxAttempts
+	LawDLQAfterMaxAttempts = law.DLQAfterMaxAttempts
+	LawPoisonAtOnce        = law.PoisonAtOnce
+	LawDLQMetadata         = law.DLQMetadata
+	LawQuiesces            = law.Quiesces
+	LawCreditedOrDLQ       = law.CreditedOrDLQ
+	LawHealthyApplied      = law.HealthyApplied
+	LawNotStuck            = law.NotStuck
+	LawTogether            = law.EffectWithMark
+	LawStaleChangesNothing = law.StaleChangesNothing
+	LawNotReenqueued       = law.NotReenqueued
+	LawDLQOnce             = law.DLQOnce
 )
 
 func init() {
-	register(Property{Name: "single-credit", Invariant: 1, Kind: scenario.KindConsumption,
-		Doc: "each event is credited at most once per consumer, and the ledger's unique constraint never has to stop a second credit the claim store let through",
-		Laws: []Law{
-			{LawAtMostOnce, "no event has two ledger entries for one consumer"},
-			{LawClaimStoreDedupes, "the ledger's unique constraint (defence in depth) never has to stop a second credit that the claim store let through, unless the key's record was legitimately removed by retention first"},
-			{LawRetentionWindow, "a cleanup never removes a record younger than the retention window by the store's own clock"},
-		},
+	register(Property{Name: law.SingleCredit, Invariant: 1, Kind: scenario.KindConsumption,
+		Doc:  law.Doc(law.SingleCredit),
+		Laws: lawsOf(law.SingleCredit),
 		Pass: func(*runner.Outcome, Monitor) string {
 			return "every event credited at most once per consumer, by the claim store alone"
 		},
 		Monitor: func() Monitor {
 			return &creditMonitor{legit: map[string]bool{}, twice: map[string]bool{}, finished: map[string]int64{}}
 		}})
-	register(Property{Name: "replay-unchanged", Invariant: 2, Kind: scenario.KindConsumption,
-		Doc:  "replaying the whole stream after the system quiesced leaves the ledger unchanged: no entry changes or repeats, and only events that sat in the DLQ may be credited by the replay",
-		Laws: []Law{{LawLedgerUnchanged, "after the replay every ledger entry is as it was and none repeats; only an event that sat in the DLQ may be credited by it"}},
+	register(Property{Name: law.ReplayUnchanged, Invariant: 2, Kind: scenario.KindConsumption,
+		Doc:  law.Doc(law.ReplayUnchanged),
+		Laws: lawsOf(law.ReplayUnchanged),
 		Pass: func(*runner.Outcome, Monitor) string {
 			return "the replay left the ledger unchanged (but for events recovered from the DLQ)"
 		},
 		Final: finalReplayUnchanged})
-	register(Property{Name: "bounded-attempts", Invariant: 3, Kind: scenario.KindConsumption,
-		Doc: "attempts count deliveries; no message is delivered more than max_attempts times; retries reach the DLQ after exactly max_attempts, poison at once; DLQ entries carry attempts and last_error",
-		Laws: []Law{
-			{LawAttemptsCount, "the k-th delivery of a message shows attempts = k"},
-			{LawAtMostMaxAttempts, "no message is delivered more than max_attempts times"},
-			{LawDLQAfterMaxAttempts, "a message dead-lettered for retries was delivered exactly max_attempts times"},
-			{LawPoisonAtOnce, "poison is dead-lettered by the delivery that found it, never nacked for retry"},
-			{LawDLQMetadata, "a DLQ entry carries attempts, last_error, its original topic and its key"},
-		},
+	register(Property{Name: law.BoundedAttempts, Invariant: 3, Kind: scenario.KindConsumption,
+		Doc:  law.Doc(law.BoundedAttempts),
+		Laws: lawsOf(law.BoundedAttempts),
 		Pass: func(*runner.Outcome, Monitor) string {
 			return "attempts bounded by max_attempts and every DLQ entry accounted for"
 		},
@@ -73,38 +66,30 @@ func init() {
 			return &attemptsMonitor{deliveries: map[msgID]int{}, poisonedAt: map[msgID]map[int]bool{}}
 		},
 		Final: finalBoundedAttempts})
-	register(Property{Name: "nothing-lost", Invariant: 4, Kind: scenario.KindConsumption,
-		Doc: "once the system quiesces every produced event is credited exactly once per consumer or sits in its DLQ, a healthy one only when the harness's faults spent its attempts, and no record is stuck in processing",
-		Laws: []Law{
-			{LawQuiesces, "the system quiesces: nothing stays pending or in flight forever"},
-			{LawCreditedOrDLQ, "every produced event is credited exactly once per consumer or sits in that consumer's DLQ; poison is never credited"},
-			{LawHealthyCredited, "before the replay, a healthy event sits uncredited in a consumer's DLQ only when the harness's faults spent its attempts: none of its deliveries was nacked or dead-lettered without a fate failure, a crash, a takeover, its ack deadline passing or a claim held by an unsettled delivery"},
-			{LawNotStuck, "every record left in processing can be claimed once its hold ended (its lease ran out, or a mark with no lease expired)"},
-		},
+	register(Property{Name: law.NothingLost, Invariant: 4, Kind: scenario.KindConsumption,
+		Doc:  law.Doc(law.NothingLost),
+		Laws: lawsOf(law.NothingLost),
 		Pass: func(*runner.Outcome, Monitor) string {
 			return "every produced event credited exactly once per consumer or dead-lettered"
 		},
 		Final: finalNothingLost})
-	register(Property{Name: "atomicity", Invariant: 5, Kind: scenario.KindConsumption,
-		Doc:  "at no point is there a ledger entry without its processed record, or a processed record without its ledger entry",
-		Laws: []Law{{LawTogether, "after every action, every ledger entry has its processed record and every processed record its entry (but for records legitimately cleaned up)"}},
+	register(Property{Name: law.Atomicity, Invariant: 5, Kind: scenario.KindConsumption,
+		Doc:  law.Doc(law.Atomicity),
+		Laws: lawsOf(law.Atomicity),
 		Pass: func(*runner.Outcome, Monitor) string {
 			return "ledger entries and processed records always landed together"
 		},
 		Monitor: func() Monitor { return &atomicityMonitor{legit: map[ledgerID]bool{}, seen: map[string]bool{}} }})
-	register(Property{Name: "fencing", Invariant: 6, Kind: scenario.KindConsumption,
-		Doc:  "a commit, mark or release carrying a stale fencing token is rejected and changes nothing",
-		Laws: []Law{{LawStaleChangesNothing, "a commit, mark or release with a token older than the newest issued for its key is rejected and changes neither records nor ledger"}},
+	register(Property{Name: law.Fencing, Invariant: 6, Kind: scenario.KindConsumption,
+		Doc:  law.Doc(law.Fencing),
+		Laws: lawsOf(law.Fencing),
 		Pass: func(_ *runner.Outcome, m Monitor) string {
 			return fmt.Sprintf("%d stale-token call(s), all rejected without effect", m.(*fenceMonitor).fences)
 		},
 		Monitor: func() Monitor { return &fenceMonitor{latest: map[store.Key]uint64{}} }})
-	register(Property{Name: "producer-gate", Invariant: 10, Kind: scenario.KindConsumption,
-		Doc: "a key whose produce is COMMITTED is never enqueued again, by the producer or by a DLQ publish",
-		Laws: []Law{
-			{LawNotReenqueued, "a key whose produce committed is never enqueued by the producer again"},
-			{LawDLQOnce, "a message is dead-lettered at most once"},
-		},
+	register(Property{Name: law.ProducerGate, Invariant: 10, Kind: scenario.KindConsumption,
+		Doc:   law.Doc(law.ProducerGate),
+		Laws:  lawsOf(law.ProducerGate),
 		Pass:  func(*runner.Outcome, Monitor) string { return "no committed key was enqueued twice" },
 		Final: finalProducerGate})
 }
@@ -401,7 +386,7 @@ func finalNothingLost(o *runner.Outcome, _ Monitor) []Breach {
 		b.Diff = gocmp.Diff(ledger.Credits(want, got), got)
 		out = append(out, b)
 	}
-	out = append(out, healthyCredited(r)...)
+	out = append(out, healthyApplied(r)...)
 	var stuck, gone []string
 	for _, a := range r.Actions {
 		if a.Kind == runner.ActProbe && (a.Claim == nil || a.Claim.Outcome != store.Acquired) {

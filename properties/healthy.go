@@ -10,11 +10,8 @@ import (
 	"github.com/idemcheck/idemcheck/faults/scenario"
 	"github.com/idemcheck/idemcheck/impl/contract/store"
 	"github.com/idemcheck/idemcheck/impl/reference/consumer"
+	"github.com/idemcheck/idemcheck/internal/law"
 )
-
-// LawHealthyCredited is the law of nothing-lost that a healthy event ends
-// credited unless the harness's own faults spent its attempts.
-const LawHealthyCredited = "healthy-credited"
 
 // runDelivery is one delivery of a consumption run, rebuilt from its
 // actions: what the pipeline did with it and what the harness did to it.
@@ -140,12 +137,12 @@ func (d *runDelivery) String() string {
 	return fmt.Sprintf("line %d: %s got %s/%s (offset %d, attempt %d): %s; %s", d.line, d.worker, d.group, d.event, d.offset, d.attempts, what, harness)
 }
 
-// healthyCredited judges nothing-lost/healthy-credited once the system
+// healthyApplied judges nothing-lost/healthy-applied once the system
 // quiesced, before the replay: an event whose handler can succeed (not
 // poison) is credited in every group, or a message of it sits in that
 // group's DLQ with its attempts spent by the harness's own faults: no
 // delivery of that message was nacked or dead-lettered without one.
-func healthyCredited(r *runner.ConsumptionResult) []Breach {
+func healthyApplied(r *runner.ConsumptionResult) []Breach {
 	credited := map[string]int{}
 	for _, e := range r.LedgerBeforeReplay {
 		credited[e.Consumer+"/"+e.EventID]++
@@ -162,17 +159,11 @@ func healthyCredited(r *runner.ConsumptionResult) []Breach {
 			gaveUp[msg{d.group, d.offset}] = true
 		}
 	}
-	// An event is excused when a message of it sits in the DLQ for spent
-	// attempts and the consumer gave up on none of that message's
-	// deliveries: that entry is the harness's doing, and the event is
-	// recoverable from it whatever its other copies met.
-	excused, dead := map[string]bool{}, map[string]bool{}
+	dead := map[string]bool{}
 	for _, d := range r.DLQBeforeReplay {
 		dead[d.Group+"/"+d.Key] = true
-		if !d.Poison && !gaveUp[msg{d.Group, d.Offset}] {
-			excused[d.Group+"/"+d.Key] = true
-		}
 	}
+	excused := law.Excused(r.DLQBeforeReplay, func(group string, offset int64) bool { return gaveUp[msg{group, offset}] })
 	produced := map[string]bool{}
 	for _, m := range r.Messages {
 		produced[m.Message.Key] = true
@@ -185,7 +176,7 @@ func healthyCredited(r *runner.ConsumptionResult) []Breach {
 			if e.Fate == scenario.FatePoison || !produced[e.ID] || credited[id] > 0 || !dead[id] {
 				continue
 			}
-			if excused[id] {
+			if excused[law.GroupKey{Group: g, Key: e.ID}] {
 				continue
 			}
 			want[id], got[id] = 1, 0
@@ -202,7 +193,7 @@ func healthyCredited(r *runner.ConsumptionResult) []Breach {
 	if len(details) == 0 {
 		return nil
 	}
-	b := breach(LawHealthyCredited, "a healthy event was dead-lettered, never credited, though the harness's faults did not spend its attempts", details...)
+	b := breach(LawHealthyApplied, "a healthy event was dead-lettered, never credited, though the harness's faults did not spend its attempts", details...)
 	b.Diff = gocmp.Diff(want, got)
 	return []Breach{b}
 }

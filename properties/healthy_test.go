@@ -8,18 +8,18 @@ import (
 	"github.com/idemcheck/idemcheck/properties"
 )
 
-// TestOnlyHealthyCreditedCatchesAFailedClaimLeftLocked: the store that
+// TestOnlyHealthyAppliedCatchesAFailedClaimLeftLocked: the store that
 // never re-acquires a failed record keeps every event credited or
 // dead-lettered and no record in processing. With nothing-lost's
-// healthy-credited switched off, every other consumption law passes it on
+// healthy-applied switched off, every other consumption law passes it on
 // the scenarios the mutant table draws; with it on, it is caught.
-func TestOnlyHealthyCreditedCatchesAFailedClaimLeftLocked(t *testing.T) {
+func TestOnlyHealthyAppliedCatchesAFailedClaimLeftLocked(t *testing.T) {
 	m, ok := system.Lookup("failed-claim-stays-locked")
 	if !ok {
 		t.Fatal("the mutant failed-claim-stays-locked is not registered")
 	}
 	props := properties.ForKind(scenario.KindConsumption)
-	law := properties.ID("nothing-lost", properties.LawHealthyCredited)
+	law := properties.ID("nothing-lost", properties.LawHealthyApplied)
 	off := properties.Hunt(m, properties.HuntOptions{Kind: scenario.KindConsumption, Properties: props, Checks: mutantChecks, Seed: mutantSeed,
 		Off: map[string]string{law: "the law under test"}, NoReduce: true})
 	if off.Failed {

@@ -7,15 +7,16 @@ import (
 	"github.com/idemcheck/idemcheck/faults/runner"
 	"github.com/idemcheck/idemcheck/faults/scenario"
 	"github.com/idemcheck/idemcheck/impl/contract/broker"
+	"github.com/idemcheck/idemcheck/internal/law"
 )
 
 // The invariants a live broker's history is judged by, in report order.
 const (
-	LiveBoundedAttempts = "bounded-attempts"
-	LiveDLQMetadata     = "dlq-metadata"
-	LiveNothingLost     = "nothing-lost"
-	LiveProducerGate    = "producer-gate"
-	LiveSingleCredit    = "single-credit"
+	LiveBoundedAttempts = law.BoundedAttempts
+	LiveDLQMetadata     = law.DLQMetadata
+	LiveNothingLost     = law.NothingLost
+	LiveProducerGate    = law.ProducerGate
+	LiveSingleCredit    = law.SingleCredit
 )
 
 // LiveInvariants lists the live invariants in report order.

@@ -11,38 +11,32 @@ import (
 	"github.com/idemcheck/idemcheck/faults/scenario"
 	"github.com/idemcheck/idemcheck/impl/contract/hlc"
 	"github.com/idemcheck/idemcheck/impl/contract/projector"
+	"github.com/idemcheck/idemcheck/internal/law"
 	"github.com/idemcheck/idemcheck/model/hlclaw"
 	"github.com/idemcheck/idemcheck/model/order"
 )
 
 // The laws of the projection properties (the HLC laws are model/hlclaw's).
 const (
-	LawCausalFinalState = "causal-final-state"
-	LawConverge         = "converge"
+	LawCausalFinalState = law.CausalFinalState
+	LawConverge         = law.Converge
 )
 
 func init() {
-	register(Property{Name: "skew-safe-final-state", Invariant: 7, Kind: scenario.KindProjection,
-		Doc:   "every projector the target claims correct ends each order in the state its causal history ends in, whatever the clock skew and delivery order (the timestamp baseline is shown failing)",
-		Laws:  []Law{{LawCausalFinalState, "every claimed projector on every replica ends each order where its causal history ends"}},
+	register(Property{Name: law.SkewSafeFinalState, Invariant: 7, Kind: scenario.KindProjection,
+		Doc:   law.Doc(law.SkewSafeFinalState),
+		Laws:  lawsOf(law.SkewSafeFinalState),
 		Pass:  passSkewSafe,
 		Notes: func(o *runner.Outcome) []string { return projCapped(judgeSkewSafe(o.Projection).notes) },
 		Final: finalSkewSafe})
-	register(Property{Name: "hlc-laws", Invariant: 8, Kind: scenario.KindProjection,
-		Doc: "every node's HLC is monotonic (also across clock steps backwards), a merge is later than the stamp received, stamps are never behind the physical clock and carry their node, and causally later events have later stamps",
-		Laws: []Law{
-			{string(hlclaw.Monotonic), "each reading of a node is later than its previous one, also across a wall-clock step backwards"},
-			{string(hlclaw.MergeDominates), "a merge is later than the remote stamp it received"},
-			{string(hlclaw.PhysicalBound), "a stamp's wall is never behind the node's physical clock at the time"},
-			{string(hlclaw.OwnNode), "a node stamps with its own name"},
-			{string(hlclaw.Causality), "an event that happened before another has a smaller stamp"},
-			{string(hlclaw.RefuseOnlyBeyondMaxOffset), "a clock refuses a remote stamp only when it is further ahead of the physical clock than the max offset the clock declares"},
-		},
+	register(Property{Name: law.HLCLaws, Invariant: 8, Kind: scenario.KindProjection,
+		Doc:   law.Doc(law.HLCLaws),
+		Laws:  lawsOf(law.HLCLaws),
 		Pass:  passHLCLaws,
 		Final: finalHLCLaws})
-	register(Property{Name: "replica-convergence", Invariant: 9, Kind: scenario.KindProjection,
-		Doc:   "replicas of a claimed projector that saw the same events, in any order and with any duplicates, end in the same state",
-		Laws:  []Law{{LawConverge, "replicas of a claimed projector that saw the same events end in the same state"}},
+	register(Property{Name: law.ReplicaConvergence, Invariant: 9, Kind: scenario.KindProjection,
+		Doc:   law.Doc(law.ReplicaConvergence),
+		Laws:  lawsOf(law.ReplicaConvergence),
 		Pass:  passConvergence,
 		Final: finalConvergence})
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/idemcheck/idemcheck/faults/runner"
 	"github.com/idemcheck/idemcheck/faults/scenario"
 	"github.com/idemcheck/idemcheck/internal/hunt"
+	"github.com/idemcheck/idemcheck/internal/law"
 )
 
 // Law is one named rule a property is made of. Laws are judged and reported
@@ -25,6 +26,16 @@ import (
 type Law struct {
 	Name string
 	Doc  string
+}
+
+// lawsOf returns the laws of property p as the registry (package
+// internal/law) lists them: their names and descriptions live there alone.
+func lawsOf(p string) []Law {
+	var out []Law
+	for _, l := range law.Of(p) {
+		out = append(out, Law{Name: l.ID, Doc: l.Doc})
+	}
+	return out
 }
 
 // Breach is one law broken in one run. Its Diff is of what should be

@@ -1,6 +1,7 @@
 package compact
 
 import (
+	"github.com/idemcheck/idemcheck/internal/law"
 	"github.com/idemcheck/idemcheck/properties/coverage"
 )
 
@@ -28,29 +29,30 @@ const (
 	LawStaleChangesNothing
 	LawNotReenqueued
 	LawDLQOnce
-	LawHealthyCredited
+	LawHealthyApplied
 	numLaws
 )
 
-// Laws maps each law to its property and law names.
+// Laws maps each law to its property and law IDs in the law registry
+// (package internal/law), where their descriptions live.
 var Laws = [numLaws][2]string{
-	LawAtMostOnce:          {"single-credit", "at-most-once"},
-	LawClaimStoreDedupes:   {"single-credit", "claim-store-dedupes"},
-	LawRetentionWindow:     {"single-credit", "retention-window"},
-	LawLedgerUnchanged:     {"replay-unchanged", "ledger-unchanged"},
-	LawAttemptsCount:       {"bounded-attempts", "attempts-count-deliveries"},
-	LawAtMostMaxAttempts:   {"bounded-attempts", "at-most-max-attempts"},
-	LawDLQAfterMaxAttempts: {"bounded-attempts", "dlq-after-max-attempts"},
-	LawPoisonAtOnce:        {"bounded-attempts", "poison-at-once"},
-	LawDLQMetadata:         {"bounded-attempts", "dlq-metadata"},
-	LawQuiesces:            {"nothing-lost", "quiesces"},
-	LawCreditedOrDLQ:       {"nothing-lost", "credited-or-dlq"},
-	LawNotStuck:            {"nothing-lost", "not-stuck"},
-	LawTogether:            {"atomicity", "effect-with-mark"},
-	LawStaleChangesNothing: {"fencing", "stale-token-changes-nothing"},
-	LawNotReenqueued:       {"producer-gate", "committed-not-reenqueued"},
-	LawDLQOnce:             {"producer-gate", "dlq-once"},
-	LawHealthyCredited:     {"nothing-lost", "healthy-credited"},
+	LawAtMostOnce:          {law.SingleCredit, law.AtMostOnce},
+	LawClaimStoreDedupes:   {law.SingleCredit, law.ClaimStoreDedupes},
+	LawRetentionWindow:     {law.SingleCredit, law.RetentionWindow},
+	LawLedgerUnchanged:     {law.ReplayUnchanged, law.LedgerUnchanged},
+	LawAttemptsCount:       {law.BoundedAttempts, law.AttemptsCount},
+	LawAtMostMaxAttempts:   {law.BoundedAttempts, law.AtMostMaxAttempts},
+	LawDLQAfterMaxAttempts: {law.BoundedAttempts, law.DLQAfterMaxAttempts},
+	LawPoisonAtOnce:        {law.BoundedAttempts, law.PoisonAtOnce},
+	LawDLQMetadata:         {law.BoundedAttempts, law.DLQMetadata},
+	LawQuiesces:            {law.NothingLost, law.Quiesces},
+	LawCreditedOrDLQ:       {law.NothingLost, law.CreditedOrDLQ},
+	LawNotStuck:            {law.NothingLost, law.NotStuck},
+	LawTogether:            {law.Atomicity, law.EffectWithMark},
+	LawStaleChangesNothing: {law.Fencing, law.StaleChangesNothing},
+	LawNotReenqueued:       {law.ProducerGate, law.NotReenqueued},
+	LawDLQOnce:             {law.ProducerGate, law.DLQOnce},
+	LawHealthyApplied:      {law.NothingLost, law.HealthyApplied},
 }
 
 // String is the law's "property/law" id.
@@ -175,7 +177,7 @@ func (j *judge) dlqEntry(s *State, cfg *Config, d dlqEntry) {
 	}
 }
 
-// --- nothing-lost/healthy-credited ---
+// --- nothing-lost/healthy-applied ---
 
 // locked notes a claim worker wi found locked: a fault of the harness
 // unless the claim's holder settled its delivery and left the record in
@@ -221,7 +223,7 @@ func (s *State) judgeHealthy(cfg *Config, j *judge, ledger *[MaxGroups][MaxEvent
 				continue
 			}
 			if !excused[g][ev] {
-				j.breach(LawHealthyCredited)
+				j.breach(LawHealthyApplied)
 			}
 		}
 	}

@@ -99,7 +99,7 @@ func TestEveryLawCanBreak(t *testing.T) {
 			s.recs[0][0] = record{state: recProcessed, attempts: 1, token: 1, started: s.now, finished: s.now}
 			s.Finish(cfg, j)
 		}},
-		LawHealthyCredited: {bad: func(s *State, cfg *Config, j *Judge) {
+		LawHealthyApplied: {bad: func(s *State, cfg *Config, j *Judge) {
 			play(s, cfg, j, produce, deliver, step) // claimed
 			// The pipeline nacks it without a fault and without releasing
 			// the claim: every redelivery finds it locked by a settled

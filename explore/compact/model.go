@@ -21,7 +21,7 @@
 //
 // The monitors' memory kept in the state (the deliveries and poison
 // attempts bounded-attempts counts, the delivery times, faults, settled
-// holders and give-ups of nothing-lost/healthy-credited) is packed but not
+// holders and give-ups of nothing-lost/healthy-applied) is packed but not
 // fingerprinted, as the runner engine's fingerprint leaves out the
 // properties' monitors: two states that differ only there are one state
 // to the search.
@@ -215,7 +215,7 @@ type record struct {
 	state    uint8
 	attempts uint8
 	lastErr  uint8
-	// settled is the healthy-credited law's memory: the claim's holder
+	// settled is the healthy-applied law's memory: the claim's holder
 	// settled its delivery (ack, nack, dead-letter).
 	settled  bool
 	token    uint32
@@ -239,7 +239,7 @@ type entry struct {
 	// poison (a bit each).
 	deliveries uint8
 	poisoned   uint16
-	// gaveUp is the healthy-credited law's memory: a delivery of this
+	// gaveUp is the healthy-applied law's memory: a delivery of this
 	// message was nacked or dead-lettered with no fault of the harness.
 	gaveUp       bool
 	lastDelivery int32
@@ -275,7 +275,7 @@ type worker struct {
 	last                         uint32
 	hold, taken, cleaned, reclam bool
 	holdAt                       int64
-	// The healthy-credited law's memory: when the delivery came, and
+	// The healthy-applied law's memory: when the delivery came, and
 	// whether the harness caused a fault in it (the event's fate failing
 	// the handler, the lease lost to a takeover, a claim locked by an
 	// unsettled delivery).

@@ -93,7 +93,7 @@ type failedClaimStaysLocked struct{ *memstore.Store }
 // answered Locked, is nacked, and the event ends in the DLQ although a
 // retry would have credited it. Every event is still credited or
 // dead-lettered and no record stays in processing: only
-// nothing-lost/healthy-credited catches it.
+// nothing-lost/healthy-applied catches it.
 func NewFailedClaimStaysLocked(c clock.Source) store.Store {
 	return failedClaimStaysLocked{memstore.New(c)}
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/idemcheck/idemcheck/impl/reference/membroker"
 	"github.com/idemcheck/idemcheck/impl/reference/memstore"
 	"github.com/idemcheck/idemcheck/impl/reference/producer"
+	"github.com/idemcheck/idemcheck/internal/law"
 	"reflect"
 )
 
@@ -92,70 +93,70 @@ func pipeline(p func() consumer.Pipeline) func(*Consumption) {
 func init() {
 	consumptionMutant("no-dedup",
 		"the consumer never consults the claim store; only the ledger's unique constraint stops a second credit",
-		"single-credit", pipeline(mutant.NoDedup))
+		law.SingleCredit, pipeline(mutant.NoDedup))
 	consumptionMutant("check-then-act-claim",
 		"the claim reads the record, then overwrites it in a second statement, and the commit trusts the claim",
-		"single-credit", pipeline(mutant.CheckThenActClaim))
+		law.SingleCredit, pipeline(mutant.CheckThenActClaim))
 	consumptionMutant("mark-before-effect",
 		"the processed mark is committed before the effect, outside one transaction: a crash in between loses the effect",
-		"nothing-lost", pipeline(mutant.MarkBeforeEffect))
+		law.NothingLost, pipeline(mutant.MarkBeforeEffect))
 	consumptionMutant("effect-and-mark-separate-commits",
 		"the effect and the processed mark are two commits: a crash between them credits again after takeover",
-		"atomicity", pipeline(mutant.EffectAndMarkSeparateCommits))
+		law.Atomicity, pipeline(mutant.EffectAndMarkSeparateCommits))
 	consumptionMutant("claim-left-in-processing",
 		"a transient failure neither fails nor releases the claim, and claims have no lease: the event never settles",
-		"nothing-lost", func(c *Consumption) {
+		law.NothingLost, func(c *Consumption) {
 			c.Pipeline = mutant.ClaimLeftInProcessing
 			c.NewStore = storeOf(mutant.NewClaimLeftInProcessingStore)
 		})
 	consumptionMutant("failed-claim-stays-locked",
 		"the claim takes over an expired lease but never a record a failed attempt released: after one transient failure every retry is answered locked until the DLQ",
-		"nothing-lost", func(c *Consumption) { c.NewStore = storeOf(mutant.NewFailedClaimStaysLocked) })
+		law.NothingLost, func(c *Consumption) { c.NewStore = storeOf(mutant.NewFailedClaimStaysLocked) })
 	consumptionMutant("takeover-without-fencing",
 		"the commit does not compare fencing tokens: a slow worker whose lease was taken over still commits",
-		"fencing", pipeline(mutant.TakeoverWithoutFencing))
+		law.Fencing, pipeline(mutant.TakeoverWithoutFencing))
 	consumptionMutant("dedupe-in-memory-only",
 		"duplicates are remembered in process memory and the ledger has no unique constraint: a replay credits again",
-		"replay-unchanged", func(c *Consumption) {
+		law.ReplayUnchanged, func(c *Consumption) {
 			c.Pipeline = mutant.DedupeInMemoryOnly
 			c.NewStore = storeOf(mutant.NewDedupeInMemoryOnlyStore)
 		})
 	consumptionMutant("cleanup-by-local-clock",
 		"the retention job computes its cutoff from the worker's skewed wall clock and deletes records still inside the redelivery window",
-		"single-credit", pipeline(mutant.CleanupByLocalClock))
+		law.SingleCredit, pipeline(mutant.CleanupByLocalClock))
 	consumptionMutant("dedupe-key-without-consumer",
 		"the dedupe key is (tenant, event id): the first consumer group to process an event hides it from the others",
-		"nothing-lost", func(c *Consumption) { c.NewStore = storeOf(mutant.NewDedupeKeyWithoutConsumer) })
+		law.NothingLost, func(c *Consumption) { c.NewStore = storeOf(mutant.NewDedupeKeyWithoutConsumer) })
 	consumptionMutant("attempts-counted-on-produce",
 		"the broker counts an attempt when the message is produced, so failures reach the DLQ one delivery early",
-		"bounded-attempts", func(c *Consumption) { c.NewBroker = mutant.NewAttemptsCountedOnProduce })
+		law.BoundedAttempts, func(c *Consumption) { c.NewBroker = mutant.NewAttemptsCountedOnProduce })
 	consumptionMutant("max-attempts-off-by-one",
 		"the broker compares attempts > max_attempts and delivers a failing message once too often",
-		"bounded-attempts", func(c *Consumption) { c.NewBroker = mutant.NewMaxAttemptsOffByOne })
+		law.BoundedAttempts, func(c *Consumption) { c.NewBroker = mutant.NewMaxAttemptsOffByOne })
 	consumptionMutant("no-retry-bound",
 		"the broker ignores max_attempts and redelivers a failing message forever",
-		"bounded-attempts", func(c *Consumption) { c.NewBroker = mutant.NewNoRetryBound })
+		law.BoundedAttempts, func(c *Consumption) { c.NewBroker = mutant.NewNoRetryBound })
 	consumptionMutant("dlq-entry-without-context",
 		"DLQ entries lose attempts and last_error",
-		"bounded-attempts", func(c *Consumption) { c.NewBroker = mutant.NewDLQEntryWithoutContext })
+		law.BoundedAttempts, func(c *Consumption) { c.NewBroker = mutant.NewDLQEntryWithoutContext })
 	// The claim stores whose bugs show under real concurrency: the
 	// linearizability check catches them (their KilledBy), recording real
 	// goroutines against them; the runner plays them like any store.
 	consumptionMutant("claim-without-row-lock",
 		"the claim reads the record, then writes the acquisition in a second statement without a row lock: two workers both acquire",
-		"linearizability", func(c *Consumption) { c.NewStore = storeOf(mutant.NewClaimWithoutRowLock) })
+		law.Linearizability, func(c *Consumption) { c.NewStore = storeOf(mutant.NewClaimWithoutRowLock) })
 	consumptionMutant("takeover-keeps-token",
 		"a takeover keeps the expired holder's fencing token: tokens reused",
-		"linearizability", func(c *Consumption) { c.NewStore = storeOf(mutant.NewTakeoverKeepsToken) })
+		law.Linearizability, func(c *Consumption) { c.NewStore = storeOf(mutant.NewTakeoverKeepsToken) })
 	consumptionMutant("fail-resets-token",
 		"tokens are a per-record version that Fail resets to zero: tokens decreasing and reused",
-		"linearizability", func(c *Consumption) { c.NewStore = storeOf(mutant.NewFailResetsToken) })
+		law.Linearizability, func(c *Consumption) { c.NewStore = storeOf(mutant.NewFailResetsToken) })
 	consumptionMutant("commit-lost-in-write-back",
 		"commits land in a write-back cache that claims bypass and the flush drops: success reported, commit lost",
-		"linearizability", func(c *Consumption) { c.NewStore = storeOf(mutant.NewCommitLostInWriteBack) })
+		law.Linearizability, func(c *Consumption) { c.NewStore = storeOf(mutant.NewCommitLostInWriteBack) })
 	consumptionMutant("producer-gate-missing",
 		"the producer has no idempotency gate: a retried produce of a committed event enqueues it again",
-		"producer-gate", func(c *Consumption) { c.NewGate = mutant.NewProducerGateMissing })
+		law.ProducerGate, func(c *Consumption) { c.NewGate = mutant.NewProducerGateMissing })
 }
 
 // storeOf adapts a store constructor that cannot fail.

@@ -6,6 +6,7 @@ import (
 	"github.com/idemcheck/idemcheck/impl/contract/hlc/hlcformat"
 	"github.com/idemcheck/idemcheck/impl/contract/projector"
 	"github.com/idemcheck/idemcheck/impl/mutant"
+	"github.com/idemcheck/idemcheck/internal/law"
 )
 
 // WithHLC returns the reference projection parts over another HLC: how a
@@ -22,17 +23,17 @@ func WithHLC(name string, openHLC func(node string, wall clock.Source) (hlc.Cloc
 func init() {
 	projectionMutant("hlc-refuses-delayed",
 		"the HLC's max-offset guard measures the distance either way, so with no skew at all it refuses (and the node drops) a message merely delayed in a queue by more than the max offset",
-		"hlc-laws", func(p *Projection) {
+		law.HLCLaws, func(p *Projection) {
 			p.NewHLC = func(node string, wall clock.Source) hlc.Clock { return mutant.NewHLCRefusesDelayed(node, wall) }
 		})
 	projectionMutant("hlc-max-offset-wrong-unit",
 		"the HLC declares a max offset of 500 ms but converts it to whole seconds (0), so it refuses every stamp even a millisecond ahead",
-		"hlc-laws", func(p *Projection) {
+		law.HLCLaws, func(p *Projection) {
 			p.NewHLC = func(node string, wall clock.Source) hlc.Clock { return mutant.NewHLCMaxOffsetWrongUnit(node, wall) }
 		})
 	projectionMutant("hlc-packed-counter-wraps",
 		"a packed 48+16-bit HLC whose 16-bit counter wraps to zero instead of carrying into the wall: the 65,537th event within one wall value goes backwards",
-		"hlc-laws", func(p *Projection) {
+		law.HLCLaws, func(p *Projection) {
 			p.NewHLC = func(node string, wall clock.Source) hlc.Clock {
 				m := mutant.NewPackedCounterWraps(hlcformat.WallNs(wall))
 				c, err := hlcformat.NewPacked(node, hlcformat.Packed{Tick: m.Now, Merge: m.Update})

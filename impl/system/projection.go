@@ -9,6 +9,7 @@ import (
 	"github.com/idemcheck/idemcheck/impl/reference/hybridclock"
 	"github.com/idemcheck/idemcheck/impl/reference/orderprojector"
 	"github.com/idemcheck/idemcheck/impl/reference/outbox"
+	"github.com/idemcheck/idemcheck/internal/law"
 )
 
 // Projection builds the parts of a projection run: each node's hybrid
@@ -61,23 +62,23 @@ func projectionMutant(name, bug, killedBy string, swap func(*Projection)) {
 func init() {
 	projectionMutant("hlc-no-merge",
 		"the HLC ignores received stamps (merge just ticks), so a node whose clock is behind stamps its reply before the event it answers",
-		"hlc-laws", func(p *Projection) {
+		law.HLCLaws, func(p *Projection) {
 			p.NewHLC = func(node string, wall clock.Source) hlc.Clock { return mutant.NewHLCNoMerge(node, wall) }
 		})
 	projectionMutant("hlc-backwards-on-step",
 		"the HLC restarts from the physical reading when the wall clock steps backwards, instead of keeping the max",
-		"hlc-laws", func(p *Projection) {
+		law.HLCLaws, func(p *Projection) {
 			p.NewHLC = func(node string, wall clock.Source) hlc.Clock { return mutant.NewHLCBackwardsOnStep(node, wall) }
 		})
 	projectionMutant("timestamp-lww-projector",
 		"the projector orders events by the producer's occurredAtMs (last write wins), which clock skew reverses",
-		"skew-safe-final-state", func(p *Projection) {
+		law.SkewSafeFinalState, func(p *Projection) {
 			p.Projectors = []NamedProjector{{Name: "timestamp-lww", New: orderprojector.NewTimestampLWW}}
 			p.Baselines = nil
 		})
 	projectionMutant("dedup-only-projector",
 		"the projector dedupes by event id and applies the rest in arrival order: idempotent, not reorder-safe",
-		"replica-convergence", func(p *Projection) {
+		law.ReplicaConvergence, func(p *Projection) {
 			p.Projectors = []NamedProjector{{Name: "dedup-only", New: mutant.NewDedupOnlyProjector}}
 		})
 }

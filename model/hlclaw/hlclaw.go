@@ -12,6 +12,8 @@ import (
 	"fmt"
 	"math"
 	"strings"
+
+	"github.com/idemcheck/idemcheck/internal/law"
 )
 
 // Stamp is an HLC timestamp: wall milliseconds (and, for clocks that stamp
@@ -86,7 +88,8 @@ func after(node string, wall int64, logical uint32) Stamp {
 	return Stamp{WallMs: wall, Logical: logical + 1, Node: node}
 }
 
-// Law names one HLC law.
+// Law names one HLC law, by its ID in the law registry (package
+// internal/law).
 type Law string
 
 // The laws. Each is a necessary property of any correct HLC, not of one
@@ -95,23 +98,23 @@ type Law string
 const (
 	// Monotonic: each reading of a node is later than the node's previous
 	// one, including across a wall-clock step backwards.
-	Monotonic Law = "monotonic"
+	Monotonic Law = law.Monotonic
 	// MergeDominates: a merge is later than the remote stamp it received
 	// (and, by Monotonic, than the local one).
-	MergeDominates Law = "merge-dominates"
+	MergeDominates Law = law.MergeDominates
 	// PhysicalBound: a stamp's wall is never behind the node's physical
 	// reading at the time, so HLC time stays close to real time.
-	PhysicalBound Law = "physical-bound"
+	PhysicalBound Law = law.PhysicalBound
 	// OwnNode: a node stamps with its own name, or the tie-break of the
 	// total order would not separate two nodes' events.
-	OwnNode Law = "own-node"
+	OwnNode Law = law.OwnNode
 	// Causality: an event that happened before another has a smaller stamp.
-	Causality Law = "causality"
+	Causality Law = law.Causality
 	// RefuseOnlyBeyondMaxOffset: a clock refuses a remote stamp only when
 	// its wall is further ahead of the node's physical clock than the max
 	// offset the clock declares; a clock that declares none never refuses.
 	// A stamp merely delayed (behind the physical clock) is never beyond.
-	RefuseOnlyBeyondMaxOffset Law = "refuse-only-beyond-max-offset"
+	RefuseOnlyBeyondMaxOffset Law = law.RefuseBeyondOffset
 )
 
 // Op is what a node asked its HLC for.

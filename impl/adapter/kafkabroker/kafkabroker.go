@@ -33,6 +33,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/idemcheck/idemcheck/impl/contract/broker"
+	"github.com/idemcheck/idemcheck/internal/law"
 )
 
 // KFake is the only configuration: offsets committed after the effect, on
@@ -345,9 +346,9 @@ func (s *session) Close() error {
 // there is nothing to say).
 func Fix(_, invariant string) string {
 	switch invariant {
-	case "bounded-attempts":
+	case law.BoundedAttempts:
 		return "Kafka counts no attempts and has no delivery limit: count them yourself (a retry topic per attempt, or an attempts header on republish) and dead-letter at max_attempts."
-	case "producer-gate":
+	case law.ProducerGate:
 		return "Kafka's idempotent producer drops only its own retries within a session: an application's retry needs its own gate (an outbox, or a keyed produce record committed before the retry)."
 	}
 	return ""

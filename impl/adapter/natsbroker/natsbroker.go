@@ -32,6 +32,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/idemcheck/idemcheck/impl/contract/broker"
+	"github.com/idemcheck/idemcheck/internal/law"
 )
 
 // The configurations.
@@ -592,9 +593,9 @@ func (s *session) Close() error {
 // holds, for a configuration that breaks it ("" if there is nothing to say).
 func Fix(config, invariant string) string {
 	switch {
-	case config == NoDLQ && (invariant == "nothing-lost" || invariant == "dlq-metadata"):
+	case config == NoDLQ && (invariant == law.NothingLost || invariant == law.DLQMetadata):
 		return "JetStream has no DLQ: subscribe to $JS.EVENT.ADVISORY.CONSUMER.MAX_DELIVERIES.<stream>.<consumer> and republish the message to dlq.<topic> with its metadata (configuration advisory-dlq)."
-	case config == ShortDedupe && invariant == "producer-gate":
+	case config == ShortDedupe && invariant == law.ProducerGate:
 		return "Make the stream's duplicate window (Duplicates) longer than the producer's retry window: here 100ms against a retry after 250ms (JetStream forgets ids lazily, by a timer); the default is 2 minutes."
 	}
 	return ""

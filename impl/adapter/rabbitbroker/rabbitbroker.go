@@ -33,6 +33,7 @@ import (
 	amqp "github.com/rabbitmq/amqp091-go"
 
 	"github.com/idemcheck/idemcheck/impl/contract/broker"
+	"github.com/idemcheck/idemcheck/internal/law"
 )
 
 // URLEnv holds the AMQP URL of the server.
@@ -472,15 +473,15 @@ func (s *session) Close() error {
 // holds, for a configuration that breaks it ("" if there is nothing to say).
 func Fix(config, invariant string) string {
 	switch {
-	case invariant == "producer-gate":
+	case invariant == law.ProducerGate:
 		return "RabbitMQ drops no repeated publish: gate the producer yourself (an outbox or a keyed produce record, COMMITTED before the retry) and keep the consumer's claim store."
-	case config == Classic && invariant == "bounded-attempts":
+	case config == Classic && invariant == law.BoundedAttempts:
 		return "A classic queue has no delivery limit: use a quorum queue with x-delivery-limit = max_attempts-1 and a dead-letter exchange to dlq.<topic>."
-	case config == QuorumOffByOne && invariant == "bounded-attempts":
+	case config == QuorumOffByOne && invariant == law.BoundedAttempts:
 		return "x-delivery-limit counts redeliveries, not deliveries: set it to max_attempts-1."
-	case config == QuorumOffByOne && invariant == "dlq-metadata":
+	case config == QuorumOffByOne && invariant == law.DLQMetadata:
 		return "Set x-delivery-limit to max_attempts-1, and dead-letter the last attempt yourself with its error: x-death records only the reason delivery_limit."
-	case invariant == "dlq-metadata":
+	case invariant == law.DLQMetadata:
 		return "x-death records only the reason delivery_limit, not the handler's error: on the last attempt (x-delivery-count = max_attempts-1) publish to dlq.<topic> with the error yourself, then ack."
 	}
 	return ""
