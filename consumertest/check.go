@@ -2,10 +2,13 @@ package consumertest
 
 import (
 	"context"
+	"flag"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -71,8 +74,11 @@ func ShrinkTime(d time.Duration) Option { return func(c *config) { c.shrinkTime 
 func NoReduce() Option { return func(c *config) { c.noReduce = true } }
 
 // ReplayEnv names the environment variable that makes Check replay one
-// saved scenario instead of drawing new ones: IDEMCHECK_REPLAY=FILE go test
-// -run TestX.
+// saved scenario instead of drawing new ones, as a failure's report prints
+// it: IDEMCHECK_REPLAY=FILE go test ./PKG -run '^TestX$', from the module's
+// root, FILE relative to the package's directory. A Check whose consumer
+// the file is not a case of (another consumer's, or no such file from its
+// package) logs why and checks nothing: see replayenv.go.
 const ReplayEnv = "IDEMCHECK_REPLAY"
 
 // Check puts the consumer under the harness from a test: it draws
@@ -94,10 +100,18 @@ func Check(t *testing.T, c Consumer, opts ...Option) {
 		cfg.corpusDir = filepath.Join("testdata", "consumertest")
 	}
 	if file := os.Getenv(ReplayEnv); file != "" {
-		s, err := LoadScenario(file)
+		path, s, other, err := replayCase(file, c)
 		if err != nil {
 			t.Fatalf("%s=%s: %v", ReplayEnv, file, err)
 		}
+		if other != "" {
+			t.Logf("%s=%s is not a case of consumer %q (%s): not checked", ReplayEnv, file, c.displayName(), other)
+			return
+		}
+		if path != file {
+			file += " (" + path + ")"
+		}
+		t.Logf("%s=%s: replaying it against consumer %q", ReplayEnv, file, c.displayName())
 		res, err := replay(c, s, cfg)
 		if err != nil {
 			t.Fatal(err)
@@ -112,6 +126,11 @@ func Check(t *testing.T, c Consumer, opts ...Option) {
 		t.Fatal(err)
 	}
 	replaySaved(t, c, cfg)
+	if cfg.seed == 0 {
+		// A seed of the harness's choosing, unless -rapid.seed gives one,
+		// so that a passing run can say which scenarios it played.
+		cfg.seed = rapidSeed()
+	}
 	res, err := huntConsumer(c, cfg, t.Name())
 	if err != nil {
 		t.Fatal(err)
@@ -119,6 +138,43 @@ func Check(t *testing.T, c Consumer, opts ...Option) {
 	if res.Failed {
 		t.Fatalf("consumer %q breaks %s\n%s", c.displayName(), res.Law, res.Report())
 	}
+	res.Seed = cfg.seed
+	t.Log(res.PassSummary())
+}
+
+// rapidSeed is -rapid.seed when given, else a random seed other than 0.
+func rapidSeed() uint64 {
+	if f := flag.Lookup("rapid.seed"); f != nil {
+		if n, err := strconv.ParseUint(f.Value.String(), 10, 64); err == nil && n != 0 {
+			return n
+		}
+	}
+	for {
+		if n := rand.Uint64(); n != 0 {
+			return n
+		}
+	}
+}
+
+// PassSummary is the one line a passing Check logs: the scenarios played,
+// the coverage situations they reached of all of Situations (naming those
+// never reached), and the seed that draws them again.
+func (r Result) PassSummary() string {
+	var never []string
+	for _, s := range Situations {
+		if r.Coverage[s] == 0 {
+			never = append(never, s)
+		}
+	}
+	line := fmt.Sprintf("consumer %q: no law broken in %d scenario(s); reached %d of %d coverage situations",
+		r.Consumer, r.Checks, len(Situations)-len(never), len(Situations))
+	if len(never) > 0 {
+		line += " (never: " + strings.Join(never, ", ") + ")"
+	}
+	if r.Seed != 0 {
+		line += fmt.Sprintf("; seed %d (-rapid.seed=%d draws them again)", r.Seed, r.Seed)
+	}
+	return line
 }
 
 // Result is what a Hunt or a Replay found.

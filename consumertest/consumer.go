@@ -31,12 +31,12 @@ type Consumer struct {
 	Setup func(ctx context.Context, db *sql.DB) error
 	// Handler is the team's handler, unchanged from production. Give
 	// either Handler or Worker.
-	Handler handler.Func
+	Handler Handler
 	// Worker builds the handler one worker runs, for consumers with state
 	// in their process (an in-memory cache of event ids, say): it is
 	// called when a worker starts and again when a crashed worker
 	// restarts, after the Closer of the crashed one was closed.
-	Worker handler.Worker
+	Worker Worker
 	// Effects reads what the consumer did; the invariants are judged from
 	// its rows. See PerEvent and Aggregate.
 	Effects Effects

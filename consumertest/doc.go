@@ -27,7 +27,7 @@
 //
 // Each worker runs the handler on its own goroutine, but only one goroutine
 // runs at a time: every database call (begin, exec, query, the end of a row
-// iteration, commit, rollback), every handler.Point and the worker's ack or
+// iteration, commit, rollback), every Point (handler.Point) and the worker's ack or
 // nack is a point where the worker parks and the schedule decides what
 // happens next. The database hook is a wrapping database/sql driver
 // (consumertest/internal/sqlhook) around the real one, so the handler is unchanged.
@@ -208,12 +208,22 @@
 //
 // # Classifying errors
 //
-// A handler returns nil (ack), handler.Poison(err) for a message that can
-// never succeed (dead-lettered at once), or any other error (transient:
-// nacked and retried with backoff, dead-lettered after max_attempts). The
-// harness produces poison events as events with amount_cents <= 0
-// (handler.Message.Poisoned). A consumer of its own message type is put
-// under the harness with HandlerOf or WorkerOf (see messages.go).
+// A handler (type Handler: func(ctx, *sql.DB, Message) error) returns nil
+// (ack), Poison(err) for a message that can never succeed (dead-lettered
+// at once), or any other error (transient: nacked and retried with
+// backoff, dead-lettered after max_attempts). The harness produces poison
+// events as events with amount_cents <= 0 (Message.Poisoned). Message,
+// Handler, Worker, Poison, Point and Database are package handler's
+// (impl/contract/handler) under the front door's name (see front.go). A
+// consumer of its own message type is put under the harness with
+// HandlerOf or WorkerOf (see messages.go).
+//
+// # Passing
+//
+// A Check that passes logs one line (go test -v shows it): the scenarios
+// played, how many of the coverage situations (Situations) they reached,
+// naming those never reached, and the seed (-rapid.seed=N plays the same
+// scenarios again, with the same Checks and MaxSteps).
 //
 // # PostgreSQL
 //
@@ -343,7 +353,9 @@
 //
 //	func FuzzLedger(f *testing.F) { consumertest.Fuzz(f, ledgerConsumer) }
 //
-// go test -fuzz=FuzzLedger mutates byte strings, each decoded to a
+// go test ./ledger -run '^$' -fuzz '^FuzzLedger$' (from the module's
+// root; -run '^$' so that a failing test of the package does not stop go
+// test before it fuzzes) mutates byte strings, each decoded to a
 // scenario by FuzzScenario: three header bytes (workers and max_attempts,
 // events and their users, poison), then one byte per step, so that every
 // input is a valid scenario and the engine's mutations and minimisation
@@ -353,7 +365,9 @@
 // written by the engine to testdata/fuzz/FuzzLedger (after it minimised
 // the bytes); plain go test replays it and fails with Check's report,
 // after the reduction pass (skipped while fuzzing: the engine minimises,
-// and the go test -run command it prints gives the reduced report). Six
+// and the go test ./ledger -run '^FuzzLedger$/^HASH$' command the report
+// names gives the reduced report). A failing seed input names its own
+// command (go test ./ledger -run '^FuzzLedger$/^seed#N$'). Six
 // seed inputs give plain go test a few scenarios to play; they catch six
 // of the seven broken example consumers, and go test -fuzz finds the
 // seventh (markfirst, a crash between two commits) within two seconds of
@@ -411,7 +425,11 @@
 //
 // Check, Verify and Fuzz replay the consumer's saved cases (the corpus
 // directory, testdata/consumertest by default) before any search: one that
-// still breaks a law fails the test at once (see regress.go).
+// still breaks a law fails the test at once (see regress.go). A failure's
+// report ends with the command that replays its case alone, from the
+// module's root (IDEMCHECK_REPLAY=FILE go test ./PKG -run '^TestX$'); a
+// Check the variable names no case of logs why and checks nothing, so
+// that go test ./... with it set fails nowhere else (see replayenv.go).
 //
 // # Database backends
 //

@@ -1,6 +1,7 @@
 package consumertest
 
 import (
+	"bytes"
 	"errors"
 	"flag"
 	"fmt"
@@ -16,14 +17,23 @@ import (
 //
 //	func FuzzLedger(f *testing.F) { consumertest.Fuzz(f, ledgerConsumer) }
 //
-// go test -fuzz=FuzzLedger mutates byte strings, each of which decodes to a
-// scenario (see FuzzScenario), and keeps the ones that reach new code of
-// the handler, the database driver and the harness. Each scenario plays in
+// From the module's root,
+//
+//	go test ./ledger -run '^$' -fuzz '^FuzzLedger$'
+//
+// mutates byte strings, each of which decodes to a scenario (see
+// FuzzScenario), and keeps the ones that reach new code of the handler,
+// the database driver and the harness. (-run '^$' keeps go test from
+// running the package's tests first: one that fails, a Check that finds
+// a bug, would stop it before any fuzzing. The seed inputs still run
+// first, as the engine's baseline; -fuzz takes one package.) Each scenario plays in
 // its own testing/synctest bubble, as under Check, and is judged by the
 // same laws. A failing input lands in testdata/fuzz/FuzzLedger as Go's
 // fuzzing engine writes it (after the engine's own minimisation of the
 // bytes); plain go test replays it, as every file there, and fails with
-// Check's report: the broken laws, the go-cmp diff and the numbered trace.
+// Check's report: the broken laws, the go-cmp diff, the numbered trace
+// and the go test command that replays that input alone (see
+// fuzzReplayCommand).
 //
 // Outside fuzzing (plain go test, or -run naming one input) a failing
 // scenario is first reduced by the harness's reduction pass (see Reduce),
@@ -56,12 +66,14 @@ func Fuzz(f *testing.F, c Consumer, opts ...Option) {
 		saved.corpusDir = filepath.Join("testdata", "consumertest")
 	}
 	replaySaved(f, c, saved)
+	var seeds [][]byte
 	for _, s := range fuzzSeeds {
 		in, err := FuzzInput(s)
 		if err != nil {
 			f.Fatalf("consumertest: a seed of Fuzz does not encode: %v", err)
 		}
 		f.Add(in)
+		seeds = append(seeds, in)
 	}
 	fuzzing := fuzzingNow()
 	f.Fuzz(func(t *testing.T, data []byte) {
@@ -81,11 +93,7 @@ func Fuzz(f *testing.F, c Consumer, opts ...Option) {
 				res.Breaches, res.Scenario, res.Outcome = r.Breaches, red, r.Outcome
 			}
 		}
-		res.Replay = "go test -run '" + runPattern(t.Name()) + "'"
-		if fuzzing {
-			// The engine names the input once it has minimised it.
-			res.Replay = "the go test -run=" + t.Name() + "/... command the fuzzing engine prints below (it reduces the scenario too)"
-		}
+		res.Replay = fuzzReplayCommand(t.Name(), fuzzing, slices.ContainsFunc(seeds, func(in []byte) bool { return bytes.Equal(in, data) }))
 		if file := filepath.Join(append([]string{"testdata", "fuzz"}, strings.Split(t.Name(), "/")...)...); fileExists(file) {
 			res.CorpusFile = file
 		}
@@ -99,6 +107,30 @@ func Fuzz(f *testing.F, c Consumer, opts ...Option) {
 		t.Fatalf("consumer %q breaks %s (scenario of %d step(s) decoded from the input%s)\n%s",
 			c.displayName(), res.Law, res.ShrunkSize, reducedNote(res), res.Report())
 	})
+}
+
+// fuzzReplayCommand is the command that replays the failing input of the
+// fuzz test named name, from the module's root: go test ./PKG -run
+// '^FuzzX$/^INPUT$' for an input go test names (a seed, FuzzX/seed#N, or
+// a file of testdata/fuzz, FuzzX/HASH). While fuzzing, go test gives the
+// input no name: one of Fuzz's own seeds (seed) is replayed by plain go
+// test -run '^FuzzX$', with the other seeds; any other input is named by
+// go test in its output, as a seed corpus entry or, once the engine has
+// minimised a new input, as the file it writes to testdata/fuzz.
+func fuzzReplayCommand(name string, fuzzing, seed bool) string {
+	pkg := goTestPackage()
+	if pkg != "" {
+		pkg += " "
+	}
+	test, input, named := strings.Cut(name, "/")
+	switch {
+	case named && (!fuzzing || strings.HasPrefix(input, "seed#") || fileExists(filepath.Join("testdata", "fuzz", test, input))):
+		return fmt.Sprintf("go test %s-run '%s'", pkg, runPattern(name))
+	case seed:
+		return fmt.Sprintf("go test %s-run '%s' (a seed input of consumertest.Fuzz: plain go test replays it)", pkg, runPattern(test))
+	}
+	return fmt.Sprintf("go test %s-run '%s/^INPUT$', INPUT being the file the fuzzing engine writes below to testdata/fuzz/%s once it has minimised the input (or seed#N, when go test says \"failure while testing seed corpus entry: %s/seed#N\"); the replay reduces the scenario too",
+		pkg, runPattern(test), test, test)
 }
 
 // fuzzingNow reports whether go test runs with -fuzz (the engine, or one

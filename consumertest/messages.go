@@ -4,13 +4,11 @@ import (
 	"context"
 	"database/sql"
 	"io"
-
-	"github.com/idemcheck/idemcheck/impl/contract/handler"
 )
 
 // A team's own message type.
 //
-// The harness delivers handler.Message: the event's id (the one the laws
+// The harness delivers a Message (handler.Message): the event's id (the one the laws
 // judge by, see Consumer.EventIDs), its payload (an OrderPaid: user, order,
 // amount), the broker's metadata (attempt, last error, key, tenant) and
 // whether the harness made it a poison message (Poisoned). A consumer that
@@ -20,7 +18,7 @@ import (
 // a function that makes its message from the harness's, as its producer
 // would publish it:
 //
-//	Handler: consumertest.HandlerOf(func(m handler.Message) payments.Event {
+//	Handler: consumertest.HandlerOf(func(m consumertest.Message) payments.Event {
 //		if m.Poisoned() {
 //			return payments.Event{ID: m.EventID} // no account: the consumer rejects it
 //		}
@@ -35,15 +33,15 @@ import (
 
 // HandlerOf adapts a handler of the team's own message type M: msg makes
 // the message each delivery carries, from the harness's.
-func HandlerOf[M any](msg func(handler.Message) M, h func(ctx context.Context, db *sql.DB, m M) error) handler.Func {
-	return func(ctx context.Context, db *sql.DB, m handler.Message) error { return h(ctx, db, msg(m)) }
+func HandlerOf[M any](msg func(Message) M, h func(ctx context.Context, db *sql.DB, m M) error) Handler {
+	return func(ctx context.Context, db *sql.DB, m Message) error { return h(ctx, db, msg(m)) }
 }
 
 // WorkerOf adapts a Worker factory whose handlers take the team's own
 // message type M: msg makes the message each delivery carries, from the
 // harness's.
-func WorkerOf[M any](msg func(handler.Message) M, w func(id string, db *sql.DB) (func(ctx context.Context, db *sql.DB, m M) error, io.Closer, error)) handler.Worker {
-	return func(id string, db *sql.DB) (handler.Func, io.Closer, error) {
+func WorkerOf[M any](msg func(Message) M, w func(id string, db *sql.DB) (func(ctx context.Context, db *sql.DB, m M) error, io.Closer, error)) Worker {
+	return func(id string, db *sql.DB) (Handler, io.Closer, error) {
 		h, closer, err := w(id, db)
 		if err != nil || h == nil {
 			return nil, closer, err

@@ -83,7 +83,7 @@ func replaySaved(t testing.TB, c Consumer, cfg config) {
 		}
 		if res.Failed {
 			res.CorpusFile = sc.path
-			res.Replay = replayCommandFor(sc.path, t.Name())
+			res.Replay = replayCommand(sc.path, t.Name())
 			t.Fatalf("consumer %q still breaks %s in the saved case %s%s\n%s", c.displayName(), res.Law, sc.path, note, res.Report())
 		}
 		t.Logf("saved case %s (it broke %s) passes now%s", sc.path, sc.law, note)
@@ -131,7 +131,3 @@ WHERE table_schema NOT IN ('pg_catalog', 'information_schema') AND table_schema 
 	}
 	return "sha256:" + hex.EncodeToString(h.Sum(nil))[:16], nil
 }
-
-// replayCommandFor is the command that replays the case at path from the
-// test named name.
-func replayCommandFor(path, name string) string { return replayCommand(path, name) }

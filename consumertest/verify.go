@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -716,16 +715,4 @@ func cutNote(n int64) string {
 		return ""
 	}
 	return fmt.Sprintf(", %d cut at the step bound and finished by the drain", n)
-}
-
-// replayCommand is the command that replays a saved counterexample of the
-// test (or explore) named name.
-func replayCommand(path, name string) string {
-	test, _, _ := strings.Cut(name, "/")
-	if test == "hunt" || test == "explore" {
-		// Hunt and Explore run outside a test of the team's: the command
-		// names the test that checks the consumer, whatever it is.
-		return fmt.Sprintf("consumertest.Replay(c, s) with s from consumertest.LoadScenario(%q); or %s=%s go test -run TestOfThatConsumer", path, ReplayEnv, path)
-	}
-	return fmt.Sprintf("%s=%s go test -run '^%s$'", ReplayEnv, path, regexp.QuoteMeta(test))
 }

@@ -73,6 +73,7 @@ func TestDefaultBuildNamesTheTag(t *testing.T) {
 		{[]string{"-broker", "nats"}, "  go run -tags servers ./cmd/fuzzrun broker nats\n"},
 		{[]string{"-target", "postgres", "-duration", "5s"}, "fuzzrun: -target postgres is not in this build, which leaves out the adapters of real servers and brokers to build fast; run it as\n  go run -tags servers ./cmd/fuzzrun -target postgres -duration 5s\n"},
 		{[]string{"replay", "x.json", "-target", "sqlite"}, "  go run -tags servers ./cmd/fuzzrun replay x.json -target sqlite\n"},
+		{[]string{"consumer", "redissetnx"}, "fuzzrun: the consumer redissetnx is not in this build, which leaves out the adapters of real servers and brokers to build fast; run it as\n  go run -tags servers ./cmd/fuzzrun consumer redissetnx\n"},
 	}
 	for _, c := range cases {
 		r := fuzzrun(t, c.args...)
@@ -81,7 +82,8 @@ func TestDefaultBuildNamesTheTag(t *testing.T) {
 		}
 	}
 	r := fuzzrun(t, "list")
-	mustContain(t, "list", r.stdout, "built with -tags servers (go run -tags servers ./cmd/fuzzrun list)", "postgres")
+	mustContain(t, "list", r.stdout, "built with -tags servers (go run -tags servers ./cmd/fuzzrun list)", "postgres",
+		"redissetnx", "built with -tags servers (go run -tags servers ./cmd/fuzzrun consumer redissetnx)")
 }
 
 // The default binary links no adapter of a real server or broker: they

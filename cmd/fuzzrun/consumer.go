@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/idemcheck/idemcheck/cmd/fuzzrun/internal/ext"
 	"github.com/idemcheck/idemcheck/consumertest"
 	"github.com/idemcheck/idemcheck/corpus"
 	"github.com/idemcheck/idemcheck/examples/consumers/catalog"
@@ -72,10 +73,48 @@ func resolveConsumer(spec, db string) (consumertest.Consumer, io.Closer, error) 
 	}
 	e, ok := catalog.Lookup(spec)
 	if !ok {
+		if slices.Contains(ext.ServerConsumers, spec) {
+			return resolveServerConsumer(spec, db)
+		}
 		return consumertest.Consumer{}, nil, usagef("consumer: %q is not an example consumer; they are %s (or SCHEME:ARG, schemes: %s)",
-			spec, strings.Join(catalog.Names(), ", "), schemeList())
+			spec, strings.Join(append(catalog.Names(), ext.ServerConsumers...), ", "), schemeList())
 	}
 	return e.On(db), nil, nil
+}
+
+// resolveServerConsumer opens an example consumer over a real server
+// (ext.ServerConsumers): in a build with them (-tags servers), connected
+// to its server; in another, a tagError that says how to build it.
+func resolveServerConsumer(name, db string) (consumertest.Consumer, io.Closer, error) {
+	if ext.Registered == nil || ext.Registered.Consumer == nil {
+		return consumertest.Consumer{}, nil, &tagError{what: "the consumer " + name, tag: ext.Tag}
+	}
+	if db != "sqlite" {
+		return consumertest.Consumer{}, nil, usagef("consumer: %s runs on SQLite only; drop -db %s", name, db)
+	}
+	c, closer, err := ext.Registered.Consumer(name)
+	if err != nil {
+		return consumertest.Consumer{}, nil, usagef("consumer: %s cannot be used: %v", name, err)
+	}
+	return c, closer, nil
+}
+
+// consumerTags is the -tags flag of go run that builds the consumer spec
+// names ("" for all but those over real servers), for replay commands.
+func consumerTags(spec string) string {
+	if slices.Contains(ext.ServerConsumers, spec) {
+		return "-tags " + ext.Tag + " "
+	}
+	return ""
+}
+
+// serialConsumer reports whether the scenarios of the consumer spec names
+// must play one at a time (ext.Consumer.Serial).
+func serialConsumer(spec string) bool {
+	if ext.Registered == nil {
+		return false
+	}
+	return slices.ContainsFunc(ext.Registered.Consumers, func(c ext.Consumer) bool { return c.Name == spec && c.Serial })
 }
 
 func schemeList() string {
@@ -193,6 +232,12 @@ type consumerJSON struct {
 // runConsumer runs a fuzzrun consumer campaign, or replays one file against it.
 func runConsumer(ctx context.Context, o *options, stdout, stderr io.Writer) int {
 	c, closer, err := resolveConsumer(o.consumer, o.db)
+	var te *tagError
+	if errors.As(err, &te) {
+		fmt.Fprintf(stderr, "fuzzrun: %s is not in this build, which leaves out the adapters of real servers and brokers to build fast; run it as\n  go run -tags %s ./cmd/fuzzrun %s\n",
+			te.what, te.tag, shellJoin(o.args))
+		return exitUsage
+	}
 	if err != nil {
 		fmt.Fprintf(stderr, "fuzzrun: %v\n", err)
 		return exitUsage
@@ -265,7 +310,7 @@ func runConsumer(ctx context.Context, o *options, stdout, stderr io.Writer) int 
 			rep.Failed, rep.Law, rep.Summary, rep.Size = true, res.Law, res.Summary(), res.Scenario.Size()
 			rep.CorpusFile = res.CorpusFile
 			if res.CorpusFile != "" {
-				rep.Replay = fmt.Sprintf("go run ./cmd/fuzzrun consumer %s%s -replay %s", shellQuote(o.consumer), o.dbFlag(), shellQuote(res.CorpusFile))
+				rep.Replay = fmt.Sprintf("go run %s./cmd/fuzzrun consumer %s%s -replay %s", consumerTags(o.consumer), shellQuote(o.consumer), o.dbFlag(), shellQuote(res.CorpusFile))
 			}
 			rep.Trace = res.Outcome.Trace.Lines()
 			res.Replay = rep.Replay
@@ -388,6 +433,19 @@ func listConsumers(w io.Writer) {
 			verdict = "broken: " + e.Law
 		}
 		fmt.Fprintf(w, "  %-16s %-28s %s\n", e.Name, verdict, e.Doc)
+	}
+	for _, name := range ext.ServerConsumers {
+		verdict, doc := "", "built with -tags "+ext.Tag+" (go run -tags "+ext.Tag+" ./cmd/fuzzrun consumer "+name+")"
+		if ext.Registered != nil {
+			if i := slices.IndexFunc(ext.Registered.Consumers, func(c ext.Consumer) bool { return c.Name == name }); i >= 0 {
+				e := ext.Registered.Consumers[i]
+				verdict, doc = "correct", e.Doc
+				if e.Law != "" {
+					verdict = "broken: " + e.Law
+				}
+			}
+		}
+		fmt.Fprintf(w, "  %-16s %-28s %s\n", name, verdict, doc)
 	}
 	for _, name := range slices.Sorted(maps.Keys(consumerSchemes)) {
 		fmt.Fprintf(w, "  %s:ARG  %s\n", name, consumerSchemeDocs[name])

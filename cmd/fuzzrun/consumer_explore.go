@@ -133,7 +133,11 @@ func (o *options) parseConsumerExplore(given map[string]bool, ef exploreFlags, f
 	if err := b.Validate(); err != nil {
 		return usagef("%v", err)
 	}
-	cx := &consumerExplore{bounds: b, opts: []consumertest.Option{consumertest.VerifyParallel(o.workers)}}
+	workers := o.workers
+	if serialConsumer(o.consumer) {
+		workers = 1 // its scenarios keep state on a server, per scenario in the order its workers start
+	}
+	cx := &consumerExplore{bounds: b, opts: []consumertest.Option{consumertest.VerifyParallel(workers)}}
 	var budget []string
 	if given["duration"] && o.duration > 0 {
 		cx.opts = append(cx.opts, consumertest.VerifyTime(o.duration))
@@ -182,7 +186,7 @@ func runConsumerExplore(ctx context.Context, o *options, c consumertest.Consumer
 		return exitInternal
 	}
 	if res.CorpusFile != "" {
-		res.Replay = fmt.Sprintf("go run ./cmd/fuzzrun consumer %s%s -replay %s", shellQuote(o.consumer), o.dbFlag(), shellQuote(res.CorpusFile))
+		res.Replay = fmt.Sprintf("go run %s./cmd/fuzzrun consumer %s%s -replay %s", consumerTags(o.consumer), shellQuote(o.consumer), o.dbFlag(), shellQuote(res.CorpusFile))
 	}
 	exit := exitOK
 	if res.Failed {

@@ -140,6 +140,33 @@ var outputs = map[string]string{
 	"fuzzrun-report.html":      "fuzzrun's default -html file",
 }
 
+// readerPaths are paths of the reader's machine the documentation names:
+// the path, and what it is.
+var readerPaths = map[string]string{
+	"../idemcheck": "the reader's checkout of idemcheck, beside the module of their own the README makes",
+}
+
+// scratchPackages are the package directories of the reader's module the
+// snippets' markers make (see snippets_test.go): go test ./ledger names
+// the README's ledger package, not one of the repository.
+func scratchPackages(t *testing.T) map[string]bool {
+	t.Helper()
+	out := map[string]bool{}
+	for _, page := range snippetPages(t) {
+		b, err := os.ReadFile(filepath.Join(root, page))
+		if err != nil {
+			t.Fatal(err)
+		}
+		snips, _ := parseSnippets(page, string(b))
+		for _, s := range snips {
+			if s.path != "" {
+				out[filepath.Dir(s.path)] = true
+			}
+		}
+	}
+	return out
+}
+
 // problems reads one page and returns what in it names nothing.
 func problems(t *testing.T, idx *index, doc string) []string {
 	t.Helper()
@@ -149,6 +176,8 @@ func problems(t *testing.T, idx *index, doc string) []string {
 	}
 	defer f.Close()
 	dir := filepath.Dir(doc)
+	scratch := scratchPackages(t)
+	isPackage := func(p string) bool { return isPackage(p) || scratch[p] }
 	var out []string
 	seen := map[string]bool{}
 	report := func(line int, format string, args ...any) {
@@ -267,7 +296,7 @@ func candidate(idx *index, field string) (string, bool) {
 // existsAt says whether a path exists from the root or from the page's
 // directory, also read as a package followed by one of its identifiers.
 func existsAt(dir, p string) bool {
-	if outputs[strings.TrimSuffix(p, "/")] != "" {
+	if outputs[strings.TrimSuffix(p, "/")] != "" || readerPaths[p] != "" {
 		return true
 	}
 	try := func(p string) bool {

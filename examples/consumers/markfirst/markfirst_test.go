@@ -74,7 +74,7 @@ func TestFuzzCrasherReplaysWithTheReport(t *testing.T) {
 		"trace of the scenario (3 step(s), 1 worker(s), 1 event(s)) on sqlite:",
 		"   4. w1 crashes at exec INSERT INTO ledger",
 		"corpus file: testdata/fuzz/FuzzMarkFirst/" + crasher,
-		"replay: go test -run '^FuzzMarkFirst$/^" + crasher + "$'",
+		"replay: go test ./examples/consumers/markfirst -run '^FuzzMarkFirst$/^" + crasher + "$'",
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("the replay's output lacks %q", want)

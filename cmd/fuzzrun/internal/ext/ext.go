@@ -6,6 +6,8 @@
 package ext
 
 import (
+	"io"
+
 	"github.com/idemcheck/idemcheck/consumertest"
 	"github.com/idemcheck/idemcheck/faults/runner"
 	"github.com/idemcheck/idemcheck/impl/contract/broker"
@@ -19,6 +21,22 @@ const Tag = "servers"
 // named even when nothing registered them, so that asking for one says
 // which build has it.
 var ServerTargets = []string{"sqlite", "sqlite-file", "postgres", "redis"}
+
+// ServerConsumers are the example consumers that need a real server
+// (redissetnx: Redis), named even when nothing registered them, so that
+// fuzzrun consumer NAME in a build without them says which build has them.
+var ServerConsumers = []string{"redissetnx"}
+
+// Consumer describes one example consumer Servers opens.
+type Consumer struct {
+	// Name is the consumer's name (fuzzrun consumer NAME); Law the law it
+	// breaks ("" for a correct one); Doc what it does, in one line.
+	Name, Law, Doc string
+	// Serial is true when its scenarios must play one at a time (state on
+	// the server keyed per scenario by the order its workers start): a
+	// model check of it searches on one goroutine.
+	Serial bool
+}
 
 // Target describes one target Servers opens.
 type Target struct {
@@ -39,6 +57,11 @@ type Servers struct {
 	BrokerSpecs func() []string
 	// LiveApp wraps a team's consumer as the application a live run drives.
 	LiveApp func(c consumertest.Consumer) (func() (runner.LiveApp, error), error)
+	// Consumers describes the example consumers Consumer opens
+	// (ServerConsumers); Consumer opens one, connected to its server, and
+	// what to close when the run ends.
+	Consumers []Consumer
+	Consumer  func(name string) (consumertest.Consumer, io.Closer, error)
 }
 
 // Registered is what registered, nil in the default build.

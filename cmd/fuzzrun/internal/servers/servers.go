@@ -1,8 +1,9 @@
 // Package servers registers into fuzzrun (package ext) the adapters of real
 // servers and brokers: the targets sqlite, sqlite-file, postgres and redis
 // (package resolve), the live brokers of fuzzrun broker (embedded NATS
-// JetStream, RabbitMQ, Kafka's protocol on kfake), and the live application
-// that drives a team's consumer by a broker. fuzzrun imports it when built
+// JetStream, RabbitMQ, Kafka's protocol on kfake), the live application
+// that drives a team's consumer by a broker, and the example consumers
+// over real servers (redissetnx, on Redis). fuzzrun imports it when built
 // with -tags servers; importing it is all it takes.
 package servers
 
@@ -31,5 +32,7 @@ func Servers() *ext.Servers {
 		BrokerFix:   resolve.BrokerFix,
 		BrokerSpecs: resolve.BrokerSpecs,
 		LiveApp:     liveapp.New,
+		Consumers:   consumers,
+		Consumer:    openConsumer,
 	}
 }
