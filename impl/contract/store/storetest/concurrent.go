@@ -168,6 +168,15 @@ func checkConcurrentCommitsAndTakeovers(e *env) {
 			if r.State != store.Processed || r.Attempts != e.expectedAttempts(holders) {
 				e.t.Errorf("round %d: record %+v, want processed after %d attempts", round, r, e.expectedAttempts(holders))
 			}
+		case committed && len(takeovers) == 1 && e.committedGoneAtOnce():
+			// The commit landed, and its record was past its expiry at
+			// once (counted from the claim, a hold before): a claim after
+			// it starts afresh, as on a key never seen.
+			want := []store.Entry{{Consumer: "ledger", EventID: k.ID, OrderID: fmt.Sprint("holder-", holders-1), UserID: "u", AmountCents: 1}}
+			e.equal(fmt.Sprintf("round %d: ledger after the current holder's commit", round), mine, want)
+			if c := takeovers[0]; c.Takeover || c.Attempt != 1 || c.Token <= current {
+				e.t.Errorf("round %d: claim after the commit's record expired: %+v, want a fresh claim (attempt 1, no takeover) with a token above %d", round, c, current)
+			}
 		case !committed && len(takeovers) == 1:
 			refusal := store.ErrStaleToken
 			attempt := holders + 1

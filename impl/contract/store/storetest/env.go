@@ -33,6 +33,14 @@ func (e *env) goneAfterHold() bool {
 	return e.conv.UnsettledGone(store.Processing, 0, e.conv.LeaseUntilMs(0, leaseMs), e.hold())
 }
 
+// committedGoneAtOnce says whether a record committed a hold after its
+// claim is already past its expiry: the library's expiry counts from the
+// claim and is no longer than a hold. A claim after such a commit may
+// start afresh.
+func (e *env) committedGoneAtOnce() bool {
+	return e.libraryExpiry() && e.conv.ExpiryFrom == store.ExpiryFromClaim && e.hold() >= e.conv.ExpiryMs
+}
+
 // leaseUntil is the lease end of a record claimed at atMs: atMs+leaseMs,
 // or 0 for a mark with no lease.
 func (e *env) leaseUntil(atMs int64) int64 { return e.conv.LeaseUntilMs(atMs, leaseMs) }
