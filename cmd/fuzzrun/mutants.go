@@ -224,10 +224,13 @@ func (b *benchmark) goals(results []*mutantResult) []string {
 		}
 	}
 	verdict := func(bad []string) string {
-		if len(bad) == 0 {
-			return "met"
+		switch {
+		case len(bad) > 0:
+			return fmt.Sprintf("NOT met: %v", bad)
+		case b.interrupted:
+			return "met by the hunts finished"
 		}
-		return fmt.Sprintf("NOT met: %v", bad)
+		return "met"
 	}
 	killed := verdict(survivors)
 	if len(unhunted) > 0 && len(survivors) == 0 {
