@@ -144,11 +144,12 @@ type exploreReport struct {
 	Verified bool `json:"verified"`
 	// Stopped says what ended the search short: time, memory or signal
 	// ("" when nothing did).
-	Stopped        string              `json:"stopped,omitempty"`
-	Verdict        string              `json:"verdict"`
+	Stopped string `json:"stopped,omitempty"`
+	// Conclusion is the verdict line: which bound the search finished.
+	Conclusion     string              `json:"conclusion"`
 	CorpusFile     string              `json:"corpusFile,omitempty"`
 	Counterexample *json.RawMessage    `json:"counterexampleScenario,omitempty"`
-	CounterVerdict *properties.Verdict `json:"verdictOfCounterexample,omitempty"`
+	Verdict        *properties.Verdict `json:"verdict,omitempty"`
 	HTML           string              `json:"html,omitempty"`
 	Exit           int                 `json:"exit"`
 }
@@ -283,7 +284,7 @@ func runExplore(ctx context.Context, o *options, stdout, stderr io.Writer) int {
 		return exitInternal
 	}
 	rep := exploreReport{Target: o.target.Name, World: op.World, Menu: op.Menu, Result: res,
-		StatesPerSec: res.StatesPerSecond(), Verified: x.verified(), Stopped: x.stopped, Verdict: x.verdict(), Exit: x.exit()}
+		StatesPerSec: res.StatesPerSecond(), Verified: x.verified(), Stopped: x.stopped, Conclusion: x.verdict(), Exit: x.exit()}
 	if o.depthGiven {
 		rep.DepthAsked = op.Depth
 	}
@@ -311,7 +312,7 @@ func runExplore(ctx context.Context, o *options, stdout, stderr io.Writer) int {
 				raw := json.RawMessage(js)
 				rep.Counterexample = &raw
 			}
-			rep.CounterVerdict = &cx.Verdict
+			rep.Verdict = &cx.Verdict
 		}
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")

@@ -163,9 +163,10 @@ type projectionExploreReport struct {
 	// Stopped says what ended the exploration before every history was
 	// judged: time, memory or signal ("" when nothing did).
 	Stopped string `json:"stopped,omitempty"`
-	Verdict string `json:"verdict"`
-	HTML    string `json:"html,omitempty"`
-	Exit    int    `json:"exit"`
+	// Conclusion is the verdict line: which histories were explored.
+	Conclusion string `json:"conclusion"`
+	HTML       string `json:"html,omitempty"`
+	Exit       int    `json:"exit"`
 }
 
 // runExploreProjection is fuzzrun -explore -projection: each history judged
@@ -267,7 +268,7 @@ func runExploreProjection(ctx context.Context, o *options, stdout, stderr io.Wri
 	default:
 		html.Verdict = fmt.Sprintf("verified: every delivery order of %d histories with up to %d copies, %d orders, no violation", len(rep.Histories), o.projCopies, orders)
 	}
-	rep.Verdict = html.Verdict
+	rep.Conclusion = html.Verdict
 	switch {
 	case len(cases) > 0:
 		rep.Exit = exitViolation
