@@ -194,6 +194,10 @@ type Result struct {
 	Checks int
 	// Seed reproduces the hunt with -rapid.seed.
 	Seed uint64
+	// SeedReplay, when not "", is the command Report gives to draw the
+	// counterexample again from Seed (a tool's own, as fuzzrun's); by
+	// default, go test's -rapid.seed.
+	SeedReplay string
 	// FoundAfter is the time to the first failing scenario, before
 	// shrinking; Elapsed includes shrinking and reduction.
 	FoundAfter time.Duration
@@ -415,7 +419,11 @@ func (r Result) Report() string {
 			r.Scenario.Size(), r.Scenario.Workers, len(r.Scenario.Events), r.Outcome.Backend, r.Outcome.Trace)
 	}
 	if r.Seed != 0 {
-		fmt.Fprintf(&b, "\nseed: %d (go test -run ... -rapid.seed=%d)\n", r.Seed, r.Seed)
+		how := r.SeedReplay
+		if how == "" {
+			how = fmt.Sprintf("go test -run ... -rapid.seed=%d", r.Seed)
+		}
+		fmt.Fprintf(&b, "\nseed: %d (%s)\n", r.Seed, how)
 	}
 	if r.CorpusFile != "" {
 		fmt.Fprintf(&b, "corpus file: %s\n", r.CorpusFile)

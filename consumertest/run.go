@@ -147,6 +147,9 @@ type wevent struct {
 	kind  evKind
 	p     point
 	panic string
+	// hung, with evPanic, is set when the handler panicked with an error
+	// that says it hung (see handlerHung): its text.
+	hung string
 	// The Worker factory's results, with evStarted.
 	fn       handler.Func
 	closer   io.Closer
@@ -823,6 +826,10 @@ func (r *run) handle(w *worker, ev wevent) {
 	case evStarted:
 		r.started(w, ev)
 	case evPanic:
+		if ev.hung != "" {
+			r.fail("handler-hangs", fmt.Sprintf("%s hung handling %s%s: %s", w.name, w.ev.EventID, afterNote(w.at), ev.hung))
+			return
+		}
 		if w.starting {
 			r.fail("worker-panics", fmt.Sprintf("%s: the Worker factory panicked: %s", w.name, ev.panic))
 			return
@@ -876,6 +883,9 @@ func (r *run) deliver(w *worker, pick int) bool {
 	ctx := handler.WithPoint(base, func(what string) {
 		if w.crashing.Load() {
 			return
+		}
+		if what == "" {
+			what = "(unnamed)" // a handler.Point with no name: "call " alone reads as cut off
 		}
 		if w.park(wevent{kind: evParked, p: point{what: "call " + what}}) == crash {
 			runtime.Goexit()
@@ -957,6 +967,10 @@ func (w *worker) handle(ctx context.Context, m handler.Message) {
 			return
 		}
 		if p := recover(); p != nil && !returned {
+			if h := handlerHung(p); h != "" {
+				w.send(wevent{w: w, kind: evPanic, panic: h, hung: h})
+				return
+			}
 			w.send(wevent{w: w, kind: evPanic, panic: fmt.Sprintf("%v\n%s", p, trimStack(debug.Stack()))})
 			return
 		}
@@ -982,6 +996,22 @@ func (w *worker) handle(ctx context.Context, m handler.Message) {
 	}
 	done = true
 	w.send(wevent{w: w, kind: evDone})
+}
+
+// handlerHung is the text of a panic that says the handler hung, "" for
+// any other: an error with a HandlerHung method that returns true, as a
+// process consumer's (impl/adapter/consumerproc) whose process stopped
+// answering mid-delivery and was killed.
+func handlerHung(p any) string {
+	err, ok := p.(error)
+	if !ok {
+		return ""
+	}
+	var h interface{ HandlerHung() bool }
+	if errors.As(err, &h) && h.HandlerHung() {
+		return err.Error()
+	}
+	return ""
 }
 
 // trimStack keeps the first lines of a panic's stack.

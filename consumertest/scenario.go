@@ -3,11 +3,13 @@ package consumertest
 import (
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"slices"
 	"strings"
 
 	"pgregory.net/rapid"
 
+	"github.com/idemcheck/idemcheck/corpus/casefile"
 	"github.com/idemcheck/idemcheck/impl/contract/broker"
 )
 
@@ -127,8 +129,17 @@ func (s *Scenario) Validate() error {
 	if s.Workers < 1 || s.Workers > 8 {
 		errs = append(errs, fmt.Sprintf("workers %d (1 to 8)", s.Workers))
 	}
-	if s.Policy.MaxAttempts < 1 || s.Policy.BackoffMs < 0 || s.Policy.MaxBackoffMs < s.Policy.BackoffMs || s.Policy.AckTimeoutMs < 1 {
-		errs = append(errs, fmt.Sprintf("policy %+v", s.Policy))
+	if s.Policy.MaxAttempts < 1 {
+		errs = append(errs, fmt.Sprintf("policy.maxAttempts %d (at least 1: the first delivery is an attempt)", s.Policy.MaxAttempts))
+	}
+	if s.Policy.BackoffMs < 0 {
+		errs = append(errs, fmt.Sprintf("policy.backoffMs %d (0 or more)", s.Policy.BackoffMs))
+	}
+	if s.Policy.MaxBackoffMs < s.Policy.BackoffMs {
+		errs = append(errs, fmt.Sprintf("policy.maxBackoffMs %d (at least backoffMs, %d)", s.Policy.MaxBackoffMs, s.Policy.BackoffMs))
+	}
+	if s.Policy.AckTimeoutMs < 1 {
+		errs = append(errs, fmt.Sprintf("policy.ackTimeoutMs %d (at least 1)", s.Policy.AckTimeoutMs))
 	}
 	seen := map[string]bool{}
 	for i, e := range s.Events {
@@ -179,6 +190,11 @@ func (s *Scenario) Marshal() ([]byte, error) { return json.MarshalIndent(s, "", 
 
 // UnmarshalScenario parses and validates the JSON form.
 func UnmarshalScenario(b []byte) (*Scenario, error) {
+	// The shape first: a field unknown or of the wrong type is named by
+	// its path (steps[0].worker), not by encoding/json's Go types.
+	if err := casefile.CheckJSON(b, reflect.TypeFor[Scenario]()); err != nil {
+		return nil, fmt.Errorf("consumer scenario: %w", err)
+	}
 	var s Scenario
 	dec := json.NewDecoder(strings.NewReader(string(b)))
 	dec.DisallowUnknownFields()

@@ -82,7 +82,7 @@ func LoadBrokerCase(path string) (*BrokerCase, error) {
 	dec.DisallowUnknownFields()
 	var c BrokerCase
 	if err := dec.Decode(&c); err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+		return nil, fmt.Errorf("%s: %w", path, casefile.JSONError(data, err))
 	}
 	if c.Scenario == nil {
 		return nil, fmt.Errorf("%s: no scenario", path)

@@ -36,7 +36,8 @@ type ConsumerRun struct {
 type LawRow struct {
 	Law string `json:"law"`
 	Doc string `json:"doc"`
-	// Status is "pass", "violated" or "n/a" (not judged for this consumer).
+	// Status is "pass", "violated", "n/a" (not judged for this consumer)
+	// or "unchecked" (no scenario was played).
 	Status string `json:"status"`
 	// Summary is the breach's line, or why the law was not judged.
 	Summary string `json:"summary,omitempty"`
@@ -385,6 +386,9 @@ func consumerHeadline(r *Run) (string, bool) {
 	}
 	if len(broken) > 0 {
 		return fmt.Sprintf("consumer %s breaks %s", r.Consumer.Consumer, strings.Join(broken, ", ")), true
+	}
+	if r.Checks == 0 && r.Mode == "consumer" {
+		return fmt.Sprintf("consumer %s: inconclusive: no scenario was played, nothing was proven", r.Consumer.Consumer), false
 	}
 	return fmt.Sprintf("consumer %s: no law broken in %d scenario(s)", r.Consumer.Consumer, r.Checks), false
 }

@@ -83,8 +83,8 @@ type PropertyRow struct {
 	Checks int64 `json:"checks"`
 	// Violations is the number of counterexamples found.
 	Violations int `json:"violations"`
-	// Status is "pass", "violated" or "n/a" (the target cannot play
-	// scenarios of the property's kind).
+	// Status is "pass", "violated", "unchecked" (no check judged it) or
+	// "n/a" (the target cannot play scenarios of the property's kind).
 	Status string `json:"status"`
 	// Broken lists the laws broken, each reported with its own
 	// counterexample.

@@ -59,10 +59,19 @@ func newView(r *Run) *view {
 	for _, p := range r.Properties {
 		violations += p.Violations
 	}
-	survivors := 0
+	survivors, unhunted := 0, 0
 	for _, m := range r.Mutants {
 		if m.Killed < m.Runs {
 			survivors++
+		}
+		if m.Runs == 0 {
+			unhunted++
+		}
+	}
+	unchecked := 0
+	for _, p := range r.Properties {
+		if p.Status == "unchecked" {
+			unchecked++
 		}
 	}
 	failedCases := 0
@@ -105,6 +114,8 @@ func newView(r *Run) *view {
 		v.Headline, v.Bad = consumerHeadline(r)
 	case r.Mode == "mutants" && survivors > 0:
 		v.Headline, v.Bad = fmt.Sprintf("%d mutant(s) survived some hunts", survivors), true
+	case r.Mode == "mutants" && unhunted > 0:
+		v.Headline = fmt.Sprintf("every mutant hunted was killed; %d of %d never hunted", unhunted, len(r.Mutants))
 	case r.Mode == "mutants":
 		v.Headline = fmt.Sprintf("every one of %d mutants killed", len(r.Mutants))
 	case len(distinct) > 0:
@@ -116,6 +127,10 @@ func newView(r *Run) *view {
 		v.Headline, v.Bad = fmt.Sprintf("%s found", plural(violations, "violation")), true
 	case r.CoverageFailure != "":
 		v.Headline, v.Bad = "no violation found, but some situations were never reached", true
+	case r.Checks == 0 && r.Mode == "campaign":
+		v.Headline = "inconclusive: no check was played, nothing was proven"
+	case unchecked > 0:
+		v.Headline = fmt.Sprintf("inconclusive: no violation found, but %d of the properties were never checked", unchecked)
 	default:
 		v.Headline = "no violation found"
 	}

@@ -36,12 +36,6 @@ func (o *options) checkBroker(given map[string]bool) error {
 	if o.target.Consumption == nil {
 		return usagef("-target: %q takes no part in consumption runs, which a broker campaign needs", o.target.Name)
 	}
-	if !given["corpus"] {
-		o.corpusDir = corpus.BrokersDir
-		if o.consumer != "" {
-			o.corpusDir = corpus.BrokerConsumersDir
-		}
-	}
 	return nil
 }
 
@@ -91,6 +85,11 @@ type brokerJSON struct {
 	ScenariosPerSec float64  `json:"scenariosPerSec"`
 	DeliveriesPerS  float64  `json:"deliveriesPerSec"`
 	Saved           []string `json:"saved,omitempty"`
+	Interrupted     bool     `json:"interrupted,omitempty"`
+	// Verdict is pass, violation, interrupted or inconclusive (no
+	// scenario played).
+	Verdict string `json:"verdict"`
+	Exit    int    `json:"exit"`
 }
 
 // runBroker runs a live broker campaign.
@@ -105,7 +104,7 @@ func runBroker(ctx context.Context, o *options, stdout, stderr io.Writer) int {
 	}
 	f, err := ext.Registered.Broker(o.broker)
 	if err != nil {
-		fmt.Fprintf(stderr, "fuzzrun: -broker: %v\n", err)
+		fmt.Fprintf(stderr, "fuzzrun: broker: %v\n", err)
 		return exitUsage
 	}
 	defer f.Close()
@@ -128,17 +127,27 @@ func runBroker(ctx context.Context, o *options, stdout, stderr io.Writer) int {
 	c := properties.LiveCampaign{Factory: f, Parts: o.target.Consumption, App: app, Runs: runs, Seed: int(seed % math.MaxInt32),
 		Workers: o.workers, Budget: o.duration}
 	rep, err := properties.RunLiveCampaign(ctx, c)
+	interrupted := false
 	switch {
 	case errors.Is(err, broker.ErrBrokerDown):
-		fmt.Fprintf(stderr, "fuzzrun: -broker %s: the broker stopped answering mid-campaign after %d runs: %v\n", o.broker, rep.Runs, err)
+		fmt.Fprintf(stderr, "fuzzrun: broker %s: the broker stopped answering mid-campaign after %d runs: %v\n", o.broker, rep.Runs, err)
 		return exitUsage
-	case errors.Is(err, context.Canceled):
+	case ctx.Err() != nil:
+		interrupted = true
 		fmt.Fprintf(stderr, "fuzzrun: interrupted after %d runs\n", rep.Runs)
 	case err != nil:
-		fmt.Fprintf(stderr, "fuzzrun: -broker %s: %v\n", o.broker, err)
+		fmt.Fprintf(stderr, "fuzzrun: broker %s: %v\n", o.broker, err)
 		return exitInternal
 	}
-	out := brokerJSON{LiveReport: rep, Target: target, Seed: seed}
+	out := brokerJSON{LiveReport: rep, Target: target, Seed: seed, Interrupted: interrupted, Verdict: verdictPass}
+	if rep.Runs == 0 {
+		// No run judged any invariant: none holds, none was checked.
+		for i := range rep.Cells {
+			if rep.Cells[i].Status == properties.LiveHolds {
+				rep.Cells[i].Status = statusUnchecked
+			}
+		}
+	}
 	if s := rep.Elapsed.Seconds(); s > 0 {
 		out.ScenariosPerSec = float64(rep.Runs) / s
 		out.DeliveriesPerS = float64(rep.Deliveries) / s
@@ -172,17 +181,32 @@ func runBroker(ctx context.Context, o *options, stdout, stderr io.Writer) int {
 		}
 		out.Saved = append(out.Saved, path)
 	}
+	code := exitOK
+	switch {
+	case violated:
+		out.Verdict, code = verdictViolation, exitViolation
+	case interrupted:
+		out.Verdict, code = verdictInterrupted, exitInconclusive
+	case rep.Runs == 0:
+		out.Verdict, code = verdictInconclusive, exitInconclusive
+	}
+	out.Exit = code
 	if o.json {
 		if err := writeJSON(stdout, out); err != nil {
 			return exitInternal
 		}
 	} else {
 		printBroker(stdout, out, o.verbose)
+		switch out.Verdict {
+		case verdictInterrupted:
+			fmt.Fprintf(stdout, "INTERRUPTED: stopped by a signal after %d scenarios in %s of a budget of %s; nothing proven beyond them\n",
+				rep.Runs, roundDuration(rep.Elapsed), o.duration)
+		case verdictInconclusive:
+			fmt.Fprintf(stdout, "INCONCLUSIVE: 0 scenarios played in %s (budget %s): nothing was proven; give a longer -duration or more -checks\n",
+				roundDuration(rep.Elapsed), o.duration)
+		}
 	}
-	if violated {
-		return exitViolation
-	}
-	return exitOK
+	return code
 }
 
 func fixOr(s string) string {

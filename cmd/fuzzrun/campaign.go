@@ -174,6 +174,36 @@ func (c *campaign) progressLine(live int) string {
 		el.Seconds(), budget, c.checks, rate, len(c.found), live, c.o.workers)
 }
 
+// statusUnchecked is the status of a property no check of the campaign
+// judged: not a pass.
+const statusUnchecked = "unchecked"
+
+// unchecked names the properties the campaign could judge but never
+// did.
+func (c *campaign) unchecked() []string {
+	var out []string
+	for _, r := range c.rows() {
+		if r.Status == statusUnchecked {
+			out = append(out, r.Name)
+		}
+	}
+	return out
+}
+
+// verdict is the campaign's verdict when it found nothing: pass,
+// interrupted, or inconclusive (no check, or a property never checked).
+func (c *campaign) verdict() string {
+	switch {
+	case len(c.found) > 0 || c.coverageFailure() != "":
+		return verdictViolation
+	case c.interrupted:
+		return verdictInterrupted
+	case c.checks == 0 || len(c.unchecked()) > 0:
+		return verdictInconclusive
+	}
+	return verdictPass
+}
+
 // rows returns the property rows in registry order.
 func (c *campaign) rows() []report.PropertyRow {
 	var out []report.PropertyRow
@@ -207,11 +237,19 @@ func (c *campaign) finish(stdout, stderr io.Writer) int {
 	for _, f := range c.found {
 		f.created = f.file != "" && added[f.file]
 	}
+	for _, row := range c.stats {
+		if row.Status == "pass" && row.Checks == 0 {
+			row.Status = statusUnchecked // no check judged it: it did not pass anything
+		}
+	}
 	code := exitOK
-	if len(c.found) > 0 || c.coverageFailure() != "" {
+	switch {
+	case len(c.found) > 0 || c.coverageFailure() != "":
 		code = exitViolation
-	} else if len(c.errors) > 0 {
+	case len(c.errors) > 0:
 		code = exitInternal
+	case c.verdict() != verdictPass:
+		code = exitInconclusive
 	}
 	htmlErr := c.writeHTML()
 	if htmlErr != nil {

@@ -205,11 +205,11 @@ func TestCampaignCancelWritesReport(t *testing.T) {
 	if took := time.Since(start); took > 20*time.Second {
 		t.Fatalf("the campaign took %v to stop", took)
 	}
-	if r.code != exitOK {
-		t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	if r.code != exitInconclusive {
+		t.Fatalf("exit %d, want %d (interrupted: nothing proven)\n%s", r.code, exitInconclusive, r.stderr)
 	}
 	rep := decode[campaignJSON](t, r)
-	if !rep.Interrupted {
+	if !rep.Interrupted || rep.Verdict != verdictInterrupted || rep.Exit != exitInconclusive {
 		t.Fatalf("report does not say interrupted: %+v", rep)
 	}
 	page, err := os.ReadFile(html)

@@ -60,7 +60,7 @@ var commands = []*command{
 		arg:     "NAME|SCHEME:ARG",
 		summary: "a campaign against a team's consumer (an example consumer by name, or exec:COMMAND), or its model check with -explore",
 		flags: flagList(budgetFlags, []string{"db", "sqlite", "batch", "replay", "corpus", "html", "json", "progress-every", "explore",
-			"events", "group-workers", "preemptions", "crashes", "failures", "duplicates", "advances", "durations", "replays",
+			"max-memory", "events", "group-workers", "preemptions", "crashes", "failures", "duplicates", "advances", "durations", "replays",
 			"max-steps", "no-por", "no-cache"}),
 		setup: func(o *options, arg string) { o.consumer = arg },
 		run:   runConsumer,
@@ -68,8 +68,8 @@ var commands = []*command{
 	},
 	{
 		name:    "explore",
-		summary: "the model checker over the reference world: every schedule up to -depth, or every delivery order of small histories with -projection",
-		flags: flagList([]string{"depth", "events", "groups", "group-workers", "nodes", "steps", "no-symmetry", "no-por", "engine",
+		summary: "the model checker over the reference world: every schedule, deeper and deeper (up to -depth), or every delivery order of small histories with -projection",
+		flags: flagList([]string{"depth", "duration", "max-memory", "events", "groups", "group-workers", "nodes", "steps", "no-symmetry", "no-por", "engine",
 			"projection", "copies", "history", "target", "property", "workers"}, outputFlags, []string{"progress-every"}),
 		setup: func(o *options, _ string) { o.explore = true },
 		run: func(ctx context.Context, o *options, stdout, stderr io.Writer) int {
@@ -188,6 +188,7 @@ func (c *command) parse(args []string) (*options, error) {
 	if err := o.validate(r, given); err != nil {
 		return nil, err
 	}
+	o.placeOutputs(c.name, given)
 	return o, nil
 }
 
@@ -388,15 +389,16 @@ func translateLegacy(args []string) (string, []string, string, error) {
 		}
 		return legacy("consumer", mode["consumer"], append(modeFlags(mode, "explore", "replay"), rest...))
 	}
-	n := 0
-	for _, m := range []string{"list", "replay", "mutants", "explore"} {
-		if mode[m] != "" {
-			n++
+	var given, commands []string
+	for _, m := range []struct{ flag, command string }{{"list", "fuzzrun list"}, {"replay", "fuzzrun replay FILE"},
+		{"mutants", "fuzzrun mutants"}, {"explore", "fuzzrun explore"}} {
+		if mode[m.flag] != "" {
+			given, commands = append(given, "-"+m.flag), append(commands, m.command)
 		}
 	}
 	switch {
-	case n > 1:
-		return "", nil, "", usagef("-list, -replay, -mutants and -explore are different modes; give one command: fuzzrun list, fuzzrun replay FILE, fuzzrun mutants or fuzzrun explore")
+	case len(given) > 1:
+		return "", nil, "", usagef("%s are different modes; give one command: %s", strings.Join(given, " and "), strings.Join(commands, " or "))
 	case mode["list"] != "":
 		return legacy("list", "", rest)
 	case mode["replay"] != "":
@@ -469,6 +471,9 @@ func (c *command) usage() string {
 	if c.help != "" {
 		b.WriteString("\n" + c.help)
 	}
+	if slices.Contains(c.flags, "corpus") || slices.Contains(c.flags, "html") {
+		b.WriteString("\n" + outputHelp())
+	}
 	b.WriteString("\n" + exitHelp)
 	return b.String()
 }
@@ -506,12 +511,25 @@ targets sqlite, sqlite-file, postgres and redis, are built only with
 	return b.String()
 }
 
-const exitHelp = `exit status: 0 nothing violated, 1 a violation found (or a mutant survived),
-2 usage error, 3 the harness itself failed.
+// outputHelp says where the files no flag placed go.
+func outputHelp() string {
+	return fmt.Sprintf(`Counterexamples and reports not placed by -corpus or -html are written under
+the cache directory, never into the working tree, and every file written is
+named in the output. The cache directory: %s
+($%s changes it).
+`, outputDir(), outputEnv)
+}
+
+const exitHelp = `exit status: 0 nothing violated in the work asked for, 1 a violation found (or a
+mutant survived), 2 usage error, 3 the harness itself failed, 4 inconclusive:
+nothing violated but nothing proven either (interrupted by Ctrl-C or SIGTERM,
+no scenario played, a selected property never checked, or a search stopped by
+its time or memory budget short of the bound it was given).
 `
 
-const consumerHelp = `With -explore, -duration and -checks are budgets of the model check (none by
-default): stopped early, the report says which bound was fully explored; the
+const consumerHelp = `With -explore, -duration, -max-memory and -checks are budgets of the model check
+(10m, 3/4 of the memory and none by default): stopped early, the report says
+which bound was fully explored, and the exit status is 4 (not verified). The
 bounds default to what an example's bug needs.
 `
 
@@ -528,9 +546,12 @@ var flagHelp = map[string]string{
 		"                   exec:CMD (a store), exec-hlc:CMD (an HLC), exec-projector:CMD\n" +
 		"                   (a projector); with -tags servers also sqlite, sqlite-file,\n" +
 		"                   postgres, redis; see fuzzrun list\n",
-	"corpus": "  -corpus DIR      where violations are saved (default corpus/cases; \"\" to not save)\n",
-	"html":   "  -html FILE       HTML report (default fuzzrun-report.html; \"\" for none)\n",
-	"json":   "  -json            print the report as JSON on stdout instead of the table\n",
+	"corpus": "  -corpus DIR      where violations are saved, e.g. corpus/cases to add them to the\n" +
+		"                   regression corpus (default: corpus/cases under the cache directory,\n" +
+		"                   see below; \"\" to not save)\n",
+	"html": "  -html FILE       HTML report (default: reports/COMMAND.html under the cache\n" +
+		"                   directory, see below; \"\" for none)\n",
+	"json": "  -json            print the report as JSON on stdout instead of the table\n",
 	"v": "  -v               also print each counterexample's scenario as JSON (the corpus\n" +
 		"                   file always holds it)\n",
 	"batch": "  -batch N         checks per hunt (default 200; 10 for sqlite, postgres, redis and\n" +
@@ -552,7 +573,14 @@ var flagHelp = map[string]string{
 	"list.property":   "  -property P      list only these properties (default *)\n",
 	"list.json":       "  -json            print the lists as JSON\n",
 
-	"depth": "  -depth N         the longest schedule explored (required without -projection)\n",
+	"depth": "  -depth N         the longest schedule explored (default: none, deeper and deeper until\n" +
+		"                   no new state is reached or the time or memory budget runs out)\n",
+	"explore.duration": "  -duration D      time budget of the search (default 30s; 0: no time limit)\n",
+	"max-memory": "  -max-memory SIZE memory budget of the search: it stops, saying how far it got, when\n" +
+		"                   the process holds this much (e.g. 2GB, 512MB; default: 3/4 of the\n" +
+		"                   machine's memory)\n",
+	"consumer.max-memory": "  -max-memory SIZE with -explore: memory budget of the model check (e.g. 2GB; default:\n" +
+		"                   3/4 of the machine's memory)\n",
 	"events": "  -events F,...    the events, one fate each: ok, transient:N, poison; or a count\n" +
 		"                   of ok events (default ok: one event)\n",
 	"groups":        "  -groups N        consumer groups (default 1)\n",
@@ -574,12 +602,14 @@ var flagHelp = map[string]string{
 		"                   delayed, burst) or a projection scenario or corpus file, its\n" +
 		"                   replicas ignored (default: all five)\n",
 	"explore.workers": "  -workers N       goroutines expanding the frontier (default: the number of CPUs)\n",
-	"explore.corpus":  "  -corpus DIR      where counterexamples are saved (default corpus/cases; \"\" to not save)\n",
+	"explore.corpus": "  -corpus DIR      where counterexamples are saved (default: corpus/cases under the\n" +
+		"                   cache directory, see below; \"\" to not save)\n",
 
-	"consumer.duration": "  -duration D      time budget (default 30s; 0: no limit, needs -checks)\n",
-	"consumer.checks":   "  -checks N        scenarios in total (default: none); schedules with -explore\n",
-	"consumer.seed":     "  -seed N          base seed (default: random, printed)\n",
-	"consumer.workers":  "  -workers N       with -explore: goroutines of the search (default: the number of CPUs)\n",
+	"consumer.duration": "  -duration D      time budget (default 30s; 0: no limit, needs -checks); with -explore,\n" +
+		"                   of the model check (default 10m; 0: no time limit)\n",
+	"consumer.checks":  "  -checks N        scenarios in total (default: none); schedules with -explore\n",
+	"consumer.seed":    "  -seed N          base seed (default: random, printed)\n",
+	"consumer.workers": "  -workers N       with -explore: goroutines of the search (default: the number of CPUs)\n",
 	"sqlite": "  -sqlite PARAMS   the SQLite settings the consumer runs with, as its DSN's query\n" +
 		"                   parameters (_pragma=busy_timeout(5000)&_txlock=immediate); default:\n" +
 		"                   an example's own, else SQLite's and the driver's\n",
@@ -587,7 +617,8 @@ var flagHelp = map[string]string{
 		"                   (at IDEMCHECK_POSTGRES_DSN)\n",
 	"consumer.batch":  "  -batch N         scenarios per hunt (default 200; 1000 with -db postgres)\n",
 	"consumer.replay": "  -replay FILE     replay one consumer-level corpus case against the consumer\n",
-	"consumer.corpus": "  -corpus DIR      where counterexamples are saved (default corpus/consumers; \"\" to not save)\n",
+	"consumer.corpus": "  -corpus DIR      where counterexamples are saved (default: corpus/consumers under the\n" +
+		"                   cache directory, see below; \"\" to not save)\n",
 	"explore": "  -explore         model-check the consumer: every schedule within the bounds\n" +
 		"                   below, or the shortest counterexample\n",
 	"consumer.events": "  -events F,...    with -explore: the events' fates: ok, same, transient:N, poison; or a\n" +
@@ -610,7 +641,8 @@ var flagHelp = map[string]string{
 	"broker.target": "  -target T        the store and pipeline under the broker (default reference)\n",
 	"consumer": "  -consumer C      drive a team's consumer C (as fuzzrun consumer names it) by the\n" +
 		"                   broker instead (kept on embedded SQLite; saves into\n" +
-		"                   corpus/brokers/consumers)\n",
+		"                   corpus/brokers/consumers under the cache directory)\n",
 	"broker.replay": "  -replay FILE     replay one broker corpus case, re-run up to the confirmation count\n",
-	"broker.corpus": "  -corpus DIR      where confirmed violations are saved (default corpus/brokers)\n",
+	"broker.corpus": "  -corpus DIR      where confirmed violations are saved (default: corpus/brokers under\n" +
+		"                   the cache directory, see below)\n",
 }

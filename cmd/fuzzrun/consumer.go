@@ -28,10 +28,7 @@ import (
 // postgresConsumerBatch is the -batch of fuzzrun consumer -db postgres.
 const postgresConsumerBatch = 1000
 
-// defaultConsumerCorpus is where fuzzrun consumer saves counterexamples.
-const defaultConsumerCorpus = "corpus/consumers"
-
-// ConsumerScheme resolves the part after "SCHEME:" of -consumer into a
+// ConsumerScheme resolves the part after "SCHEME:" of fuzzrun consumer SCHEME:ARG into a
 // consumer; the io.Closer, if not nil, is closed when the run ends.
 type ConsumerScheme func(arg string) (consumertest.Consumer, io.Closer, error)
 
@@ -51,7 +48,8 @@ func registerConsumerScheme(name, doc string, f ConsumerScheme) {
 	consumerSchemes[name], consumerSchemeDocs[name] = f, doc
 }
 
-// resolveConsumer opens the consumer -consumer names, as written for
+// resolveConsumer opens the consumer fuzzrun consumer (or fuzzrun broker
+// -consumer) names, as written for
 // database db (-db).
 func resolveConsumer(spec, db string) (consumertest.Consumer, io.Closer, error) {
 	if scheme, arg, ok := strings.Cut(spec, ":"); ok {
@@ -64,7 +62,7 @@ func resolveConsumer(spec, db string) (consumertest.Consumer, io.Closer, error) 
 		}
 		c, closer, err := f(arg)
 		if err != nil {
-			return consumertest.Consumer{}, nil, usagef("-consumer: %v", err)
+			return consumertest.Consumer{}, nil, usagef("consumer %s: %v", spec, err)
 		}
 		if c.Name == "" {
 			c.Name = safeConsumerName(spec)
@@ -145,7 +143,7 @@ func safeConsumerName(spec string) string {
 func (o *options) checkConsumer(given map[string]bool) error {
 	if o.consumer == "" {
 		if given["db"] {
-			return usagef("-db: picks the database of a -consumer run; give -consumer too (a store campaign on PostgreSQL is -target postgres)")
+			return usagef("-db: picks the database of a consumer's run (fuzzrun consumer NAME -db D); a store campaign on PostgreSQL is -target postgres")
 		}
 		return nil
 	}
@@ -190,33 +188,38 @@ func (o *options) checkConsumer(given map[string]bool) error {
 		return usagef("-list: lists every consumer already; drop -consumer")
 	}
 	if !o.explore {
-		for _, f := range []string{"workers", "progress-every"} {
+		for _, f := range []string{"workers", "progress-every", "max-memory"} {
 			if given[f] {
 				return usagef("-%s: fuzzrun consumer runs one hunt at a time; -%s applies with -explore", f, f)
 			}
 		}
-	}
-	if !given["corpus"] {
-		o.corpusDir = defaultConsumerCorpus
 	}
 	return nil
 }
 
 // consumerJSON is the fuzzrun consumer -json report.
 type consumerJSON struct {
-	Mode       string   `json:"mode"`
-	Consumer   string   `json:"consumer"`
-	Seed       uint64   `json:"seed"`
-	Checks     int64    `json:"checks"`
-	ElapsedMs  int64    `json:"elapsedMs"`
-	PerSecond  float64  `json:"scenariosPerSec"`
-	Failed     bool     `json:"failed"`
-	Law        string   `json:"law,omitempty"`
-	Summary    string   `json:"summary,omitempty"`
-	Size       int      `json:"size,omitempty"`
-	CorpusFile string   `json:"corpusFile,omitempty"`
-	Replay     string   `json:"replay,omitempty"`
-	Trace      []string `json:"trace,omitempty"`
+	Mode     string `json:"mode"`
+	Consumer string `json:"consumer"`
+	Seed     uint64 `json:"seed"`
+	// Verdict is pass, violation, interrupted (by Ctrl-C or SIGTERM, no
+	// law broken so far) or inconclusive (no scenario played).
+	Verdict     string  `json:"verdict"`
+	Interrupted bool    `json:"interrupted,omitempty"`
+	Checks      int64   `json:"checks"`
+	ElapsedMs   int64   `json:"elapsedMs"`
+	PerSecond   float64 `json:"scenariosPerSec"`
+	Failed      bool    `json:"failed"`
+	Law         string  `json:"law,omitempty"`
+	Summary     string  `json:"summary,omitempty"`
+	Size        int     `json:"size,omitempty"`
+	CorpusFile  string  `json:"corpusFile,omitempty"`
+	Replay      string  `json:"replay,omitempty"`
+	// RapidSeed draws the counterexample again as the first scenario of
+	// a hunt, and ReplayBySeed is the command that does.
+	RapidSeed    uint64   `json:"rapidSeed,omitempty"`
+	ReplayBySeed string   `json:"replayBySeed,omitempty"`
+	Trace        []string `json:"trace,omitempty"`
 	// Coverage counts the drawn scenarios that reached each situation.
 	Coverage map[string]int `json:"coverage,omitempty"`
 	// Unreached lists the consumertest.Situations no scenario reached.
@@ -226,8 +229,19 @@ type consumerJSON struct {
 	// MachineClock names what read the machine's clock instead of the
 	// scenario's (consumertest.Result.MachineClock).
 	MachineClock []string `json:"machineClock,omitempty"`
-	Exit         int      `json:"exit"`
+	// Error is what stopped the run short (the counterexample could not
+	// be saved, say); "" when nothing did.
+	Error string `json:"error,omitempty"`
+	Exit  int    `json:"exit"`
 }
+
+// The verdicts of a run, in its -json report.
+const (
+	verdictPass         = "pass"
+	verdictViolation    = "violation"
+	verdictInterrupted  = "interrupted"
+	verdictInconclusive = "inconclusive"
+)
 
 // runConsumer runs a fuzzrun consumer campaign, or replays one file against it.
 func runConsumer(ctx context.Context, o *options, stdout, stderr io.Writer) int {
@@ -250,7 +264,7 @@ func runConsumer(ctx context.Context, o *options, stdout, stderr io.Writer) int 
 	}
 	if rc, ok := closer.(resetChecker); ok {
 		if err := rc.checkReset(c, o.dbOptions()); err != nil {
-			fmt.Fprintf(stderr, "fuzzrun: -consumer: %v\n", err)
+			fmt.Fprintf(stderr, "fuzzrun: consumer %s: %v\n", o.consumer, err)
 			if errors.Is(err, consumertest.ErrBadInput) || errors.Is(err, errKeepsState) {
 				return exitUsage
 			}
@@ -274,6 +288,7 @@ func runConsumer(ctx context.Context, o *options, stdout, stderr io.Writer) int 
 	rep := consumerJSON{Mode: "consumer", Consumer: c.Name, Seed: seed}
 	known := corpusFiles(o.corpusDir) // to tell a new counterexample in the report
 	var found *consumertest.Result
+	var runErr error
 	for round := uint64(0); ; round++ {
 		if ctx.Err() != nil || (o.duration > 0 && time.Since(start) >= o.duration) || (o.checks > 0 && checks >= o.checks) {
 			break
@@ -287,13 +302,16 @@ func runConsumer(ctx context.Context, o *options, stdout, stderr io.Writer) int 
 			opts = append(opts, consumertest.CorpusDir(o.corpusDir))
 		}
 		res, err := consumertest.Hunt(c, append(opts, o.dbOptions()...)...)
-		if err != nil {
-			fmt.Fprintf(stderr, "fuzzrun: -consumer %s: %v\n", c.Name, err)
+		if err != nil && !res.Failed {
+			fmt.Fprintf(stderr, "fuzzrun: consumer %s: %v\n", c.Name, err)
 			if errors.Is(err, consumertest.ErrBadInput) {
 				return exitUsage
 			}
 			return exitInternal
 		}
+		// A counterexample found but not saved (err: -corpus could not be
+		// written) is still shown in full, then the error.
+		runErr = err
 		checks += int64(res.Checks)
 		if rep.Coverage == nil {
 			rep.Coverage = map[string]int{}
@@ -307,13 +325,22 @@ func runConsumer(ctx context.Context, o *options, stdout, stderr io.Writer) int 
 			}
 		}
 		if res.Failed {
-			rep.Failed, rep.Law, rep.Summary, rep.Size = true, res.Law, res.Summary(), res.Scenario.Size()
+			rep.Failed, rep.Law, rep.Summary = true, res.Law, res.Summary()
+			if res.Scenario != nil {
+				rep.Size = res.Scenario.Size()
+			}
 			rep.CorpusFile = res.CorpusFile
 			if res.CorpusFile != "" {
 				rep.Replay = fmt.Sprintf("go run %s./cmd/fuzzrun consumer %s%s -replay %s", consumerTags(o.consumer), shellQuote(o.consumer), o.dbFlag(), shellQuote(res.CorpusFile))
 			}
-			rep.Trace = res.Outcome.Trace.Lines()
-			res.Replay = rep.Replay
+			if res.Seed != 0 {
+				rep.RapidSeed = res.Seed
+				rep.ReplayBySeed = fmt.Sprintf("go run ./cmd/fuzzrun consumer %s%s -seed %d -checks 1", shellQuote(o.consumer), o.dbFlag(), res.Seed)
+			}
+			if res.Outcome != nil {
+				rep.Trace = res.Outcome.Trace.Lines()
+			}
+			res.Replay, res.SeedReplay = rep.Replay, rep.ReplayBySeed
 			found = &res
 			if !o.json {
 				fmt.Fprint(stdout, res.Report())
@@ -323,7 +350,8 @@ func runConsumer(ctx context.Context, o *options, stdout, stderr io.Writer) int 
 		fmt.Fprintf(stderr, "fuzzrun: %d scenarios, %s, no law broken\n", checks, time.Since(start).Round(time.Millisecond))
 	}
 	elapsed := time.Since(start)
-	rep.Checks, rep.ElapsedMs = checks, elapsed.Milliseconds()
+	interrupted := ctx.Err() != nil && !rep.Failed
+	rep.Checks, rep.ElapsedMs, rep.Interrupted = checks, elapsed.Milliseconds(), interrupted
 	if elapsed > 0 {
 		rep.PerSecond = float64(checks) / elapsed.Seconds()
 	}
@@ -332,12 +360,22 @@ func runConsumer(ctx context.Context, o *options, stdout, stderr io.Writer) int 
 			rep.Unreached = append(rep.Unreached, sit)
 		}
 	}
-	rep.Exit = exitOK
-	if rep.Failed {
-		rep.Exit = exitViolation
+	switch {
+	case rep.Failed:
+		rep.Verdict, rep.Exit = verdictViolation, exitViolation
+	case interrupted:
+		rep.Verdict, rep.Exit = verdictInterrupted, exitInconclusive
+	case checks == 0:
+		rep.Verdict, rep.Exit = verdictInconclusive, exitInconclusive
+	default:
+		rep.Verdict, rep.Exit = verdictPass, exitOK
+	}
+	if runErr != nil {
+		rep.Error = runErr.Error()
+		rep.Exit = max(rep.Exit, exitInternal)
 	}
 	if o.html != "" {
-		if err := report.WriteFile(o.html, consumerHTML(o, c, rep, found, known, elapsed, ctx.Err() != nil)); err != nil {
+		if err := report.WriteFile(o.html, consumerHTML(o, c, rep, found, known, elapsed, interrupted)); err != nil {
 			fmt.Fprintf(stderr, "fuzzrun: %v\n", err)
 			rep.Exit = max(rep.Exit, exitInternal)
 		} else {
@@ -349,14 +387,22 @@ func runConsumer(ctx context.Context, o *options, stdout, stderr io.Writer) int 
 			return exitInternal
 		}
 	} else if !rep.Failed {
-		fmt.Fprintf(stdout, "PASS %s: no law broken in %d scenarios (%s, %.0f scenarios/s)\n", c.Name, checks, elapsed.Round(time.Millisecond), rep.PerSecond)
-		fmt.Fprintf(stdout, "coverage: %d of %d situations reached", len(consumertest.Situations)-len(rep.Unreached), len(consumertest.Situations))
-		if len(rep.Unreached) > 0 {
-			fmt.Fprintf(stdout, "; never: %s (a consumer that never reaches them is not tested there)", strings.Join(rep.Unreached, ", "))
+		budget := o.duration.String()
+		if o.checks > 0 {
+			budget = fmt.Sprintf("%s or %d scenarios", o.duration, o.checks)
 		}
-		fmt.Fprintln(stdout)
-		for _, sit := range slices.Sorted(maps.Keys(rep.Coverage)) {
-			fmt.Fprintf(stdout, "  %-34s %d\n", sit, rep.Coverage[sit])
+		switch rep.Verdict {
+		case verdictInterrupted:
+			fmt.Fprintf(stdout, "INTERRUPTED %s: stopped by a signal after %d scenarios in %s of a budget of %s; no law broken in those, nothing proven beyond them\n",
+				c.Name, checks, roundDuration(elapsed), budget)
+		case verdictInconclusive:
+			fmt.Fprintf(stdout, "INCONCLUSIVE %s: 0 scenarios played in %s (budget %s): nothing was proven; give a longer -duration or more -checks\n",
+				c.Name, roundDuration(elapsed), budget)
+		default:
+			fmt.Fprintf(stdout, "PASS %s: no law broken in %d scenarios (%s, %.0f scenarios/s)\n", c.Name, checks, elapsed.Round(time.Millisecond), rep.PerSecond)
+		}
+		if checks > 0 {
+			printConsumerCoverage(stdout, rep.Coverage, rep.Unreached)
 		}
 		if len(rep.MachineClock) > 0 {
 			fmt.Fprintln(stdout, "NOTE: read the machine's clock, not the scenario's (times, and so traces and verdicts, may differ from one play to the next):")
@@ -368,7 +414,37 @@ func runConsumer(ctx context.Context, o *options, stdout, stderr io.Writer) int 
 	if rep.HTML != "" && !o.json {
 		fmt.Fprintf(stdout, "\nreport: %s\n", rep.HTML)
 	}
+	if runErr != nil {
+		fmt.Fprintf(stderr, "fuzzrun: consumer %s: %v\n", c.Name, runErr)
+	}
 	return rep.Exit
+}
+
+// printConsumerCoverage is the coverage table of a consumer campaign: the
+// situations every consumer should reach (consumertest.Situations), then
+// those a run also counts that a correct consumer may never meet.
+func printConsumerCoverage(w io.Writer, reached map[string]int, unreached []string) {
+	n := len(consumertest.Situations)
+	fmt.Fprintf(w, "coverage: %d of the %d situations every consumer should reach were reached", n-len(unreached), n)
+	if len(unreached) > 0 {
+		fmt.Fprintf(w, "; never: %s (a consumer that never reaches them is not tested there)", strings.Join(unreached, ", "))
+	}
+	fmt.Fprintln(w)
+	for _, sit := range consumertest.Situations {
+		fmt.Fprintf(w, "  %-34s %d\n", sit, reached[sit])
+	}
+	var more []string
+	for _, sit := range slices.Sorted(maps.Keys(reached)) {
+		if !slices.Contains(consumertest.Situations, sit) {
+			more = append(more, sit)
+		}
+	}
+	if len(more) > 0 {
+		fmt.Fprintln(w, "also reached (not required of every consumer):")
+		for _, sit := range more {
+			fmt.Fprintf(w, "  %-34s %d\n", sit, reached[sit])
+		}
+	}
 }
 
 // replayConsumer plays one consumer-level case against the consumer.
@@ -422,11 +498,11 @@ func replayConsumer(o *options, c consumertest.Consumer, stdout, stderr io.Write
 
 // listConsumers is the fuzzrun list section of the consumers.
 func listConsumers(w io.Writer) {
-	fmt.Fprintln(w, "\nconsumer laws (-consumer NAME is judged by each):")
+	fmt.Fprintln(w, "\nconsumer laws (fuzzrun consumer NAME judges the consumer by each):")
 	for _, law := range consumertest.Laws {
 		fmt.Fprintf(w, "  %-17s %s\n", law, consumertest.LawDoc(law))
 	}
-	fmt.Fprintln(w, "\nconsumers (-consumer NAME):")
+	fmt.Fprintln(w, "\nconsumers (fuzzrun consumer NAME):")
 	for _, e := range catalog.All() {
 		verdict := "correct"
 		if !e.Correct() {

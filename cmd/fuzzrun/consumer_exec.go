@@ -23,8 +23,8 @@ func init() {
 // its hello (schema, effects query, dedupe query), and returns a consumer
 // that runs one process per worker from a pool (consumerproc.Pool), which
 // the returned Closer kills. A command that cannot start, fails the
-// handshake or declares no effects query is an error, which -consumer
-// reports as a usage error.
+// handshake or declares no effects query is an error, which fuzzrun
+// consumer reports as a usage error.
 func resolveExecConsumer(arg string) (consumertest.Consumer, io.Closer, error) {
 	argv, err := consumerproc.ParseCommand(arg)
 	if err != nil {

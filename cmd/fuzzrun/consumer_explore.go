@@ -139,18 +139,20 @@ func (o *options) parseConsumerExplore(given map[string]bool, ef exploreFlags, f
 	}
 	cx := &consumerExplore{bounds: b, opts: []consumertest.Option{consumertest.VerifyParallel(workers)}}
 	var budget []string
-	if given["duration"] && o.duration > 0 {
-		cx.opts = append(cx.opts, consumertest.VerifyTime(o.duration))
-		budget = append(budget, o.duration.String())
+	d := o.duration
+	if !given["duration"] {
+		d = defaultConsumerExploreDuration
+	}
+	if d > 0 {
+		cx.opts = append(cx.opts, consumertest.VerifyTime(d))
+		budget = append(budget, d.String())
 	}
 	if o.checks > 0 {
 		cx.opts = append(cx.opts, consumertest.VerifySchedules(o.checks))
 		budget = append(budget, fmt.Sprintf("%d schedules", o.checks))
 	}
+	budget = append(budget, formatBytes(o.maxMemory)+" of memory")
 	cx.budget = strings.Join(budget, " or ")
-	if cx.budget == "" {
-		cx.budget = "the bounds"
-	}
 	if ef.noPOR {
 		cx.opts = append(cx.opts, consumertest.NoPOR())
 	}
@@ -165,8 +167,12 @@ func (o *options) parseConsumerExplore(given map[string]bool, ef exploreFlags, f
 func runConsumerExplore(ctx context.Context, o *options, c consumertest.Consumer, stdout, stderr io.Writer) int {
 	cx := o.cexplore
 	prog := newProgress(stderr, o.every)
+	// The time and schedule budgets are the search's own (cx.opts); the
+	// memory budget ends its context.
+	sctx, budget, release := searchContext(ctx, 0, o.maxMemory)
+	defer release()
 	opts := append([]consumertest.Option{
-		consumertest.VerifyContext(ctx),
+		consumertest.VerifyContext(sctx),
 		consumertest.OnVerifyProgress(func(p consumertest.VerifyProgress) {
 			prog.update(time.Now(), fmt.Sprintf("explore %s: <= %d preemption(s), %d schedules, %d states, %s",
 				c.Name, p.Preemptions, p.Schedules, p.States, p.Elapsed.Round(time.Second)))
@@ -174,12 +180,15 @@ func runConsumerExplore(ctx context.Context, o *options, c consumertest.Consumer
 		consumertest.CorpusDir(o.corpusDir),
 	}, cx.opts...)
 	opts = append(opts, o.dbOptions()...)
-	fmt.Fprintf(stderr, "fuzzrun: model-checking consumer %s on %s: %s\n", c.Name, o.db, cx.bounds)
+	fmt.Fprintf(stderr, "fuzzrun: model-checking consumer %s on %s: %s; budget %s\n", c.Name, o.db, cx.bounds, cx.budget)
 	known := corpusFiles(o.corpusDir) // to tell a new counterexample in the report
 	res, err := consumertest.Explore(c, cx.bounds, opts...)
+	if budget.stopped(sctx) == stoppedByMemory && res.Stopped != "" {
+		res.Stopped = fmt.Sprintf("the memory budget (%s) ran out", formatBytes(o.maxMemory))
+	}
 	prog.clear()
 	if err != nil {
-		fmt.Fprintf(stderr, "fuzzrun: -consumer %s -explore: %v\n", c.Name, err)
+		fmt.Fprintf(stderr, "fuzzrun: consumer %s -explore: %v\n", c.Name, err)
 		if errors.Is(err, consumertest.ErrBadInput) {
 			return exitUsage
 		}
@@ -188,19 +197,27 @@ func runConsumerExplore(ctx context.Context, o *options, c consumertest.Consumer
 	if res.CorpusFile != "" {
 		res.Replay = fmt.Sprintf("go run %s./cmd/fuzzrun consumer %s%s -replay %s", consumerTags(o.consumer), shellQuote(o.consumer), o.dbFlag(), shellQuote(res.CorpusFile))
 	}
-	exit := exitOK
-	if res.Failed {
+	// Not verified and not failed: stopped by a budget or a signal, short
+	// of the bounds.
+	exit := exitInconclusive
+	switch {
+	case res.Failed:
 		exit = exitViolation
+	case res.Verified:
+		exit = exitOK
 	}
+	html := ""
 	if o.html != "" {
 		if err := report.WriteFile(o.html, consumerExploreHTML(o, c, res, known)); err != nil {
 			fmt.Fprintf(stderr, "fuzzrun: %v\n", err)
-			return exitInternal
+			exit = max(exit, exitInternal)
+		} else {
+			html = o.html
 		}
 	}
 	if o.json {
 		rep := consumerExploreJSON{VerifyResult: res, Explored: res.Explored(), Unreached: res.Unreached(),
-			SchedulesPerSec: res.SchedulesPerSecond(), HTML: o.html, Exit: exit}
+			SchedulesPerSec: res.SchedulesPerSecond(), HTML: html, Exit: exit}
 		if res.Outcome != nil {
 			rep.Trace = res.Outcome.Trace.Lines()
 		}
@@ -210,8 +227,8 @@ func runConsumerExplore(ctx context.Context, o *options, c consumertest.Consumer
 		return exit
 	}
 	fmt.Fprint(stdout, res.Report())
-	if o.html != "" {
-		fmt.Fprintf(stdout, "\nreport: %s\n", o.html)
+	if html != "" {
+		fmt.Fprintf(stdout, "\nreport: %s\n", html)
 	}
 	return exit
 }

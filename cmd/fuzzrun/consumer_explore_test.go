@@ -58,11 +58,11 @@ func TestConsumerExploreSaysWhatAnInterruptedSearchExplored(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	r := fuzzrunContext(t, ctx, "consumer", "adr", "-explore", "-html", "", "-corpus", "")
-	if r.code != exitOK || !strings.Contains(r.stdout, "NOT VERIFIED adr: interrupted; no bound of search (1) fully explored") {
+	if r.code != exitInconclusive || !strings.Contains(r.stdout, "NOT VERIFIED adr: interrupted; no bound of search (1) fully explored") {
 		t.Fatalf("exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 	r = fuzzrun(t, "consumer", "adr", "-explore", "-html", "", "-corpus", "", "-checks", "30")
-	if r.code != exitOK || !strings.Contains(r.stdout, "the schedule budget (30) ran out") {
+	if r.code != exitInconclusive || !strings.Contains(r.stdout, "the schedule budget (30) ran out") {
 		t.Fatalf("exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 }

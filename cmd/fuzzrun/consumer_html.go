@@ -10,8 +10,8 @@ import (
 	"github.com/idemcheck/idemcheck/report"
 )
 
-// The HTML report of a -consumer run (-html, default fuzzrun-report.html;
-// "" for none): the consumer's figures, the laws judged, the coverage
+// The HTML report of a fuzzrun consumer run (-html, by default under the
+// cache directory, see outputs.go; "" for none): the consumer's figures, the laws judged, the coverage
 // table and, when a law broke, the counterexample as a timeline with a
 // lane per worker and one for the broker (package report).
 
@@ -26,6 +26,14 @@ func consumerHTML(o *options, c consumertest.Consumer, rep consumerJSON, found *
 		breaches = found.Breaches
 	}
 	cr.Laws = report.ConsumerLaws(c, breaches)
+	if rep.Checks == 0 {
+		// No scenario judged any law: none passed.
+		for i := range cr.Laws {
+			if cr.Laws[i].Status == "pass" {
+				cr.Laws[i].Status, cr.Laws[i].Summary = statusUnchecked, "no scenario was played"
+			}
+		}
+	}
 	budget := o.duration.String()
 	if o.checks > 0 {
 		budget += " or " + strconv.FormatInt(o.checks, 10) + " scenarios"

@@ -49,23 +49,28 @@ func TestConsumerCampaignWritesTheReport(t *testing.T) {
 }
 
 // A passing campaign's page has the laws, the figures and the coverage;
-// by default it is fuzzrun-report.html, and -html "" writes none.
+// by default it is written under the output directory, never the working
+// directory, and named in the output; -html "" writes none.
 func TestConsumerCampaignReportDefaultAndNone(t *testing.T) {
 	dir := t.TempDir()
 	t.Chdir(dir)
 	args := []string{"consumer", "insertfirst", "-checks", "60", "-seed", "1", "-corpus", ""}
 	r := fuzzrun(t, args...)
-	if r.code != exitOK || !strings.Contains(r.stdout, "report: "+defaultHTML) {
-		t.Fatalf("exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	page := defaultReportFile("consumer-insertfirst")
+	if r.code != exitOK || !strings.Contains(r.stdout, "report: "+page) || !strings.HasPrefix(page, outputDir()) {
+		t.Fatalf("exit %d, want the report at %s\n%s%s", r.code, page, r.stdout, r.stderr)
 	}
-	html := readFile(t, defaultHTML)
+	if got := files(t, dir); len(got) != 0 {
+		t.Fatalf("the default report went into the working directory: %v", got)
+	}
+	html := readFile(t, page)
 	mustContain(t, "the page", html, `<p class="headline good" id="headline">consumer insertfirst: no law broken in 60 scenario(s)</p>`,
 		`<tr data-law="single-credit" data-status="pass">`, `<tr data-law="atomicity" data-status="pass">`,
 		`data-figure="scenarios">60<`, `data-figure="scenarios-per-second">`, `id="coverage"`)
 	if strings.Contains(html, `<table class="timeline"`) {
 		t.Error("a passing campaign's page has a timeline")
 	}
-	os.Remove(defaultHTML)
+	os.Remove(page)
 	if r := fuzzrun(t, append(args, "-html", "")...); r.code != exitOK || strings.Contains(r.stdout, "report:") {
 		t.Fatalf(`-html "": exit %d\n%s%s`, r.code, r.stdout, r.stderr)
 	}

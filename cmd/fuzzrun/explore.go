@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"runtime/debug"
 	"strconv"
 	"strings"
@@ -19,6 +20,10 @@ import (
 	"github.com/idemcheck/idemcheck/properties"
 	"github.com/idemcheck/idemcheck/report"
 )
+
+// unboundedDepth is the depth of an exploration without -depth: it deepens
+// until no new state is reached, or a budget runs out.
+const unboundedDepth = math.MaxInt32
 
 // exploreFlags are the raw values of the -explore flags.
 type exploreFlags struct {
@@ -44,9 +49,9 @@ func (o *options) parseExplore(given map[string]bool, f exploreFlags) error {
 		}
 		return nil
 	}
-	for _, name := range []string{"duration", "checks", "seed", "broker", "without", "runs", "batch"} {
+	for _, name := range []string{"checks", "seed", "broker", "without", "runs", "batch"} {
 		if given[name] {
-			return usagef("-%s: means nothing with fuzzrun explore, which enumerates every schedule", name)
+			return usagef("-%s: means nothing with fuzzrun explore, which enumerates every schedule (its budgets are -duration and -max-memory)", name)
 		}
 	}
 	if o.projection {
@@ -57,13 +62,15 @@ func (o *options) parseExplore(given map[string]bool, f exploreFlags) error {
 			return usagef("-%s: needs -projection", name)
 		}
 	}
-	if !given["depth"] {
-		return usagef("-depth: fuzzrun explore needs a depth (e.g. -depth 8), or -projection")
+	depth := unboundedDepth
+	if o.depthGiven = given["depth"]; o.depthGiven {
+		d, err := strconv.Atoi(f.depth)
+		if err != nil || d < 1 || d >= unboundedDepth {
+			return usagef("-depth: %q is not a depth from 1 to %d (leave -depth out to deepen until the time or memory budget runs out)", f.depth, unboundedDepth-1)
+		}
+		depth = d
 	}
-	depth, err := strconv.Atoi(f.depth)
-	if err != nil || depth < 1 {
-		return usagef("-depth: %q is not a depth of at least 1", f.depth)
-	}
+	var err error
 	count := func(name, v string, least int) (int, error) {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < least {
@@ -124,34 +131,111 @@ func (o *options) parseExplore(given map[string]bool, f exploreFlags) error {
 
 // exploreReport is the -json form of an exploration.
 type exploreReport struct {
-	Target         string              `json:"target"`
-	World          explore.World       `json:"world"`
-	Menu           []string            `json:"menu"`
-	DepthAsked     int                 `json:"depthAsked"`
-	Result         *explore.Result     `json:"result"`
-	StatesPerSec   float64             `json:"statesPerSecond"`
-	Verified       bool                `json:"verified"`
+	Target string        `json:"target"`
+	World  explore.World `json:"world"`
+	Menu   []string      `json:"menu"`
+	// DepthAsked is -depth; 0 when none was given (the search deepens
+	// until the state space is exhausted or a budget runs out).
+	DepthAsked   int             `json:"depthAsked,omitempty"`
+	Result       *explore.Result `json:"result"`
+	StatesPerSec float64         `json:"statesPerSecond"`
+	// Verified: the bound asked for (-depth, or the whole reachable state
+	// space without it) was explored and nothing broke.
+	Verified bool `json:"verified"`
+	// Stopped says what ended the search short: time, memory or signal
+	// ("" when nothing did).
+	Stopped string `json:"stopped,omitempty"`
+	// Conclusion is the verdict line: which bound the search finished.
+	Conclusion     string              `json:"conclusion"`
 	CorpusFile     string              `json:"corpusFile,omitempty"`
 	Counterexample *json.RawMessage    `json:"counterexampleScenario,omitempty"`
 	Verdict        *properties.Verdict `json:"verdict,omitempty"`
 	HTML           string              `json:"html,omitempty"`
+	Exit           int                 `json:"exit"`
 }
 
-// runExplore is fuzzrun -explore: the model checker over the world the
-// flags describe.
+// exploration is a finished search and how it ended, for its reports.
+type exploration struct {
+	op     explore.Options
+	res    *explore.Result
+	budget *searchBudget
+	// stopped: why the search ended short ("" when it did not).
+	stopped string
+	// depthGiven: op.Depth is -depth, not unboundedDepth.
+	depthGiven bool
+}
+
+// exhausted reports whether the search met a depth with no new state:
+// every deeper schedule only revisits.
+func (x *exploration) exhausted() bool {
+	return x.stopped == "" && x.res.Counterexample == nil && x.res.Depth == x.op.Depth && len(x.res.Levels) > 0 &&
+		x.res.Levels[len(x.res.Levels)-1].States == 0
+}
+
+// verified reports whether the bound asked for was explored in full with
+// no violation.
+func (x *exploration) verified() bool {
+	return x.res.Counterexample == nil && x.stopped == "" && (x.depthGiven || x.exhausted())
+}
+
+// exit is the exit status of the search: 1 for a violation; 4 when it was
+// interrupted, stopped by a budget short of the -depth it was given, or
+// explored no depth at all; 0 otherwise.
+func (x *exploration) exit() int {
+	switch {
+	case x.res.Counterexample != nil:
+		return exitViolation
+	case x.stopped == stoppedBySignal:
+		return exitInconclusive
+	case x.stopped != "" && (x.depthGiven || x.res.Depth < 1):
+		return exitInconclusive
+	}
+	return exitOK
+}
+
+// verdict is the verdict line of an exploration: which bound it finished.
+func (x *exploration) verdict() string {
+	res := x.res
+	if cx := res.Counterexample; cx != nil {
+		return fmt.Sprintf("violation at depth %d (a shortest schedule)", cx.Depth)
+	}
+	if x.stopped == "" {
+		if x.depthGiven {
+			return fmt.Sprintf("verified: every schedule up to depth %d, %d distinct states, no violation", res.Depth, res.States)
+		}
+		last := len(res.Levels) - 1
+		return fmt.Sprintf("verified: every reachable state, %d distinct states, no violation (no schedule of %d steps reaches a new state, so no longer one does)",
+			res.States, last)
+	}
+	by := x.budget.by(x.stopped)
+	explored := fmt.Sprintf("every schedule up to depth %d explored, %d distinct states, no violation", res.Depth, res.States)
+	if res.Depth < 1 {
+		explored = fmt.Sprintf("no depth fully explored (%d distinct states reached), no violation found", res.States)
+	}
+	at := res.Depth + 1
+	switch {
+	case x.stopped == stoppedBySignal:
+		return fmt.Sprintf("INTERRUPTED at depth %d %s: %s; nothing proven beyond depth %d", at, by, explored, res.Depth)
+	case x.depthGiven:
+		return fmt.Sprintf("NOT VERIFIED to depth %d: stopped %s at depth %d; %s", x.op.Depth, by, at, explored)
+	case res.Depth < 1:
+		return fmt.Sprintf("INCONCLUSIVE: stopped %s at depth %d; %s", by, at, explored)
+	}
+	return fmt.Sprintf("stopped %s at depth %d: %s", by, at, explored)
+}
+
+// runExplore is fuzzrun explore: the model checker over the world the
+// flags describe, within -depth (if given), -duration and -max-memory.
 func runExplore(ctx context.Context, o *options, stdout, stderr io.Writer) int {
 	op := o.exploreOp
 	if op.Engine == explore.EngineRunner || !system.IsReference(o.target.Consumption) {
 		// The runner engine keeps little alive (fingerprints and a
 		// frontier of links) and makes much garbage: collecting less often
 		// saves a third of its CPU. The compact engine keeps its frontier's
-		// states alive, which a lazier collector would let grow fivefold.
+		// states alive, which a lazier collector would let grow fivefold;
+		// near the memory budget (searchContext) the collector works
+		// harder rather than let the heap grow into swap.
 		defer debug.SetGCPercent(debug.SetGCPercent(400))
-	} else if limit := memoryLimit(); limit > 0 {
-		// A deep search of a large world fills the memory with its
-		// frontier: near three quarters of it the collector works harder
-		// rather than let the heap grow into swap.
-		defer debug.SetMemoryLimit(debug.SetMemoryLimit(limit))
 	}
 	if o.exploreOp.Properties != nil {
 		// -property narrows the judges to the consumption properties named.
@@ -167,7 +251,13 @@ func runExplore(ctx context.Context, o *options, stdout, stderr io.Writer) int {
 		}
 		op.Properties = ps
 	}
+	sctx, budget, release := searchContext(ctx, o.duration, o.maxMemory)
 	prog := newProgress(stderr, o.every)
+	depth := "deepening until the budget runs out"
+	if o.depthGiven {
+		depth = fmt.Sprintf("up to depth %d", op.Depth)
+	}
+	prog.println("fuzzrun: explore %s: %s, %s; budget %s", o.target.Name, describeWorld(op.World), depth, budget)
 	op.Progress = func(p explore.Progress) {
 		rate := 0.0
 		if s := p.Elapsed.Seconds(); s > 0 {
@@ -176,7 +266,15 @@ func runExplore(ctx context.Context, o *options, stdout, stderr io.Writer) int {
 		prog.update(time.Now(), fmt.Sprintf("explore: depth %d, %d/%d of the frontier, %d states, %d transitions, %.0f states/s, %s",
 			p.Depth, p.Done, p.Frontier, p.States, p.Transitions, rate, p.Elapsed.Round(time.Second)))
 	}
-	res, err := explore.Explore(ctx, o.target, op)
+	res, err := explore.Explore(sctx, o.target, op)
+	x := &exploration{op: op, res: res, budget: budget, depthGiven: o.depthGiven}
+	if res != nil && res.Interrupted {
+		x.stopped = budget.stopped(sctx)
+		if x.stopped == "" {
+			x.stopped = stoppedBySignal
+		}
+	}
+	release()
 	prog.clear()
 	if err != nil {
 		fmt.Fprintf(stderr, "fuzzrun: %v\n", err)
@@ -185,24 +283,29 @@ func runExplore(ctx context.Context, o *options, stdout, stderr io.Writer) int {
 		}
 		return exitInternal
 	}
-	rep := exploreReport{Target: o.target.Name, World: op.World, Menu: op.Menu, DepthAsked: op.Depth, Result: res,
-		StatesPerSec: res.StatesPerSecond(), Verified: res.Counterexample == nil && !res.Interrupted}
+	rep := exploreReport{Target: o.target.Name, World: op.World, Menu: op.Menu, Result: res,
+		StatesPerSec: res.StatesPerSecond(), Verified: x.verified(), Stopped: x.stopped, Conclusion: x.verdict(), Exit: x.exit()}
+	if o.depthGiven {
+		rep.DepthAsked = op.Depth
+	}
 	var file string
 	var created bool
 	if cx := res.Counterexample; cx != nil && cx.Outcome != nil && !cx.Verdict.Pass {
 		f, made, err := saveExploreCase(o, cx.Verdict, cx.Outcome, cx.Scenario)
 		if err != nil {
+			// The counterexample is shown all the same, then the error.
 			fmt.Fprintf(stderr, "fuzzrun: save the counterexample: %v\n", err)
-			return exitInternal
+			rep.Exit = exitInternal
 		}
 		file, rep.CorpusFile, created = f, f, made
 	}
 	if o.html != "" {
-		if err := report.WriteFile(o.html, exploreHTML(o, op, res, file, created)); err != nil {
+		if err := report.WriteFile(o.html, exploreHTML(o, x, file, created)); err != nil {
 			fmt.Fprintf(stderr, "fuzzrun: %v\n", err)
-			return exitInternal
+			rep.Exit = exitInternal
+		} else {
+			rep.HTML = o.html
 		}
-		rep.HTML = o.html
 	}
 	if o.json {
 		if cx := res.Counterexample; cx != nil {
@@ -216,18 +319,16 @@ func runExplore(ctx context.Context, o *options, stdout, stderr io.Writer) int {
 		enc.SetIndent("", "  ")
 		_ = enc.Encode(rep)
 	} else {
-		printExplore(stdout, o, op, res, file)
-		if o.html != "" {
-			fmt.Fprintf(stdout, "\nreport: %s\n", o.html)
+		printExplore(stdout, o, x, file)
+		if rep.HTML != "" {
+			fmt.Fprintf(stdout, "\nreport: %s\n", rep.HTML)
 		}
 	}
-	if res.Counterexample != nil {
-		return exitViolation
-	}
-	return exitOK
+	return rep.Exit
 }
 
-func printExplore(w io.Writer, o *options, op explore.Options, res *explore.Result, file string) {
+func printExplore(w io.Writer, o *options, x *exploration, file string) {
+	op, res := x.op, x.res
 	fmt.Fprintf(w, "explore %s: %s, steps %s\n", o.target.Name, describeWorld(op.World), strings.Join(op.Menu, ","))
 	fmt.Fprintf(w, "depth  new states  transitions\n")
 	for _, l := range res.Levels {
@@ -243,22 +344,11 @@ func printExplore(w io.Writer, o *options, op explore.Options, res *explore.Resu
 		"is one this world and step menu cannot reach within the depth, and does not fail an exploration)", true)
 	fmt.Fprintln(w)
 	if cx := res.Counterexample; cx != nil {
-		fmt.Fprintf(w, "%s:\n", exploreVerdict(res))
+		fmt.Fprintf(w, "%s:\n", x.verdict())
 		fmt.Fprint(w, properties.Report(cx.Verdict, cx.Outcome, exploreReportOptions(o, file)))
 		return
 	}
-	fmt.Fprintln(w, exploreVerdict(res))
-}
-
-// exploreVerdict is the verdict line of an exploration.
-func exploreVerdict(res *explore.Result) string {
-	switch {
-	case res.Counterexample != nil:
-		return fmt.Sprintf("violation at depth %d (a shortest schedule)", res.Counterexample.Depth)
-	case res.Interrupted:
-		return fmt.Sprintf("interrupted: every schedule up to depth %d explored, %d distinct states, no violation", res.Depth, res.States)
-	}
-	return fmt.Sprintf("verified: every schedule up to depth %d, %d distinct states, no violation", res.Depth, res.States)
+	fmt.Fprintln(w, x.verdict())
 }
 
 // exploreReportOptions are the options of a counterexample's report: where
@@ -294,17 +384,23 @@ func saveExploreCase(o *options, v properties.Verdict, out *runner.Outcome, s *s
 }
 
 // exploreHTML is the HTML report of a consumption exploration.
-func exploreHTML(o *options, op explore.Options, res *explore.Result, file string, created bool) *report.Run {
-	e := &report.Exploration{World: describeWorld(op.World), Menu: op.Menu, Engine: res.Engine, DepthAsked: op.Depth,
+func exploreHTML(o *options, x *exploration, file string, created bool) *report.Run {
+	op, res := x.op, x.res
+	e := &report.Exploration{World: describeWorld(op.World), Menu: op.Menu, Engine: res.Engine,
 		States: res.States, Transitions: res.Transitions, Skipped: res.Skipped,
 		StatesPerSecond: res.StatesPerSecond(), BytesPerState: res.BytesPerState,
-		Verdict: exploreVerdict(res), Violated: res.Counterexample != nil}
+		Verdict: x.verdict(), Violated: res.Counterexample != nil}
+	budget := x.budget.String()
+	if x.depthGiven {
+		e.DepthAsked = op.Depth
+		budget = fmt.Sprintf("depth %d, %s", op.Depth, budget)
+	}
 	for _, l := range res.Levels {
 		e.Levels = append(e.Levels, report.ExploreLevel{Depth: l.Depth, States: l.States, Transitions: l.Transitions})
 	}
 	r := &report.Run{Title: "fuzzrun explore against " + o.target.Name, Mode: "explore", Command: commandLine(o.args),
-		Target: o.target.Name, Workers: op.Parallel, Budget: fmt.Sprintf("depth %d", op.Depth), Elapsed: res.Elapsed,
-		Interrupted: res.Interrupted, Checks: res.States, Unit: "states", Coverage: res.Coverage.Rows(), Explore: e}
+		Target: o.target.Name, Workers: op.Parallel, Budget: budget, Elapsed: res.Elapsed,
+		Interrupted: x.stopped == stoppedBySignal, Checks: res.States, Unit: "states", Coverage: res.Coverage.Rows(), Explore: e}
 	if cx := res.Counterexample; cx != nil && cx.Outcome != nil {
 		r.Cases = []report.Case{exploreCase(o, cx.Verdict, cx.Outcome, file, created)}
 	}

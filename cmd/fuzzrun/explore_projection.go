@@ -160,7 +160,13 @@ type projectionExploreReport struct {
 	Histories   []projectionHistoryReport `json:"histories"`
 	Verified    bool                      `json:"verified"`
 	Interrupted bool                      `json:"interrupted,omitempty"`
-	HTML        string                    `json:"html,omitempty"`
+	// Stopped says what ended the exploration before every history was
+	// judged: time, memory or signal ("" when nothing did).
+	Stopped string `json:"stopped,omitempty"`
+	// Conclusion is the verdict line: which histories were explored.
+	Conclusion string `json:"conclusion"`
+	HTML       string `json:"html,omitempty"`
+	Exit       int    `json:"exit"`
 }
 
 // runExploreProjection is fuzzrun -explore -projection: each history judged
@@ -178,12 +184,20 @@ func runExploreProjection(ctx context.Context, o *options, stdout, stderr io.Wri
 	}
 	fmt.Fprintf(text, "explore %s: every delivery order with up to %d copies of each event\n", o.target.Name, o.projCopies)
 	orders := int64(0)
+	sctx, budget, release := searchContext(ctx, o.duration, o.maxMemory)
+	defer release()
+	fmt.Fprintf(stderr, "fuzzrun: explore -projection %s: %d history(ies), each event delivered 1 to %d times; budget %s\n",
+		o.target.Name, len(o.projHistories), o.projCopies, budget)
+	stoppedIn := ""
 	for _, h := range o.projHistories {
-		if ctx.Err() != nil {
-			rep.Interrupted = true
+		if sctx.Err() != nil {
 			break
 		}
-		res, err := explore.ExploreProjection(o.target, h.History, o.projCopies, o.props)
+		res, ok, err := exploreProjection(sctx, o, h)
+		if !ok {
+			stoppedIn = h.Name
+			break
+		}
 		if err != nil {
 			fmt.Fprintf(stderr, "fuzzrun: -history %s: %v\n", h.Name, err)
 			if errors.Is(err, explore.ErrBounds) {
@@ -227,43 +241,84 @@ func runExploreProjection(ctx context.Context, o *options, stdout, stderr io.Wri
 		cases = append(cases, c)
 		rep.Histories, html.Histories = append(rep.Histories, hr), append(html.Histories, row)
 	}
+	if len(rep.Histories) < len(o.projHistories) {
+		rep.Stopped = budget.stopped(sctx)
+		if rep.Stopped == "" {
+			rep.Stopped = stoppedBySignal
+		}
+		rep.Interrupted = rep.Stopped == stoppedBySignal
+		rep.Verified = false
+	}
 	switch violated := len(cases); {
 	case len(rep.Histories) == 1 && len(o.projHistories) == 1:
 		html.Verdict, html.Violated = html.Histories[0].Verdict, violated > 0
 	case violated > 0:
 		html.Verdict, html.Violated = fmt.Sprintf("violation: %d of %d histories fail some delivery order", violated, len(rep.Histories)), true
-	case rep.Interrupted:
-		html.Verdict = fmt.Sprintf("interrupted: %d of %d histories explored, no violation", len(rep.Histories), len(o.projHistories))
+	case rep.Stopped != "":
+		where := ""
+		if stoppedIn != "" {
+			where = " while judging history " + stoppedIn
+		}
+		what := "INTERRUPTED"
+		if rep.Stopped != stoppedBySignal {
+			what = "NOT VERIFIED: stopped"
+		}
+		html.Verdict = fmt.Sprintf("%s %s%s; %d of %d histories explored, no violation in them", what, budget.by(rep.Stopped), where,
+			len(rep.Histories), len(o.projHistories))
 	default:
 		html.Verdict = fmt.Sprintf("verified: every delivery order of %d histories with up to %d copies, %d orders, no violation", len(rep.Histories), o.projCopies, orders)
 	}
-	if rep.Interrupted {
-		rep.Verified = false
+	rep.Conclusion = html.Verdict
+	switch {
+	case len(cases) > 0:
+		rep.Exit = exitViolation
+	case rep.Stopped != "":
+		rep.Exit = exitInconclusive
 	}
 	if o.html != "" {
 		r := &report.Run{Title: "fuzzrun explore -projection against " + o.target.Name, Mode: "explore", Command: commandLine(o.args),
-			Target: o.target.Name, Budget: fmt.Sprintf("%d copies", o.projCopies), Elapsed: time.Since(start), Interrupted: rep.Interrupted,
+			Target: o.target.Name, Budget: fmt.Sprintf("%d copies, %s", o.projCopies, budget), Elapsed: time.Since(start), Interrupted: rep.Interrupted,
 			Checks: orders, Unit: "delivery orders", Explore: html, Cases: cases}
 		if err := report.WriteFile(o.html, r); err != nil {
 			fmt.Fprintf(stderr, "fuzzrun: %v\n", err)
-			return exitInternal
+			rep.Exit = max(rep.Exit, exitInternal)
+		} else {
+			rep.HTML = o.html
 		}
-		rep.HTML = o.html
 	}
 	if o.json {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
 		_ = enc.Encode(rep)
 	} else {
-		if len(o.projHistories) > 1 || rep.Interrupted {
+		if len(o.projHistories) > 1 || rep.Stopped != "" {
 			fmt.Fprintf(stdout, "\n%s\n", html.Verdict)
 		}
-		if o.html != "" {
-			fmt.Fprintf(stdout, "\nreport: %s\n", o.html)
+		if rep.HTML != "" {
+			fmt.Fprintf(stdout, "\nreport: %s\n", rep.HTML)
 		}
 	}
-	if len(cases) > 0 {
-		return exitViolation
+	return rep.Exit
+}
+
+// exploreProjection judges every delivery order of h, unless ctx ends
+// first (ok false): explore.ExploreProjection judges them all at once and
+// cannot stop part-way, so it is left to finish on its own, its result
+// unused.
+func exploreProjection(ctx context.Context, o *options, h explore.NamedHistory) (*explore.ProjectionResult, bool, error) {
+	type answer struct {
+		res *explore.ProjectionResult
+		err error
 	}
-	return exitOK
+	done := make(chan answer, 1)
+	go func() {
+		res, err := explore.ExploreProjection(o.target, h.History, o.projCopies, o.props)
+		done <- answer{res, err}
+	}()
+	select {
+	case a := <-done:
+		return a.res, true, a.err
+	case <-ctx.Done():
+		return nil, false, nil
+	}
 }

@@ -55,11 +55,13 @@ func TestExploreBadBounds(t *testing.T) {
 		want string
 	}{
 		{[]string{"explore", "-depth", "0"}, "-depth"},
-		{[]string{"explore"}, "-depth"},
+		{[]string{"explore", "-depth", "2147483647"}, "-depth"},
 		{[]string{"explore", "-depth", "3", "-group-workers", "0"}, "no workers"},
 		{[]string{"explore", "-depth", "3", "-steps", "produce,teleport"}, "unknown step \"teleport\""},
 		{[]string{"explore", "-depth", "3", "-events", "sometimes"}, "-events"},
-		{[]string{"explore", "-depth", "3", "-duration", "5s"}, "-duration"},
+		{[]string{"explore", "-depth", "3", "-duration", "5"}, "-duration"},
+		{[]string{"explore", "-max-memory", "0"}, "-max-memory"},
+		{[]string{"explore", "-max-memory", "100KB"}, "-max-memory"},
 		{[]string{"-depth", "3"}, "-depth: fuzzrun campaign has no such flag; it is a flag of fuzzrun explore"},
 	} {
 		r := fuzzrun(t, c.args...)
@@ -69,12 +71,12 @@ func TestExploreBadBounds(t *testing.T) {
 	}
 }
 
-// Ctrl-C reports the depth explored so far.
+// Ctrl-C reports the depth explored so far, and proves nothing: exit 4.
 func TestExploreInterrupted(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	r := fuzzrunContext(t, ctx, "explore", "-depth", "20", "-corpus", "", "-html", "")
-	if r.code != exitOK || !strings.Contains(r.stdout, "interrupted: every schedule up to depth 0 explored") {
+	if r.code != exitInconclusive || !strings.Contains(r.stdout, "INTERRUPTED at depth 1 by a signal (Ctrl-C or SIGTERM): no depth fully explored") {
 		t.Fatalf("exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 }

@@ -50,6 +50,12 @@ type options struct {
 	sqlite    string // -sqlite: the team's SQLite settings (DSN query parameters)
 	sqliteSet bool   // -sqlite was given
 
+	// depthGiven: -depth bounds the exploration; without it the search
+	// deepens until the state space is exhausted or a budget runs out.
+	depthGiven bool
+	// maxMemory is the memory budget of a search (-max-memory), bytes.
+	maxMemory int64
+
 	// cexplore: -consumer C -explore, a model check of the consumer
 	// (consumer_explore.go).
 	cexplore *consumerExplore
@@ -73,8 +79,6 @@ const (
 	externalBatch       = 10
 	defaultRuns         = 5
 	defaultMutantChecks = 5000
-	defaultCorpus       = "corpus/cases"
-	defaultHTML         = "fuzzrun-report.html"
 	defaultMutantSeed   = 20261121
 )
 
@@ -91,11 +95,11 @@ func usagef(format string, args ...any) error {
 // that every message names the flag and the value in the same words:
 // `-duration: "abc" is not a duration`.
 type rawFlags struct {
-	duration, checks, seed, workers, property, target, runs, batch, every, without string
-	widx                                                                           int
-	offs                                                                           []string
-	ef                                                                             exploreFlags
-	cex                                                                            *consumerExploreFlags
+	duration, checks, seed, workers, property, target, runs, batch, every, without, maxMemory string
+	widx                                                                                      int
+	offs                                                                                      []string
+	ef                                                                                        exploreFlags
+	cex                                                                                       *consumerExploreFlags
 }
 
 // defineAll defines every flag of every command on one set, bound to o
@@ -112,6 +116,7 @@ func defineAll(o *options, r *rawFlags) *flag.FlagSet {
 	fs.StringVar(&r.batch, "batch", strconv.Itoa(defaultBatch), "")
 	fs.StringVar(&r.every, "progress-every", "5s", "")
 	fs.StringVar(&r.without, "without", "", "")
+	fs.StringVar(&r.maxMemory, "max-memory", "", "")
 	fs.IntVar(&r.widx, "worker-index", 0, "")
 	fs.StringVar(&r.ef.depth, "depth", "", "")
 	fs.StringVar(&r.ef.events, "events", "ok", "")
@@ -125,8 +130,9 @@ func defineAll(o *options, r *rawFlags) *flag.FlagSet {
 	fs.StringVar(&r.ef.copies, "copies", "2", "")
 	fs.StringVar(&r.ef.history, "history", "", "")
 	fs.Func("off", "", func(v string) error { r.offs = append(r.offs, v); return nil })
-	fs.StringVar(&o.corpusDir, "corpus", defaultCorpus, "")
-	fs.StringVar(&o.html, "html", defaultHTML, "")
+	// -corpus and -html not given: placeOutputs (outputs.go).
+	fs.StringVar(&o.corpusDir, "corpus", "", "")
+	fs.StringVar(&o.html, "html", "", "")
 	fs.StringVar(&o.replay, "replay", "", "")
 	fs.BoolVar(&o.json, "json", false, "")
 	fs.BoolVar(&o.verbose, "v", false, "")
@@ -179,6 +185,12 @@ func (o *options) validate(r *rawFlags, given map[string]bool) error {
 	if o.without, err = parseWithout(r.without); err != nil {
 		return err
 	}
+	o.maxMemory = defaultMaxMemory()
+	if given["max-memory"] {
+		if o.maxMemory, err = parseSize(r.maxMemory); err != nil {
+			return usagef("-max-memory: %v", err)
+		}
+	}
 	if o.patterns, o.props, err = selectProperties(r.property); err != nil {
 		return err
 	}
@@ -210,14 +222,23 @@ func (o *options) validate(r *rawFlags, given map[string]bool) error {
 
 // checkModes rejects combinations that cannot mean anything.
 func (o *options) checkModes(given map[string]bool) error {
-	modes := 0
-	for _, m := range []bool{o.list, o.replay != "", o.mutants, o.explore} {
-		if m {
-			modes++
+	var modes []string
+	for _, m := range []struct {
+		flag string
+		on   bool
+	}{{"-list", o.list}, {"-replay", o.replay != ""}, {"-mutants", o.mutants}, {"-explore", o.explore}} {
+		if m.on {
+			modes = append(modes, m.flag)
 		}
 	}
-	if modes > 1 {
-		return usagef("-list, -replay, -mutants and -explore are different modes; give one of them")
+	if len(modes) > 1 {
+		what := map[string]string{"-list": "-list lists", "-replay": "-replay FILE plays one saved case",
+			"-mutants": "-mutants hunts every mutant", "-explore": "-explore model-checks"}
+		var says []string
+		for _, m := range modes {
+			says = append(says, what[m])
+		}
+		return usagef("%s are different modes (%s); give one of them", strings.Join(modes, " and "), strings.Join(says, ", "))
 	}
 	if len(o.off) > 0 && (o.mutants || o.replay != "" || o.list || o.broker != "" || o.explore) {
 		return usagef("-off: laws are switched off in a campaign only, not with -mutants, -replay, -list, -broker or -explore")

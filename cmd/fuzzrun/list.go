@@ -14,7 +14,7 @@ import (
 type listJSON struct {
 	Properties []propertyJSON `json:"properties"`
 	Targets    []targetJSON   `json:"targets"`
-	// ConsumerLaws are the laws -consumer NAME judges (consumertest.Laws).
+	// ConsumerLaws are the laws fuzzrun consumer NAME judges (consumertest.Laws).
 	ConsumerLaws []lawJSON `json:"consumerLaws"`
 }
 

@@ -26,10 +26,14 @@ import (
 
 // Exit statuses.
 const (
-	exitOK        = 0 // nothing violated
+	exitOK        = 0 // nothing violated in the work the budget asked for
 	exitViolation = 1 // a property was violated, or a mutant survived
 	exitUsage     = 2 // a bad flag or value
 	exitInternal  = 3 // the harness itself failed: a worker died, a file could not be written
+	// exitInconclusive: nothing violated, and nothing proven either: the
+	// run was interrupted, played nothing, left a selected property
+	// unchecked, or a search stopped short of the bound it was given.
+	exitInconclusive = 4
 )
 
 func main() {

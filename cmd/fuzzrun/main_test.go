@@ -18,7 +18,20 @@ func TestMain(m *testing.M) {
 		prepareRapid()
 		os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 	}
-	os.Exit(m.Run())
+	// What a run writes by default (outputDir) goes to a directory of the
+	// tests', not the user's cache; the fuzzrun processes the tests start
+	// inherit it.
+	out, err := os.MkdirTemp("", "fuzzrun-test-output-")
+	if err != nil {
+		panic(err)
+	}
+	os.Setenv(outputEnv, out)
+	code := m.Run()
+	os.RemoveAll(out)
+	if built.dir != "" {
+		os.RemoveAll(built.dir)
+	}
+	os.Exit(code)
 }
 
 // result is one in-process run of fuzzrun.

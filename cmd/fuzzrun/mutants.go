@@ -187,6 +187,9 @@ func (b *benchmark) finish(stdout, stderr io.Writer) int {
 	if len(b.errors) > 0 && code == exitOK {
 		code = exitInternal
 	}
+	if b.interrupted && code == exitOK {
+		code = exitInconclusive // no mutant survived the hunts finished, but not every hunt was
+	}
 	if b.o.json {
 		if err := writeJSON(stdout, b.jsonReport(results, notes, code)); err != nil {
 			fmt.Fprintf(stderr, "fuzzrun: %v\n", err)
@@ -203,9 +206,14 @@ func (b *benchmark) finish(stdout, stderr io.Writer) int {
 
 // goals says, in words, whether the benchmark meets its goals.
 func (b *benchmark) goals(results []*mutantResult) []string {
-	var survivors, slowMedian, overMax []string
+	var survivors, unhunted, slowMedian, overMax []string
 	for _, r := range results {
-		if r.row.Killed < r.row.Runs || r.row.Runs == 0 {
+		switch {
+		case r.row.Killed < r.row.Runs:
+			survivors = append(survivors, r.row.Mutant)
+		case r.row.Runs == 0 && b.interrupted:
+			unhunted = append(unhunted, r.row.Mutant)
+		case r.row.Runs == 0:
 			survivors = append(survivors, r.row.Mutant)
 		}
 		if r.row.Killed > 0 && r.row.MedianSeconds > goalMedian.Seconds() {
@@ -216,19 +224,28 @@ func (b *benchmark) goals(results []*mutantResult) []string {
 		}
 	}
 	verdict := func(bad []string) string {
-		if len(bad) == 0 {
-			return "met"
+		switch {
+		case len(bad) > 0:
+			return fmt.Sprintf("NOT met: %v", bad)
+		case b.interrupted:
+			return "met by the hunts finished"
 		}
-		return fmt.Sprintf("NOT met: %v", bad)
+		return "met"
+	}
+	killed := verdict(survivors)
+	if len(unhunted) > 0 && len(survivors) == 0 {
+		killed = fmt.Sprintf("not judged: %v never hunted before the interruption", unhunted)
+	} else if len(unhunted) > 0 {
+		killed += fmt.Sprintf("; %v never hunted before the interruption", unhunted)
 	}
 	notes := []string{
-		"goal: every mutant killed in every hunt: " + verdict(survivors),
+		"goal: every mutant killed in every hunt: " + killed,
 		fmt.Sprintf("goal: median time to kill at most %s for every mutant: %s", goalMedian, verdict(slowMedian)),
 		fmt.Sprintf("goal: no kill slower than %s: %s", goalMax, verdict(overMax)),
 		"median s / max s: wall seconds from the start of a hunt to its first failing check (the time to kill); shrink s: the median time then spent shrinking; checks: scenarios drawn up to and including the first failing one; shrunk size: steps + events (or deliveries) of the smallest counterexample after rapid's shrink; size: the same after the reduction pass",
 	}
 	if b.interrupted {
-		notes = append(notes, "interrupted: the table covers the hunts finished before Ctrl-C")
+		notes = append(notes, fmt.Sprintf("INTERRUPTED by a signal (Ctrl-C or SIGTERM): the table covers the %d of %d hunts finished before it; nothing is proven of the others", b.done(), len(b.jobs)))
 	}
 	return notes
 }

@@ -6,6 +6,7 @@ import (
 	"io"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/idemcheck/idemcheck/properties/coverage"
 	"github.com/idemcheck/idemcheck/report"
@@ -13,19 +14,23 @@ import (
 
 // campaignJSON is the -json report of a campaign.
 type campaignJSON struct {
-	Mode            string               `json:"mode"`
-	Target          string               `json:"target"`
-	Seed            uint64               `json:"seed"`
-	Workers         int                  `json:"workers"`
-	Batch           int                  `json:"batch"`
-	Duration        string               `json:"duration"`
-	CheckBudget     int64                `json:"checkBudget,omitempty"`
-	ElapsedMs       int64                `json:"elapsedMs"`
-	Checks          int64                `json:"checks"`
-	ChecksPerSecond float64              `json:"checksPerSecond"`
-	Interrupted     bool                 `json:"interrupted"`
-	Properties      []report.PropertyRow `json:"properties"`
-	Violations      []violationJSON      `json:"violations"`
+	Mode            string  `json:"mode"`
+	Target          string  `json:"target"`
+	Seed            uint64  `json:"seed"`
+	Workers         int     `json:"workers"`
+	Batch           int     `json:"batch"`
+	Duration        string  `json:"duration"`
+	CheckBudget     int64   `json:"checkBudget,omitempty"`
+	ElapsedMs       int64   `json:"elapsedMs"`
+	Checks          int64   `json:"checks"`
+	ChecksPerSecond float64 `json:"checksPerSecond"`
+	Interrupted     bool    `json:"interrupted"`
+	// Verdict is pass, violation, interrupted or inconclusive (no check
+	// played, or a selected property never checked: Unchecked).
+	Verdict    string               `json:"verdict"`
+	Unchecked  []string             `json:"unchecked,omitempty"`
+	Properties []report.PropertyRow `json:"properties"`
+	Violations []violationJSON      `json:"violations"`
 	// Coverage is the table of situations reached; CoverageFailure names
 	// those a campaign of coverage.MinChecks checks or more never reached.
 	Coverage        []coverage.Row `json:"coverage"`
@@ -72,12 +77,22 @@ func (c *campaign) jsonReport(code int) campaignJSON {
 	r := campaignJSON{Mode: "campaign", Target: c.o.target.Name, Seed: c.o.seed, Workers: c.o.workers, Batch: c.o.batch,
 		Duration: c.o.duration.String(), CheckBudget: c.o.checks, ElapsedMs: c.elapsed.Milliseconds(), Checks: c.checks,
 		ChecksPerSecond: float64(c.checks) / max(c.elapsed.Seconds(), 1e-3), Interrupted: c.interrupted,
+		Verdict: c.verdict(), Unchecked: c.unchecked(),
 		Properties: c.rows(), Violations: []violationJSON{}, Errors: c.errors, HTML: c.o.html, Exit: code,
 		Coverage: c.coverage.Rows(), CoverageFailure: c.coverageFailure()}
 	for _, f := range c.sortedFindings() {
 		r.Violations = append(r.Violations, f.json())
 	}
 	return r
+}
+
+// roundDuration rounds d for a person: to the millisecond, or finer below
+// one.
+func roundDuration(d time.Duration) time.Duration {
+	if d < time.Millisecond {
+		return d.Round(time.Microsecond)
+	}
+	return d.Round(time.Millisecond)
 }
 
 func writeJSON(w io.Writer, v any) error {
@@ -111,7 +126,17 @@ func (c *campaign) printSummary(w io.Writer) {
 	switch {
 	case len(found) == 0 && c.coverageFailure() != "":
 		fmt.Fprintf(w, "\nno violation found, but the campaign fails: it never reached some situations (see coverage above).\n")
-	case len(found) == 0:
+	case len(found) > 0:
+	case c.interrupted:
+		fmt.Fprintf(w, "\nINTERRUPTED: stopped by a signal after %d checks in %s of a budget of %s; no violation in those, nothing proven beyond them.\n",
+			c.checks, roundDuration(c.elapsed), c.budget())
+	case c.checks == 0:
+		fmt.Fprintf(w, "\nINCONCLUSIVE: 0 checks played in %s (budget %s): nothing was proven; give a longer -duration or more -checks.\n",
+			roundDuration(c.elapsed), c.budget())
+	case len(c.unchecked()) > 0:
+		fmt.Fprintf(w, "\nINCONCLUSIVE: no violation in %d checks, but %d of the selected properties were never checked (%s): nothing was proven of them; give a longer -duration or more -checks.\n",
+			c.checks, len(c.unchecked()), strings.Join(c.unchecked(), ", "))
+	default:
 		fmt.Fprintf(w, "\nno violation found.\n")
 	}
 	shown := map[string]int{} // scenario hash -> the violation that showed it

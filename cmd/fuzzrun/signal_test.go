@@ -24,8 +24,15 @@ func startFuzzrun(t *testing.T, args ...string) (*exec.Cmd, *bytes.Buffer, <-cha
 	if err != nil {
 		t.Fatal(err)
 	}
+	return startProcess(t, exe, []string{execEnv + "=1"}, args...)
+}
+
+// startProcess starts exe with args, env added to the environment, and
+// returns it with a reader of its stderr lines.
+func startProcess(t *testing.T, exe string, env []string, args ...string) (*exec.Cmd, *bytes.Buffer, <-chan string) {
+	t.Helper()
 	cmd := exec.Command(exe, args...)
-	cmd.Env = append(os.Environ(), execEnv+"=1")
+	cmd.Env = append(os.Environ(), env...)
 	var stdout bytes.Buffer
 	cmd.Stdout = &stdout
 	errPipe, err := cmd.StderrPipe()
@@ -121,7 +128,8 @@ func TestSIGINTEndsCampaignCleanly(t *testing.T) {
 	}
 }
 
-// A campaign that found nothing exits 0 on SIGINT, reporting the checks so far.
+// A campaign that found nothing exits 4 on SIGINT (nothing proven),
+// reporting the checks so far.
 func TestSIGINTWithoutViolation(t *testing.T) {
 	dir := t.TempDir()
 	cmd, stdout, lines := startFuzzrun(t, "-duration", "2m", "-workers", "2", "-seed", "11", "-corpus", filepath.Join(dir, "c"),
@@ -130,11 +138,11 @@ func TestSIGINTWithoutViolation(t *testing.T) {
 	if err := cmd.Process.Signal(os.Interrupt); err != nil {
 		t.Fatal(err)
 	}
-	if code := exitCode(t, cmd, 20*time.Second); code != exitOK {
-		t.Fatalf("exit %d\n%s", code, stdout)
+	if code := exitCode(t, cmd, 20*time.Second); code != exitInconclusive {
+		t.Fatalf("exit %d, want %d\n%s", code, exitInconclusive, stdout)
 	}
 	rep := decode[campaignJSON](t, result{stdout: stdout.String()})
-	if !rep.Interrupted || rep.Checks == 0 {
+	if !rep.Interrupted || rep.Checks == 0 || rep.Verdict != verdictInterrupted {
 		t.Fatalf("report %+v", rep)
 	}
 }

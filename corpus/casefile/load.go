@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -186,19 +187,46 @@ func decodeValue(data []byte) (any, error) {
 	dec.UseNumber()
 	var v any
 	if err := dec.Decode(&v); err != nil {
-		var se *json.SyntaxError
-		if errors.As(err, &se) {
-			// Offset counts the bytes read, the offending one included.
-			line, col := position(data, se.Offset-1)
-			return nil, fmt.Errorf("line %d, column %d: %v", line, col, err)
-		}
-		return nil, err
+		return nil, JSONError(data, err)
 	}
 	if dec.More() {
 		line, col := position(data, dec.InputOffset())
 		return nil, fmt.Errorf("line %d, column %d: trailing data after the top-level object", line, col)
 	}
 	return v, nil
+}
+
+// CheckJSON decodes data as one JSON value and checks its shape against
+// the Go type t exactly, as Load checks a corpus file: the first unknown
+// field, or value of the wrong JSON type, is named by its full path
+// ("steps[2].worker: got string \"w9\", want an integer"), and an empty or
+// truncated file says so.
+func CheckJSON(data []byte, t reflect.Type) error {
+	v, err := decodeValue(data)
+	if err != nil {
+		return err
+	}
+	return checkShape("", v, t)
+}
+
+// JSONError words an error of decoding data as JSON for a person: an
+// empty file, a file that ends before its JSON does (truncated), or a
+// syntax error at a line and column, instead of encoding/json's "EOF",
+// "unexpected EOF" or byte offset. Other errors come back as they are.
+func JSONError(data []byte, err error) error {
+	var se *json.SyntaxError
+	switch {
+	case errors.Is(err, io.EOF) && len(bytes.TrimSpace(data)) == 0:
+		return errors.New("the file is empty: it holds no JSON")
+	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
+		line, col := position(data, int64(len(data)))
+		return fmt.Errorf("the JSON ends early, at line %d, column %d: the file is cut short (truncated) or its brackets do not close", line, col)
+	case errors.As(err, &se):
+		// Offset counts the bytes read, the offending one included.
+		line, col := position(data, se.Offset-1)
+		return fmt.Errorf("line %d, column %d: %v", line, col, err)
+	}
+	return err
 }
 
 // position gives the 1-based line and column of the byte at offset.

@@ -249,7 +249,9 @@ func TestFailingAtStart(t *testing.T) {
 
 // TestFailingMidDelivery: a process that hangs, dies or sends garbage
 // during a delivery is killed and reported naming the request; every later
-// delivery fails at once with the same error.
+// delivery of its worker fails at once with the same error. A death or
+// garbage fails the command for good; a hang is the handler's (its
+// HandlerHung says so), and a later worker gets a process of its own.
 func TestFailingMidDelivery(t *testing.T) {
 	for _, c := range []struct {
 		mode   string
@@ -277,7 +279,18 @@ func TestFailingMidDelivery(t *testing.T) {
 			if again.Error() != err.Error() || time.Since(begin) > 100*time.Millisecond {
 				t.Errorf("delivery after the failure: %v after %v, want the same error at once", again, time.Since(begin))
 			}
-			if _, _, again := w("w2", nil); !errors.Is(again, err) || !strings.Contains(again.Error(), "not starting") {
+			hung := strings.HasPrefix(c.mode, "hang")
+			var pe *consumerproc.Error
+			if !errors.As(err, &pe) || pe.HandlerHung() != hung {
+				t.Errorf("HandlerHung() of %v: want %t", err, hung)
+			}
+			_, c2, again := w("w2", nil)
+			switch {
+			case hung && again != nil:
+				t.Errorf("the Worker after a hang: %v, want a process of its own", again)
+			case hung:
+				c2.Close()
+			case !errors.Is(again, err) || !strings.Contains(again.Error(), "not starting"):
 				t.Errorf("the Worker after the failure: %v, want an error wrapping the failure", again)
 			}
 			if got := ledger(t, db); got != c.ledger {

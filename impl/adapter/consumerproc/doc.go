@@ -55,5 +55,9 @@
 // outcome of the team's handler: the Func panics with the *Error (the
 // harness reports the run as one that could not be judged) and every later
 // call of the Worker returns an error wrapping it at once, which stops the
-// campaign.
+// campaign. A process that stops answering in the middle of a delivery is
+// the exception: its handler hangs, as a Go handler may, and that is the
+// handler's outcome. The Func panics with an *Error whose HandlerHung is
+// true, which consumertest reports as a breach of law runs (handler-hangs)
+// with the scenario, and later workers get processes of their own.
 package consumerproc

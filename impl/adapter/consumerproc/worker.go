@@ -91,10 +91,23 @@ type Error struct {
 	Request string
 	// Reason says what happened.
 	Reason string
+	// Hung marks a process that stopped answering in the middle of a
+	// delivery (its handler hangs): an outcome of the team's handler,
+	// which the harness judges (law runs), not a failure of the harness.
+	// Only this worker is unusable; the pool starts processes again.
+	Hung bool
 }
+
+// HandlerHung reports whether the process hung in the middle of a
+// delivery (see Hung): the harness reports the team's handler as hanging.
+func (e *Error) HandlerHung() bool { return e.Hung }
 
 // Error implements error.
 func (e *Error) Error() string {
+	if e.Hung {
+		return fmt.Sprintf("consumerproc: consumer %q (worker %s) hung on %s: %s; the process was killed",
+			e.Command, e.Worker, e.Request, e.Reason)
+	}
 	return fmt.Sprintf("consumerproc: consumer %q (worker %s) failed on %s: %s; the process was killed and this worker is unusable",
 		e.Command, e.Worker, e.Request, e.Reason)
 }
@@ -114,7 +127,9 @@ func (e *Error) Error() string {
 // judged as if nothing happened): the Func panics with the *Error, which
 // the harness reports as a run that could not be judged, and every later
 // call of the Worker returns an error wrapping it, which stops the
-// campaign.
+// campaign. A process that hangs in the middle of a delivery is its
+// handler hanging: the Func panics with an *Error whose HandlerHung is
+// true (law runs, handler-hangs), and later calls start processes again.
 func Worker(command []string, opts Options) handler.Worker {
 	return NewPool(command, opts).Worker
 }
@@ -284,11 +299,26 @@ func (w *worker) roundTripWithin(ctx context.Context, line []byte, delivery int6
 	if !errors.As(err, &death) {
 		err = w.withStderr(err)
 	}
+	if delivery > 0 && errors.Is(err, lineproc.ErrHung) {
+		return nil, w.hang(delivery, what, err)
+	}
 	return nil, w.fail(delivery, what, err)
 }
 
+// hang kills the process of a worker whose handler hung in the middle of
+// a delivery and makes this worker unusable, but not the pool: a handler
+// that hangs is the team's, as one in Go would be, and later workers get
+// processes of their own.
+func (w *worker) hang(delivery int64, what string, reason error) error {
+	e := &Error{Command: w.pool.command, Worker: w.id, Delivery: delivery, Request: what, Reason: reason.Error(), Hung: true}
+	w.abandon(e)
+	return e
+}
+
 // handle is the handler.Func: one delivery, carried out by the process. A
-// failure of the process panics with its *Error (see Worker).
+// failure of the process panics with its *Error (see Worker), and so does
+// a process that hangs mid-delivery, with an *Error whose HandlerHung
+// says so: the harness reports the handler as hanging (law runs).
 func (w *worker) handle(ctx context.Context, db *sql.DB, m handler.Message) error {
 	err := w.deliver(ctx, db, m)
 	var pe *Error

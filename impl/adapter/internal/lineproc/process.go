@@ -21,6 +21,11 @@ import (
 	"time"
 )
 
+// ErrHung is wrapped by the error of a round trip the process did not
+// answer (or whose line it did not read) within its timeout: it was
+// killed as hung. Its text is "hung".
+var ErrHung = errors.New("hung")
+
 // maxLine bounds one answer line. A ledger of a long run is far smaller; a
 // line longer than this is garbage (or an adapter that never ends a line).
 const maxLine = 64 << 20
@@ -143,7 +148,7 @@ func (p *Proc) Exchange(ctx context.Context, line []byte, timeout time.Duration)
 	defer p.limit.Store(0)
 	if _, err := p.stdin.Write(append(line, '\n')); err != nil {
 		if p.isHung() {
-			return nil, fmt.Errorf("did not read its stdin within %v (hung)", timeout)
+			return nil, fmt.Errorf("did not read its stdin within %v (%w)", timeout, ErrHung)
 		}
 		return nil, p.gave(err, timeout)
 	}
@@ -163,7 +168,7 @@ func (p *Proc) Exchange(ctx context.Context, line []byte, timeout time.Duration)
 		}
 		return nil, p.gave(nil, timeout)
 	case <-p.hung:
-		return nil, fmt.Errorf("no answer within %v (hung)", timeout)
+		return nil, fmt.Errorf("no answer within %v (%w)", timeout, ErrHung)
 	case <-ctx.Done():
 		return nil, fmt.Errorf("gave up waiting for the answer: %w", ctx.Err())
 	}
@@ -184,7 +189,7 @@ func (p *Proc) gave(cause error, timeout time.Duration) error {
 	select {
 	case <-p.gone:
 	case <-p.hung:
-		return fmt.Errorf("no answer within %v (hung)", timeout)
+		return fmt.Errorf("no answer within %v (%w)", timeout, ErrHung)
 	}
 	msg := "died: " + p.Status()
 	if cause != nil && !errors.Is(cause, io.EOF) && !errors.Is(cause, os.ErrClosed) {
@@ -282,7 +287,7 @@ func (p *Proc) RoundTrip(ctx context.Context, line []byte, timeout time.Duration
 	_ = p.stdin.SetWriteDeadline(deadline)
 	if _, err := p.stdin.Write(append(line, '\n')); err != nil {
 		if errors.Is(err, os.ErrDeadlineExceeded) {
-			return nil, fmt.Errorf("did not read its stdin within %v (hung)", timeout)
+			return nil, fmt.Errorf("did not read its stdin within %v (%w)", timeout, ErrHung)
 		}
 		return nil, p.died(err)
 	}
@@ -307,7 +312,7 @@ func (p *Proc) RoundTrip(ctx context.Context, line []byte, timeout time.Duration
 				return nil, p.died(nil)
 			}
 		case <-timer.C:
-			return nil, fmt.Errorf("no answer within %v (hung)", timeout)
+			return nil, fmt.Errorf("no answer within %v (%w)", timeout, ErrHung)
 		case <-ctx.Done():
 			return nil, fmt.Errorf("gave up waiting for the answer: %w", ctx.Err())
 		}
