@@ -232,12 +232,16 @@ func formatValue(v driver.Value) string {
 }
 
 // cut shortens s to resultValue characters.
-func cut(s string) string {
-	if utf8.RuneCountInString(s) <= resultValue {
+func cut(s string) string { return shorten(s, resultValue) }
+
+// shorten cuts s to n characters, the last three "...", never inside a
+// character.
+func shorten(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
 		return s
 	}
 	r := []rune(s)
-	return string(r[:resultValue-3]) + "..."
+	return string(r[:n-3]) + "..."
 }
 
 // oneLine is s on one line.

@@ -311,11 +311,7 @@ func (r *run) clockDatabase() {
 
 // shortSQL is a statement cut to one short line for a note.
 func shortSQL(q string) string {
-	q = strings.Join(strings.Fields(q), " ")
-	if len(q) > 80 {
-		q = q[:77] + "..."
-	}
-	return q
+	return shorten(oneLine(q), 80)
 }
 
 // hook is the scheduling hook of one worker incarnation.
@@ -905,10 +901,7 @@ func lastErrNote(s string) string {
 }
 
 func quoteShort(s string) string {
-	if len(s) > 60 {
-		s = s[:57] + "..."
-	}
-	return fmt.Sprintf("%q", s)
+	return fmt.Sprintf("%q", shorten(s, 60))
 }
 
 // job is one delivery for a worker's goroutine.
