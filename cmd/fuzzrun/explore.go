@@ -32,28 +32,8 @@ type exploreFlags struct {
 	copies, history                                           string
 }
 
-// exploreOnly are the flags that mean something with -explore only.
-var exploreOnly = []string{"depth", "events", "groups", "group-workers", "nodes", "steps", "engine", "no-symmetry", "no-por",
-	"projection", "copies", "history"}
-
 // parseExplore validates the -explore flags into o.exploreOp.
 func (o *options) parseExplore(given map[string]bool, f exploreFlags) error {
-	if o.explore && o.consumer != "" {
-		return nil // a model check of a team's consumer: parseConsumerExplore
-	}
-	if !o.explore {
-		for _, name := range exploreOnly {
-			if given[name] {
-				return usagef("-%s: needs -explore", name)
-			}
-		}
-		return nil
-	}
-	for _, name := range []string{"checks", "seed", "broker", "without", "runs", "batch"} {
-		if given[name] {
-			return usagef("-%s: means nothing with fuzzrun explore, which enumerates every schedule (its budgets are -duration and -max-memory)", name)
-		}
-	}
 	if o.projection {
 		return o.parseProjection(given, f.copies, f.history)
 	}
