@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/idemcheck/idemcheck/cmd/fuzzrun/internal/ext"
 )
@@ -42,6 +43,35 @@ func TestModeFlagsAreCommands(t *testing.T) {
 	r := fuzzrun(t, "-duration", "0", "-checks", "20", "-workers", "1", "-property", "fencing", "-corpus", "", "-html", "", "-json")
 	if r.code != exitOK || decode[campaignJSON](t, r).Checks != 20 {
 		t.Fatalf("exit %d\nstderr:\n%s", r.code, r.stderr)
+	}
+}
+
+// A parent hands its workers the generator's weights and swarm mode on
+// their command line, and the hidden worker command reads them back.
+func TestWorkerCommandCarriesWeights(t *testing.T) {
+	for _, parent := range [][]string{
+		{"campaign", "-weights", "crash=0,skew=3", "-swarm", "-seed", "9", "-workers", "2"},
+		{"mutants", "-weights", "reorder=0", "-workers", "2"},
+		{"campaign", "-seed", "9", "-workers", "2"},
+	} {
+		o, err := lookupCommand(parent[0]).parse(parent[1:])
+		if err != nil {
+			t.Fatalf("%v: %v", parent, err)
+		}
+		args := workerCommand("fuzzrun", o, 1, 0, time.Minute).Args
+		if args[1] != "worker" {
+			t.Fatalf("worker command line %q", args)
+		}
+		w, err := lookupCommand("worker").parse(args[2:])
+		if err != nil {
+			t.Fatalf("%q: %v", args, err)
+		}
+		if w.weights.String() != o.weights.String() || w.swarm != o.swarm || w.mutants != o.mutants || w.workerIndex != 1 || w.seed != o.seed {
+			t.Errorf("%v: the worker reads %q as weights %q swarm %t mutants %t index %d seed %d", parent, args, w.weights, w.swarm, w.mutants, w.workerIndex, w.seed)
+		}
+		if parent[0] == "campaign" && slices.Contains(parent, "-swarm") != slices.Contains(args, "-swarm") {
+			t.Errorf("%v: worker command line %q", parent, args)
+		}
 	}
 }
 

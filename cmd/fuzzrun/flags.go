@@ -129,11 +129,9 @@ type flagSet struct {
 }
 
 // str defines the string flag name, its default the value *p holds.
-func (f *flagSet) str(p *string, names ...string) {
-	for _, name := range names {
-		f.StringVar(p, name, *p, f.helpOf(name))
-		f.names = append(f.names, name)
-	}
+func (f *flagSet) str(p *string, name string) {
+	f.StringVar(p, name, *p, f.helpOf(name))
+	f.names = append(f.names, name)
 }
 
 // boolean defines the boolean flag name.
