@@ -42,7 +42,7 @@ func (o *options) checkBroker(given map[string]bool) error {
 	return nil
 }
 
-// brokerConsumer resolves -consumer for a -broker campaign into the
+// brokerConsumer resolves -consumer for a fuzzrun broker campaign into the
 // application each live run drives (nil without -consumer), and the name
 // the report and the corpus give it.
 func brokerConsumer(o *options) (func() (runner.LiveApp, error), string, io.Closer, error) {

@@ -25,14 +25,15 @@ import (
 // until no new state is reached, or a budget runs out.
 const unboundedDepth = math.MaxInt32
 
-// exploreFlags are the raw values of the -explore flags.
+// exploreFlags are the raw values of the flags of fuzzrun explore (and of
+// fuzzrun consumer -explore's -events, -group-workers and -no-por).
 type exploreFlags struct {
 	depth, events, groups, groupWorkers, nodes, steps, engine string
 	noSymmetry, noPOR                                         bool
 	copies, history                                           string
 }
 
-// parseExplore validates the -explore flags into o.exploreOp.
+// parseExplore validates the flags of fuzzrun explore into o.exploreOp.
 func (o *options) parseExplore(given map[string]bool, f exploreFlags) error {
 	if o.projection {
 		return o.parseProjection(given, f.copies, f.history)
@@ -226,7 +227,7 @@ func runExplore(ctx context.Context, o *options, stdout, stderr io.Writer) int {
 			}
 		}
 		if len(ps) == 0 {
-			fmt.Fprintf(stderr, "fuzzrun: -property: no consumption property selected; -explore judges consumption\n")
+			fmt.Fprintf(stderr, "fuzzrun: -property: no consumption property selected; fuzzrun explore judges consumption (-projection: projections)\n")
 			return exitUsage
 		}
 		op.Properties = ps

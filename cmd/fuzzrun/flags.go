@@ -262,7 +262,7 @@ func (o *options) checkBudget() error {
 }
 
 // parseOff reads the -off values: each LAW=REASON, LAW a law of some
-// property ("property/law", as -list names them) and REASON not empty.
+// property ("property/law", as fuzzrun list names them) and REASON not empty.
 func parseOff(values []string) (map[string]string, error) {
 	if len(values) == 0 {
 		return nil, nil
