@@ -25,13 +25,16 @@ import (
 // saved under corpus/brokers, one file per broker, configuration and
 // invariant.
 
-// checkBroker rejects -broker combined with another mode.
+// checkBroker rejects a budget that never ends, a target beside a team's
+// consumer, and a target a broker campaign cannot drive.
 func (o *options) checkBroker(given map[string]bool) error {
-	if o.broker == "" {
-		return nil
+	if o.consumer != "" && given["target"] {
+		return usagef("-target: fuzzrun broker -consumer takes no -target (the team's consumer replaces the target)")
 	}
-	if o.list || o.mutants {
-		return usagef("-broker: a broker campaign is its own mode; drop -list and -mutants")
+	if o.replay == "" {
+		if err := o.checkBudget(); err != nil {
+			return err
+		}
 	}
 	if o.target.Consumption == nil {
 		return usagef("-target: %q takes no part in consumption runs, which a broker campaign needs", o.target.Name)
@@ -39,7 +42,7 @@ func (o *options) checkBroker(given map[string]bool) error {
 	return nil
 }
 
-// brokerConsumer resolves -consumer for a -broker campaign into the
+// brokerConsumer resolves -consumer for a fuzzrun broker campaign into the
 // application each live run drives (nil without -consumer), and the name
 // the report and the corpus give it.
 func brokerConsumer(o *options) (func() (runner.LiveApp, error), string, io.Closer, error) {

@@ -67,7 +67,7 @@ func TestCampaignFailsOnSituationNeverReached(t *testing.T) {
 	dir := t.TempDir()
 	html := filepath.Join(dir, "r.html")
 	args := []string{"-duration", "0", "-checks", "10000", "-workers", "2", "-seed", "5", "-property", "single-credit",
-		"-corpus", "", "-html", html, "-without", "crash"}
+		"-corpus", "", "-html", html, "-weights", "crash=0"}
 	r := fuzzrun(t, append(args, "-json")...)
 	if r.code != exitViolation {
 		t.Fatalf("exit %d, want %d\n%s", r.code, exitViolation, r.stderr)
@@ -98,7 +98,7 @@ func TestCampaignFailsOnSituationNeverReached(t *testing.T) {
 // the machine's speed: with crashes switched off it passes, and the
 // summary says what would judge it.
 func TestTimedCampaignCoverageIsNotJudged(t *testing.T) {
-	args := []string{"-duration", "2s", "-workers", "1", "-seed", "5", "-property", "single-credit", "-corpus", "", "-html", "", "-without", "crash"}
+	args := []string{"-duration", "2s", "-workers", "1", "-seed", "5", "-property", "single-credit", "-corpus", "", "-html", "", "-weights", "crash=0"}
 	r := fuzzrun(t, append(args, "-json")...)
 	if r.code != exitOK {
 		t.Fatalf("exit %d, want %d\n%s", r.code, exitOK, r.stderr)

@@ -18,32 +18,22 @@ type command struct {
 	// exactly one when it is set.
 	arg     string
 	summary string
-	// flags are the names of its flags, in the order of its help.
-	flags []string
+	// define defines the command's flags on its set, in the order of its
+	// help.
+	define func(f *flagSet)
 	// hidden commands are not in fuzzrun -h (the worker processes).
 	hidden bool
 	// help is the text after the flags in the command's -h.
 	help string
 	// setup sets the mode of o from the positional argument.
 	setup func(o *options, arg string)
+	// check validates what only this command's flags can get wrong
+	// together, after the values common to all are read (validate).
+	check func(o *options, r *rawFlags, given map[string]bool) error
 	run   func(ctx context.Context, o *options, stdout, stderr io.Writer) int
 	// tag, when not "", is the build tag the command needs: without it
 	// the command answers a usage error naming the command to run instead.
 	tag string
-}
-
-// Flag lists shared by several commands.
-var (
-	budgetFlags = []string{"duration", "checks", "seed", "workers"}
-	outputFlags = []string{"corpus", "html", "json", "v"}
-)
-
-func flagList(groups ...[]string) []string {
-	var out []string
-	for _, g := range groups {
-		out = append(out, g...)
-	}
-	return out
 }
 
 // commands are fuzzrun's subcommands, in the order of fuzzrun -h.
@@ -51,27 +41,71 @@ var commands = []*command{
 	{
 		name:    "campaign",
 		summary: "a campaign: every property against a target (what fuzzrun with no command runs)",
-		flags: flagList(budgetFlags, []string{"property", "target", "off", "without", "batch"}, outputFlags,
-			[]string{"progress-every"}),
-		run: runCampaign,
+		define: func(f *flagSet) {
+			f.budget()
+			f.property()
+			f.target()
+			f.off()
+			f.generatorMix()
+			f.batch()
+			f.outputs(true)
+			f.progress()
+		},
+		check: func(o *options, _ *rawFlags, _ map[string]bool) error { return o.checkBudget() },
+		run:   runCampaign,
+		help:  weightsHelp(),
 	},
 	{
 		name:    "consumer",
 		arg:     "NAME|SCHEME:ARG",
 		summary: "a campaign against a team's consumer (an example consumer by name, or exec:COMMAND), or its model check with -explore",
-		flags: flagList(budgetFlags, []string{"db", "sqlite", "batch", "replay", "corpus", "html", "json", "progress-every", "explore",
-			"max-memory", "events", "group-workers", "preemptions", "crashes", "failures", "duplicates", "advances", "durations", "replays",
-			"max-steps", "no-por", "no-cache"}),
+		define: func(f *flagSet) {
+			f.budget()
+			f.str(&f.o.db, "db")
+			f.str(&f.o.sqlite, "sqlite")
+			f.batch()
+			f.replay()
+			f.outputs(false)
+			f.progress()
+			f.boolean(&f.o.explore, "explore")
+			f.maxMemory()
+			f.events()
+			f.groupWorkers()
+			f.consumerExplore()
+			f.noPOR()
+			f.boolean(&f.r.cex.noCache, "no-cache")
+		},
 		setup: func(o *options, arg string) { o.consumer = arg },
+		check: checkConsumer,
 		run:   runConsumer,
 		help:  consumerHelp,
 	},
 	{
 		name:    "explore",
 		summary: "the model checker over the reference world: every schedule, deeper and deeper (up to -depth), or every delivery order of small histories with -projection",
-		flags: flagList([]string{"depth", "duration", "max-memory", "events", "groups", "group-workers", "nodes", "steps", "no-symmetry", "no-por", "engine",
-			"projection", "copies", "history", "target", "property", "workers"}, outputFlags, []string{"progress-every"}),
+		define: func(f *flagSet) {
+			f.str(&f.r.ef.depth, "depth")
+			f.duration()
+			f.maxMemory()
+			f.events()
+			f.str(&f.r.ef.groups, "groups")
+			f.groupWorkers()
+			f.str(&f.r.ef.nodes, "nodes")
+			f.str(&f.r.ef.steps, "steps")
+			f.boolean(&f.r.ef.noSymmetry, "no-symmetry")
+			f.noPOR()
+			f.str(&f.r.ef.engine, "engine")
+			f.boolean(&f.o.projection, "projection")
+			f.str(&f.r.ef.copies, "copies")
+			f.str(&f.r.ef.history, "history")
+			f.target()
+			f.property()
+			f.workers()
+			f.outputs(true)
+			f.progress()
+		},
 		setup: func(o *options, _ string) { o.explore = true },
+		check: func(o *options, r *rawFlags, given map[string]bool) error { return o.parseExplore(given, r.ef) },
 		run: func(ctx context.Context, o *options, stdout, stderr io.Writer) int {
 			if o.projection {
 				return runExploreProjection(ctx, o, stdout, stderr)
@@ -83,42 +117,86 @@ var commands = []*command{
 		name:    "broker",
 		arg:     "BROKER[:CONFIG]",
 		summary: "a live campaign against a real broker: nats (embedded), rabbitmq or kafka (kfake)",
-		flags:   flagList(budgetFlags, []string{"target", "consumer", "replay", "corpus", "json", "v"}),
-		setup:   func(o *options, arg string) { o.broker = arg },
-		tag:     serversTag,
-		run:     runBroker,
+		define: func(f *flagSet) {
+			f.budget()
+			f.target()
+			f.str(&f.o.consumer, "consumer")
+			f.replay()
+			f.corpus()
+			f.json()
+			f.verbose()
+		},
+		setup: func(o *options, arg string) { o.broker = arg },
+		check: func(o *options, _ *rawFlags, given map[string]bool) error { return o.checkBroker(given) },
+		tag:   serversTag,
+		run:   runBroker,
 	},
 	{
 		name:    "mutants",
 		summary: "the mutation benchmark: hunt every mutant, -runs times",
-		flags:   []string{"checks", "seed", "workers", "runs", "batch", "property", "without", "corpus", "html", "json", "progress-every"},
-		setup:   func(o *options, _ string) { o.mutants = true },
-		run:     runMutants,
+		define: func(f *flagSet) {
+			f.checks()
+			f.seed()
+			f.workers()
+			f.runs()
+			f.batch()
+			f.property()
+			f.generatorMix()
+			f.outputs(false)
+			f.progress()
+		},
+		setup: func(o *options, _ string) { o.mutants = true },
+		help:  weightsHelp(),
+		check: func(o *options, _ *rawFlags, given map[string]bool) error {
+			if !given["seed"] {
+				o.seed, o.seedGiven = defaultMutantSeed, true
+			}
+			if o.checks == 0 {
+				o.checks = defaultMutantChecks
+			}
+			return nil
+		},
+		run: runMutants,
 	},
 	{
 		name:    "replay",
 		arg:     "FILE",
 		summary: "replay a corpus file or a bare scenario against a target",
-		flags:   []string{"target", "property", "html", "json"},
-		setup:   func(o *options, arg string) { o.replay = arg },
-		run:     func(_ context.Context, o *options, stdout, stderr io.Writer) int { return runReplay(o, stdout, stderr) },
+		define: func(f *flagSet) {
+			f.target()
+			f.property()
+			f.html()
+			f.json()
+		},
+		setup: func(o *options, arg string) { o.replay = arg },
+		run:   func(_ context.Context, o *options, stdout, stderr io.Writer) int { return runReplay(o, stdout, stderr) },
 	},
 	{
 		name:    "list",
 		summary: "list the properties and their laws, the targets, the brokers and the consumers",
-		flags:   []string{"property", "json"},
-		setup:   func(o *options, _ string) { o.list = true },
-		run:     func(_ context.Context, o *options, stdout, _ io.Writer) int { return runList(o, stdout) },
+		define: func(f *flagSet) {
+			f.property()
+			f.json()
+		},
+		run: func(_ context.Context, o *options, stdout, _ io.Writer) int { return runList(o, stdout) },
 	},
 	{
 		// worker is a process of a campaign or a mutation benchmark, started
 		// by a parent fuzzrun (protocol.go); not for people.
 		name:   "worker",
 		hidden: true,
-		flags: []string{"worker-index", "duration", "checks", "seed", "workers", "property", "target", "off", "without", "batch",
-			"runs", "mutants"},
-		setup: func(o *options, _ string) { o.worker = true },
-		run:   func(ctx context.Context, o *options, stdout, _ io.Writer) int { return runWorker(ctx, o, stdout) },
+		define: func(f *flagSet) {
+			f.IntVar(&f.r.widx, "worker-index", 0, "")
+			f.budget()
+			f.property()
+			f.target()
+			f.off()
+			f.generatorMix()
+			f.batch()
+			f.runs()
+			f.boolean(&f.o.mutants, "mutants")
+		},
+		run: func(ctx context.Context, o *options, stdout, _ io.Writer) int { return runWorker(ctx, o, stdout) },
 	},
 }
 
@@ -131,11 +209,25 @@ func lookupCommand(name string) *command {
 	return nil
 }
 
+// flags is a new flag set of c's flags, bound to o and r.
+func (c *command) flags(o *options, r *rawFlags) *flagSet {
+	f := &flagSet{FlagSet: flag.NewFlagSet("fuzzrun "+c.name, flag.ContinueOnError), cmd: c.name, o: o, r: r}
+	f.SetOutput(io.Discard)
+	f.Usage = func() {}
+	c.define(f)
+	return f
+}
+
+// has reports whether c has the flag name.
+func (c *command) has(name string) bool {
+	return c.flags(newFlags()).Lookup(name) != nil
+}
+
 // commandsOf lists the visible commands that have the flag name.
 func commandsOf(name string) []string {
 	var out []string
 	for _, c := range commands {
-		if !c.hidden && slices.Contains(c.flags, name) {
+		if !c.hidden && c.has(name) {
 			out = append(out, c.name)
 		}
 	}
@@ -145,17 +237,8 @@ func commandsOf(name string) []string {
 // parse parses args (the command's arguments, its name excluded) into
 // options. The positional argument may come before or among the flags.
 func (c *command) parse(args []string) (*options, error) {
-	o := &options{}
-	r := &rawFlags{}
-	all := defineAll(o, r)
-	fs := flag.NewFlagSet("fuzzrun "+c.name, flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	fs.Usage = func() {}
-	all.VisitAll(func(f *flag.Flag) {
-		if slices.Contains(c.flags, f.Name) {
-			fs.Var(f.Value, f.Name, f.Usage)
-		}
-	})
+	o, r := newFlags()
+	fs := c.flags(o, r)
 	var pos []string
 	rest := args
 	for {
@@ -185,7 +268,7 @@ func (c *command) parse(args []string) (*options, error) {
 		}
 		c.setup(o, arg)
 	}
-	if err := o.validate(r, given); err != nil {
+	if err := o.validate(c, r, given); err != nil {
 		return nil, err
 	}
 	o.placeOutputs(c.name, given)
@@ -241,19 +324,13 @@ func runContext(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		fmt.Fprint(stdout, topUsage())
 		return exitOK
 	case strings.HasPrefix(first, "-"):
-		name, rest, note, err := translateLegacy(args)
-		if err != nil {
-			fmt.Fprintf(stderr, "fuzzrun: %v\n(run fuzzrun -h for the commands)\n", err)
+		// Flags without a command are the campaign's, but a flag that once
+		// chose the mode is a command now.
+		if msg := commandAsFlag(args); msg != "" {
+			fmt.Fprintf(stderr, "fuzzrun: %s\n", msg)
 			return exitUsage
 		}
-		if note != "" {
-			fmt.Fprintf(stderr, "fuzzrun: %s\n", note)
-		}
-		shown := rest
-		if name != "campaign" {
-			shown = append([]string{name}, rest...)
-		}
-		return runCommand(ctx, lookupCommand(name), rest, shown, stdout, stderr)
+		return runCommand(ctx, lookupCommand("campaign"), args, args, stdout, stderr)
 	}
 	c := lookupCommand(args[0])
 	if c == nil {
@@ -315,138 +392,69 @@ func visibleCommands() []string {
 	return out
 }
 
-// legacyModes are the flags that chose the mode before fuzzrun had
-// commands, and whether each takes a value.
-var legacyModes = map[string]bool{"worker": false, "list": false, "mutants": false, "explore": false,
-	"consumer": true, "broker": true, "replay": true}
+// modeFlags are the flags that chose the mode before fuzzrun had commands,
+// each a command now, and whether each took a value (the command's
+// positional argument).
+var modeFlags = map[string]bool{"list": false, "mutants": false, "explore": false, "consumer": true, "broker": true, "replay": true}
 
-// translateLegacy reads a command line of the flags-only fuzzrun
-// (`fuzzrun -mutants -runs 3`, `fuzzrun -consumer lru -explore`,
-// `fuzzrun -duration 5s`) as the command it meant: its name, its
-// arguments, and a note giving the new spelling ("" for a plain campaign).
-func translateLegacy(args []string) (string, []string, string, error) {
-	all := defineAll(&options{}, &rawFlags{})
-	all.Bool("h", false, "")
-	all.Bool("help", false, "")
-	mode := map[string]string{}
-	var rest []string
+// commandAsFlag is, for a command line of campaign flags that holds a mode
+// flag (`fuzzrun -consumer adr -checks 5`), the message that names the
+// command line to write instead (`fuzzrun consumer adr -checks 5`); "" for
+// a command line without one. A broker or a consumer is the command when
+// given, its other mode flags being flags of that command; else the first.
+func commandAsFlag(args []string) string {
+	type hit struct {
+		name, value string
+		at, end     int
+	}
+	var hits []hit
 	for i := 0; i < len(args); i++ {
 		a := args[i]
-		if a == "--" || !strings.HasPrefix(a, "-") || a == "-" {
-			rest = append(rest, args[i:]...)
+		if a == "--" {
 			break
 		}
-		name, value, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
-		takesValue, isMode := legacyModes[name]
-		f := all.Lookup(name)
-		isBool := false
-		if f != nil {
-			if b, ok := f.Value.(interface{ IsBoolFlag() bool }); ok && b.IsBoolFlag() {
-				isBool = true
-			}
-		}
-		if !isMode {
-			rest = append(rest, a)
-			if !hasValue && f != nil && !isBool && i+1 < len(args) {
-				i++
-				rest = append(rest, args[i])
-			}
+		if !strings.HasPrefix(a, "-") {
 			continue
 		}
-		if takesValue && !hasValue {
-			if i+1 >= len(args) {
-				return "", nil, "", usagef("-%s: needs a value", name)
+		name, value, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		takesValue, ok := modeFlags[name]
+		if !ok {
+			continue
+		}
+		h := hit{name: name, at: i, end: i + 1}
+		if takesValue {
+			switch {
+			case hasValue:
+				h.value = value
+			case i+1 < len(args):
+				h.value, h.end = args[i+1], i+2
 			}
-			i++
-			value = args[i]
 		}
-		if !takesValue {
-			if hasValue && value != "true" {
-				if value == "false" {
-					continue
-				}
-				return "", nil, "", usagef("-%s: %q is not true or false", name, value)
+		hits = append(hits, h)
+		i = h.end - 1
+	}
+	if len(hits) == 0 {
+		return ""
+	}
+	chosen := hits[0]
+	for _, main := range []string{"consumer", "broker"} {
+		for _, h := range hits {
+			if h.name == main {
+				chosen = h
 			}
-			value = "true"
-		}
-		mode[name] = value
-	}
-	if mode["worker"] != "" {
-		return "worker", append(modeFlags(mode, "list", "mutants", "explore", "consumer", "broker", "replay"), rest...), "", nil
-	}
-	switch {
-	case mode["broker"] != "":
-		if err := refuse(mode, "broker", "list", "mutants", "explore"); err != nil {
-			return "", nil, "", err
-		}
-		return legacy("broker", mode["broker"], append(modeFlags(mode, "consumer", "replay"), rest...))
-	case mode["consumer"] != "":
-		if mode["list"] != "" {
-			return "", nil, "", usagef("-list: lists every consumer already; drop -consumer")
-		}
-		if err := refuse(mode, "consumer", "mutants"); err != nil {
-			return "", nil, "", err
-		}
-		return legacy("consumer", mode["consumer"], append(modeFlags(mode, "explore", "replay"), rest...))
-	}
-	var given, commands []string
-	for _, m := range []struct{ flag, command string }{{"list", "fuzzrun list"}, {"replay", "fuzzrun replay FILE"},
-		{"mutants", "fuzzrun mutants"}, {"explore", "fuzzrun explore"}} {
-		if mode[m.flag] != "" {
-			given, commands = append(given, "-"+m.flag), append(commands, m.command)
 		}
 	}
-	switch {
-	case len(given) > 1:
-		return "", nil, "", usagef("%s are different modes; give one command: %s", strings.Join(given, " and "), strings.Join(commands, " or "))
-	case mode["list"] != "":
-		return legacy("list", "", rest)
-	case mode["replay"] != "":
-		return legacy("replay", mode["replay"], rest)
-	case mode["mutants"] != "":
-		return legacy("mutants", "", rest)
-	case mode["explore"] != "":
-		return legacy("explore", "", rest)
+	line := "fuzzrun " + chosen.name
+	switch c := lookupCommand(chosen.name); {
+	case chosen.value != "":
+		line += " " + shellQuote(chosen.value)
+	case c.arg != "":
+		line += " " + c.arg // the value is missing: name what it is
 	}
-	return "campaign", rest, "", nil
-}
-
-// legacy is the translation of an old mode flag into command name with
-// positional argument arg, and the note that gives the new spelling.
-func legacy(name, arg string, rest []string) (string, []string, string, error) {
-	var args []string
-	if arg != "" {
-		args = append(args, arg)
+	if rest := append(slices.Clone(args[:chosen.at]), args[chosen.end:]...); len(rest) > 0 {
+		line += " " + shellJoin(rest)
 	}
-	args = append(args, rest...)
-	note := fmt.Sprintf("the flags-only spelling is read as `fuzzrun %s`; write it so, it is the spelling that stays", shellJoin(append([]string{name}, args...)))
-	return name, args, note, nil
-}
-
-// modeFlags gives back the mode flags of names that were set, as flags of
-// the command they now belong to.
-func modeFlags(mode map[string]string, names ...string) []string {
-	var out []string
-	for _, n := range names {
-		switch v := mode[n]; {
-		case v == "":
-		case legacyModes[n]:
-			out = append(out, "-"+n, v)
-		default:
-			out = append(out, "-"+n)
-		}
-	}
-	return out
-}
-
-// refuse rejects an old mode flag that cannot combine with main.
-func refuse(mode map[string]string, main string, others ...string) error {
-	for _, o := range others {
-		if mode[o] != "" {
-			return usagef("-%s: fuzzrun %s takes no -%s; they are different commands (fuzzrun -h)", o, main, o)
-		}
-	}
-	return nil
+	return fmt.Sprintf("-%s is a command now: %s", chosen.name, line)
 }
 
 // usage is the command's -h text: its usage line and its flags only.
@@ -461,17 +469,14 @@ func (c *command) usage() string {
 		fmt.Fprintf(&b, "Built only with -tags %s: go run -tags %s ./cmd/fuzzrun %s ...\n", c.tag, c.tag, c.name)
 	}
 	b.WriteString("\nflags:\n")
-	for _, f := range c.flags {
-		h, ok := flagHelp[c.name+"."+f]
-		if !ok {
-			h = flagHelp[f]
-		}
-		b.WriteString(h)
+	fs := c.flags(newFlags())
+	for _, name := range fs.names {
+		b.WriteString(fs.Lookup(name).Usage)
 	}
 	if c.help != "" {
 		b.WriteString("\n" + c.help)
 	}
-	if slices.Contains(c.flags, "corpus") || slices.Contains(c.flags, "html") {
+	if fs.Lookup("corpus") != nil || fs.Lookup("html") != nil {
 		b.WriteString("\n" + outputHelp())
 	}
 	b.WriteString("\n" + exitHelp)
@@ -559,9 +564,10 @@ var flagHelp = map[string]string{
 	"off": "  -off LAW=REASON  switch a law off (e.g. hlc-laws/physical-bound=coarse stamps by\n" +
 		"                   design): it is not judged, and every report records the reason;\n" +
 		"                   repeat for more laws\n",
-	"without": "  -without F,...   switch consumption faults off in the generator (crash, duplicate,\n" +
-		"                   advance, skew, clock-step, cleanup, replay, produce-fail): the\n" +
-		"                   coverage table then shows what the campaign never reached\n",
+	"weights": "  -weights K=N,... how often the consumption generator draws each kind of step,\n" +
+		"                   e.g. crash=0,skew=3 (0: never); see below\n",
+	"swarm": "  -swarm           swarm mode: each scenario plays its own random mix of the fault\n" +
+		"                   kinds of non-zero weight, reaching combinations the full mix dilutes\n",
 	"progress-every": "  -progress-every D  interval of progress lines when stderr is not a terminal (default 5s)\n",
 	"runs":           "  -runs N          hunts (seeds) per mutant (default 5)\n",
 

@@ -5,57 +5,73 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/idemcheck/idemcheck/cmd/fuzzrun/internal/ext"
 )
 
-// The flags-only spellings of the modes are read as the commands they
-// meant, with a note that gives the new spelling; plain campaign flags are
-// a campaign, without a note.
-func TestLegacySpellings(t *testing.T) {
+// A flag that chose the mode before fuzzrun had commands is a usage error
+// that names, on one line, the command line to write instead; campaign
+// flags alone are still the campaign.
+func TestModeFlagsAreCommands(t *testing.T) {
 	cases := []struct {
 		args []string
-		cmd  string
-		rest []string
+		want string
 	}{
-		{[]string{"-duration", "5s", "-target", "no-dedup"}, "campaign", []string{"-duration", "5s", "-target", "no-dedup"}},
-		{[]string{"-json", "-html", "", "-corpus", ""}, "campaign", []string{"-json", "-html", "", "-corpus", ""}},
-		{[]string{"-mutants", "-runs", "2"}, "mutants", []string{"-runs", "2"}},
-		{[]string{"-list", "-json"}, "list", []string{"-json"}},
-		{[]string{"-replay", "x.json", "-target", "no-dedup"}, "replay", []string{"x.json", "-target", "no-dedup"}},
-		{[]string{"-replay=x.json"}, "replay", []string{"x.json"}},
-		{[]string{"-explore", "-depth", "3"}, "explore", []string{"-depth", "3"}},
-		{[]string{"-explore", "-projection", "-copies", "3"}, "explore", []string{"-projection", "-copies", "3"}},
-		{[]string{"-consumer", "lru", "-checks", "5"}, "consumer", []string{"lru", "-checks", "5"}},
-		{[]string{"-consumer", "lru", "-explore", "-crashes", "0"}, "consumer", []string{"lru", "-explore", "-crashes", "0"}},
-		{[]string{"-db", "postgres", "-consumer", "lru", "-replay", "c.json"}, "consumer", []string{"lru", "-replay", "c.json", "-db", "postgres"}},
-		{[]string{"-broker", "nats:no-dlq", "-checks", "3"}, "broker", []string{"nats:no-dlq", "-checks", "3"}},
-		{[]string{"-broker", "nats", "-consumer", "lru", "-replay", "b.json"}, "broker", []string{"nats", "-consumer", "lru", "-replay", "b.json"}},
-		{[]string{"-worker", "-worker-index", "1", "-mutants"}, "worker", []string{"-mutants", "-worker-index", "1"}},
+		{[]string{"-consumer", "adr"}, "fuzzrun: -consumer is a command now: fuzzrun consumer adr\n"},
+		{[]string{"-mutants", "-runs", "2"}, "fuzzrun: -mutants is a command now: fuzzrun mutants -runs 2\n"},
+		{[]string{"-list", "-json"}, "fuzzrun: -list is a command now: fuzzrun list -json\n"},
+		{[]string{"-replay", "x.json", "-target", "no-dedup"}, "fuzzrun: -replay is a command now: fuzzrun replay x.json -target no-dedup\n"},
+		{[]string{"-replay=x.json"}, "fuzzrun: -replay is a command now: fuzzrun replay x.json\n"},
+		{[]string{"-depth", "3", "--explore"}, "fuzzrun: -explore is a command now: fuzzrun explore -depth 3\n"},
+		{[]string{"-consumer", "lru", "-explore", "-crashes", "0"}, "fuzzrun: -consumer is a command now: fuzzrun consumer lru -explore -crashes 0\n"},
+		{[]string{"-db", "postgres", "-consumer", "lru", "-replay", "c.json"}, "fuzzrun: -consumer is a command now: fuzzrun consumer lru -db postgres -replay c.json\n"},
+		{[]string{"-broker", "nats", "-consumer", "lru"}, "fuzzrun: -broker is a command now: fuzzrun broker nats -consumer lru\n"},
+		{[]string{"-consumer"}, "fuzzrun: -consumer is a command now: fuzzrun consumer NAME|SCHEME:ARG\n"},
+		{[]string{"-consumer", "exec:node c.js"}, "fuzzrun: -consumer is a command now: fuzzrun consumer 'exec:node c.js'\n"},
+		{[]string{"-worker", "-worker-index", "1"}, "fuzzrun: -worker: fuzzrun campaign has no such flag"},
 	}
 	for _, c := range cases {
 		t.Run(strings.Join(c.args, " "), func(t *testing.T) {
-			cmd, rest, note, err := translateLegacy(c.args)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if cmd != c.cmd || !slices.Equal(rest, c.rest) {
-				t.Fatalf("read as %s %q, want %s %q", cmd, rest, c.cmd, c.rest)
-			}
-			switch {
-			case cmd == "campaign" || cmd == "worker":
-				if note != "" {
-					t.Fatalf("note %q for a plain campaign", note)
-				}
-			case !strings.Contains(note, "`fuzzrun "+cmd+" "):
-				t.Fatalf("note %q does not give the new spelling", note)
+			r := fuzzrun(t, c.args...)
+			if r.code != exitUsage || !strings.HasPrefix(r.stderr, c.want) || r.stdout != "" {
+				t.Fatalf("exit %d\nstderr:\n%s\nwant exit 2 and:\n%s", r.code, r.stderr, c.want)
 			}
 		})
 	}
-	// And they run: the note on stderr, the command's output on stdout.
-	r := fuzzrun(t, "-list", "-property", "fencing")
-	if r.code != exitOK || !strings.Contains(r.stdout, "fencing") || !strings.Contains(r.stderr, "`fuzzrun list -property fencing`") {
-		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	// Campaign flags alone are the campaign.
+	r := fuzzrun(t, "-duration", "0", "-checks", "20", "-workers", "1", "-property", "fencing", "-corpus", "", "-html", "", "-json")
+	if r.code != exitOK || decode[campaignJSON](t, r).Checks != 20 {
+		t.Fatalf("exit %d\nstderr:\n%s", r.code, r.stderr)
+	}
+}
+
+// A parent hands its workers the generator's weights and swarm mode on
+// their command line, and the hidden worker command reads them back.
+func TestWorkerCommandCarriesWeights(t *testing.T) {
+	for _, parent := range [][]string{
+		{"campaign", "-weights", "crash=0,skew=3", "-swarm", "-seed", "9", "-workers", "2"},
+		{"mutants", "-weights", "reorder=0", "-workers", "2"},
+		{"campaign", "-seed", "9", "-workers", "2"},
+	} {
+		o, err := lookupCommand(parent[0]).parse(parent[1:])
+		if err != nil {
+			t.Fatalf("%v: %v", parent, err)
+		}
+		args := workerCommand("fuzzrun", o, 1, 0, time.Minute).Args
+		if args[1] != "worker" {
+			t.Fatalf("worker command line %q", args)
+		}
+		w, err := lookupCommand("worker").parse(args[2:])
+		if err != nil {
+			t.Fatalf("%q: %v", args, err)
+		}
+		if w.weights.String() != o.weights.String() || w.swarm != o.swarm || w.mutants != o.mutants || w.workerIndex != 1 || w.seed != o.seed {
+			t.Errorf("%v: the worker reads %q as weights %q swarm %t mutants %t index %d seed %d", parent, args, w.weights, w.swarm, w.mutants, w.workerIndex, w.seed)
+		}
+		if parent[0] == "campaign" && slices.Contains(parent, "-swarm") != slices.Contains(args, "-swarm") {
+			t.Errorf("%v: worker command line %q", parent, args)
+		}
 	}
 }
 
@@ -70,7 +86,6 @@ func TestDefaultBuildNamesTheTag(t *testing.T) {
 		want string
 	}{
 		{[]string{"broker", "nats", "-checks", "3"}, "fuzzrun: fuzzrun broker is not in this build, which leaves out the adapters of real servers and brokers to build fast; run it as\n  go run -tags servers ./cmd/fuzzrun broker nats -checks 3\n"},
-		{[]string{"-broker", "nats"}, "  go run -tags servers ./cmd/fuzzrun broker nats\n"},
 		{[]string{"-target", "postgres", "-duration", "5s"}, "fuzzrun: -target postgres is not in this build, which leaves out the adapters of real servers and brokers to build fast; run it as\n  go run -tags servers ./cmd/fuzzrun -target postgres -duration 5s\n"},
 		{[]string{"replay", "x.json", "-target", "sqlite"}, "  go run -tags servers ./cmd/fuzzrun replay x.json -target sqlite\n"},
 		{[]string{"consumer", "redissetnx"}, "fuzzrun: the consumer redissetnx is not in this build, which leaves out the adapters of real servers and brokers to build fast; run it as\n  go run -tags servers ./cmd/fuzzrun consumer redissetnx\n"},

@@ -139,13 +139,19 @@ func safeConsumerName(spec string) string {
 	return strings.Trim(b.String(), "-")
 }
 
-// checkConsumer rejects -consumer combined with what it cannot mean.
-func (o *options) checkConsumer(given map[string]bool) error {
-	if o.consumer == "" {
-		if given["db"] {
-			return usagef("-db: picks the database of a consumer's run (fuzzrun consumer NAME -db D); a store campaign on PostgreSQL is -target postgres")
+// checkConsumer checks the flags of fuzzrun consumer together: a replay
+// or a model check, and the database of the run.
+func checkConsumer(o *options, r *rawFlags, given map[string]bool) error {
+	if o.replay != "" && o.explore {
+		return usagef("-replay and -explore are different modes (-replay FILE plays one saved case, -explore model-checks); give one of them")
+	}
+	if !o.explore && o.replay == "" {
+		if err := o.checkBudget(); err != nil {
+			return err
 		}
-		return nil
+	}
+	if err := o.parseConsumerExplore(given, r.ef, r.cex); err != nil {
+		return err
 	}
 	o.sqliteSet = given["sqlite"]
 	if o.sqliteSet && o.db != "sqlite" {
@@ -166,26 +172,6 @@ func (o *options) checkConsumer(given map[string]bool) error {
 		}
 	default:
 		return usagef("-db: %q is not a database; give sqlite or postgres", o.db)
-	}
-	for _, f := range []string{"mutants", "target", "property", "without", "html", "explore", "off"} {
-		if o.explore && (f == "explore" || f == "html") && o.broker == "" {
-			continue // a model check of the consumer (consumer_explore.go)
-		}
-		if given[f] && o.broker != "" {
-			return usagef("-%s: fuzzrun broker -consumer takes no -%s (the team's consumer replaces the target)", f, f)
-		}
-		if given[f] && f != "html" { // -html: the consumer run's report (consumer_html.go)
-			return usagef("-%s: fuzzrun consumer takes no -%s (it judges the consumer by the consumertest laws)", f, f)
-		}
-	}
-	if o.broker != "" {
-		if given["db"] {
-			return usagef("-db: fuzzrun broker -consumer keeps the consumer on embedded SQLite; drop -db")
-		}
-		return nil // a live broker campaign with the team's consumer: checkBroker
-	}
-	if o.list {
-		return usagef("-list: lists every consumer already; drop -consumer")
 	}
 	if !o.explore {
 		for _, f := range []string{"workers", "progress-every", "max-memory"} {

@@ -15,8 +15,8 @@ func TestConsumerDBUsageErrors(t *testing.T) {
 		"-db postgres":                      "-db: fuzzrun campaign has no such flag; it is a flag of fuzzrun consumer",
 		"consumer adr -db mysql":            `"mysql" is not a database`,
 		"consumer adr -db postgres":         "IDEMCHECK_POSTGRES_DSN is not set",
-		"-consumer adr -db postgres":        "IDEMCHECK_POSTGRES_DSN is not set",
-		"-consumer adr -db sqlite -mutants": "takes no -mutants",
+		"-consumer adr -db postgres":        "-consumer is a command now: fuzzrun consumer adr -db postgres",
+		"consumer adr -db sqlite -mutants":  "-mutants: fuzzrun consumer has no such flag",
 		"consumer adr -db postgres -replay": "needs a value",
 	} {
 		r := fuzzrun(t, strings.Fields(args)...)

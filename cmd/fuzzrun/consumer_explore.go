@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"strconv"
@@ -26,25 +25,31 @@ type consumerExploreFlags struct {
 	noCache                                                                            bool
 }
 
-// consumerExploreOnly are the flags that mean something with -consumer
-// -explore only.
-var consumerExploreOnly = []string{"preemptions", "crashes", "failures", "duplicates", "advances", "replays", "durations", "max-steps", "no-cache"}
+// consumerExploreOnly are the flags of fuzzrun consumer that mean
+// something with -explore only.
+var consumerExploreOnly = []string{"events", "group-workers", "preemptions", "crashes", "failures", "duplicates", "advances", "durations",
+	"replays", "max-steps", "no-por", "no-cache"}
 
-// registerConsumerExplore defines the flags of fuzzrun consumer -explore on fs,
-// their defaults consumertest.DefaultBounds.
-func registerConsumerExplore(fs *flag.FlagSet) *consumerExploreFlags {
+// defaultConsumerExploreFlags are the bounds' flags at
+// consumertest.DefaultBounds.
+func defaultConsumerExploreFlags() consumerExploreFlags {
 	d := consumertest.DefaultBounds
-	f := &consumerExploreFlags{}
-	fs.StringVar(&f.preemptions, "preemptions", strconv.Itoa(d.Preemptions), "")
-	fs.StringVar(&f.crashes, "crashes", strconv.Itoa(d.Crashes), "")
-	fs.StringVar(&f.failures, "failures", strconv.Itoa(d.Failures), "")
-	fs.StringVar(&f.duplicates, "duplicates", strconv.Itoa(d.Duplicates), "")
-	fs.StringVar(&f.advances, "advances", strconv.Itoa(d.Advances), "")
-	fs.StringVar(&f.replays, "replays", strconv.Itoa(d.Replays), "")
-	fs.StringVar(&f.durations, "durations", "", "")
-	fs.StringVar(&f.maxSteps, "max-steps", "", "")
-	fs.BoolVar(&f.noCache, "no-cache", false, "")
-	return f
+	return consumerExploreFlags{preemptions: strconv.Itoa(d.Preemptions), crashes: strconv.Itoa(d.Crashes), failures: strconv.Itoa(d.Failures),
+		duplicates: strconv.Itoa(d.Duplicates), advances: strconv.Itoa(d.Advances), replays: strconv.Itoa(d.Replays)}
+}
+
+// consumerExplore defines the bounds' flags of fuzzrun consumer -explore
+// (-no-cache apart, which its help lists last).
+func (f *flagSet) consumerExplore() {
+	x := &f.r.cex
+	f.str(&x.preemptions, "preemptions")
+	f.str(&x.crashes, "crashes")
+	f.str(&x.failures, "failures")
+	f.str(&x.duplicates, "duplicates")
+	f.str(&x.advances, "advances")
+	f.str(&x.durations, "durations")
+	f.str(&x.replays, "replays")
+	f.str(&x.maxSteps, "max-steps")
 }
 
 // consumerExplore is what fuzzrun consumer -explore runs.
@@ -57,8 +62,8 @@ type consumerExplore struct {
 
 // parseConsumerExplore validates the flags of fuzzrun consumer -explore into
 // o.cexplore; without both flags, it rejects the flags that need them.
-func (o *options) parseConsumerExplore(given map[string]bool, ef exploreFlags, f *consumerExploreFlags) error {
-	if !o.explore || o.consumer == "" {
+func (o *options) parseConsumerExplore(given map[string]bool, ef exploreFlags, f consumerExploreFlags) error {
+	if !o.explore {
 		for _, name := range consumerExploreOnly {
 			if given[name] {
 				return usagef("-%s: bounds a consumer's model check; give -explore", name)
@@ -66,8 +71,7 @@ func (o *options) parseConsumerExplore(given map[string]bool, ef exploreFlags, f
 		}
 		return nil
 	}
-	for _, name := range []string{"depth", "groups", "nodes", "steps", "engine", "no-symmetry", "projection", "copies", "history",
-		"seed", "broker", "without", "runs", "batch", "target", "property", "off", "mutants", "list", "replay"} {
+	for _, name := range []string{"seed", "batch"} {
 		if given[name] {
 			return usagef("-%s: means nothing with fuzzrun consumer -explore (the bounds are -events, -group-workers, -preemptions, -crashes, -failures, -duplicates, -advances, -durations, -replays)", name)
 		}

@@ -57,7 +57,7 @@ func TestConsumerCampaignPassesACorrectConsumer(t *testing.T) {
 func TestConsumerUsageErrors(t *testing.T) {
 	for _, args := range [][]string{
 		{"consumer", "nope"},
-		{"-consumer", "adr", "-mutants"},
+		{"consumer", "adr", "-mutants"},
 		{"consumer", "adr", "-property", "fencing"},
 		{"consumer", "nosuch:thing"},
 		{"consumer", "adr", "-replay", "does-not-exist.json"},

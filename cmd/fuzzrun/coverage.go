@@ -17,40 +17,45 @@ import (
 	"github.com/idemcheck/idemcheck/properties/coverage"
 )
 
-// switchable are the consumption faults -without may switch off.
-var switchable = []scenario.Op{
-	scenario.OpDuplicate, scenario.OpCrash, scenario.OpAdvance, scenario.OpSkew, scenario.OpClockStep,
-	scenario.OpCleanup, scenario.OpReplay, scenario.OpProduceFail,
-}
-
-// parseWithout resolves -without: consumption ops, comma-separated, whose
-// faults the generator must not draw.
-func parseWithout(spec string) ([]scenario.Op, error) {
-	var out []scenario.Op
-	for _, s := range strings.Split(spec, ",") {
-		op := scenario.Op(strings.TrimSpace(s))
-		if op == "" {
-			continue
-		}
-		if !slices.Contains(switchable, op) {
-			names := make([]string, len(switchable))
-			for i, o := range switchable {
-				names[i] = string(o)
-			}
-			return nil, usagef("-without: %q is not a fault that can be switched off; the faults are %s", op, strings.Join(names, ", "))
-		}
-		out = append(out, op)
-	}
-	return out, nil
-}
-
-// generator is what a campaign's worker draws scenarios of kind k with:
-// nil (the kind's default) unless -without switched a fault off.
+// generator is what a worker draws scenarios of kind k with: nil (the
+// kind's default) unless -weights or -swarm changed the consumption mix.
 func generator(o *options, k scenario.Kind) *rapid.Generator[*scenario.Scenario] {
-	if k == scenario.KindConsumption && len(o.without) > 0 {
-		return gen.ConsumptionWithout(o.without...)
+	if k == scenario.KindConsumption && (o.weights.String() != "" || o.swarm) {
+		return gen.ConsumptionWith(gen.Config{Weights: o.weights, Swarm: o.swarm})
 	}
 	return nil
+}
+
+// weightsHelp is the help of -weights: the kinds and their defaults.
+func weightsHelp() string {
+	var kinds []string
+	for _, k := range gen.Kinds() {
+		kinds = append(kinds, fmt.Sprintf("%s=%d", k, gen.DefaultWeight(k)))
+	}
+	return "-weights gives the consumption generator's kinds of step a weight each: a kind is\n" +
+		"drawn in proportion to its weight, never at 0, and a shape (crash-at, takeover,\n" +
+		"cleanup-reclaim: a fault pattern drawn whole) never when a kind it plays is at 0;\n" +
+		"reorder weighs a delivery out of order against one in order (1); produce weighs\n" +
+		"the producer's retries (each event is produced once at any weight). Kinds not\n" +
+		"named keep their default; the coverage table shows what a campaign never reached.\n" +
+		"The defaults:\n" + wrap(strings.Join(kinds, " "), 78, "  ")
+}
+
+// wrap breaks s into lines of at most width, each after indent.
+func wrap(s string, width int, indent string) string {
+	var b strings.Builder
+	line := indent
+	for _, w := range strings.Fields(s) {
+		if len(line) > len(indent) && len(line)+1+len(w) > width {
+			b.WriteString(line + "\n")
+			line = indent
+		}
+		if len(line) > len(indent) {
+			line += " "
+		}
+		line += w
+	}
+	return b.String() + line + "\n"
 }
 
 // coverageJudged reports whether the campaign's coverage is judged: its
@@ -100,15 +105,6 @@ func printCoverage(w io.Writer, rows []coverage.Row, failure string, judged bool
 	default:
 		fmt.Fprintf(w, "\n(situations never reached fail only a campaign of a fixed count, -duration 0 -checks %d or more, so that the verdict does not depend on the machine's speed)\n", coverage.MinChecks)
 	}
-}
-
-// joinOps is the -without value of ops.
-func joinOps(ops []scenario.Op) string {
-	s := make([]string, len(ops))
-	for i, op := range ops {
-		s[i] = string(op)
-	}
-	return strings.Join(s, ",")
 }
 
 // reachedBy plays s against target once more, with a coverage tracker, and

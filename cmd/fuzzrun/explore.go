@@ -25,35 +25,16 @@ import (
 // until no new state is reached, or a budget runs out.
 const unboundedDepth = math.MaxInt32
 
-// exploreFlags are the raw values of the -explore flags.
+// exploreFlags are the raw values of the flags of fuzzrun explore (and of
+// fuzzrun consumer -explore's -events, -group-workers and -no-por).
 type exploreFlags struct {
 	depth, events, groups, groupWorkers, nodes, steps, engine string
 	noSymmetry, noPOR                                         bool
 	copies, history                                           string
 }
 
-// exploreOnly are the flags that mean something with -explore only.
-var exploreOnly = []string{"depth", "events", "groups", "group-workers", "nodes", "steps", "engine", "no-symmetry", "no-por",
-	"projection", "copies", "history"}
-
-// parseExplore validates the -explore flags into o.exploreOp.
+// parseExplore validates the flags of fuzzrun explore into o.exploreOp.
 func (o *options) parseExplore(given map[string]bool, f exploreFlags) error {
-	if o.explore && o.consumer != "" {
-		return nil // a model check of a team's consumer: parseConsumerExplore
-	}
-	if !o.explore {
-		for _, name := range exploreOnly {
-			if given[name] {
-				return usagef("-%s: needs -explore", name)
-			}
-		}
-		return nil
-	}
-	for _, name := range []string{"checks", "seed", "broker", "without", "runs", "batch"} {
-		if given[name] {
-			return usagef("-%s: means nothing with fuzzrun explore, which enumerates every schedule (its budgets are -duration and -max-memory)", name)
-		}
-	}
 	if o.projection {
 		return o.parseProjection(given, f.copies, f.history)
 	}
@@ -246,7 +227,7 @@ func runExplore(ctx context.Context, o *options, stdout, stderr io.Writer) int {
 			}
 		}
 		if len(ps) == 0 {
-			fmt.Fprintf(stderr, "fuzzrun: -property: no consumption property selected; -explore judges consumption\n")
+			fmt.Fprintf(stderr, "fuzzrun: -property: no consumption property selected; fuzzrun explore judges consumption (-projection: projections)\n")
 			return exitUsage
 		}
 		op.Properties = ps

@@ -19,15 +19,15 @@ import (
 	"github.com/idemcheck/idemcheck/report"
 )
 
-// projectionOnly are the flags that mean something with -explore
+// projectionOnly are the flags that mean something with fuzzrun explore
 // -projection only.
 var projectionOnly = []string{"copies", "history"}
 
-// consumptionExploreOnly are the -explore flags that shape a consumption
+// consumptionExploreOnly are the flags of fuzzrun explore that shape a consumption
 // world, which a projection exploration does not have.
 var consumptionExploreOnly = []string{"depth", "events", "groups", "group-workers", "nodes", "steps", "engine", "no-symmetry", "no-por"}
 
-// parseProjection validates the flags of -explore -projection: the copies,
+// parseProjection validates the flags of fuzzrun explore -projection: the copies,
 // the histories (the catalogue, one of it by name, or a scenario file),
 // the target's projection parts and the projection properties to judge.
 func (o *options) parseProjection(given map[string]bool, copies, history string) error {
@@ -153,7 +153,7 @@ type projectionHistoryReport struct {
 	CorpusFile     string              `json:"corpusFile,omitempty"`
 }
 
-// projectionExploreReport is the -json form of -explore -projection.
+// projectionExploreReport is the -json form of fuzzrun explore -projection.
 type projectionExploreReport struct {
 	Target      string                    `json:"target"`
 	Copies      int                       `json:"copies"`
@@ -169,7 +169,7 @@ type projectionExploreReport struct {
 	Exit       int    `json:"exit"`
 }
 
-// runExploreProjection is fuzzrun -explore -projection: each history judged
+// runExploreProjection is fuzzrun explore -projection: each history judged
 // under every delivery order with up to -copies copies of each event.
 func runExploreProjection(ctx context.Context, o *options, stdout, stderr io.Writer) int {
 	start := time.Now()

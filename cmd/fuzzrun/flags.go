@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/idemcheck/idemcheck/explore"
-	"github.com/idemcheck/idemcheck/faults/scenario"
+	"github.com/idemcheck/idemcheck/faults/gen"
 	"github.com/idemcheck/idemcheck/impl/system"
 	"github.com/idemcheck/idemcheck/properties"
 )
@@ -32,20 +32,22 @@ type options struct {
 	json      bool
 	verbose   bool
 	replay    string
-	list      bool
 	mutants   bool
 	runs      int
 	batch     int
 	html      string
 	every     time.Duration
-	without   []scenario.Op
+	// weights and swarm: how a consumption campaign draws its steps
+	// (-weights, -swarm; gen.Config).
+	weights gen.Weights
+	swarm   bool
 	// off switches laws off, "property/law" -> the reason (-off LAW=REASON).
 	off       map[string]string
-	broker    string // -broker: a live broker campaign (broker.go)
-	explore   bool   // -explore: the model checker (explore.go)
+	broker    string // fuzzrun broker: a live broker campaign (broker.go)
+	explore   bool   // fuzzrun explore, or consumer -explore: the model checker (explore.go)
 	exploreOp explore.Options
-	consumer  string // -consumer: a team's consumer (consumer.go)
-	db        string // -db: the database of a -consumer run (consumer.go)
+	consumer  string // fuzzrun consumer, or broker -consumer: a team's consumer (consumer.go)
+	db        string // -db: the database of a consumer run (consumer.go)
 	dbDSN     string // the DSN of -db postgres
 	sqlite    string // -sqlite: the team's SQLite settings (DSN query parameters)
 	sqliteSet bool   // -sqlite was given
@@ -56,19 +58,18 @@ type options struct {
 	// maxMemory is the memory budget of a search (-max-memory), bytes.
 	maxMemory int64
 
-	// cexplore: -consumer C -explore, a model check of the consumer
+	// cexplore: fuzzrun consumer C -explore, a model check of the consumer
 	// (consumer_explore.go).
 	cexplore *consumerExplore
 
-	// projection: -explore -projection, every delivery order of each of
+	// projection: fuzzrun explore -projection, every delivery order of each of
 	// projHistories with up to projCopies copies (explore_projection.go).
 	projection    bool
 	projCopies    int
 	projHistories []explore.NamedHistory
 
-	// worker mode: this process is worker index of a campaign or a mutation
-	// benchmark started by a parent fuzzrun (hidden flags).
-	worker      bool
+	// workerIndex: this process is this worker of a campaign or a mutation
+	// benchmark started by a parent fuzzrun (the hidden worker command).
 	workerIndex int
 }
 
@@ -91,64 +92,105 @@ func usagef(format string, args ...any) error {
 	return &usageError{fmt.Sprintf(format, args...)}
 }
 
-// rawFlags are the values of every flag of every command, as strings, so
-// that every message names the flag and the value in the same words:
-// `-duration: "abc" is not a duration`.
+// rawFlags are the values of a command's flags, as strings, so that every
+// message names the flag and the value in the same words:
+// `-duration: "abc" is not a duration`. A flag the command does not have
+// keeps its default.
 type rawFlags struct {
-	duration, checks, seed, workers, property, target, runs, batch, every, without, maxMemory string
+	duration, checks, seed, workers, property, target, runs, batch, every, weights, maxMemory string
 	widx                                                                                      int
 	offs                                                                                      []string
 	ef                                                                                        exploreFlags
-	cex                                                                                       *consumerExploreFlags
+	cex                                                                                       consumerExploreFlags
 }
 
-// defineAll defines every flag of every command on one set, bound to o
-// and r; each command copies its own flags from it (commands.go).
-func defineAll(o *options, r *rawFlags) *flag.FlagSet {
-	fs := flag.NewFlagSet("fuzzrun", flag.ContinueOnError)
-	fs.StringVar(&r.duration, "duration", defaultDuration.String(), "")
-	fs.StringVar(&r.checks, "checks", "", "")
-	fs.StringVar(&r.seed, "seed", "", "")
-	fs.StringVar(&r.workers, "workers", strconv.Itoa(runtime.NumCPU()), "")
-	fs.StringVar(&r.property, "property", "*", "")
-	fs.StringVar(&r.target, "target", "reference", "")
-	fs.StringVar(&r.runs, "runs", strconv.Itoa(defaultRuns), "")
-	fs.StringVar(&r.batch, "batch", strconv.Itoa(defaultBatch), "")
-	fs.StringVar(&r.every, "progress-every", "5s", "")
-	fs.StringVar(&r.without, "without", "", "")
-	fs.StringVar(&r.maxMemory, "max-memory", "", "")
-	fs.IntVar(&r.widx, "worker-index", 0, "")
-	fs.StringVar(&r.ef.depth, "depth", "", "")
-	fs.StringVar(&r.ef.events, "events", "ok", "")
-	fs.StringVar(&r.ef.groups, "groups", "1", "")
-	fs.StringVar(&r.ef.groupWorkers, "group-workers", "2", "")
-	fs.StringVar(&r.ef.nodes, "nodes", "1", "")
-	fs.StringVar(&r.ef.steps, "steps", "full", "")
-	fs.BoolVar(&r.ef.noSymmetry, "no-symmetry", false, "")
-	fs.BoolVar(&r.ef.noPOR, "no-por", false, "")
-	fs.StringVar(&r.ef.engine, "engine", "", "")
-	fs.StringVar(&r.ef.copies, "copies", "2", "")
-	fs.StringVar(&r.ef.history, "history", "", "")
-	fs.Func("off", "", func(v string) error { r.offs = append(r.offs, v); return nil })
-	// -corpus and -html not given: placeOutputs (outputs.go).
-	fs.StringVar(&o.corpusDir, "corpus", "", "")
-	fs.StringVar(&o.html, "html", "", "")
-	fs.StringVar(&o.replay, "replay", "", "")
-	fs.BoolVar(&o.json, "json", false, "")
-	fs.BoolVar(&o.verbose, "v", false, "")
-	fs.BoolVar(&o.mutants, "mutants", false, "")
-	fs.BoolVar(&o.explore, "explore", false, "")
-	fs.BoolVar(&o.projection, "projection", false, "")
-	fs.StringVar(&o.consumer, "consumer", "", "")
-	fs.StringVar(&o.db, "db", "sqlite", "")
-	fs.StringVar(&o.sqlite, "sqlite", "", "")
-	r.cex = registerConsumerExplore(fs)
-	return fs
+// newFlags are the options and raw values before a command line is read:
+// every flag at its default.
+func newFlags() (*options, *rawFlags) {
+	o := &options{db: "sqlite"}
+	r := &rawFlags{
+		duration: defaultDuration.String(), workers: strconv.Itoa(runtime.NumCPU()), property: "*", target: "reference",
+		runs: strconv.Itoa(defaultRuns), batch: strconv.Itoa(defaultBatch), every: "5s",
+		ef:  exploreFlags{events: "ok", groups: "1", groupWorkers: "2", nodes: "1", steps: "full", copies: "2"},
+		cex: defaultConsumerExploreFlags(),
+	}
+	return o, r
 }
 
-// validate reads and checks the raw values into o; given are the flags
-// the command line set.
-func (o *options) validate(r *rawFlags, given map[string]bool) error {
+// flagSet is the flags of one command: a flag.FlagSet holding its flags
+// alone, bound to the options and raw values it fills, and their help in
+// the order of the command's -h.
+type flagSet struct {
+	*flag.FlagSet
+	cmd   string
+	o     *options
+	r     *rawFlags
+	names []string
+}
+
+// str defines the string flag name, its default the value *p holds.
+func (f *flagSet) str(p *string, name string) {
+	f.StringVar(p, name, *p, f.helpOf(name))
+	f.names = append(f.names, name)
+}
+
+// boolean defines the boolean flag name.
+func (f *flagSet) boolean(p *bool, name string) {
+	f.BoolVar(p, name, *p, f.helpOf(name))
+	f.names = append(f.names, name)
+}
+
+// helpOf is the help of flag name in this command: flagHelp's
+// "command.flag", else its "flag".
+func (f *flagSet) helpOf(name string) string {
+	if h, ok := flagHelp[f.cmd+"."+name]; ok {
+		return h
+	}
+	return flagHelp[name]
+}
+
+// The flags several commands share.
+
+func (f *flagSet) duration()     { f.str(&f.r.duration, "duration") }
+func (f *flagSet) checks()       { f.str(&f.r.checks, "checks") }
+func (f *flagSet) seed()         { f.str(&f.r.seed, "seed") }
+func (f *flagSet) workers()      { f.str(&f.r.workers, "workers") }
+func (f *flagSet) property()     { f.str(&f.r.property, "property") }
+func (f *flagSet) target()       { f.str(&f.r.target, "target") }
+func (f *flagSet) batch()        { f.str(&f.r.batch, "batch") }
+func (f *flagSet) runs()         { f.str(&f.r.runs, "runs") }
+func (f *flagSet) progress()     { f.str(&f.r.every, "progress-every") }
+func (f *flagSet) maxMemory()    { f.str(&f.r.maxMemory, "max-memory") }
+func (f *flagSet) corpus()       { f.str(&f.o.corpusDir, "corpus") }
+func (f *flagSet) html()         { f.str(&f.o.html, "html") }
+func (f *flagSet) json()         { f.boolean(&f.o.json, "json") }
+func (f *flagSet) verbose()      { f.boolean(&f.o.verbose, "v") }
+func (f *flagSet) replay()       { f.str(&f.o.replay, "replay") }
+func (f *flagSet) budget()       { f.duration(); f.checks(); f.seed(); f.workers() }
+func (f *flagSet) events()       { f.str(&f.r.ef.events, "events") }
+func (f *flagSet) groupWorkers() { f.str(&f.r.ef.groupWorkers, "group-workers") }
+func (f *flagSet) noPOR()        { f.boolean(&f.r.ef.noPOR, "no-por") }
+func (f *flagSet) swarm()        { f.boolean(&f.o.swarm, "swarm") }
+func (f *flagSet) weightsFlag()  { f.str(&f.r.weights, "weights") }
+func (f *flagSet) generatorMix() { f.weightsFlag(); f.swarm() }
+func (f *flagSet) outputs(v bool) {
+	f.corpus()
+	f.html()
+	f.json()
+	if v {
+		f.verbose()
+	}
+}
+
+// off defines -off, repeated for each law.
+func (f *flagSet) off() {
+	f.Func("off", f.helpOf("off"), func(v string) error { f.r.offs = append(f.r.offs, v); return nil })
+	f.names = append(f.names, "off")
+}
+
+// validate reads and checks the raw values into o, for command c; given
+// are the flags the command line set.
+func (o *options) validate(c *command, r *rawFlags, given map[string]bool) error {
 	o.workerIndex = r.widx
 	var err error
 	if o.duration, err = time.ParseDuration(r.duration); err != nil || o.duration < 0 {
@@ -182,8 +224,8 @@ func (o *options) validate(r *rawFlags, given map[string]bool) error {
 	if o.every, err = time.ParseDuration(r.every); err != nil || o.every <= 0 {
 		return usagef("-progress-every: %q is not a positive duration", r.every)
 	}
-	if o.without, err = parseWithout(r.without); err != nil {
-		return err
+	if o.weights, err = gen.ParseWeights(r.weights); err != nil {
+		return usagef("-weights: %v", err)
 	}
 	o.maxMemory = defaultMaxMemory()
 	if given["max-memory"] {
@@ -205,61 +247,22 @@ func (o *options) validate(r *rawFlags, given map[string]bool) error {
 		// batches keep progress live and the time budget honest.
 		o.batch = externalBatch
 	}
-	if err := o.checkModes(given); err != nil {
-		return err
+	if c.check != nil {
+		return c.check(o, r, given)
 	}
-	if err := o.parseConsumerExplore(given, r.ef, r.cex); err != nil {
-		return err
-	}
-	if err := o.parseExplore(given, r.ef); err != nil {
-		return err
-	}
-	if err := o.checkConsumer(given); err != nil {
-		return err
-	}
-	return o.checkBroker(given)
+	return nil
 }
 
-// checkModes rejects combinations that cannot mean anything.
-func (o *options) checkModes(given map[string]bool) error {
-	var modes []string
-	for _, m := range []struct {
-		flag string
-		on   bool
-	}{{"-list", o.list}, {"-replay", o.replay != ""}, {"-mutants", o.mutants}, {"-explore", o.explore}} {
-		if m.on {
-			modes = append(modes, m.flag)
-		}
-	}
-	if len(modes) > 1 {
-		what := map[string]string{"-list": "-list lists", "-replay": "-replay FILE plays one saved case",
-			"-mutants": "-mutants hunts every mutant", "-explore": "-explore model-checks"}
-		var says []string
-		for _, m := range modes {
-			says = append(says, what[m])
-		}
-		return usagef("%s are different modes (%s); give one of them", strings.Join(modes, " and "), strings.Join(says, ", "))
-	}
-	if len(o.off) > 0 && (o.mutants || o.replay != "" || o.list || o.broker != "" || o.explore) {
-		return usagef("-off: laws are switched off in a campaign only, not with -mutants, -replay, -list, -broker or -explore")
-	}
-	if o.mutants && given["target"] {
-		return usagef("-target: -mutants hunts every mutant; narrow it with -property instead")
-	}
-	if o.mutants && !given["seed"] {
-		o.seed, o.seedGiven = defaultMutantSeed, true
-	}
-	if o.mutants && o.checks == 0 {
-		o.checks = defaultMutantChecks
-	}
-	if !o.list && o.replay == "" && !o.mutants && !o.explore && !o.worker && o.duration == 0 && o.checks == 0 {
+// checkBudget rejects a campaign that would never end.
+func (o *options) checkBudget() error {
+	if o.duration == 0 && o.checks == 0 {
 		return usagef("-duration: 0 (no time limit) needs -checks, or the campaign would never end")
 	}
 	return nil
 }
 
 // parseOff reads the -off values: each LAW=REASON, LAW a law of some
-// property ("property/law", as -list names them) and REASON not empty.
+// property ("property/law", as fuzzrun list names them) and REASON not empty.
 func parseOff(values []string) (map[string]string, error) {
 	if len(values) == 0 {
 		return nil, nil

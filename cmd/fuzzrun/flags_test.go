@@ -47,7 +47,15 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"broker", "nats", "-html", "x.html"}, `fuzzrun: -html: fuzzrun broker has no such flag`},
 		{[]string{"campaign", "-worker-index", "1"}, `fuzzrun: -worker-index: fuzzrun campaign has no such flag (see fuzzrun campaign -h)`},
 		{[]string{"help", "nope"}, `fuzzrun: help: "nope" is not a command`},
-		{[]string{"-without", "crashes"}, `fuzzrun: -without: "crashes" is not a fault that can be switched off; the faults are duplicate, crash,`},
+		{[]string{"-weights", "crashes=0"}, `fuzzrun: -weights: "crashes" is not a kind of step; the kinds are step, deliver, produce, duplicate, reorder, crash,`},
+		{[]string{"mutants", "-weights", "crash=-1"}, `fuzzrun: -weights: crash=-1: a weight is a whole number from 0 to 1000`},
+		{[]string{"-weights", "crash"}, `fuzzrun: -weights: "crash" is not KIND=WEIGHT (e.g. crash=0,skew=3)`},
+		{[]string{"-without", "crash"}, `fuzzrun: -without: fuzzrun campaign has no such flag (see fuzzrun campaign -h)`},
+		{[]string{"explore", "-weights", "crash=0"}, `fuzzrun: -weights: fuzzrun explore has no such flag; it is a flag of fuzzrun campaign and fuzzrun mutants`},
+		{[]string{"consumer", "adr", "-events", "2"}, `fuzzrun: -events: bounds a consumer's model check; give -explore`},
+		{[]string{"consumer", "adr", "-explore", "-seed", "3"}, `fuzzrun: -seed: means nothing with fuzzrun consumer -explore`},
+		{[]string{"explore", "-copies", "3"}, `fuzzrun: -copies: needs -projection`},
+
 		{[]string{"-duration", "0"}, `fuzzrun: -duration: 0 (no time limit) needs -checks`},
 		{[]string{"-target", "exec-hlc:"}, `fuzzrun: -target: "exec-hlc:" cannot be used: target exec-hlc:: procparts: empty command`},
 		{[]string{"-target", "exec-projector:/nonexistent/projector"}, `fuzzrun: -target: "exec-projector:/nonexistent/projector" cannot be used: target exec-projector:/nonexistent/projector: procparts: projector implementation "/nonexistent/projector" failed on request 1 (hello): could not start`},
@@ -57,10 +65,7 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"-off", "hlc-laws/physical-bound= "}, `fuzzrun: -off: hlc-laws/physical-bound has no reason`},
 		{[]string{"-off", "hlc-laws/monotonic=a", "-off", "hlc-laws/monotonic=b"}, `fuzzrun: -off: hlc-laws/monotonic is switched off twice`},
 		{[]string{"replay", "no/such/file.json"}, `fuzzrun: replay: open no/such/file.json`},
-		{[]string{"-mutants", "-replay", "x.json"}, `fuzzrun: -replay and -mutants are different modes; give one command: fuzzrun replay FILE or fuzzrun mutants`},
-		{[]string{"-explore", "-mutants", "-depth", "3"}, `fuzzrun: -mutants and -explore are different modes; give one command: fuzzrun mutants or fuzzrun explore`},
-		{[]string{"-consumer", "adr", "-list"}, `fuzzrun: -list: lists every consumer already`},
-		{[]string{"-broker", "nats", "-mutants"}, `fuzzrun: -mutants: fuzzrun broker takes no -mutants`},
+
 		{[]string{"-target", "hlc-no-merge", "-property", "single-credit", "-corpus", "", "-html", ""}, `fuzzrun: -target: "hlc-no-merge" plays no scenario the selected properties judge`},
 	}
 	for _, c := range cases {
@@ -97,13 +102,14 @@ func TestHelp(t *testing.T) {
 				t.Fatalf("%v: exit %d: %s", args, r.code, r.stderr)
 			}
 			mustContain(t, c.name+" -h", r.stdout, "usage: fuzzrun "+c.name, "exit status")
-			for _, f := range c.flags {
+			own := c.flags(newFlags()).names
+			for _, f := range own {
 				mustContain(t, c.name+" -h", r.stdout, "  -"+f+" ")
 			}
 			// No flag of another command.
 			for _, o := range commands {
-				for _, f := range o.flags {
-					if !slices.Contains(c.flags, f) && strings.Contains(r.stdout, "\n  -"+f+" ") {
+				for _, f := range o.flags(newFlags()).names {
+					if !slices.Contains(own, f) && strings.Contains(r.stdout, "\n  -"+f+" ") {
 						t.Errorf("fuzzrun %s -h lists -%s, not one of its flags", c.name, f)
 					}
 				}
@@ -112,6 +118,7 @@ func TestHelp(t *testing.T) {
 	}
 	mustContain(t, "explore -h", fuzzrun(t, "explore", "-h").stdout, "-projection", "-copies N", "-history H")
 	mustContain(t, "broker -h", fuzzrun(t, "broker", "-h").stdout, "go run -tags servers ./cmd/fuzzrun broker")
+	mustContain(t, "campaign -h", fuzzrun(t, "campaign", "-h").stdout, "-weights K=N", "-swarm", "crash=1", "reorder=3", "cleanup-reclaim=1")
 }
 
 func TestList(t *testing.T) {

@@ -10,7 +10,7 @@ import (
 	"github.com/idemcheck/idemcheck/impl/system"
 )
 
-// listJSON is the -list -json output.
+// listJSON is the fuzzrun list -json output.
 type listJSON struct {
 	Properties []propertyJSON `json:"properties"`
 	Targets    []targetJSON   `json:"targets"`

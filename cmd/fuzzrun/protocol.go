@@ -86,8 +86,11 @@ func workerCommand(exe string, o *options, w int, checks int64, left time.Durati
 	if checks > 0 {
 		args = append(args, "-checks", strconv.FormatInt(checks, 10))
 	}
-	if len(o.without) > 0 {
-		args = append(args, "-without", joinOps(o.without))
+	if w := o.weights.String(); w != "" {
+		args = append(args, "-weights", w)
+	}
+	if o.swarm {
+		args = append(args, "-swarm")
 	}
 	for _, law := range slices.Sorted(maps.Keys(o.off)) {
 		args = append(args, "-off", law+"="+o.off[law])

@@ -173,7 +173,7 @@ func huntMutants(ctx context.Context, o *options, s *sender) {
 		}
 		p := job.property
 		res := properties.Hunt(job.mutant, properties.HuntOptions{Kind: p.Kind, Properties: []properties.Property{p},
-			Checks: int(o.checks), Seed: mutantSeed(o.seed, job.run)})
+			Checks: int(o.checks), Seed: mutantSeed(o.seed, job.run), Generator: generator(o, p.Kind)})
 		m := message{Type: msgKill, Mutant: job.mutant.Name, Run: job.run, Property: p.Name, Law: res.Law, Kind: string(p.Kind),
 			Killed: res.Failed && res.Verdict.Property == p.Name, Checks: res.Checks, ElapsedNs: res.Elapsed.Nanoseconds(),
 			Seed: res.Seed, Summary: res.Verdict.Summary, ShrunkSize: res.ShrunkSize}

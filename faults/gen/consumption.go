@@ -21,20 +21,60 @@ import (
 // The world keeps the relations a correct deployment keeps: the lease is no
 // longer than the backoff and the ack timeout (a redelivery finds a crashed
 // holder's lease expired), and retention exceeds the redelivery window.
-func Consumption() *rapid.Generator[*scenario.Scenario] { return ConsumptionWithout() }
+func Consumption() *rapid.Generator[*scenario.Scenario] { return ConsumptionWith(Config{}) }
+
+// ConsumptionWith is Consumption drawing its steps as c says: each kind of
+// step as often as its weight, none of a kind of weight 0, and in swarm
+// mode from a mix of kinds each scenario draws. The same seed and Config
+// draw the same scenario. It panics on weights Weights.Validate rejects,
+// as rapid's generators do on bounds that cannot be drawn from.
+func ConsumptionWith(c Config) *rapid.Generator[*scenario.Scenario] {
+	w := c.Weights
+	if err := w.Validate(); err != nil {
+		panic("gen.ConsumptionWith: weights: " + err.Error())
+	}
+	// A menu that fixed weights give is made once, not per scenario.
+	fixed := menu(w.Of)
+	return rapid.Custom(func(t *rapid.T) *scenario.Scenario {
+		cons := &scenario.Consumption{Config: config(t)}
+		cons.Events = events(t)
+		ops, reorder := fixed, w.Of(KindReorder)
+		if c.Swarm {
+			ops, reorder = swarm(t, w)
+		}
+		cons.Steps = steps(t, cons, ops, reorder)
+		return &scenario.Scenario{Version: scenario.Version, Kind: scenario.KindConsumption, Consumption: cons}
+	})
+}
 
 // ConsumptionWithout is Consumption with the faults of the given ops
-// switched off: no step with one of those ops is drawn, nor any shape (see
-// steps) that contains one. It exists to prove that coverage checks bite: a
-// campaign without crashes never reaches a crash at any pipeline point,
-// and its coverage table says so. Produce cannot be switched off.
+// switched off (weight 0): no step with one of those ops is drawn, nor any
+// shape that contains one. It proves that coverage checks bite: a campaign
+// without crashes never reaches a crash at any pipeline point, and its
+// coverage table says so.
 func ConsumptionWithout(off ...scenario.Op) *rapid.Generator[*scenario.Scenario] {
-	return rapid.Custom(func(t *rapid.T) *scenario.Scenario {
-		c := &scenario.Consumption{Config: config(t)}
-		c.Events = events(t)
-		c.Steps = steps(t, c, off)
-		return &scenario.Scenario{Version: scenario.Version, Kind: scenario.KindConsumption, Consumption: c}
-	})
+	w := Weights{}
+	for _, op := range off {
+		w[opKind(op)] = 0
+	}
+	return ConsumptionWith(Config{Weights: w})
+}
+
+// swarm draws the mix of one scenario of swarm mode: each fault kind of
+// non-zero weight on or off. Off shrinks first, so a counterexample keeps
+// only the kinds it needs.
+func swarm(t *rapid.T, w Weights) ([]scenario.Op, int) {
+	on := map[StepKind]bool{}
+	for _, k := range kinds {
+		on[k.kind] = !k.fault || (w.Of(k.kind) > 0 && rapid.Bool().Draw(t, "swarm_"+string(k.kind)))
+	}
+	weight := func(k StepKind) int {
+		if !on[k] {
+			return 0
+		}
+		return w.Of(k)
+	}
+	return menu(weight), weight(KindReorder)
 }
 
 const minute = int64(60_000)
@@ -176,7 +216,10 @@ var shapeOps = map[scenario.Op][]scenario.Op{
 	shapeCleanupReclaim: {scenario.OpDeliver, scenario.OpStep, scenario.OpAdvance, scenario.OpReplay, scenario.OpCleanup},
 }
 
-func steps(t *rapid.T, c *scenario.Consumption, off []scenario.Op) []scenario.Step {
+// steps draws the schedule: steps from ops (a shape plays its steps), a
+// delivery out of order at weight reorder against 1 in order, and every
+// event produced at a drawn point.
+func steps(t *rapid.T, c *scenario.Consumption, ops []scenario.Op, reorder int) []scenario.Step {
 	cfg := c.Config
 	workerNames := make([]string, len(cfg.Workers))
 	for i, w := range cfg.Workers {
@@ -190,19 +233,6 @@ func steps(t *rapid.T, c *scenario.Consumption, off []scenario.Op) []scenario.St
 	eventIdx := intTo(len(c.Events) - 1)
 	worker := rapid.SampledFrom(workerNames)
 	node := rapid.SampledFrom(nodeNames)
-	// Ops are listed from the most to the least useful, since rapid shrinks
-	// a choice towards its first option; the shapes come last.
-	var ops []scenario.Op
-	for _, op := range []scenario.Op{
-		scenario.OpStep, scenario.OpDeliver, scenario.OpProduce, scenario.OpStep, scenario.OpDeliver,
-		scenario.OpAdvance, scenario.OpStep, scenario.OpCrash, scenario.OpDuplicate, scenario.OpCleanup,
-		scenario.OpProduce, scenario.OpSkew, scenario.OpClockStep, scenario.OpReplay, scenario.OpProduceFail,
-		shapeCrashAt, shapeTakeover, shapeCleanupReclaim,
-	} {
-		if !slices.Contains(off, op) && !slices.ContainsFunc(shapeOps[op], func(o scenario.Op) bool { return slices.Contains(off, o) }) {
-			ops = append(ops, op)
-		}
-	}
 	// peer draws a second worker of w's consumer group (w itself if it is
 	// the group's only worker).
 	peer := func(t *rapid.T, w string) string {
@@ -217,7 +247,14 @@ func steps(t *rapid.T, c *scenario.Consumption, off []scenario.Op) []scenario.St
 		}
 		return rapid.SampledFrom(group).Draw(t, "peer")
 	}
-	opGen, advanceGen := rapid.SampledFrom(ops), rapid.SampledFrom(advances)
+	var opGen *rapid.Generator[scenario.Op]
+	if len(ops) > 0 {
+		opGen = rapid.SampledFrom(ops)
+	}
+	advanceGen := rapid.SampledFrom(advances)
+	// A pick of 1..3 past the first eligible message is out of order; at
+	// reorder 3 the draw is the plain 0..3.
+	pickGen := intTo(reorder)
 	// A drawn step is one step, or a shape's several: kept by value, a
 	// single step costs no allocation of its own.
 	step := rapid.Custom(func(t *rapid.T) drawnStep {
@@ -230,7 +267,11 @@ func steps(t *rapid.T, c *scenario.Consumption, off []scenario.Op) []scenario.St
 			st.N = oneToNine.Draw(t, "copies")
 		case scenario.OpDeliver:
 			st.Worker = worker.Draw(t, "worker")
-			st.Pick = intTo(3).Draw(t, "pick")
+			if reorder > 0 {
+				if p := pickGen.Draw(t, "pick"); p > 0 {
+					st.Pick = 1 + (p-1)%3
+				}
+			}
 		case scenario.OpStep, scenario.OpCrash, scenario.OpCleanup:
 			st.Worker = worker.Draw(t, "worker")
 		case scenario.OpAdvance:
@@ -259,7 +300,10 @@ func steps(t *rapid.T, c *scenario.Consumption, off []scenario.Op) []scenario.St
 		}
 		return drawnStep{one: st}
 	})
-	drawn := rapid.SliceOfN(step, 1, 80).Draw(t, "steps")
+	var drawn []drawnStep
+	if opGen != nil { // every kind weighted 0: the events' produces only
+		drawn = rapid.SliceOfN(step, 1, 80).Draw(t, "steps")
+	}
 	n := len(c.Events)
 	for _, d := range drawn {
 		n += max(len(d.shape), 1)
