@@ -12,9 +12,9 @@ import (
 	"time"
 
 	"github.com/idemcheck/idemcheck/cmd/fuzzrun/internal/ext"
-	"github.com/idemcheck/idemcheck/consumertest"
 	"github.com/idemcheck/idemcheck/corpus"
 	"github.com/idemcheck/idemcheck/examples/consumers/catalog"
+	consumertest "github.com/idemcheck/idemcheck/internal/consumerharness"
 	"github.com/idemcheck/idemcheck/report"
 )
 

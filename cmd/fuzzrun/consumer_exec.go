@@ -9,9 +9,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/idemcheck/idemcheck/consumertest"
 	"github.com/idemcheck/idemcheck/impl/adapter/consumerproc"
 	"github.com/idemcheck/idemcheck/impl/system/procresolve"
+	consumertest "github.com/idemcheck/idemcheck/internal/consumerharness"
 )
 
 func init() {

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/idemcheck/idemcheck/consumertest"
+	consumertest "github.com/idemcheck/idemcheck/internal/consumerharness"
 )
 
 // small are bounds a unit test can afford: one event and its duplicate.

@@ -22,7 +22,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/idemcheck/idemcheck/consumertest"
+	consumertest "github.com/idemcheck/idemcheck/internal/consumerharness"
 )
 
 // built is cmd/fuzzrun as go build makes it (fuzzrunBinary); TestMain

@@ -5,7 +5,7 @@ import (
 	"io"
 	"text/tabwriter"
 
-	"github.com/idemcheck/idemcheck/consumertest"
+	consumertest "github.com/idemcheck/idemcheck/internal/consumerharness"
 
 	"github.com/idemcheck/idemcheck/impl/system"
 )

@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/idemcheck/idemcheck/consumertest"
 	"github.com/idemcheck/idemcheck/impl/adapter/consumerproc"
+	consumertest "github.com/idemcheck/idemcheck/internal/consumerharness"
 )
 
 // BenchmarkInsertFirst: one delivery of insert-first.js (begin, two

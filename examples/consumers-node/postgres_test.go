@@ -4,7 +4,7 @@ import (
 	"os"
 	"testing"
 
-	"github.com/idemcheck/idemcheck/consumertest"
+	consumertest "github.com/idemcheck/idemcheck/internal/consumerharness"
 )
 
 // The same consumers, unchanged, on PostgreSQL: their SQL runs on both

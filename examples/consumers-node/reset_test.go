@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/idemcheck/idemcheck/consumertest"
 	"github.com/idemcheck/idemcheck/impl/adapter/consumerproc"
+	consumertest "github.com/idemcheck/idemcheck/internal/consumerharness"
 )
 
 // TestReusedProcessesForget: the consumers declare reset, so the harness

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/idemcheck/idemcheck/consumertest"
+	consumertest "github.com/idemcheck/idemcheck/internal/consumerharness"
 )
 
 // consumer is the Node.js consumer in file, as a team puts it under the

@@ -18,8 +18,8 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/idemcheck/idemcheck/consumertest"
 	"github.com/idemcheck/idemcheck/corpus/casefile"
+	consumertest "github.com/idemcheck/idemcheck/internal/consumerharness"
 )
 
 // Env is the environment variable that, set to 1, makes the regenerating

@@ -3,8 +3,8 @@ package alwaystransient_test
 import (
 	"testing"
 
-	"github.com/idemcheck/idemcheck/consumertest"
 	"github.com/idemcheck/idemcheck/examples/consumers/alwaystransient"
+	consumertest "github.com/idemcheck/idemcheck/internal/consumerharness"
 )
 
 // TestNeverWorkingConsumerIsCaught: at the default budget (100 scenarios),

@@ -3,8 +3,8 @@ package applypoison_test
 import (
 	"testing"
 
-	"github.com/idemcheck/idemcheck/consumertest"
 	"github.com/idemcheck/idemcheck/examples/consumers/applypoison"
+	consumertest "github.com/idemcheck/idemcheck/internal/consumerharness"
 )
 
 // TestCreditingPoisonIsCaught: at the default budget, the consumer that

@@ -3,8 +3,8 @@ package balancesplit_test
 import (
 	"testing"
 
-	"github.com/idemcheck/idemcheck/consumertest"
 	"github.com/idemcheck/idemcheck/examples/consumers/balancesplit"
+	consumertest "github.com/idemcheck/idemcheck/internal/consumerharness"
 )
 
 func TestSplitBalanceCheckCreditsTwice(t *testing.T) {

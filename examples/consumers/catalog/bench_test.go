@@ -9,11 +9,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/idemcheck/idemcheck/consumertest"
 	"github.com/idemcheck/idemcheck/examples/consumers/adr"
 	"github.com/idemcheck/idemcheck/examples/consumers/catalog"
 	"github.com/idemcheck/idemcheck/impl/contract/event"
 	"github.com/idemcheck/idemcheck/impl/contract/handler"
+	consumertest "github.com/idemcheck/idemcheck/internal/consumerharness"
 )
 
 // BenchmarkADRScenarios is the harness's throughput on the ADR consumer:

@@ -9,7 +9,6 @@ import (
 	"slices"
 	"time"
 
-	"github.com/idemcheck/idemcheck/consumertest"
 	"github.com/idemcheck/idemcheck/examples/consumers/adr"
 	"github.com/idemcheck/idemcheck/examples/consumers/alwaystransient"
 	"github.com/idemcheck/idemcheck/examples/consumers/applypoison"
@@ -36,6 +35,7 @@ import (
 	"github.com/idemcheck/idemcheck/examples/consumers/ttl"
 	"github.com/idemcheck/idemcheck/examples/consumers/upsertfirst"
 	"github.com/idemcheck/idemcheck/impl/contract/handler"
+	consumertest "github.com/idemcheck/idemcheck/internal/consumerharness"
 )
 
 // Entry is one example consumer.

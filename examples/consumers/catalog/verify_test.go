@@ -4,9 +4,9 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/idemcheck/idemcheck/consumertest"
 	"github.com/idemcheck/idemcheck/corpus"
 	"github.com/idemcheck/idemcheck/examples/consumers/catalog"
+	consumertest "github.com/idemcheck/idemcheck/internal/consumerharness"
 )
 
 // The model checker against the example consumers: every broken one is

@@ -3,8 +3,8 @@ package claimstuck_test
 import (
 	"testing"
 
-	"github.com/idemcheck/idemcheck/consumertest"
 	"github.com/idemcheck/idemcheck/examples/consumers/claimstuck"
+	consumertest "github.com/idemcheck/idemcheck/internal/consumerharness"
 )
 
 func TestClaimNeverReleasedLosesTheEvent(t *testing.T) {

@@ -3,8 +3,8 @@ package effectthenmark_test
 import (
 	"testing"
 
-	"github.com/idemcheck/idemcheck/consumertest"
 	"github.com/idemcheck/idemcheck/examples/consumers/effectthenmark"
+	consumertest "github.com/idemcheck/idemcheck/internal/consumerharness"
 )
 
 func TestEffectThenMarkCreditsTwiceAfterACrash(t *testing.T) {

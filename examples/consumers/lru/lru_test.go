@@ -3,8 +3,8 @@ package lru_test
 import (
 	"testing"
 
-	"github.com/idemcheck/idemcheck/consumertest"
 	"github.com/idemcheck/idemcheck/examples/consumers/lru"
+	consumertest "github.com/idemcheck/idemcheck/internal/consumerharness"
 )
 
 func TestInProcessCacheCreditsTwice(t *testing.T) {

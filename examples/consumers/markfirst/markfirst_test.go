@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/idemcheck/idemcheck/consumertest"
 	"github.com/idemcheck/idemcheck/examples/consumers/markfirst"
+	consumertest "github.com/idemcheck/idemcheck/internal/consumerharness"
 )
 
 var consumer = consumertest.Consumer{

@@ -10,8 +10,8 @@ import (
 
 	_ "modernc.org/sqlite"
 
-	"github.com/idemcheck/idemcheck/consumertest"
 	"github.com/idemcheck/idemcheck/examples/consumers/migrations"
+	consumertest "github.com/idemcheck/idemcheck/internal/consumerharness"
 )
 
 func consumer(d migrations.Dialect) consumertest.Consumer {

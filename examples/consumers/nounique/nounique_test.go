@@ -3,8 +3,8 @@ package nounique_test
 import (
 	"testing"
 
-	"github.com/idemcheck/idemcheck/consumertest"
 	"github.com/idemcheck/idemcheck/examples/consumers/nounique"
+	consumertest "github.com/idemcheck/idemcheck/internal/consumerharness"
 )
 
 func TestCheckThenActCreditsTwice(t *testing.T) {

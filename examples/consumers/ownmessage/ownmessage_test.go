@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/idemcheck/idemcheck/consumertest"
 	"github.com/idemcheck/idemcheck/examples/consumers/ownmessage"
+	consumertest "github.com/idemcheck/idemcheck/internal/consumerharness"
 )
 
 var consumer = consumertest.Consumer{

@@ -7,9 +7,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/idemcheck/idemcheck/consumertest"
 	"github.com/idemcheck/idemcheck/examples/consumers/ownmessage"
 	"github.com/idemcheck/idemcheck/examples/consumers/payloadhash"
+	consumertest "github.com/idemcheck/idemcheck/internal/consumerharness"
 )
 
 var consumer = consumertest.Consumer{

@@ -3,8 +3,8 @@ package poisoneverything_test
 import (
 	"testing"
 
-	"github.com/idemcheck/idemcheck/consumertest"
 	"github.com/idemcheck/idemcheck/examples/consumers/poisoneverything"
+	consumertest "github.com/idemcheck/idemcheck/internal/consumerharness"
 )
 
 // TestRejectingEveryMessageIsCaught: at the default budget, the consumer

@@ -4,8 +4,8 @@ import (
 	"os"
 	"testing"
 
-	"github.com/idemcheck/idemcheck/consumertest"
 	"github.com/idemcheck/idemcheck/examples/consumers/secondconn"
+	consumertest "github.com/idemcheck/idemcheck/internal/consumerharness"
 )
 
 var consumer = consumertest.Consumer{

@@ -3,8 +3,8 @@ package splitcheck_test
 import (
 	"testing"
 
-	"github.com/idemcheck/idemcheck/consumertest"
 	"github.com/idemcheck/idemcheck/examples/consumers/splitcheck"
+	consumertest "github.com/idemcheck/idemcheck/internal/consumerharness"
 )
 
 func TestSplitCheckCreditsTwice(t *testing.T) {

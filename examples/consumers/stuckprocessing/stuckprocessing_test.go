@@ -3,8 +3,8 @@ package stuckprocessing_test
 import (
 	"testing"
 
-	"github.com/idemcheck/idemcheck/consumertest"
 	"github.com/idemcheck/idemcheck/examples/consumers/stuckprocessing"
+	consumertest "github.com/idemcheck/idemcheck/internal/consumerharness"
 )
 
 // TestClaimLeftProcessingIsCaught: at the default budget, the claim left

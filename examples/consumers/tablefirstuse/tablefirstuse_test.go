@@ -4,9 +4,9 @@ import (
 	"os"
 	"testing"
 
-	"github.com/idemcheck/idemcheck/consumertest"
 	"github.com/idemcheck/idemcheck/examples/consumers/tablefirstuse"
 	"github.com/idemcheck/idemcheck/impl/contract/handler"
+	consumertest "github.com/idemcheck/idemcheck/internal/consumerharness"
 )
 
 func consumer(name string, w handler.Worker) consumertest.Consumer {

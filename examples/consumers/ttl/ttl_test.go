@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/idemcheck/idemcheck/consumertest"
 	"github.com/idemcheck/idemcheck/examples/consumers/ttl"
+	consumertest "github.com/idemcheck/idemcheck/internal/consumerharness"
 )
 
 func ttlConsumer(d ttl.Dialect, window string) consumertest.Consumer {

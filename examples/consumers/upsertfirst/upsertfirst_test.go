@@ -5,9 +5,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/idemcheck/idemcheck/consumertest"
 	"github.com/idemcheck/idemcheck/examples/consumers/upsertfirst"
 	"github.com/idemcheck/idemcheck/impl/contract/handler"
+	consumertest "github.com/idemcheck/idemcheck/internal/consumerharness"
 )
 
 func consumer(name string, h handler.Func) consumertest.Consumer {

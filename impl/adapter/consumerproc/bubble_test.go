@@ -7,8 +7,8 @@ import (
 	"testing/synctest"
 	"time"
 
-	"github.com/idemcheck/idemcheck/consumertest"
 	"github.com/idemcheck/idemcheck/impl/adapter/consumerproc"
+	consumertest "github.com/idemcheck/idemcheck/internal/consumerharness"
 )
 
 // TestInABubble: a harness may run deliveries in a testing/synctest bubble

@@ -9,9 +9,9 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/idemcheck/idemcheck/consumertest"
 	"github.com/idemcheck/idemcheck/impl/adapter/consumerproc"
 	"github.com/idemcheck/idemcheck/impl/contract/handler"
+	consumertest "github.com/idemcheck/idemcheck/internal/consumerharness"
 )
 
 // fakePool is a pool of fake consumers in mode; reset is the fake's

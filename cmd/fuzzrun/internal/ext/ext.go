@@ -8,10 +8,10 @@ package ext
 import (
 	"io"
 
-	"github.com/idemcheck/idemcheck/consumertest"
 	"github.com/idemcheck/idemcheck/faults/runner"
 	"github.com/idemcheck/idemcheck/impl/contract/broker"
 	"github.com/idemcheck/idemcheck/impl/system"
+	consumertest "github.com/idemcheck/idemcheck/internal/consumerharness"
 )
 
 // Tag is the build tag that links package servers into fuzzrun.

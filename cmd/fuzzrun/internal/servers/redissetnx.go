@@ -13,8 +13,8 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/idemcheck/idemcheck/cmd/fuzzrun/internal/ext"
-	"github.com/idemcheck/idemcheck/consumertest"
 	"github.com/idemcheck/idemcheck/examples/consumers/redissetnx"
+	consumertest "github.com/idemcheck/idemcheck/internal/consumerharness"
 )
 
 // RedisEnv names the variable that holds the address of the Redis the
