@@ -4,7 +4,7 @@ import (
 	"os"
 	"testing"
 
-	consumertest "github.com/idemcheck/idemcheck/internal/consumerharness"
+	"github.com/idemcheck/idemcheck/consumertest"
 )
 
 // The same consumers, unchanged, on PostgreSQL: their SQL runs on both

@@ -5,8 +5,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/idemcheck/idemcheck/consumertest"
+	"github.com/idemcheck/idemcheck/consumertest/scenario"
 	"github.com/idemcheck/idemcheck/impl/adapter/consumerproc"
-	consumertest "github.com/idemcheck/idemcheck/internal/consumerharness"
 )
 
 // TestReusedProcessesForget: the consumers declare reset, so the harness
@@ -18,7 +19,7 @@ import (
 // does not, and that is how it is caught (fuzzrun refuses it before a
 // campaign the same way: cmd/fuzzrun TestExecConsumerKeepsState).
 func TestReusedProcessesForget(t *testing.T) {
-	gen := consumertest.Generator(16)
+	gen := scenario.Generator(16)
 	for _, c := range []struct {
 		file string
 		same bool

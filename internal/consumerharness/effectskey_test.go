@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/idemcheck/idemcheck/examples/consumers/adr"
-	consumertest "github.com/idemcheck/idemcheck/internal/consumerharness"
+	"github.com/idemcheck/idemcheck/internal/consumerharness"
 )
 
 // An effects query whose first column is no event id (the amount, say)
@@ -17,12 +17,12 @@ import (
 // first scenario, in every entry point, and saves no corpus file.
 
 // amountsFirst is the ADR consumer with its effects read amount first.
-func amountsFirst() consumertest.Consumer {
-	return consumertest.Consumer{
+func amountsFirst() consumerharness.Consumer {
+	return consumerharness.Consumer{
 		Name:    "amounts-first",
 		Schema:  adr.Schema,
 		Handler: adr.Handle,
-		Effects: consumertest.PerEvent("SELECT amount_cents FROM ledger"),
+		Effects: consumerharness.PerEvent("SELECT amount_cents FROM ledger"),
 	}
 }
 
@@ -30,7 +30,7 @@ func amountsFirst() consumertest.Consumer {
 // holds no file.
 func badKey(t *testing.T, err error, dir string) {
 	t.Helper()
-	if !errors.Is(err, consumertest.ErrBadInput) {
+	if !errors.Is(err, consumerharness.ErrBadInput) {
 		t.Fatalf("want a bad-input error, got %v", err)
 	}
 	for _, want := range []string{`the effects query "SELECT amount_cents FROM ledger" must return event id first`, "which is no event of the scenario"} {
@@ -47,7 +47,7 @@ func TestEffectsNotKeyedByEventIDAreBadInput(t *testing.T) {
 	c := amountsFirst()
 	t.Run("Hunt", func(t *testing.T) {
 		dir := t.TempDir()
-		res, err := consumertest.Hunt(c, consumertest.Checks(100), consumertest.Seed(1), consumertest.CorpusDir(dir))
+		res, err := consumerharness.Hunt(c, consumerharness.Checks(100), consumerharness.Seed(1), consumerharness.CorpusDir(dir))
 		badKey(t, err, dir)
 		if res.Failed {
 			t.Errorf("a verdict was given:\n%s", res.Report())
@@ -55,14 +55,14 @@ func TestEffectsNotKeyedByEventIDAreBadInput(t *testing.T) {
 	})
 	t.Run("Replay", func(t *testing.T) {
 		dir := t.TempDir()
-		s := &consumertest.Scenario{Version: consumertest.ScenarioVersion, Workers: 1, Policy: consumertest.DefaultPolicy,
-			Events: []consumertest.Event{{ID: "e1", User: "u1", Amount: 100}}}
-		_, err := consumertest.Replay(c, s, consumertest.CorpusDir(dir))
+		s := &consumerharness.Scenario{Version: consumerharness.ScenarioVersion, Workers: 1, Policy: consumerharness.DefaultPolicy,
+			Events: []consumerharness.Event{{ID: "e1", User: "u1", Amount: 100}}}
+		_, err := consumerharness.Replay(c, s, consumerharness.CorpusDir(dir))
 		badKey(t, err, dir)
 	})
 	t.Run("Explore", func(t *testing.T) {
 		dir := t.TempDir()
-		res, err := consumertest.Explore(c, consumertest.DefaultBounds, consumertest.CorpusDir(dir))
+		res, err := consumerharness.Explore(c, consumerharness.DefaultBounds, consumerharness.CorpusDir(dir))
 		badKey(t, err, dir)
 		if res.Schedules > 1 {
 			t.Errorf("the search went on for %d schedules", res.Schedules)
@@ -75,7 +75,7 @@ func TestEffectsNotKeyedByEventIDAreBadInput(t *testing.T) {
 // broken law, and save no corpus file.
 func TestCheckFailsAtOnceOnEffectsNotKeyedByEventID(t *testing.T) {
 	if dir := os.Getenv("EFFECTSKEY_CHILD"); dir != "" {
-		consumertest.Check(t, amountsFirst(), consumertest.CorpusDir(dir))
+		consumerharness.Check(t, amountsFirst(), consumerharness.CorpusDir(dir))
 		return
 	}
 	dir := t.TempDir()

@@ -4,6 +4,8 @@ import (
 	"context"
 	"database/sql"
 	"io"
+
+	teamhandler "github.com/idemcheck/idemcheck/consumertest/handler"
 )
 
 // A team's own message type.
@@ -34,18 +36,12 @@ import (
 // HandlerOf adapts a handler of the team's own message type M: msg makes
 // the message each delivery carries, from the harness's.
 func HandlerOf[M any](msg func(Message) M, h func(ctx context.Context, db *sql.DB, m M) error) Handler {
-	return func(ctx context.Context, db *sql.DB, m Message) error { return h(ctx, db, msg(m)) }
+	return teamhandler.HandlerOf(msg, h)
 }
 
 // WorkerOf adapts a Worker factory whose handlers take the team's own
 // message type M: msg makes the message each delivery carries, from the
 // harness's.
 func WorkerOf[M any](msg func(Message) M, w func(id string, db *sql.DB) (func(ctx context.Context, db *sql.DB, m M) error, io.Closer, error)) Worker {
-	return func(id string, db *sql.DB) (Handler, io.Closer, error) {
-		h, closer, err := w(id, db)
-		if err != nil || h == nil {
-			return nil, closer, err
-		}
-		return HandlerOf(msg, h), closer, nil
-	}
+	return teamhandler.WorkerOf(msg, w)
 }

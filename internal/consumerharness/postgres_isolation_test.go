@@ -16,7 +16,7 @@ import (
 	_ "github.com/jackc/pgx/v5/stdlib"
 
 	"github.com/idemcheck/idemcheck/impl/contract/handler"
-	consumertest "github.com/idemcheck/idemcheck/internal/consumerharness"
+	"github.com/idemcheck/idemcheck/internal/consumerharness"
 )
 
 // These tests are written as a team would write them, through the public
@@ -29,9 +29,9 @@ import (
 // postgresDSN returns the PostgreSQL DSN, or skips.
 func postgresDSN(tb testing.TB) string {
 	tb.Helper()
-	dsn := os.Getenv(consumertest.PostgresEnv)
+	dsn := os.Getenv(consumerharness.PostgresEnv)
 	if dsn == "" {
-		tb.Skipf("%s is not set: skipping the consumer harness on PostgreSQL", consumertest.PostgresEnv)
+		tb.Skipf("%s is not set: skipping the consumer harness on PostgreSQL", consumerharness.PostgresEnv)
 	}
 	return dsn
 }
@@ -109,9 +109,9 @@ func projectionHandler(ctx context.Context, db *sql.DB, m handler.Message) error
 	return tx.Commit()
 }
 
-func projectionConsumer() consumertest.Consumer {
-	return consumertest.Consumer{Name: "projection", Schema: projectionSchema, Handler: projectionHandler,
-		Effects: consumertest.PerEvent("SELECT event_id, amount_cents FROM ledger"), Dedupe: "SELECT event_id FROM projection.processed"}
+func projectionConsumer() consumerharness.Consumer {
+	return consumerharness.Consumer{Name: "projection", Schema: projectionSchema, Handler: projectionHandler,
+		Effects: consumerharness.PerEvent("SELECT event_id, amount_cents FROM ledger"), Dedupe: "SELECT event_id FROM projection.processed"}
 }
 
 // databases records the databases a consumer's handler ran on.
@@ -184,7 +184,7 @@ func TestPostgresTheTeamsSchemaStaysInTheRun(t *testing.T) {
 	var dbs databases
 	c := projectionConsumer()
 	c.Handler = dbs.watch(c.Handler)
-	consumertest.Check(t, c, consumertest.Checks(200), consumertest.Postgres(dsn))
+	consumerharness.Check(t, c, consumerharness.Checks(200), consumerharness.Postgres(dsn))
 	leftNothing(t, dsn, &dbs)
 }
 
@@ -192,8 +192,8 @@ func TestPostgresTheTeamsSchemaStaysInTheRun(t *testing.T) {
 // first use (CREATE ... IF NOT EXISTS, every delivery) and dedupes
 // through that table: it would lose events if the table and its rows
 // reached the next scenario.
-func firstUseConsumer(dbs *databases) consumertest.Consumer {
-	return consumertest.Consumer{Name: "lib-on-first-use", Schema: `CREATE TABLE ledger (event_id TEXT NOT NULL, amount_cents BIGINT NOT NULL)`,
+func firstUseConsumer(dbs *databases) consumerharness.Consumer {
+	return consumerharness.Consumer{Name: "lib-on-first-use", Schema: `CREATE TABLE ledger (event_id TEXT NOT NULL, amount_cents BIGINT NOT NULL)`,
 		Handler: dbs.watch(func(ctx context.Context, db *sql.DB, m handler.Message) error {
 			if m.Event.AmountCents <= 0 {
 				return handler.Poison(errors.New("bad amount"))
@@ -224,7 +224,7 @@ func firstUseConsumer(dbs *databases) consumertest.Consumer {
 		}),
 		// No dedupe query: the table is not there before the first
 		// delivery.
-		Effects: consumertest.PerEvent("SELECT event_id, amount_cents FROM ledger")}
+		Effects: consumerharness.PerEvent("SELECT event_id, amount_cents FROM ledger")}
 }
 
 // TestPostgresWhatAHandlerMakesStaysInItsScenario: firstUseConsumer
@@ -232,7 +232,7 @@ func firstUseConsumer(dbs *databases) consumertest.Consumer {
 func TestPostgresWhatAHandlerMakesStaysInItsScenario(t *testing.T) {
 	dsn := postgresDSN(t)
 	var dbs databases
-	consumertest.Check(t, firstUseConsumer(&dbs), consumertest.Checks(80), consumertest.Postgres(dsn))
+	consumerharness.Check(t, firstUseConsumer(&dbs), consumerharness.Checks(80), consumerharness.Postgres(dsn))
 	leftNothing(t, dsn, &dbs)
 }
 
@@ -240,8 +240,8 @@ func TestPostgresWhatAHandlerMakesStaysInItsScenario(t *testing.T) {
 // of its first entry, so that it finds the column only with entries
 // beside it; a column left by an earlier scenario would be alone, and
 // poison the event.
-func altersConsumer(dbs *databases) consumertest.Consumer {
-	return consumertest.Consumer{Name: "alters", Schema: `CREATE TABLE ledger (event_id TEXT PRIMARY KEY, amount_cents BIGINT NOT NULL)`,
+func altersConsumer(dbs *databases) consumerharness.Consumer {
+	return consumerharness.Consumer{Name: "alters", Schema: `CREATE TABLE ledger (event_id TEXT PRIMARY KEY, amount_cents BIGINT NOT NULL)`,
 		Handler: dbs.watch(func(ctx context.Context, db *sql.DB, m handler.Message) error {
 			if m.Event.AmountCents <= 0 {
 				return handler.Poison(errors.New("bad amount"))
@@ -271,7 +271,7 @@ func altersConsumer(dbs *databases) consumertest.Consumer {
 			}
 			return tx.Commit()
 		}),
-		Effects: consumertest.PerEvent("SELECT event_id, amount_cents FROM ledger")}
+		Effects: consumerharness.PerEvent("SELECT event_id, amount_cents FROM ledger")}
 }
 
 // TestPostgresAHandlerThatAltersTheSchema: altersConsumer passes, and
@@ -279,7 +279,7 @@ func altersConsumer(dbs *databases) consumertest.Consumer {
 func TestPostgresAHandlerThatAltersTheSchema(t *testing.T) {
 	dsn := postgresDSN(t)
 	var dbs databases
-	consumertest.Check(t, altersConsumer(&dbs), consumertest.Checks(12), consumertest.Postgres(dsn))
+	consumerharness.Check(t, altersConsumer(&dbs), consumerharness.Checks(12), consumerharness.Postgres(dsn))
 	leftNothing(t, dsn, &dbs)
 }
 
@@ -290,9 +290,9 @@ func TestPostgresAHandlerThatAltersTheSchema(t *testing.T) {
 // consumer, whose scenarios change no schema, is the reference.
 func BenchmarkPostgresSchemaChangingScenarios(b *testing.B) {
 	dsn := postgresDSN(b)
-	for _, c := range []consumertest.Consumer{projectionConsumer(), firstUseConsumer(&databases{}), altersConsumer(&databases{})} {
+	for _, c := range []consumerharness.Consumer{projectionConsumer(), firstUseConsumer(&databases{}), altersConsumer(&databases{})} {
 		b.Run(c.Name, func(b *testing.B) {
-			res, err := consumertest.Hunt(c, consumertest.Checks(b.N), consumertest.Seed(1), consumertest.NoReduce(), consumertest.Postgres(dsn))
+			res, err := consumerharness.Hunt(c, consumerharness.Checks(b.N), consumerharness.Seed(1), consumerharness.NoReduce(), consumerharness.Postgres(dsn))
 			if err != nil || res.Failed {
 				b.Fatalf("%v\n%s", err, res.Report())
 			}
@@ -306,16 +306,16 @@ func BenchmarkPostgresSchemaChangingScenarios(b *testing.B) {
 // the run's database, runs the schema, plays, and drops the database.
 func BenchmarkPostgresRun(b *testing.B) {
 	dsn := postgresDSN(b)
-	c := consumertest.Consumer{Name: "one-table", Schema: `CREATE TABLE ledger (event_id TEXT PRIMARY KEY, amount_cents BIGINT NOT NULL)`,
+	c := consumerharness.Consumer{Name: "one-table", Schema: `CREATE TABLE ledger (event_id TEXT PRIMARY KEY, amount_cents BIGINT NOT NULL)`,
 		Handler: func(ctx context.Context, db *sql.DB, m handler.Message) error {
 			_, err := db.ExecContext(ctx, `INSERT INTO ledger VALUES ($1, $2) ON CONFLICT DO NOTHING`, m.EventID, m.Event.AmountCents)
 			return err
 		},
-		Effects: consumertest.PerEvent("SELECT event_id, amount_cents FROM ledger")}
-	s := &consumertest.Scenario{Version: consumertest.ScenarioVersion, Workers: 1, Policy: consumertest.DefaultPolicy,
-		Events: []consumertest.Event{{ID: "e1", User: "u1", Amount: 100}}}
+		Effects: consumerharness.PerEvent("SELECT event_id, amount_cents FROM ledger")}
+	s := &consumerharness.Scenario{Version: consumerharness.ScenarioVersion, Workers: 1, Policy: consumerharness.DefaultPolicy,
+		Events: []consumerharness.Event{{ID: "e1", User: "u1", Amount: 100}}}
 	for b.Loop() {
-		if _, err := consumertest.Replay(c, s, consumertest.Postgres(dsn)); err != nil {
+		if _, err := consumerharness.Replay(c, s, consumerharness.Postgres(dsn)); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -330,7 +330,7 @@ func TestPostgresParallelRunsNeverMeet(t *testing.T) {
 	for _, name := range []string{"a", "b"} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			consumertest.Check(t, c, consumertest.Checks(40), consumertest.Postgres(dsn))
+			consumerharness.Check(t, c, consumerharness.Checks(40), consumerharness.Postgres(dsn))
 		})
 	}
 }
@@ -349,8 +349,8 @@ func TestPostgresWhatBelongsToTheServerIsBadInput(t *testing.T) {
 	} {
 		c := base
 		c.Schema = stmt + ";\n" + base.Schema
-		_, err := consumertest.Hunt(c, consumertest.Checks(3), consumertest.Postgres(dsn))
-		if !errors.Is(err, consumertest.ErrBadInput) || !strings.Contains(err.Error(), object) || !strings.Contains(err.Error(), "the schema failed at") {
+		_, err := consumerharness.Hunt(c, consumerharness.Checks(3), consumerharness.Postgres(dsn))
+		if !errors.Is(err, consumerharness.ErrBadInput) || !strings.Contains(err.Error(), object) || !strings.Contains(err.Error(), "the schema failed at") {
 			t.Errorf("%s: %v, want a bad-input error naming the statement and %s", stmt, err, object)
 		}
 	}
@@ -362,8 +362,8 @@ func TestPostgresWhatBelongsToTheServerIsBadInput(t *testing.T) {
 		}
 		return inner(ctx, db, m)
 	}
-	_, err := consumertest.Hunt(c, consumertest.Checks(5), consumertest.Postgres(dsn))
-	if !errors.Is(err, consumertest.ErrBadInput) || !strings.Contains(err.Error(), "CREATE ROLE idemcheck_test_reader") {
+	_, err := consumerharness.Hunt(c, consumerharness.Checks(5), consumerharness.Postgres(dsn))
+	if !errors.Is(err, consumerharness.ErrBadInput) || !strings.Contains(err.Error(), "CREATE ROLE idemcheck_test_reader") {
 		t.Errorf("a handler's CREATE ROLE: %v, want a bad-input error naming it", err)
 	}
 	admin, err := sql.Open("pgx", dsn)
@@ -378,7 +378,7 @@ func TestPostgresWhatBelongsToTheServerIsBadInput(t *testing.T) {
 	// An extension template1 has is there already: IF NOT EXISTS passes.
 	c = base
 	c.Schema = "CREATE EXTENSION IF NOT EXISTS plpgsql;\n" + base.Schema
-	if _, err := consumertest.Hunt(c, consumertest.Checks(3), consumertest.Postgres(dsn)); err != nil {
+	if _, err := consumerharness.Hunt(c, consumerharness.Checks(3), consumerharness.Postgres(dsn)); err != nil {
 		t.Errorf("CREATE EXTENSION IF NOT EXISTS plpgsql: %v", err)
 	}
 }
@@ -398,10 +398,10 @@ CREATE FUNCTION projection.stamp() RETURNS timestamptz LANGUAGE sql SET search_p
 		}
 		return db.QueryRowContext(ctx, "SELECT now()").Scan(new(time.Time))
 	}
-	s := &consumertest.Scenario{Version: consumertest.ScenarioVersion, Workers: 1, Policy: consumertest.DefaultPolicy,
-		Events: []consumertest.Event{{ID: "e1", User: "u1", Amount: 100}}}
-	for _, c := range []consumertest.Consumer{function, session} {
-		res, err := consumertest.Replay(c, s, consumertest.Postgres(dsn))
+	s := &consumerharness.Scenario{Version: consumerharness.ScenarioVersion, Workers: 1, Policy: consumerharness.DefaultPolicy,
+		Events: []consumerharness.Event{{ID: "e1", User: "u1", Amount: 100}}}
+	for _, c := range []consumerharness.Consumer{function, session} {
+		res, err := consumerharness.Replay(c, s, consumerharness.Postgres(dsn))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -432,9 +432,9 @@ func TestPostgresKilledRunHelper(t *testing.T) {
 		_, err := os.Stdin.Read(make([]byte, 1)) // until killed
 		return err
 	}
-	s := &consumertest.Scenario{Version: consumertest.ScenarioVersion, Workers: 1, Policy: consumertest.DefaultPolicy,
-		Events: []consumertest.Event{{ID: "e1", User: "u1", Amount: 100}}}
-	consumertest.Replay(c, s, consumertest.Postgres(postgresDSN(t)))
+	s := &consumerharness.Scenario{Version: consumerharness.ScenarioVersion, Workers: 1, Policy: consumerharness.DefaultPolicy,
+		Events: []consumerharness.Event{{ID: "e1", User: "u1", Amount: 100}}}
+	consumerharness.Replay(c, s, consumerharness.Postgres(postgresDSN(t)))
 }
 
 // TestPostgresAKilledRunLeavesNothing: a run killed (SIGKILL) leaves its
@@ -505,9 +505,9 @@ func TestPostgresAKilledRunLeavesNothing(t *testing.T) {
 	// startRun starts (and ends) a run of this process: its start sweeps.
 	startRun := func() {
 		t.Helper()
-		s := &consumertest.Scenario{Version: consumertest.ScenarioVersion, Workers: 1, Policy: consumertest.DefaultPolicy,
-			Events: []consumertest.Event{{ID: "e1", User: "u1", Amount: 100}}}
-		if _, err := consumertest.Replay(projectionConsumer(), s, consumertest.Postgres(dsn)); err != nil {
+		s := &consumerharness.Scenario{Version: consumerharness.ScenarioVersion, Workers: 1, Policy: consumerharness.DefaultPolicy,
+			Events: []consumerharness.Event{{ID: "e1", User: "u1", Amount: 100}}}
+		if _, err := consumerharness.Replay(projectionConsumer(), s, consumerharness.Postgres(dsn)); err != nil {
 			t.Fatal(err)
 		}
 	}

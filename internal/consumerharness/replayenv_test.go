@@ -21,7 +21,7 @@ import (
 func TestReplayCommandNamesThePackageFromTheModuleRoot(t *testing.T) {
 	const file = "testdata/consumertest/ledger-single-credit-654a4053153b.json"
 	if got, want := replayCommand(file, "TestLedger"),
-		"IDEMCHECK_REPLAY="+file+" go test ./consumertest -run '^TestLedger$'"; got != want {
+		"IDEMCHECK_REPLAY="+file+" go test ./internal/consumerharness -run '^TestLedger$'"; got != want {
 		t.Errorf("from this package:\n got %s\nwant %s", got, want)
 	}
 
@@ -95,9 +95,9 @@ func TestCheckIgnoresAReplayCaseNotItsOwn(t *testing.T) {
 	if err := os.WriteFile(bare, js, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	stores, err := filepath.Glob(filepath.Join("..", "corpus", "cases", "*.json"))
+	stores, err := filepath.Glob(filepath.Join("..", "..", "corpus", "cases", "*.json"))
 	if err != nil || len(stores) == 0 {
-		t.Fatalf("no case of the store properties in ../corpus/cases (%v)", err)
+		t.Fatalf("no case of the store properties in ../../corpus/cases (%v)", err)
 	}
 	store := stores[0]
 	for _, c := range []struct {
@@ -130,7 +130,7 @@ func TestCheckIgnoresAReplayCaseNotItsOwn(t *testing.T) {
 		t.Error("a file that is no case was taken for one")
 	}
 	// The module's root is the second place a relative path is read from.
-	t.Chdir(filepath.Join("internal", "backend"))
+	t.Chdir("backend")
 	path, s, other, err := replayCase(filepath.Join("testdata", "consumertest", "no-such-case.json"), adrConsumer())
 	if err != nil || s != nil || !strings.Contains(other, "no such file") {
 		t.Errorf("a missing file: %q %v %q %v", path, s, other, err)
@@ -153,7 +153,7 @@ func TestReplayHelperFails(t *testing.T) {
 	Check(t, c, Checks(5), Seed(1), CorpusDir(dir))
 }
 
-var replayLine = regexp.MustCompile(`(?m)^\s*replay: IDEMCHECK_REPLAY=(\S+) go test (\./consumertest) -run '([^']+)'$`)
+var replayLine = regexp.MustCompile(`(?m)^\s*replay: IDEMCHECK_REPLAY=(\S+) go test (\./internal/consumerharness) -run '([^']+)'$`)
 
 // TestTheReplayCommandWorksFromTheModuleRoot runs a failing Check, then
 // the replay command its report prints, as printed, from the module's
@@ -184,7 +184,7 @@ func TestTheReplayCommandWorksFromTheModuleRoot(t *testing.T) {
 	}
 	m := replayLine.FindSubmatch(out)
 	if m == nil {
-		t.Fatalf("no replay line naming ./consumertest in:\n%s", out)
+		t.Fatalf("no replay line naming ./internal/consumerharness in:\n%s", out)
 	}
 	file, pkg, pattern := string(m[1]), string(m[2]), string(m[3])
 	if pattern != "^TestReplayHelperFails$" {
@@ -235,7 +235,7 @@ func FuzzReplayHelper(f *testing.F) {
 		CorpusDir(""), NoReduce())
 }
 
-var fuzzReplayLine = regexp.MustCompile(`(?m)^\s*replay: go test \./consumertest -run '([^']+)'`)
+var fuzzReplayLine = regexp.MustCompile(`(?m)^\s*replay: go test \./internal/consumerharness -run '([^']+)'`)
 
 // TestAFailingSeedNamesACommandThatReplaysIt: a seed input that fails,
 // while fuzzing (go test -fuzz: the test binary run with -test.fuzz) or

@@ -17,6 +17,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	teamhandler "github.com/idemcheck/idemcheck/consumertest/handler"
 	"github.com/idemcheck/idemcheck/impl/contract/broker"
 	"github.com/idemcheck/idemcheck/impl/contract/clock"
 	"github.com/idemcheck/idemcheck/impl/contract/event"
@@ -53,8 +54,10 @@ const maxActions = 5000
 // on a handler that blocks outside the database.
 var hangAfter = 10 * time.Second
 
-// ErrInjected is the transient error a Fail step makes a call return.
-var ErrInjected = errors.New("consumertest: injected transient failure (connection lost)")
+// ErrInjected is the transient error a Fail step makes a call return:
+// package consumertest/handler's, where a handler can name it without
+// linking the harness.
+var ErrInjected = teamhandler.ErrInjected
 
 // errCrashing is what calls made while a crashed worker unwinds return.
 var errCrashing = errors.New("consumertest: the worker crashed")

@@ -4,10 +4,10 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/idemcheck/idemcheck/consumertest"
 	"github.com/idemcheck/idemcheck/examples/consumers/catalog"
 	"github.com/idemcheck/idemcheck/faults/scenario"
 	"github.com/idemcheck/idemcheck/impl/system"
-	consumertest "github.com/idemcheck/idemcheck/internal/consumerharness"
 	"github.com/idemcheck/idemcheck/internal/hunt"
 	"github.com/idemcheck/idemcheck/properties"
 	"pgregory.net/rapid"

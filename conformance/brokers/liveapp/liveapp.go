@@ -28,11 +28,11 @@ import (
 
 	_ "modernc.org/sqlite" // the "sqlite" driver
 
+	"github.com/idemcheck/idemcheck/consumertest"
 	"github.com/idemcheck/idemcheck/faults/runner"
 	"github.com/idemcheck/idemcheck/impl/contract/broker"
 	"github.com/idemcheck/idemcheck/impl/contract/event"
 	"github.com/idemcheck/idemcheck/impl/contract/handler"
-	consumertest "github.com/idemcheck/idemcheck/internal/consumerharness"
 )
 
 // HandlerTimeout bounds one handler call: a handler that has not answered

@@ -9,11 +9,11 @@ import (
 	"testing"
 
 	"github.com/idemcheck/idemcheck/conformance/brokers/liveapp"
+	"github.com/idemcheck/idemcheck/consumertest"
 	"github.com/idemcheck/idemcheck/faults/runner"
 	"github.com/idemcheck/idemcheck/impl/contract/broker"
 	"github.com/idemcheck/idemcheck/impl/contract/event"
 	"github.com/idemcheck/idemcheck/impl/contract/handler"
-	consumertest "github.com/idemcheck/idemcheck/internal/consumerharness"
 )
 
 func msg(id string, amount int64) broker.Message {

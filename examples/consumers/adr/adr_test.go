@@ -3,8 +3,8 @@ package adr_test
 import (
 	"testing"
 
+	"github.com/idemcheck/idemcheck/consumertest"
 	"github.com/idemcheck/idemcheck/examples/consumers/adr"
-	consumertest "github.com/idemcheck/idemcheck/internal/consumerharness"
 )
 
 func TestADRConsumerIsNeverFlagged(t *testing.T) {

@@ -3,8 +3,8 @@ package balance_test
 import (
 	"testing"
 
+	"github.com/idemcheck/idemcheck/consumertest"
 	"github.com/idemcheck/idemcheck/examples/consumers/balance"
-	consumertest "github.com/idemcheck/idemcheck/internal/consumerharness"
 )
 
 func TestBalanceConsumerIsNeverFlagged(t *testing.T) {

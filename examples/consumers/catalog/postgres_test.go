@@ -5,8 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/idemcheck/idemcheck/consumertest"
 	"github.com/idemcheck/idemcheck/examples/consumers/catalog"
-	consumertest "github.com/idemcheck/idemcheck/internal/consumerharness"
 )
 
 // postgresDSN returns the PostgreSQL DSN, or skips.

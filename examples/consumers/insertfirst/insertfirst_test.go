@@ -3,8 +3,8 @@ package insertfirst_test
 import (
 	"testing"
 
+	"github.com/idemcheck/idemcheck/consumertest"
 	"github.com/idemcheck/idemcheck/examples/consumers/insertfirst"
-	consumertest "github.com/idemcheck/idemcheck/internal/consumerharness"
 )
 
 func TestInsertFirstConsumerIsNeverFlagged(t *testing.T) {

@@ -12,9 +12,9 @@ import (
 
 	_ "github.com/jackc/pgx/v5/stdlib"
 
+	"github.com/idemcheck/idemcheck/consumertest"
 	"github.com/idemcheck/idemcheck/impl/adapter/consumerproc"
 	"github.com/idemcheck/idemcheck/impl/contract/handler"
-	consumertest "github.com/idemcheck/idemcheck/internal/consumerharness"
 )
 
 // openPostgres opens a fresh schema at IDEMCHECK_POSTGRES_DSN with the

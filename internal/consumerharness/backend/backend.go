@@ -3,7 +3,7 @@
 // per scenario, runs the team's schema and its effects queries on the
 // database's Admin handle (outside the scheduler), and opens every worker's
 // connections through Open (or OpenWaiting), wrapped by
-// consumertest/internal/sqlhook so that each call is a scheduling point.
+// internal/consumerharness/sqlhook so that each call is a scheduling point.
 //
 // SQLite (modernc.org/sqlite, the default: a real file on a RAM-backed
 // directory, with the team's journal mode, busy timeout and BEGIN mode)

@@ -113,7 +113,7 @@ const waitSavepoint = "idemcheck_lock_wait"
 // transaction_timestamp() read the time the transaction began, which
 // BEGIN records (set_config('idemcheck.tx_now', ..., true), in the same
 // round trip). The SQL standard's keywords (CURRENT_TIMESTAMP, ...) are
-// rewritten into calls of now() by consumertest/internal/sqlclock, in the
+// rewritten into calls of now() by internal/consumerharness/sqlclock, in the
 // schema too. Inside a REPEATABLE READ or SERIALIZABLE transaction,
 // statement_timestamp() and clock_timestamp() read the clock as the
 // transaction's snapshot has it. A search_path the team sets itself (SET

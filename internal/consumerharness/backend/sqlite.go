@@ -43,7 +43,7 @@ import (
 //
 // Clock: SQLite reads the machine's clock in its C library, where no Go
 // clock reaches. Every statement (the schema's, the harness's, the
-// workers') is rewritten by consumertest/internal/sqlclock to call the function
+// workers') is rewritten by internal/consumerharness/sqlclock to call the function
 // idemcheck_now(K) instead, registered on this backend's driver
 // (connections of other drivers do not have it), which returns the
 // scenario's time of database K.

@@ -27,7 +27,7 @@
 //
 // A Rewriter, when given, changes each statement's text before it reaches
 // the database (the harness points the database's clock at the
-// scenario's: see consumertest/internal/sqlclock) and adds notes to the Call; the Call
+// scenario's: see internal/consumerharness/sqlclock) and adds notes to the Call; the Call
 // keeps the statement as the caller wrote it.
 package sqlhook
 
