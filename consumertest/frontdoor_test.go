@@ -1,6 +1,9 @@
 package consumertest_test
 
 import (
+	"context"
+	"database/sql"
+	"errors"
 	"go/ast"
 	"go/parser"
 	"go/token"
@@ -8,6 +11,11 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/idemcheck/idemcheck/consumertest"
+	"github.com/idemcheck/idemcheck/consumertest/handler"
+	"github.com/idemcheck/idemcheck/consumertest/laws"
+	"github.com/idemcheck/idemcheck/consumertest/scenario"
 )
 
 // maxFrontDoor bounds the names package consumertest exports. The front
@@ -77,5 +85,50 @@ func TestFrontDoorStaysSmall(t *testing.T) {
 		if !slices.Contains(names, want) {
 			t.Errorf("package consumertest does not export %s: %s", want, strings.Join(names, " "))
 		}
+	}
+}
+
+// A team's test reaches everything through the public packages: a
+// scenario written and read back with package scenario, played with
+// Replay, its verdict named with package laws, a handler from package
+// handler.
+func TestTheFrontDoorPlaysAScenarioOfTheVocabulary(t *testing.T) {
+	c := consumertest.Consumer{
+		Name:   "no-dedupe",
+		Schema: `CREATE TABLE ledger (event_id TEXT NOT NULL, amount_cents INTEGER NOT NULL)`,
+		Handler: func(ctx context.Context, db *sql.DB, m handler.Message) error {
+			if m.Poisoned() {
+				return handler.Poison(errors.New("no amount"))
+			}
+			_, err := db.ExecContext(ctx, `INSERT INTO ledger (event_id, amount_cents) VALUES ($1, $2)`, m.EventID, m.Event.AmountCents)
+			return err
+		},
+		Effects: consumertest.PerEvent("SELECT event_id, amount_cents FROM ledger"),
+	}
+	written := &scenario.Scenario{Version: scenario.Version, Workers: 1, Policy: scenario.DefaultPolicy,
+		Events: []scenario.Event{{ID: "e1", User: "u1", Amount: 100}},
+		Steps:  []scenario.Step{{Op: scenario.OpRun, Worker: 1}, {Op: scenario.OpRun, Worker: 1}}}
+	js, err := written.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := scenario.Unmarshal(js)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := consumertest.Replay(c, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The stream's replay after the drain delivers e1 again, and a
+	// consumer that keeps no record of what it applied applies it twice.
+	if !res.Failed || res.Law != laws.SingleCredit || laws.Doc(res.Law) == "" {
+		t.Fatalf("a consumer without dedupe: failed %v, law %q (%q)\n%s", res.Failed, res.Law, laws.Doc(res.Law), res.Report())
+	}
+	if !slices.Contains(laws.All, res.Law) || len(res.Breaches) == 0 || res.Breaches[0].Law != res.Law {
+		t.Errorf("the verdict's law %q is not among laws.All %v, or not its first breach's: %+v", res.Law, laws.All, res.Breaches)
+	}
+	if res.Outcome == nil || res.Outcome.Trace == nil || res.Outcome.Trace.Len() == 0 {
+		t.Error("the counterexample has no trace")
 	}
 }

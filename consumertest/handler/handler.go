@@ -70,12 +70,33 @@ func Point(ctx context.Context, what string) { contract.Point(ctx, what) }
 // "postgres", or "" outside the harness.
 func Database(ctx context.Context) string { return contract.Database(ctx) }
 
-// HandlerOf adapts a handler of the team's own message type M (a struct
-// it decodes, the bytes and headers of its broker's client, a message of
-// its framework): msg makes the message each delivery carries from the
-// harness's, as the team's producer would publish it. Effects are keyed
-// by the event's id: put m.EventID where the producer puts its message's
-// id.
+// A team's own message type.
+//
+// The harness delivers a Message: the event's id (the one the laws judge
+// by, see consumertest.Consumer.EventIDs), its payload (an OrderPaid:
+// user, order, amount), the broker's metadata (attempt, last error, key,
+// tenant) and whether the harness made it a poison message (Poisoned). A
+// consumer that takes a message type of its own — a struct it decodes,
+// the bytes and headers of its broker's client, a *message.Message of its
+// framework — is put under the harness unchanged through HandlerOf or
+// WorkerOf, with a function that makes its message from the harness's, as
+// its producer would publish it:
+//
+//	Handler: handler.HandlerOf(func(m handler.Message) payments.Event {
+//		if m.Poisoned() {
+//			return payments.Event{ID: m.EventID} // no account: the consumer rejects it
+//		}
+//		return payments.Event{ID: m.EventID, Account: m.Event.UserID, Cents: m.Event.AmountCents}
+//	}, svc.Handle),
+//
+// Effects are keyed by the event's id: put m.EventID where the team's
+// producer puts its message's id. The payloads of two distinct events may
+// be equal (a payload collision: the generator draws them, and Verify's
+// fate "same" makes one); a consumer that dedupes on its payload rather
+// than its id loses one of them.
+
+// HandlerOf adapts a handler of the team's own message type M: msg makes
+// the message each delivery carries, from the harness's.
 func HandlerOf[M any](msg func(Message) M, h func(ctx context.Context, db *sql.DB, m M) error) Handler {
 	return func(ctx context.Context, db *sql.DB, m Message) error { return h(ctx, db, msg(m)) }
 }

@@ -7,23 +7,11 @@ import (
 	"github.com/idemcheck/idemcheck/impl/contract/handler"
 )
 
-// The handler's contract, at the front door. A team's handler and its test
-// name the delivered message and the answers from here:
-//
-//	func Handle(ctx context.Context, db *sql.DB, m consumertest.Message) error {
-//		if m.Poisoned() {
-//			return consumertest.Poison(fmt.Errorf("order %s: amount %d", m.Event.OrderID, m.Event.AmountCents))
-//		}
-//		...
-//	}
-//
-// These are package handler's (github.com/idemcheck/idemcheck/impl/contract/handler)
-// under a second name: aliases of its types, and functions that call its
-// own, so that a value of one is a value of the other and code that names
-// handler's keeps compiling. Package handler depends on nothing but the
-// event's type; a production package that must not link the harness (and
-// with it package testing and the SQLite and PostgreSQL drivers) imports
-// it instead, and its test passes the same handler to Check.
+// The handler's contract, inside the harness. The harness names the
+// delivered message and the answers with these short names; a team names
+// them from package consumertest/handler, whose types are the same
+// (aliases of package impl/contract/handler's, as these are), so that a
+// value of one is a value of the other.
 
 // Message is one delivery of an OrderPaid event, with the broker's
 // metadata: handler.Message.
