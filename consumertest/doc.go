@@ -12,7 +12,7 @@
 //	}
 //
 // Check draws scenarios with rapid, plays each one, and fails the test with
-// the smallest counterexample it finds. A scenario (type Scenario, plain
+// the smallest counterexample it finds. A scenario (scenario.Scenario, plain
 // data) is: OrderPaid events (some of them poison), one consumer group with
 // one to three workers, the reference at-least-once broker
 // (impl/reference/membroker: attempts counted on delivery, ack timeout,
@@ -30,7 +30,7 @@
 // iteration, commit, rollback), every Point (handler.Point) and the worker's ack or
 // nack is a point where the worker parks and the schedule decides what
 // happens next. The database hook is a wrapping database/sql driver
-// (consumertest/internal/sqlhook) around the real one, so the handler is unchanged.
+// (internal/consumerharness/sqlhook) around the real one, so the handler is unchanged.
 //
 // The Worker factory runs on the worker's own goroutine before its first
 // delivery, given the worker's *sql.DB; its calls (a library creating its
@@ -125,7 +125,7 @@
 //     where it cannot (a test binary's TestMain before m.Run, a program
 //     that has not parsed its flags), Check falls back on its own T, and
 //     Hunt and Replay play on the machine's clock and say so.
-//   - The database's own (see consumertest/internal/sqlclock): on SQLite,
+//   - The database's own (see internal/consumerharness/sqlclock): on SQLite,
 //     CURRENT_TIMESTAMP, CURRENT_DATE, CURRENT_TIME and the date
 //     functions (datetime, date, time, julianday, unixepoch, strftime,
 //     timediff) given 'now' or no time value, rewritten into calls of a
@@ -139,7 +139,7 @@
 //     are all rewritten; the trace shows each statement as written.
 //
 // What stays on the machine's clock is never silent: the trace names it
-// at the statement ("-- machine's clock: ..."), Outcome.MachineClock and
+// at the statement ("-- machine's clock: ..."), scenario.Outcome's MachineClock and
 // Result.MachineClock list it, the report prints it as a NOTE (and Check,
 // when it passes, logs it). That is: PostgreSQL's literals 'now', 'today',
 // 'tomorrow' and 'yesterday' cast to a date/time type ('now'::timestamptz,
@@ -165,8 +165,8 @@
 //
 // # Verdicts
 //
-// The laws (see Laws) are judged from the effects query, the dedupe query,
-// the broker and the run's record of every delivery (Delivery): single
+// The laws (see package consumertest/laws) are judged from the effects query, the dedupe query,
+// the broker and the run's record of every delivery (scenario.Delivery): single
 // credit per event, nothing lost once quiet (each healthy event applied
 // exactly once or dead-lettered), healthy-applied (a healthy event is in
 // the dead-letter queue only when the harness's own faults spent its
@@ -208,20 +208,21 @@
 //
 // # Classifying errors
 //
-// A handler (type Handler: func(ctx, *sql.DB, Message) error) returns nil
-// (ack), Poison(err) for a message that can never succeed (dead-lettered
+// A handler (handler.Handler: func(ctx, *sql.DB, handler.Message) error)
+// returns nil (ack), handler.Poison(err) for a message that can never
+// succeed (dead-lettered
 // at once), or any other error (transient: nacked and retried with
 // backoff, dead-lettered after max_attempts). The harness produces poison
-// events as events with amount_cents <= 0 (Message.Poisoned). Message,
-// Handler, Worker, Poison, Point and Database are package handler's
-// (impl/contract/handler) under the front door's name (see front.go). A
-// consumer of its own message type is put under the harness with
-// HandlerOf or WorkerOf (see messages.go).
+// events as events with amount_cents <= 0 (Message.Poisoned). Package
+// consumertest/handler holds what a handler names: Message, Handler,
+// Worker, Poison, Point and Database are package impl/contract/handler's
+// under the front door's path, and a consumer of its own message type is
+// put under the harness with handler.HandlerOf or handler.WorkerOf.
 //
 // # Passing
 //
 // A Check that passes logs one line (go test -v shows it): the scenarios
-// played, how many of the coverage situations (Situations) they reached,
+// played, how many of the coverage situations (laws.Situations) they reached,
 // naming those never reached, and the seed (-rapid.seed=N plays the same
 // scenarios again, with the same Checks and MaxSteps).
 //
@@ -356,7 +357,7 @@
 // go test ./ledger -run '^$' -fuzz '^FuzzLedger$' (from the module's
 // root; -run '^$' so that a failing test of the package does not stop go
 // test before it fuzzes) mutates byte strings, each decoded to a
-// scenario by FuzzScenario: three header bytes (workers and max_attempts,
+// scenario by scenario.FuzzScenario: three header bytes (workers and max_attempts,
 // events and their users, poison), then one byte per step, so that every
 // input is a valid scenario and the engine's mutations and minimisation
 // work step by step (rapid.MakeFuzz reads eight bytes per draw and skips
@@ -371,7 +372,7 @@
 // seed inputs give plain go test a few scenarios to play; they catch six
 // of the seven broken example consumers, and go test -fuzz finds the
 // seventh (markfirst, a crash between two commits) within two seconds of
-// fuzzing. FuzzInput turns a scenario of one's own into one more seed.
+// fuzzing. scenario.FuzzInput turns a scenario of one's own into one more seed.
 //
 // # What each statement returned
 //
@@ -394,12 +395,12 @@
 // drawn it had it drawn only what is left: events e1, e2, ... (with the
 // generator's amounts, 100 cents times their number), users u1, u2, ...
 // and workers w1, w2, ... in the order they first appear, provided the
-// renamed scenario still breaks the same law (Reduce replays it). The
+// renamed scenario still breaks the same law (the reduction replays it). The
 // drain's round robin starts with w1.
 //
 // # The trace as data
 //
-// Trace.Entries gives each line of a trace with who acted (a worker, the
+// scenario.Trace's Entries gives each line of a trace with who acted (a worker, the
 // broker, or the harness for the phases), the worker and event concerned,
 // the database call, the scenario's time, the step of the schedule, the
 // dead-letter count, what the call returned (Result) and whether it wrote
@@ -415,7 +416,7 @@
 // broker duplicates or replays, when time moves) is enumerated, bounded by
 // preemptions (iterative deepening: the counterexample found has the
 // fewest), reduced by sleep sets over what each call touches and by state
-// caching. A schedule is a Scenario: a counterexample replays with Replay
+// caching. A schedule is a scenario.Scenario: a counterexample replays with Replay
 // and goes to the corpus. DefaultBounds cover every kind of fault at least
 // once, in three searches made in turn (Bounds.Then); a verdict names
 // what its bounds leave out. See Explore for what is assumed, and
@@ -433,6 +434,6 @@
 //
 // # Database backends
 //
-// The database is behind a small seam (consumertest/internal/backend):
+// The database is behind a small seam (internal/consumerharness/backend):
 // SQLite, the default, and PostgreSQL implement it.
 package consumertest

@@ -7,9 +7,9 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/idemcheck/idemcheck/consumertest"
 	"github.com/idemcheck/idemcheck/faults/scenario"
 	"github.com/idemcheck/idemcheck/impl/contract/broker"
+	"github.com/idemcheck/idemcheck/internal/consumerharness"
 	"github.com/idemcheck/idemcheck/properties"
 	"github.com/idemcheck/idemcheck/properties/coverage"
 )
@@ -26,7 +26,7 @@ type ConsumerRun struct {
 	Laws []LawRow
 	// PerSecond is the scenarios played per second.
 	PerSecond float64
-	// Reached counts the situations (consumertest.Situations) some
+	// Reached counts the situations (consumerharness.Situations) some
 	// scenario reached; Unreached names the others.
 	Reached   int
 	Unreached []string
@@ -44,15 +44,15 @@ type LawRow struct {
 }
 
 // ConsumerLaws are the rows of the laws table: every law of
-// consumertest.Laws, violated when one of breaches breaks it, not judged
+// consumerharness.Laws, violated when one of breaches breaks it, not judged
 // when c is not judged by it (atomicity without a Dedupe query), passing
 // otherwise.
-func ConsumerLaws(c consumertest.Consumer, breaches []consumertest.Breach) []LawRow {
+func ConsumerLaws(c consumerharness.Consumer, breaches []consumerharness.Breach) []LawRow {
 	judged := c.Judged()
 	var out []LawRow
-	for _, law := range consumertest.Laws {
-		row := LawRow{Law: law, Doc: consumertest.LawDoc(law), Status: "pass"}
-		if i := slices.IndexFunc(breaches, func(b consumertest.Breach) bool { return b.Law == law }); i >= 0 {
+	for _, law := range consumerharness.Laws {
+		row := LawRow{Law: law, Doc: consumerharness.LawDoc(law), Status: "pass"}
+		if i := slices.IndexFunc(breaches, func(b consumerharness.Breach) bool { return b.Law == law }); i >= 0 {
 			row.Status, row.Summary = "violated", breaches[i].Summary
 		} else if !slices.Contains(judged, law) {
 			row.Status, row.Summary = "n/a", "the consumer gives no Dedupe query"
@@ -66,10 +66,10 @@ func ConsumerLaws(c consumertest.Consumer, breaches []consumertest.Breach) []Law
 const ConsumerKind = scenario.Kind("consumer")
 
 // ConsumerCoverage is the coverage table of a consumer run of runs
-// scenarios: for each of consumertest.Situations, how many reached it.
+// scenarios: for each of consumerharness.Situations, how many reached it.
 func ConsumerCoverage(reached map[string]int, runs int64) []coverage.Row {
 	var out []coverage.Row
-	for _, s := range consumertest.Situations {
+	for _, s := range consumerharness.Situations {
 		n := int64(reached[s])
 		out = append(out, coverage.Row{Name: s, Kind: ConsumerKind, Doc: situationDoc(ConsumerKind, s), Runs: runs, Reached: n, Missing: runs > 0 && n == 0})
 	}
@@ -78,7 +78,7 @@ func ConsumerCoverage(reached map[string]int, runs int64) []coverage.Row {
 
 // consumerCaseView fills in cv for a consumer-level counterexample (or a
 // replayed scenario that passed).
-func consumerCaseView(cv *caseView, res *consumertest.Result) {
+func consumerCaseView(cv *caseView, res *consumerharness.Result) {
 	cv.Kind, cv.DiffLabel = string(ConsumerKind), "expected (-want) against the consumer (+got)"
 	s, out := res.Scenario, res.Outcome
 	for _, b := range res.Breaches {
@@ -102,10 +102,10 @@ func consumerCaseView(cv *caseView, res *consumertest.Result) {
 // consumerTimeline lays out a consumer run: the broker on the left, a lane
 // per worker, a row per trace line; the phases of the run (drain, replay)
 // are separators.
-func consumerTimeline(res *consumertest.Result) *timeline {
+func consumerTimeline(res *consumerharness.Result) *timeline {
 	s, out := res.Scenario, res.Outcome
 	tl := &timeline{Kind: string(ConsumerKind)}
-	tl.Lanes = append(tl.Lanes, lane{ID: consumertest.LaneBroker, Name: "broker", Sub: "produce · deliveries · time · DLQ", Class: "world"})
+	tl.Lanes = append(tl.Lanes, lane{ID: consumerharness.LaneBroker, Name: "broker", Sub: "produce · deliveries · time · DLQ", Class: "world"})
 	for i := range s.Workers {
 		name := fmt.Sprintf("w%d", i+1)
 		tl.Lanes = append(tl.Lanes, lane{ID: name, Name: name, Sub: "the handler's SQL · acks · crashes", Class: "worker"})
@@ -113,7 +113,7 @@ func consumerTimeline(res *consumertest.Result) *timeline {
 	marks := consumerMarks(res)
 	dlq := 0
 	for _, e := range out.Trace.Entries() {
-		if e.Kind == consumertest.KindPhase || e.Lane == consumertest.LaneHarness {
+		if e.Kind == consumerharness.KindPhase || e.Lane == consumerharness.LaneHarness {
 			tl.Rows = append(tl.Rows, row{Line: e.Line, Separator: strings.Trim(e.Text, "- ")})
 			continue
 		}
@@ -124,7 +124,7 @@ func consumerTimeline(res *consumertest.Result) *timeline {
 		cells := map[string][]chip{}
 		id, c := entryChip(e)
 		cells[id] = append(cells[id], c)
-		if e.Kind == consumertest.KindDeliver || e.Kind == consumertest.KindRedeliver {
+		if e.Kind == consumerharness.KindDeliver || e.Kind == consumerharness.KindRedeliver {
 			cells[e.Worker] = append(cells[e.Worker], chip{Kind: "receive", Label: "◀ receives " + e.Event, Detail: "attempt " + strconv.Itoa(e.Attempt), Class: "deliver"})
 		}
 		for ; dlq < e.DLQ && dlq < len(out.DLQ); dlq++ {
@@ -133,7 +133,7 @@ func consumerTimeline(res *consumertest.Result) *timeline {
 			if d.Poison {
 				c.Detail = "poison · " + c.Detail
 			}
-			cells[consumertest.LaneBroker] = append(cells[consumertest.LaneBroker], c)
+			cells[consumerharness.LaneBroker] = append(cells[consumerharness.LaneBroker], c)
 		}
 		if len(rw.Flags) > 0 {
 			for id := range cells {
@@ -152,9 +152,9 @@ func consumerTimeline(res *consumertest.Result) *timeline {
 
 // endsDelivery reports whether a line of kind k is how a worker's handling
 // of an event ended.
-func endsDelivery(k consumertest.EntryKind) bool {
+func endsDelivery(k consumerharness.EntryKind) bool {
 	switch k {
-	case consumertest.KindAck, consumertest.KindNack, consumertest.KindDeadLetter, consumertest.KindCrash:
+	case consumerharness.KindAck, consumerharness.KindNack, consumerharness.KindDeadLetter, consumerharness.KindCrash:
 		return true
 	}
 	return false
@@ -175,7 +175,7 @@ var leadingID = regexp.MustCompile(`^([A-Za-z0-9_.-]+):? `)
 // deliveries and its dead-lettering. A breach judged once quiet marks
 // nothing the replay did, and one that lasts after the replay marks what
 // made it before the replay, if anything did.
-func consumerMarks(res *consumertest.Result) map[int][]string {
+func consumerMarks(res *consumerharness.Result) map[int][]string {
 	marks := map[int][]string{}
 	if res.Scenario == nil || res.Outcome == nil {
 		return marks
@@ -183,7 +183,7 @@ func consumerMarks(res *consumertest.Result) map[int][]string {
 	entries := res.Outcome.Trace.Entries()
 	quietAt := len(entries) + 1 // the line of the first quiet: the replay comes after it
 	for _, e := range entries {
-		if e.Kind == consumertest.KindPhase && strings.HasPrefix(e.Text, "-- quiet at") {
+		if e.Kind == consumerharness.KindPhase && strings.HasPrefix(e.Text, "-- quiet at") {
 			quietAt = e.Line
 			break
 		}
@@ -208,15 +208,15 @@ func consumerMarks(res *consumertest.Result) map[int][]string {
 				var lines []int
 				writes := applied[ev.ID]
 				switch {
-				case b.Law == consumertest.LawSingleCredit && len(writes) > 1:
+				case b.Law == consumerharness.LawSingleCredit && len(writes) > 1:
 					lines = writes[1:] // the first application is due
-				case b.Law == consumertest.LawReplay:
+				case b.Law == consumerharness.LawReplay:
 					for _, l := range writes {
 						if l > quietAt {
 							lines = append(lines, l)
 						}
 					}
-				case b.Law == consumertest.LawHealthyApplied && ev.Poison && len(writes) > 0:
+				case b.Law == consumerharness.LawHealthyApplied && ev.Poison && len(writes) > 0:
 					lines = writes // a poison event is never to be applied
 				}
 				if len(lines) == 0 {
@@ -226,7 +226,7 @@ func consumerMarks(res *consumertest.Result) map[int][]string {
 				// did; one that lasts after the replay, at what made it
 				// before the replay if anything did.
 				before := slices.DeleteFunc(slices.Clone(lines), func(l int) bool { return l > quietAt })
-				if onceQuiet || (b.Law != consumertest.LawReplay && len(before) > 0) {
+				if onceQuiet || (b.Law != consumerharness.LawReplay && len(before) > 0) {
 					lines = before
 				}
 				for _, l := range lines {
@@ -241,7 +241,7 @@ func consumerMarks(res *consumertest.Result) map[int][]string {
 // deliveryEnds lists the lines that end a delivery of event id (an ack,
 // a nack, a dead-lettering, a crash) and those where the broker
 // dead-lettered it.
-func deliveryEnds(entries []consumertest.Entry, dlq []broker.DLQEntry, id string) []int {
+func deliveryEnds(entries []consumerharness.Entry, dlq []broker.DLQEntry, id string) []int {
 	var out []int
 	n := 0
 	for _, e := range entries {
@@ -257,7 +257,7 @@ func deliveryEnds(entries []consumertest.Entry, dlq []broker.DLQEntry, id string
 // appliedEffects lists, by event, the lines of the statements that
 // applied its effect: writes of the consumer's effects that changed rows,
 // outside a transaction or in one that its worker then committed.
-func appliedEffects(entries []consumertest.Entry) map[string][]int {
+func appliedEffects(entries []consumerharness.Entry) map[string][]int {
 	out := map[string][]int{}
 	for i, e := range entries {
 		if !e.Effect || e.Event == "" {
@@ -273,16 +273,16 @@ func appliedEffects(entries []consumertest.Entry) map[string][]int {
 
 // committedAfter reports whether lane's transaction, open at the start of
 // entries, ends in a commit that succeeded.
-func committedAfter(entries []consumertest.Entry, lane string) bool {
+func committedAfter(entries []consumerharness.Entry, lane string) bool {
 	for _, e := range entries {
 		if e.Lane != lane {
 			continue
 		}
 		switch {
-		case e.Kind == consumertest.KindSQL && e.Op == "commit":
+		case e.Kind == consumerharness.KindSQL && e.Op == "commit":
 			return !strings.HasPrefix(e.Result, "error")
-		case e.Kind == consumertest.KindSQL && e.Op == "rollback",
-			e.Kind == consumertest.KindCrash, e.Kind == consumertest.KindContextEnded:
+		case e.Kind == consumerharness.KindSQL && e.Op == "rollback",
+			e.Kind == consumerharness.KindCrash, e.Kind == consumerharness.KindContextEnded:
 			return false
 		}
 	}
@@ -290,31 +290,31 @@ func committedAfter(entries []consumertest.Entry, lane string) bool {
 }
 
 // entryChip draws one trace line and says in which lane.
-func entryChip(e consumertest.Entry) (string, chip) {
+func entryChip(e consumerharness.Entry) (string, chip) {
 	text := strings.TrimPrefix(e.Text, "t="+strconv.FormatInt(e.AtMs, 10)+"ms ")
 	if e.Worker != "" {
 		text = strings.TrimPrefix(text, e.Worker+" ")
 	}
 	c := chip{Kind: string(e.Kind), Label: text, Class: "step"}
 	switch e.Kind {
-	case consumertest.KindProduce:
+	case consumerharness.KindProduce:
 		c.Label, c.Class = "produce "+e.Event, "produce"
 		_, c.Detail, _ = strings.Cut(text, ": ")
-	case consumertest.KindDuplicate:
+	case consumerharness.KindDuplicate:
 		c.Label, c.Detail, c.Class = "duplicate "+e.Event, parenthesised(text), "fault"
-	case consumertest.KindReplay:
+	case consumerharness.KindReplay:
 		c.Label, c.Detail, c.Class = "replay stream", parenthesised(text), "fault"
-	case consumertest.KindTime:
+	case consumerharness.KindTime:
 		c.Class = "clock"
 		if ms, at, ok := strings.Cut(strings.TrimPrefix(text, "time moves "), " to "); ok {
 			c.Label, c.Detail = "time +"+ms, "now "+at
 		}
-	case consumertest.KindDeliver, consumertest.KindRedeliver:
+	case consumerharness.KindDeliver, consumerharness.KindRedeliver:
 		c.Label, c.Detail, c.Class = "deliver "+e.Event+" → "+e.Worker, parenthesised(text), "deliver"
-		if e.Kind == consumertest.KindRedeliver {
+		if e.Kind == consumerharness.KindRedeliver {
 			c.Label = "redeliver " + e.Event + " → " + e.Worker
 		}
-	case consumertest.KindSQL:
+	case consumerharness.KindSQL:
 		c.Label, c.Detail = e.Op, strings.TrimSpace(strings.TrimPrefix(text, e.Op))
 		if e.Result != "" {
 			// What the statement returned heads the chip: the value the
@@ -328,27 +328,27 @@ func entryChip(e consumertest.Entry) (string, chip) {
 		case "rollback":
 			c.Class = "step muted"
 		}
-	case consumertest.KindPoint:
+	case consumerharness.KindPoint:
 		c.Label, c.Detail = "point", strings.TrimPrefix(text, "call ")
-	case consumertest.KindInjected:
+	case consumerharness.KindInjected:
 		c.Label, c.Detail, c.Class = "injected failure", strings.TrimSuffix(text, " -> injected failure"), "fault"
-	case consumertest.KindAck:
+	case consumerharness.KindAck:
 		c.Label, c.Class = "ack "+e.Event, "ack"
-	case consumertest.KindNack:
+	case consumerharness.KindNack:
 		c.Label, c.Class = "nack "+e.Event, "warn"
 		_, c.Detail, _ = strings.Cut(text, ": ")
-	case consumertest.KindDeadLetter:
+	case consumerharness.KindDeadLetter:
 		c.Label, c.Class = "dead-letter "+e.Event+" (poison)", "dlq"
 		_, c.Detail, _ = strings.Cut(text, ": ")
-	case consumertest.KindCrash:
+	case consumerharness.KindCrash:
 		c.Label, c.Detail, c.Class = "✖ CRASH", strings.TrimPrefix(text, "crashes "), "crash"
-	case consumertest.KindLockWait:
+	case consumerharness.KindLockWait:
 		c.Label, c.Detail, c.Class = "waits for a lock", "at "+lockAt(text), "warn"
-	case consumertest.KindLockAcquired:
+	case consumerharness.KindLockAcquired:
 		c.Label, c.Detail = "gets the lock", "at "+lockAt(text)
-	case consumertest.KindLockGiveUp:
+	case consumerharness.KindLockGiveUp:
 		c.Label, c.Detail, c.Class = "gives up waiting (lock timeout)", strings.TrimPrefix(text, "gives up waiting "), "warn"
-	case consumertest.KindIdle:
+	case consumerharness.KindIdle:
 		c.Label, c.Class = "nothing to receive", "step muted"
 	}
 	return e.Lane, c

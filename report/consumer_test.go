@@ -6,29 +6,29 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/idemcheck/idemcheck/consumertest"
 	"github.com/idemcheck/idemcheck/examples/consumers/adr"
 	"github.com/idemcheck/idemcheck/examples/consumers/splitcheck"
+	"github.com/idemcheck/idemcheck/internal/consumerharness"
 	"github.com/idemcheck/idemcheck/report"
 )
 
-func ledgerConsumer(name string, h consumertest.Consumer) consumertest.Consumer {
+func ledgerConsumer(name string, h consumerharness.Consumer) consumerharness.Consumer {
 	h.Name = name
-	h.Effects = consumertest.PerEvent("SELECT event_id, amount_cents FROM ledger")
+	h.Effects = consumerharness.PerEvent("SELECT event_id, amount_cents FROM ledger")
 	h.Dedupe = "SELECT event_id FROM processed_events"
 	return h
 }
 
 // consumerRun hunts c with a fixed seed and reports the run as fuzzrun
 // -consumer does.
-func consumerRun(t *testing.T, c consumertest.Consumer, checks int) (*report.Run, consumertest.Result) {
+func consumerRun(t *testing.T, c consumerharness.Consumer, checks int) (*report.Run, consumerharness.Result) {
 	t.Helper()
-	res, err := consumertest.Hunt(c, consumertest.Checks(checks), consumertest.Seed(1))
+	res, err := consumerharness.Hunt(c, consumerharness.Checks(checks), consumerharness.Seed(1))
 	if err != nil {
 		t.Fatal(err)
 	}
 	cr := &report.ConsumerRun{Consumer: c.Name, Database: "sqlite", PerSecond: 321, Laws: report.ConsumerLaws(c, res.Breaches)}
-	for _, s := range consumertest.Situations {
+	for _, s := range consumerharness.Situations {
 		if res.Coverage[s] > 0 {
 			cr.Reached++
 		} else {
@@ -44,10 +44,10 @@ func consumerRun(t *testing.T, c consumertest.Consumer, checks int) (*report.Run
 	return r, res
 }
 
-func brokenConsumerRun(t *testing.T) (*report.Run, consumertest.Result) {
+func brokenConsumerRun(t *testing.T) (*report.Run, consumerharness.Result) {
 	t.Helper()
-	r, res := consumerRun(t, ledgerConsumer("splitcheck", consumertest.Consumer{Schema: splitcheck.Schema, Handler: splitcheck.Handle}), 1000)
-	if !res.Failed || res.Law != consumertest.LawSingleCredit {
+	r, res := consumerRun(t, ledgerConsumer("splitcheck", consumerharness.Consumer{Schema: splitcheck.Schema, Handler: splitcheck.Handle}), 1000)
+	if !res.Failed || res.Law != consumerharness.LawSingleCredit {
 		t.Fatalf("splitcheck was not caught:\n%s", res.Report())
 	}
 	return r, res
@@ -83,7 +83,7 @@ func TestRenderConsumerCounterexample(t *testing.T) {
 		t.Errorf("%d rows and %d separators for %d trace lines", len(rows), seps, len(entries))
 	}
 	for _, e := range entries {
-		if e.Kind != consumertest.KindSQL {
+		if e.Kind != consumerharness.KindSQL {
 			continue
 		}
 		cell := regexp.MustCompile(`<td class="lane" data-lane="` + e.Worker + `"><div class="ev [^"]*" data-lane="` + e.Worker + `" data-kind="sql"><span class="label">` + e.Op + `( → [^<]*)?</span>`)
@@ -99,7 +99,7 @@ func TestRenderConsumerCounterexample(t *testing.T) {
 // A passing run shows the laws (all passing but the ones not judged), the
 // figures and the coverage, and no timeline.
 func TestRenderConsumerPass(t *testing.T) {
-	c := ledgerConsumer("adr", consumertest.Consumer{Schema: adr.Schema, Handler: adr.Handle})
+	c := ledgerConsumer("adr", consumerharness.Consumer{Schema: adr.Schema, Handler: adr.Handle})
 	c.Dedupe = ""
 	r, res := consumerRun(t, c, 50)
 	if res.Failed {
@@ -146,7 +146,7 @@ func TestConsumerTimelineInChromium(t *testing.T) {
 	if !regexp.MustCompile(`<table class="timeline[^"]*" data-kind="consumer"[^>]*data-ready="true"`).MatchString(dom) {
 		t.Fatalf("the script did not finish the consumer timeline\n%s", head(dom))
 	}
-	lanes := []string{consumertest.LaneBroker}
+	lanes := []string{consumerharness.LaneBroker}
 	for i := range res.Scenario.Workers {
 		lanes = append(lanes, "w"+strconv.Itoa(i+1))
 	}

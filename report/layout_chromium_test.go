@@ -13,8 +13,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/idemcheck/idemcheck/consumertest"
 	"github.com/idemcheck/idemcheck/examples/consumers/splitcheck"
+	"github.com/idemcheck/idemcheck/internal/consumerharness"
 	"github.com/idemcheck/idemcheck/report"
 )
 
@@ -132,11 +132,11 @@ func TestTimelineTakesThePageWidthInChromium(t *testing.T) {
 // "marked because" column is on the page and its notes are whole.
 func TestSixLanesKeepTheMarksInChromium(t *testing.T) {
 	bin := chromium(t)
-	c := ledgerConsumer("splitcheck", consumertest.Consumer{Schema: splitcheck.Schema, Handler: splitcheck.Handle})
-	s := &consumertest.Scenario{Version: 1, Workers: 5, Policy: consumertest.DefaultPolicy,
-		Events: []consumertest.Event{{ID: "e1", User: "u1", Amount: 100}},
-		Steps:  []consumertest.Step{{Op: consumertest.OpRun, Worker: 1}, {Op: consumertest.OpAdvance, Ms: 6000}, {Op: consumertest.OpRun, Worker: 1}}}
-	res, err := consumertest.Replay(c, s)
+	c := ledgerConsumer("splitcheck", consumerharness.Consumer{Schema: splitcheck.Schema, Handler: splitcheck.Handle})
+	s := &consumerharness.Scenario{Version: 1, Workers: 5, Policy: consumerharness.DefaultPolicy,
+		Events: []consumerharness.Event{{ID: "e1", User: "u1", Amount: 100}},
+		Steps:  []consumerharness.Step{{Op: consumerharness.OpRun, Worker: 1}, {Op: consumerharness.OpAdvance, Ms: 6000}, {Op: consumerharness.OpRun, Worker: 1}}}
+	res, err := consumerharness.Replay(c, s)
 	if err != nil {
 		t.Fatal(err)
 	}

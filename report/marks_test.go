@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/idemcheck/idemcheck/consumertest"
+	"github.com/idemcheck/idemcheck/internal/consumerharness"
 	"github.com/idemcheck/idemcheck/properties/coverage"
 )
 
@@ -20,7 +20,7 @@ func TestConsumerTimelineMarksTheSecondApplication(t *testing.T) {
 	if len(flagged) == 0 {
 		t.Fatal("no row is marked")
 	}
-	byLine := map[string]consumertest.Entry{}
+	byLine := map[string]consumerharness.Entry{}
 	for _, e := range res.Outcome.Trace.Entries() {
 		byLine[strconv.Itoa(e.Line)] = e
 	}
@@ -35,7 +35,7 @@ func TestConsumerTimelineMarksTheSecondApplication(t *testing.T) {
 	}
 	for _, m := range flagged {
 		e := byLine[m[1]]
-		if e.Kind != consumertest.KindSQL || !strings.Contains(e.Text, "INSERT INTO ledger") {
+		if e.Kind != consumerharness.KindSQL || !strings.Contains(e.Text, "INSERT INTO ledger") {
 			t.Errorf("line %s is marked: %s; want only the second INSERT INTO ledger", m[1], e.Text)
 		}
 		if m[1] == strconv.Itoa(inserts[0]) {
@@ -51,8 +51,8 @@ func TestEveryCoverageRowSaysWhatCounts(t *testing.T) {
 	r.Coverage = append(r.Coverage, coverage.Row{Name: "lock-wait", Kind: "consumer", Runs: 3, Reached: 1})
 	html := render(t, r)
 	rows := regexp.MustCompile(`(?s)<tr data-situation="([^"]+)"[^>]*>(.*?)</tr>`).FindAllStringSubmatch(html, -1)
-	if len(rows) < len(consumertest.Situations) {
-		t.Fatalf("%d coverage rows, want at least %d", len(rows), len(consumertest.Situations))
+	if len(rows) < len(consumerharness.Situations) {
+		t.Fatalf("%d coverage rows, want at least %d", len(rows), len(consumerharness.Situations))
 	}
 	for _, m := range rows {
 		if regexp.MustCompile(`<td class="doc">\s*</td>`).MatchString(m[2]) {

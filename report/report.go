@@ -21,8 +21,8 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/idemcheck/idemcheck/consumertest"
 	"github.com/idemcheck/idemcheck/faults/runner"
+	"github.com/idemcheck/idemcheck/internal/consumerharness"
 	"github.com/idemcheck/idemcheck/properties"
 	"github.com/idemcheck/idemcheck/properties/coverage"
 )
@@ -144,8 +144,8 @@ type Case struct {
 	Outcome *runner.Outcome
 	// Consumer is, instead of Outcome, a team's consumer's counterexample
 	// (or replayed scenario) under package consumertest: its trace's
-	// lines carry their lanes (consumertest.Entry).
-	Consumer *consumertest.Result
+	// lines carry their lanes (consumerharness.Entry).
+	Consumer *consumerharness.Result
 }
 
 // Render writes r as one HTML page.

@@ -12,9 +12,9 @@ import (
 	"time"
 
 	"github.com/idemcheck/idemcheck/cmd/fuzzrun/internal/ext"
-	"github.com/idemcheck/idemcheck/consumertest"
 	"github.com/idemcheck/idemcheck/corpus"
 	"github.com/idemcheck/idemcheck/examples/consumers/catalog"
+	"github.com/idemcheck/idemcheck/internal/consumerharness"
 	"github.com/idemcheck/idemcheck/report"
 )
 
@@ -30,7 +30,7 @@ const postgresConsumerBatch = 1000
 
 // ConsumerScheme resolves the part after "SCHEME:" of fuzzrun consumer SCHEME:ARG into a
 // consumer; the io.Closer, if not nil, is closed when the run ends.
-type ConsumerScheme func(arg string) (consumertest.Consumer, io.Closer, error)
+type ConsumerScheme func(arg string) (consumerharness.Consumer, io.Closer, error)
 
 // consumerSchemes are the registered schemes, by name.
 var consumerSchemes = map[string]ConsumerScheme{}
@@ -51,18 +51,18 @@ func registerConsumerScheme(name, doc string, f ConsumerScheme) {
 // resolveConsumer opens the consumer fuzzrun consumer (or fuzzrun broker
 // -consumer) names, as written for
 // database db (-db).
-func resolveConsumer(spec, db string) (consumertest.Consumer, io.Closer, error) {
+func resolveConsumer(spec, db string) (consumerharness.Consumer, io.Closer, error) {
 	if scheme, arg, ok := strings.Cut(spec, ":"); ok {
 		f, known := consumerSchemes[scheme]
 		if !known {
-			return consumertest.Consumer{}, nil, usagef("consumer: %q: no scheme %q (known: %s)", spec, scheme, schemeList())
+			return consumerharness.Consumer{}, nil, usagef("consumer: %q: no scheme %q (known: %s)", spec, scheme, schemeList())
 		}
 		if arg == "" {
-			return consumertest.Consumer{}, nil, usagef("consumer: %q names nothing after %q", spec, scheme+":")
+			return consumerharness.Consumer{}, nil, usagef("consumer: %q names nothing after %q", spec, scheme+":")
 		}
 		c, closer, err := f(arg)
 		if err != nil {
-			return consumertest.Consumer{}, nil, usagef("consumer %s: %v", spec, err)
+			return consumerharness.Consumer{}, nil, usagef("consumer %s: %v", spec, err)
 		}
 		if c.Name == "" {
 			c.Name = safeConsumerName(spec)
@@ -74,7 +74,7 @@ func resolveConsumer(spec, db string) (consumertest.Consumer, io.Closer, error) 
 		if slices.Contains(ext.ServerConsumers, spec) {
 			return resolveServerConsumer(spec, db)
 		}
-		return consumertest.Consumer{}, nil, usagef("consumer: %q is not an example consumer; they are %s (or SCHEME:ARG, schemes: %s)",
+		return consumerharness.Consumer{}, nil, usagef("consumer: %q is not an example consumer; they are %s (or SCHEME:ARG, schemes: %s)",
 			spec, strings.Join(append(catalog.Names(), ext.ServerConsumers...), ", "), schemeList())
 	}
 	return e.On(db), nil, nil
@@ -83,16 +83,16 @@ func resolveConsumer(spec, db string) (consumertest.Consumer, io.Closer, error) 
 // resolveServerConsumer opens an example consumer over a real server
 // (ext.ServerConsumers): in a build with them (-tags servers), connected
 // to its server; in another, a tagError that says how to build it.
-func resolveServerConsumer(name, db string) (consumertest.Consumer, io.Closer, error) {
+func resolveServerConsumer(name, db string) (consumerharness.Consumer, io.Closer, error) {
 	if ext.Registered == nil || ext.Registered.Consumer == nil {
-		return consumertest.Consumer{}, nil, &tagError{what: "the consumer " + name, tag: ext.Tag}
+		return consumerharness.Consumer{}, nil, &tagError{what: "the consumer " + name, tag: ext.Tag}
 	}
 	if db != "sqlite" {
-		return consumertest.Consumer{}, nil, usagef("consumer: %s runs on SQLite only; drop -db %s", name, db)
+		return consumerharness.Consumer{}, nil, usagef("consumer: %s runs on SQLite only; drop -db %s", name, db)
 	}
 	c, closer, err := ext.Registered.Consumer(name)
 	if err != nil {
-		return consumertest.Consumer{}, nil, usagef("consumer: %s cannot be used: %v", name, err)
+		return consumerharness.Consumer{}, nil, usagef("consumer: %s cannot be used: %v", name, err)
 	}
 	return c, closer, nil
 }
@@ -160,9 +160,9 @@ func checkConsumer(o *options, r *rawFlags, given map[string]bool) error {
 	switch o.db {
 	case "sqlite":
 	case "postgres":
-		dsn := os.Getenv(consumertest.PostgresEnv)
+		dsn := os.Getenv(consumerharness.PostgresEnv)
 		if dsn == "" {
-			return usagef("-db postgres: %s is not set (e.g. %s='postgres://postgres@127.0.0.1:5432/test?sslmode=disable')", consumertest.PostgresEnv, consumertest.PostgresEnv)
+			return usagef("-db postgres: %s is not set (e.g. %s='postgres://postgres@127.0.0.1:5432/test?sslmode=disable')", consumerharness.PostgresEnv, consumerharness.PostgresEnv)
 		}
 		o.dbDSN = dsn
 		if !given["batch"] {
@@ -208,12 +208,12 @@ type consumerJSON struct {
 	Trace        []string `json:"trace,omitempty"`
 	// Coverage counts the drawn scenarios that reached each situation.
 	Coverage map[string]int `json:"coverage,omitempty"`
-	// Unreached lists the consumertest.Situations no scenario reached.
+	// Unreached lists the consumerharness.Situations no scenario reached.
 	Unreached []string `json:"unreached,omitempty"`
 	// HTML is the report written (-html), "" for none.
 	HTML string `json:"html,omitempty"`
 	// MachineClock names what read the machine's clock instead of the
-	// scenario's (consumertest.Result.MachineClock).
+	// scenario's (consumerharness.Result.MachineClock).
 	MachineClock []string `json:"machineClock,omitempty"`
 	// Error is what stopped the run short (the counterexample could not
 	// be saved, say); "" when nothing did.
@@ -251,7 +251,7 @@ func runConsumer(ctx context.Context, o *options, stdout, stderr io.Writer) int 
 	if rc, ok := closer.(resetChecker); ok {
 		if err := rc.checkReset(c, o.dbOptions()); err != nil {
 			fmt.Fprintf(stderr, "fuzzrun: consumer %s: %v\n", o.consumer, err)
-			if errors.Is(err, consumertest.ErrBadInput) || errors.Is(err, errKeepsState) {
+			if errors.Is(err, consumerharness.ErrBadInput) || errors.Is(err, errKeepsState) {
 				return exitUsage
 			}
 			return exitInternal
@@ -273,7 +273,7 @@ func runConsumer(ctx context.Context, o *options, stdout, stderr io.Writer) int 
 	var checks int64
 	rep := consumerJSON{Mode: "consumer", Consumer: c.Name, Seed: seed}
 	known := corpusFiles(o.corpusDir) // to tell a new counterexample in the report
-	var found *consumertest.Result
+	var found *consumerharness.Result
 	var runErr error
 	for round := uint64(0); ; round++ {
 		if ctx.Err() != nil || (o.duration > 0 && time.Since(start) >= o.duration) || (o.checks > 0 && checks >= o.checks) {
@@ -283,14 +283,14 @@ func runConsumer(ctx context.Context, o *options, stdout, stderr io.Writer) int 
 		if o.checks > 0 {
 			batch = min(batch, o.checks-checks)
 		}
-		opts := []consumertest.Option{consumertest.Checks(int(batch)), consumertest.Seed(seed + round)}
+		opts := []consumerharness.Option{consumerharness.Checks(int(batch)), consumerharness.Seed(seed + round)}
 		if o.corpusDir != "" {
-			opts = append(opts, consumertest.CorpusDir(o.corpusDir))
+			opts = append(opts, consumerharness.CorpusDir(o.corpusDir))
 		}
-		res, err := consumertest.Hunt(c, append(opts, o.dbOptions()...)...)
+		res, err := consumerharness.Hunt(c, append(opts, o.dbOptions()...)...)
 		if err != nil && !res.Failed {
 			fmt.Fprintf(stderr, "fuzzrun: consumer %s: %v\n", c.Name, err)
-			if errors.Is(err, consumertest.ErrBadInput) {
+			if errors.Is(err, consumerharness.ErrBadInput) {
 				return exitUsage
 			}
 			return exitInternal
@@ -341,7 +341,7 @@ func runConsumer(ctx context.Context, o *options, stdout, stderr io.Writer) int 
 	if elapsed > 0 {
 		rep.PerSecond = float64(checks) / elapsed.Seconds()
 	}
-	for _, sit := range consumertest.Situations {
+	for _, sit := range consumerharness.Situations {
 		if rep.Coverage[sit] == 0 {
 			rep.Unreached = append(rep.Unreached, sit)
 		}
@@ -407,21 +407,21 @@ func runConsumer(ctx context.Context, o *options, stdout, stderr io.Writer) int 
 }
 
 // printConsumerCoverage is the coverage table of a consumer campaign: the
-// situations every consumer should reach (consumertest.Situations), then
+// situations every consumer should reach (consumerharness.Situations), then
 // those a run also counts that a correct consumer may never meet.
 func printConsumerCoverage(w io.Writer, reached map[string]int, unreached []string) {
-	n := len(consumertest.Situations)
+	n := len(consumerharness.Situations)
 	fmt.Fprintf(w, "coverage: %d of the %d situations every consumer should reach were reached", n-len(unreached), n)
 	if len(unreached) > 0 {
 		fmt.Fprintf(w, "; never: %s (a consumer that never reaches them is not tested there)", strings.Join(unreached, ", "))
 	}
 	fmt.Fprintln(w)
-	for _, sit := range consumertest.Situations {
+	for _, sit := range consumerharness.Situations {
 		fmt.Fprintf(w, "  %-34s %d\n", sit, reached[sit])
 	}
 	var more []string
 	for _, sit := range slices.Sorted(maps.Keys(reached)) {
-		if !slices.Contains(consumertest.Situations, sit) {
+		if !slices.Contains(consumerharness.Situations, sit) {
 			more = append(more, sit)
 		}
 	}
@@ -434,8 +434,8 @@ func printConsumerCoverage(w io.Writer, reached map[string]int, unreached []stri
 }
 
 // replayConsumer plays one consumer-level case against the consumer.
-func replayConsumer(o *options, c consumertest.Consumer, stdout, stderr io.Writer) int {
-	s, err := consumertest.LoadScenario(o.replay)
+func replayConsumer(o *options, c consumerharness.Consumer, stdout, stderr io.Writer) int {
+	s, err := consumerharness.LoadScenario(o.replay)
 	if err != nil {
 		fmt.Fprintf(stderr, "fuzzrun: -replay: %v\n", err)
 		return exitUsage
@@ -445,10 +445,10 @@ func replayConsumer(o *options, c consumertest.Consumer, stdout, stderr io.Write
 		recorded = fmt.Sprintf("recorded: %s broke %s (%s)\n", cs.Target, cs.Law, cs.Summary)
 	}
 	start := time.Now()
-	res, err := consumertest.Replay(c, s, o.dbOptions()...)
+	res, err := consumerharness.Replay(c, s, o.dbOptions()...)
 	if err != nil {
 		fmt.Fprintf(stderr, "fuzzrun: consumer %s -replay %s: %v\n", c.Name, o.replay, err)
-		if errors.Is(err, consumertest.ErrBadInput) {
+		if errors.Is(err, consumerharness.ErrBadInput) {
 			return exitUsage
 		}
 		return exitInternal
@@ -485,8 +485,8 @@ func replayConsumer(o *options, c consumertest.Consumer, stdout, stderr io.Write
 // listConsumers is the fuzzrun list section of the consumers.
 func listConsumers(w io.Writer) {
 	fmt.Fprintln(w, "\nconsumer laws (fuzzrun consumer NAME judges the consumer by each):")
-	for _, law := range consumertest.Laws {
-		fmt.Fprintf(w, "  %-17s %s\n", law, consumertest.LawDoc(law))
+	for _, law := range consumerharness.Laws {
+		fmt.Fprintf(w, "  %-17s %s\n", law, consumerharness.LawDoc(law))
 	}
 	fmt.Fprintln(w, "\nconsumers (fuzzrun consumer NAME):")
 	for _, e := range catalog.All() {
@@ -525,12 +525,12 @@ func (o *options) dbFlag() string {
 
 // dbOptions are the consumertest options of -db and -sqlite: on SQLite,
 // the settings given, else an example's own.
-func (o *options) dbOptions() []consumertest.Option {
+func (o *options) dbOptions() []consumerharness.Option {
 	if o.db == "postgres" {
-		return []consumertest.Option{consumertest.Postgres(o.dbDSN)}
+		return []consumerharness.Option{consumerharness.Postgres(o.dbDSN)}
 	}
 	if o.sqliteSet {
-		return []consumertest.Option{consumertest.SQLite(o.sqlite)}
+		return []consumerharness.Option{consumerharness.SQLite(o.sqlite)}
 	}
 	if e, ok := catalog.Lookup(o.consumer); ok {
 		return e.Options()

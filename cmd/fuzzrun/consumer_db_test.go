@@ -6,11 +6,11 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/idemcheck/idemcheck/consumertest"
+	"github.com/idemcheck/idemcheck/internal/consumerharness"
 )
 
 func TestConsumerDBUsageErrors(t *testing.T) {
-	t.Setenv(consumertest.PostgresEnv, "")
+	t.Setenv(consumerharness.PostgresEnv, "")
 	for args, want := range map[string]string{
 		"-db postgres":                      "-db: fuzzrun campaign has no such flag; it is a flag of fuzzrun consumer",
 		"consumer adr -db mysql":            `"mysql" is not a database`,
@@ -27,8 +27,8 @@ func TestConsumerDBUsageErrors(t *testing.T) {
 }
 
 func TestConsumerCampaignOnPostgres(t *testing.T) {
-	if os.Getenv(consumertest.PostgresEnv) == "" {
-		t.Skipf("%s is not set: skipping the consumer campaign on PostgreSQL", consumertest.PostgresEnv)
+	if os.Getenv(consumerharness.PostgresEnv) == "" {
+		t.Skipf("%s is not set: skipping the consumer campaign on PostgreSQL", consumerharness.PostgresEnv)
 	}
 	dir := t.TempDir()
 	r := fuzzrun(t, "consumer", "nounique", "-db", "postgres", "-checks", "400", "-seed", "3", "-corpus", dir, "-html", "", "-json")
@@ -39,7 +39,7 @@ func TestConsumerCampaignOnPostgres(t *testing.T) {
 	if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil {
 		t.Fatalf("-json: %v\n%s", err, r.stdout)
 	}
-	if rep.Law != consumertest.LawSingleCredit || rep.Size > 8 || !strings.Contains(rep.Replay, "-db postgres") {
+	if rep.Law != consumerharness.LawSingleCredit || rep.Size > 8 || !strings.Contains(rep.Replay, "-db postgres") {
 		t.Fatalf("report %+v", rep)
 	}
 	if r := fuzzrun(t, "consumer", "nounique", "-db", "postgres", "-replay", rep.CorpusFile, "-html", ""); r.code != exitViolation || !strings.Contains(r.stdout, "on postgres") {

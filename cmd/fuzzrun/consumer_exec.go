@@ -9,9 +9,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/idemcheck/idemcheck/consumertest"
 	"github.com/idemcheck/idemcheck/impl/adapter/consumerproc"
 	"github.com/idemcheck/idemcheck/impl/system/procresolve"
+	"github.com/idemcheck/idemcheck/internal/consumerharness"
 )
 
 func init() {
@@ -25,16 +25,16 @@ func init() {
 // the returned Closer kills. A command that cannot start, fails the
 // handshake or declares no effects query is an error, which fuzzrun
 // consumer reports as a usage error.
-func resolveExecConsumer(arg string) (consumertest.Consumer, io.Closer, error) {
+func resolveExecConsumer(arg string) (consumerharness.Consumer, io.Closer, error) {
 	argv, err := consumerproc.ParseCommand(arg)
 	if err != nil {
-		return consumertest.Consumer{}, nil, err
+		return consumerharness.Consumer{}, nil, err
 	}
 	opts := consumerproc.Options{}
 	if v := os.Getenv(procresolve.ExecTimeoutEnv); v != "" {
 		d, err := time.ParseDuration(v)
 		if err != nil || d <= 0 {
-			return consumertest.Consumer{}, nil, fmt.Errorf("%s=%q: want a positive Go duration such as 5s", procresolve.ExecTimeoutEnv, v)
+			return consumerharness.Consumer{}, nil, fmt.Errorf("%s=%q: want a positive Go duration such as 5s", procresolve.ExecTimeoutEnv, v)
 		}
 		opts.Timeout = d
 	}
@@ -46,17 +46,17 @@ func resolveExecConsumer(arg string) (consumertest.Consumer, io.Closer, error) {
 	d, err := pool.Declare()
 	if err != nil {
 		pool.Close()
-		return consumertest.Consumer{}, nil, err
+		return consumerharness.Consumer{}, nil, err
 	}
 	if d.Effects == "" {
 		pool.Close()
-		return consumertest.Consumer{}, nil, fmt.Errorf("%q declares no effects query in its hello (the \"effects\" field): the harness cannot judge what it did", arg)
+		return consumerharness.Consumer{}, nil, fmt.Errorf("%q declares no effects query in its hello (the \"effects\" field): the harness cannot judge what it did", arg)
 	}
-	effects := consumertest.PerEvent(d.Effects)
+	effects := consumerharness.PerEvent(d.Effects)
 	if d.Aggregate {
-		effects = consumertest.Aggregate(d.Effects)
+		effects = consumerharness.Aggregate(d.Effects)
 	}
-	c := consumertest.Consumer{Schema: d.Schema, Worker: pool.Worker, Effects: effects, Dedupe: d.Dedupe}
+	c := consumerharness.Consumer{Schema: d.Schema, Worker: pool.Worker, Effects: effects, Dedupe: d.Dedupe}
 	return c, &execConsumer{pool: pool, argv: argv, opts: opts, resets: d.Resets}, nil
 }
 
@@ -73,7 +73,7 @@ func (e *execConsumer) Close() error { return e.pool.Close() }
 // resetChecker is a consumer's Closer that can check, before a campaign,
 // that the consumer's processes forget everything on a reset.
 type resetChecker interface {
-	checkReset(c consumertest.Consumer, opts []consumertest.Option) error
+	checkReset(c consumerharness.Consumer, opts []consumerharness.Option) error
 }
 
 // errKeepsState is the error of a process that declares reset and keeps
@@ -94,24 +94,24 @@ const resetProbes = 3
 // that differs; if those differ too, the consumer is not deterministic
 // (it reads the machine's clock, say), reset cannot be told apart, and it
 // passes.
-func (e *execConsumer) checkReset(c consumertest.Consumer, opts []consumertest.Option) error {
+func (e *execConsumer) checkReset(c consumerharness.Consumer, opts []consumerharness.Option) error {
 	if !e.resets {
 		return nil
 	}
-	play := func(c consumertest.Consumer, s *consumertest.Scenario) ([]string, error) {
-		res, err := consumertest.Replay(c, s, opts...)
+	play := func(c consumerharness.Consumer, s *consumerharness.Scenario) ([]string, error) {
+		res, err := consumerharness.Replay(c, s, opts...)
 		if err != nil {
 			return nil, err
 		}
 		return res.Outcome.Trace.Lines(), nil
 	}
-	twice := func(c consumertest.Consumer, s *consumertest.Scenario) (a, b []string, err error) {
+	twice := func(c consumerharness.Consumer, s *consumerharness.Scenario) (a, b []string, err error) {
 		if a, err = play(c, s); err == nil {
 			b, err = play(c, s)
 		}
 		return a, b, err
 	}
-	gen := consumertest.Generator(16)
+	gen := consumerharness.Generator(16)
 	for i := range resetProbes {
 		s := gen.Example(i)
 		p1, p2, err := twice(c, s)

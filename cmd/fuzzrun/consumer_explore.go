@@ -9,14 +9,14 @@ import (
 	"strings"
 	"time"
 
-	"github.com/idemcheck/idemcheck/consumertest"
 	"github.com/idemcheck/idemcheck/examples/consumers/catalog"
+	"github.com/idemcheck/idemcheck/internal/consumerharness"
 	"github.com/idemcheck/idemcheck/properties/coverage"
 	"github.com/idemcheck/idemcheck/report"
 )
 
 // fuzzrun consumer C -explore model-checks a team's consumer
-// (consumertest.Explore): every schedule within the bounds the flags give,
+// (consumerharness.Explore): every schedule within the bounds the flags give,
 // or the shortest counterexample.
 
 // consumerExploreFlags are the raw values of the flags of fuzzrun consumer -explore.
@@ -31,9 +31,9 @@ var consumerExploreOnly = []string{"events", "group-workers", "preemptions", "cr
 	"replays", "max-steps", "no-por", "no-cache"}
 
 // defaultConsumerExploreFlags are the bounds' flags at
-// consumertest.DefaultBounds.
+// consumerharness.DefaultBounds.
 func defaultConsumerExploreFlags() consumerExploreFlags {
-	d := consumertest.DefaultBounds
+	d := consumerharness.DefaultBounds
 	return consumerExploreFlags{preemptions: strconv.Itoa(d.Preemptions), crashes: strconv.Itoa(d.Crashes), failures: strconv.Itoa(d.Failures),
 		duplicates: strconv.Itoa(d.Duplicates), advances: strconv.Itoa(d.Advances), replays: strconv.Itoa(d.Replays)}
 }
@@ -54,8 +54,8 @@ func (f *flagSet) consumerExplore() {
 
 // consumerExplore is what fuzzrun consumer -explore runs.
 type consumerExplore struct {
-	bounds consumertest.Bounds
-	opts   []consumertest.Option
+	bounds consumerharness.Bounds
+	opts   []consumerharness.Option
 	// budget describes the time and schedule budgets, for the report.
 	budget string
 }
@@ -76,7 +76,7 @@ func (o *options) parseConsumerExplore(given map[string]bool, ef exploreFlags, f
 			return usagef("-%s: means nothing with fuzzrun consumer -explore (the bounds are -events, -group-workers, -preemptions, -crashes, -failures, -duplicates, -advances, -durations, -replays)", name)
 		}
 	}
-	b := consumertest.DefaultBounds
+	b := consumerharness.DefaultBounds
 	if e, ok := catalog.Lookup(o.consumer); ok && !anyGiven(given, "events", "group-workers", "preemptions", "crashes", "failures", "duplicates", "advances", "replays", "durations") {
 		// An example whose bug needs other bounds (time moving by its
 		// lease) is checked within those, unless the flags say otherwise.
@@ -89,7 +89,7 @@ func (o *options) parseConsumerExplore(given map[string]bool, ef exploreFlags, f
 	}
 	var err error
 	if given["events"] {
-		if b.Events, err = consumertest.ParseFates(ef.events); err != nil {
+		if b.Events, err = consumerharness.ParseFates(ef.events); err != nil {
 			return usagef("-events: %v", err)
 		}
 	}
@@ -141,59 +141,59 @@ func (o *options) parseConsumerExplore(given map[string]bool, ef exploreFlags, f
 	if serialConsumer(o.consumer) {
 		workers = 1 // its scenarios keep state on a server, per scenario in the order its workers start
 	}
-	cx := &consumerExplore{bounds: b, opts: []consumertest.Option{consumertest.VerifyParallel(workers)}}
+	cx := &consumerExplore{bounds: b, opts: []consumerharness.Option{consumerharness.VerifyParallel(workers)}}
 	var budget []string
 	d := o.duration
 	if !given["duration"] {
 		d = defaultConsumerExploreDuration
 	}
 	if d > 0 {
-		cx.opts = append(cx.opts, consumertest.VerifyTime(d))
+		cx.opts = append(cx.opts, consumerharness.VerifyTime(d))
 		budget = append(budget, d.String())
 	}
 	if o.checks > 0 {
-		cx.opts = append(cx.opts, consumertest.VerifySchedules(o.checks))
+		cx.opts = append(cx.opts, consumerharness.VerifySchedules(o.checks))
 		budget = append(budget, fmt.Sprintf("%d schedules", o.checks))
 	}
 	budget = append(budget, formatBytes(o.maxMemory)+" of memory")
 	cx.budget = strings.Join(budget, " or ")
 	if ef.noPOR {
-		cx.opts = append(cx.opts, consumertest.NoPOR())
+		cx.opts = append(cx.opts, consumerharness.NoPOR())
 	}
 	if f.noCache {
-		cx.opts = append(cx.opts, consumertest.NoCache())
+		cx.opts = append(cx.opts, consumerharness.NoCache())
 	}
 	o.cexplore = cx
 	return nil
 }
 
 // runConsumerExplore is fuzzrun consumer C -explore.
-func runConsumerExplore(ctx context.Context, o *options, c consumertest.Consumer, stdout, stderr io.Writer) int {
+func runConsumerExplore(ctx context.Context, o *options, c consumerharness.Consumer, stdout, stderr io.Writer) int {
 	cx := o.cexplore
 	prog := newProgress(stderr, o.every)
 	// The time and schedule budgets are the search's own (cx.opts); the
 	// memory budget ends its context.
 	sctx, budget, release := searchContext(ctx, 0, o.maxMemory)
 	defer release()
-	opts := append([]consumertest.Option{
-		consumertest.VerifyContext(sctx),
-		consumertest.OnVerifyProgress(func(p consumertest.VerifyProgress) {
+	opts := append([]consumerharness.Option{
+		consumerharness.VerifyContext(sctx),
+		consumerharness.OnVerifyProgress(func(p consumerharness.VerifyProgress) {
 			prog.update(time.Now(), fmt.Sprintf("explore %s: <= %d preemption(s), %d schedules, %d states, %s",
 				c.Name, p.Preemptions, p.Schedules, p.States, p.Elapsed.Round(time.Second)))
 		}),
-		consumertest.CorpusDir(o.corpusDir),
+		consumerharness.CorpusDir(o.corpusDir),
 	}, cx.opts...)
 	opts = append(opts, o.dbOptions()...)
 	fmt.Fprintf(stderr, "fuzzrun: model-checking consumer %s on %s: %s; budget %s\n", c.Name, o.db, cx.bounds, cx.budget)
 	known := corpusFiles(o.corpusDir) // to tell a new counterexample in the report
-	res, err := consumertest.Explore(c, cx.bounds, opts...)
+	res, err := consumerharness.Explore(c, cx.bounds, opts...)
 	if budget.stopped(sctx) == stoppedByMemory && res.Stopped != "" {
 		res.Stopped = fmt.Sprintf("the memory budget (%s) ran out", formatBytes(o.maxMemory))
 	}
 	prog.clear()
 	if err != nil {
 		fmt.Fprintf(stderr, "fuzzrun: consumer %s -explore: %v\n", c.Name, err)
-		if errors.Is(err, consumertest.ErrBadInput) {
+		if errors.Is(err, consumerharness.ErrBadInput) {
 			return exitUsage
 		}
 		return exitInternal
@@ -239,7 +239,7 @@ func runConsumerExplore(ctx context.Context, o *options, c consumertest.Consumer
 
 // consumerExploreJSON is the -json report of fuzzrun consumer -explore.
 type consumerExploreJSON struct {
-	consumertest.VerifyResult
+	consumerharness.VerifyResult
 	Explored        string   `json:"explored"`
 	Unreached       []string `json:"unreached,omitempty"`
 	SchedulesPerSec float64  `json:"schedulesPerSec"`
@@ -252,7 +252,7 @@ type consumerExploreJSON struct {
 // bounds, the verdict, the new states and choices tried per depth (of the
 // last bound searched in full), the coverage table, and the
 // counterexample's report.
-func consumerExploreHTML(o *options, c consumertest.Consumer, res consumertest.VerifyResult, known map[string]bool) *report.Run {
+func consumerExploreHTML(o *options, c consumerharness.Consumer, res consumerharness.VerifyResult, known map[string]bool) *report.Run {
 	verdict := "verified within these bounds: no schedule breaks a law"
 	switch {
 	case res.Failed:
@@ -292,7 +292,7 @@ func consumerExploreHTML(o *options, c consumertest.Consumer, res consumertest.V
 	}
 	var cases []report.Case
 	if res.Failed && res.Outcome != nil {
-		found := &consumertest.Result{Consumer: c.Name, Failed: true, Law: res.Law, Breaches: res.Breaches, Scenario: res.Scenario, Outcome: res.Outcome,
+		found := &consumerharness.Result{Consumer: c.Name, Failed: true, Law: res.Law, Breaches: res.Breaches, Scenario: res.Scenario, Outcome: res.Outcome,
 			CorpusFile: res.CorpusFile, Replay: res.Replay}
 		cases = append(cases, report.Case{Title: res.Law + " against " + c.Name, Property: res.Law, Target: c.Name,
 			CorpusFile: res.CorpusFile, New: res.CorpusFile != "" && !known[res.CorpusFile], Replay: res.Replay, Consumer: found})
@@ -303,8 +303,8 @@ func consumerExploreHTML(o *options, c consumertest.Consumer, res consumertest.V
 }
 
 // deepestLevel is the last full search of a preemption bound.
-func deepestLevel(res consumertest.VerifyResult) *consumertest.VerifyLevel {
-	var out *consumertest.VerifyLevel
+func deepestLevel(res consumerharness.VerifyResult) *consumerharness.VerifyLevel {
+	var out *consumerharness.VerifyLevel
 	for i := range res.Levels {
 		if res.Levels[i].PrefixSteps == 0 {
 			out = &res.Levels[i]
@@ -314,7 +314,7 @@ func deepestLevel(res consumertest.VerifyResult) *consumertest.VerifyLevel {
 }
 
 // choiceMenu lists the choices the bounds allow.
-func choiceMenu(b consumertest.Bounds) []string {
+func choiceMenu(b consumerharness.Bounds) []string {
 	out := []string{"run/receive", fmt.Sprintf("preempt<=%d", b.Preemptions)}
 	for _, c := range []struct {
 		name string
@@ -327,7 +327,7 @@ func choiceMenu(b consumertest.Bounds) []string {
 	return out
 }
 
-// consumerCoverageRows is the coverage table of consumertest.Situations in
+// consumerCoverageRows is the coverage table of consumerharness.Situations in
 // the report's form.
 func consumerCoverageRows(reached map[string]int, runs int64) []coverage.Row {
 	return report.ConsumerCoverage(reached, runs)

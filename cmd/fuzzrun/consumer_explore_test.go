@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/idemcheck/idemcheck/consumertest"
+	"github.com/idemcheck/idemcheck/internal/consumerharness"
 )
 
 // small are bounds a unit test can afford: one event and its duplicate.
@@ -46,7 +46,7 @@ func TestConsumerExploreFindsSavesAndReplays(t *testing.T) {
 		t.Fatalf("exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 	rep := decode[consumerExploreJSON](t, r)
-	if rep.Law != consumertest.LawSingleCredit || rep.CorpusFile == "" || !strings.Contains(rep.Replay, "-replay") || rep.Scenario == nil || len(rep.Trace) == 0 {
+	if rep.Law != consumerharness.LawSingleCredit || rep.CorpusFile == "" || !strings.Contains(rep.Replay, "-replay") || rep.Scenario == nil || len(rep.Trace) == 0 {
 		t.Fatalf("report %+v", rep)
 	}
 	if r := fuzzrun(t, "consumer", "splitcheck", "-replay", rep.CorpusFile); r.code != exitViolation || !strings.Contains(r.stdout, "FAIL single-credit") {

@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/idemcheck/idemcheck/consumertest"
+	"github.com/idemcheck/idemcheck/internal/consumerharness"
 	"github.com/idemcheck/idemcheck/report"
 )
 
@@ -17,11 +17,11 @@ import (
 
 // consumerHTML renders a -consumer campaign; found is its counterexample
 // (nil when no law broke), known the corpus files there were before it.
-func consumerHTML(o *options, c consumertest.Consumer, rep consumerJSON, found *consumertest.Result, known map[string]bool,
+func consumerHTML(o *options, c consumerharness.Consumer, rep consumerJSON, found *consumerharness.Result, known map[string]bool,
 	elapsed time.Duration, interrupted bool) *report.Run {
 	cr := &report.ConsumerRun{Consumer: c.Name, Database: o.db, PerSecond: rep.PerSecond,
-		Reached: len(consumertest.Situations) - len(rep.Unreached), Unreached: rep.Unreached}
-	var breaches []consumertest.Breach
+		Reached: len(consumerharness.Situations) - len(rep.Unreached), Unreached: rep.Unreached}
+	var breaches []consumerharness.Breach
 	if found != nil {
 		breaches = found.Breaches
 	}
@@ -49,9 +49,9 @@ func consumerHTML(o *options, c consumertest.Consumer, rep consumerJSON, found *
 }
 
 // consumerReplayHTML renders the replay of one consumer-level case.
-func consumerReplayHTML(o *options, c consumertest.Consumer, res *consumertest.Result, elapsed time.Duration) *report.Run {
+func consumerReplayHTML(o *options, c consumerharness.Consumer, res *consumerharness.Result, elapsed time.Duration) *report.Run {
 	cr := &report.ConsumerRun{Consumer: c.Name, Database: o.db, Laws: report.ConsumerLaws(c, res.Breaches)}
-	for _, s := range consumertest.Situations {
+	for _, s := range consumerharness.Situations {
 		if res.Outcome.Situations[s] > 0 {
 			cr.Reached++
 		} else {

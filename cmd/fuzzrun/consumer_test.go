@@ -11,9 +11,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/idemcheck/idemcheck/consumertest"
 	"github.com/idemcheck/idemcheck/examples/consumers/catalog"
 	"github.com/idemcheck/idemcheck/impl/contract/handler"
+	"github.com/idemcheck/idemcheck/internal/consumerharness"
 )
 
 func TestConsumerCampaignFindsSavesAndReplays(t *testing.T) {
@@ -26,7 +26,7 @@ func TestConsumerCampaignFindsSavesAndReplays(t *testing.T) {
 	if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil {
 		t.Fatalf("-json: %v\n%s", err, r.stdout)
 	}
-	if rep.Law != consumertest.LawSingleCredit || rep.CorpusFile == "" || rep.Size > 8 {
+	if rep.Law != consumerharness.LawSingleCredit || rep.CorpusFile == "" || rep.Size > 8 {
 		t.Fatalf("report %+v", rep)
 	}
 	if _, err := os.Stat(rep.CorpusFile); err != nil {
@@ -69,7 +69,7 @@ func TestConsumerUsageErrors(t *testing.T) {
 }
 
 func TestConsumerSchemesRegister(t *testing.T) {
-	registerConsumerScheme("test-scheme", "an example consumer by another name", func(arg string) (consumertest.Consumer, io.Closer, error) {
+	registerConsumerScheme("test-scheme", "an example consumer by another name", func(arg string) (consumerharness.Consumer, io.Closer, error) {
 		e, _ := catalog.Lookup(arg)
 		c := e.Consumer
 		c.Name = ""
@@ -84,7 +84,7 @@ func TestConsumerSchemesRegister(t *testing.T) {
 		t.Fatalf("-list does not show the consumers:\n%s", r.stdout)
 	}
 	r := fuzzrun(t, "list")
-	for _, law := range consumertest.Laws {
+	for _, law := range consumerharness.Laws {
 		if !strings.Contains(r.stdout, "  "+law+" ") {
 			t.Errorf("-list does not show the consumer law %s:\n%s", law, r.stdout)
 		}
@@ -109,8 +109,8 @@ func TestConsumerCampaignsCatchTheTimeBugsAtTheirDefaults(t *testing.T) {
 // rewriting reaches, passes, and the report says what read the machine's
 // clock.
 func TestAConsumerCampaignNamesWhatReadTheMachinesClock(t *testing.T) {
-	registerConsumerScheme("now-param", "a consumer that binds 'now'", func(string) (consumertest.Consumer, io.Closer, error) {
-		return consumertest.Consumer{
+	registerConsumerScheme("now-param", "a consumer that binds 'now'", func(string) (consumerharness.Consumer, io.Closer, error) {
+		return consumerharness.Consumer{
 			Schema: `CREATE TABLE seen (event_id TEXT PRIMARY KEY, at TEXT)`,
 			Handler: func(ctx context.Context, db *sql.DB, m handler.Message) error {
 				if m.Event.AmountCents <= 0 {
@@ -119,7 +119,7 @@ func TestAConsumerCampaignNamesWhatReadTheMachinesClock(t *testing.T) {
 				_, err := db.ExecContext(ctx, `INSERT INTO seen VALUES ($1, datetime($2)) ON CONFLICT DO NOTHING`, m.EventID, "now")
 				return err
 			},
-			Effects: consumertest.PerEvent("SELECT event_id FROM seen"),
+			Effects: consumerharness.PerEvent("SELECT event_id FROM seen"),
 		}, nil, nil
 	})
 	defer func() { delete(consumerSchemes, "now-param"); delete(consumerSchemeDocs, "now-param") }()

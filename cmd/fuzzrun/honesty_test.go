@@ -22,7 +22,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/idemcheck/idemcheck/consumertest"
+	"github.com/idemcheck/idemcheck/internal/consumerharness"
 )
 
 // built is cmd/fuzzrun as go build makes it (fuzzrunBinary); TestMain
@@ -352,7 +352,7 @@ func TestHintsAreTheCLIsOwn(t *testing.T) {
 			reached++
 		}
 	}
-	if rows != atoi(t, m[2]) || reached != atoi(t, m[1]) || rows != len(consumertest.Situations) {
+	if rows != atoi(t, m[2]) || reached != atoi(t, m[1]) || rows != len(consumerharness.Situations) {
 		t.Errorf("%q heads %d rows, %d of them reached:\n%s", m[0], rows, reached, r.stdout)
 	}
 }

@@ -5,7 +5,7 @@ import (
 	"io"
 	"text/tabwriter"
 
-	"github.com/idemcheck/idemcheck/consumertest"
+	"github.com/idemcheck/idemcheck/internal/consumerharness"
 
 	"github.com/idemcheck/idemcheck/impl/system"
 )
@@ -14,7 +14,7 @@ import (
 type listJSON struct {
 	Properties []propertyJSON `json:"properties"`
 	Targets    []targetJSON   `json:"targets"`
-	// ConsumerLaws are the laws fuzzrun consumer NAME judges (consumertest.Laws).
+	// ConsumerLaws are the laws fuzzrun consumer NAME judges (consumerharness.Laws).
 	ConsumerLaws []lawJSON `json:"consumerLaws"`
 }
 
@@ -53,8 +53,8 @@ func runList(o *options, stdout io.Writer) int {
 			t, _ := system.Lookup(name) // external targets are listed, not opened
 			l.Targets = append(l.Targets, targetJSON{Name: name, Mutant: t.Mutant, KilledBy: t.KilledBy, Bug: t.Bug})
 		}
-		for _, law := range consumertest.Laws {
-			l.ConsumerLaws = append(l.ConsumerLaws, lawJSON{Name: law, Doc: consumertest.LawDoc(law)})
+		for _, law := range consumerharness.Laws {
+			l.ConsumerLaws = append(l.ConsumerLaws, lawJSON{Name: law, Doc: consumerharness.LawDoc(law)})
 		}
 		if err := writeJSON(stdout, l); err != nil {
 			return exitInternal

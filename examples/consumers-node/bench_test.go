@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/idemcheck/idemcheck/consumertest"
+	"github.com/idemcheck/idemcheck/consumertest/scenario"
 	"github.com/idemcheck/idemcheck/impl/adapter/consumerproc"
 )
 
@@ -93,7 +94,7 @@ func BenchmarkFind(b *testing.B) {
 // version 1's way. Run it with -benchtime 100x.
 func BenchmarkScenarios(b *testing.B) {
 	const warmUp = 10
-	gen := consumertest.Generator(16)
+	gen := scenario.Generator(16)
 	for _, file := range []string{"insert-first.js", "lru.js"} {
 		for _, mode := range []struct {
 			name    string

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/idemcheck/idemcheck/consumertest"
+	"github.com/idemcheck/idemcheck/consumertest/scenario"
 	"github.com/idemcheck/idemcheck/impl/adapter/consumerproc"
 )
 
@@ -18,7 +19,7 @@ import (
 // does not, and that is how it is caught (fuzzrun refuses it before a
 // campaign the same way: cmd/fuzzrun TestExecConsumerKeepsState).
 func TestReusedProcessesForget(t *testing.T) {
-	gen := consumertest.Generator(16)
+	gen := scenario.Generator(16)
 	for _, c := range []struct {
 		file string
 		same bool

@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/idemcheck/idemcheck/consumertest"
+	"github.com/idemcheck/idemcheck/consumertest/laws"
+	"github.com/idemcheck/idemcheck/consumertest/scenario"
 )
 
 // consumer is the Node.js consumer in file, as a team puts it under the
@@ -25,10 +27,10 @@ func consumer(t testing.TB, file string) consumertest.Consumer {
 
 // broken lists the broken consumers and the law that catches each.
 var broken = []struct{ file, law string }{
-	{"effect-then-mark.js", consumertest.LawSingleCredit},
-	{"check-then-act.js", consumertest.LawSingleCredit},
-	{"lru.js", consumertest.LawSingleCredit},
-	{"mark-first.js", consumertest.LawNothingLost},
+	{"effect-then-mark.js", laws.SingleCredit},
+	{"check-then-act.js", laws.SingleCredit},
+	{"lru.js", laws.SingleCredit},
+	{"mark-first.js", laws.NothingLost},
 }
 
 // corpusDir holds the shrunk counterexamples of the broken consumers.
@@ -58,7 +60,7 @@ func correctNeverFlagged(t *testing.T, opts ...consumertest.Option) {
 // in the first few draws run here, since each scenario starts processes;
 // BenchmarkFind and TestHunt search for all of them.
 func TestBrokenFound(t *testing.T) {
-	gen := consumertest.Generator(16)
+	gen := scenario.Generator(16)
 	for _, b := range broken {
 		if b.file != "lru.js" && b.file != "check-then-act.js" {
 			continue
@@ -71,7 +73,7 @@ func TestBrokenFound(t *testing.T) {
 					t.Fatal(err)
 				}
 				if res.Failed {
-					if !slices.ContainsFunc(res.Breaches, func(br consumertest.Breach) bool { return br.Law == b.law }) {
+					if !slices.ContainsFunc(res.Breaches, func(br laws.Breach) bool { return br.Law == b.law }) {
 						t.Fatalf("scenario %d broke %s, not %s:\n%s", i, res.Law, b.law, res.Report())
 					}
 					t.Logf("scenario %d of the generator breaks %s", i, b.law)
@@ -98,7 +100,7 @@ func brokenShrunk(t *testing.T, opts ...consumertest.Option) {
 				t.Fatalf("no counterexample of %s in %s: run %s=1 go test -run TestHunt ./examples/consumers-node", b.law, corpusDir, huntEnv)
 			}
 			for _, f := range files {
-				s, err := consumertest.LoadScenario(f)
+				s, err := scenario.Load(f)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -155,7 +157,7 @@ func TestSameScenarioSameTrace(t *testing.T) {
 	if len(files) == 0 {
 		t.Fatal("no saved counterexample of effect-then-mark.js")
 	}
-	s, err := consumertest.LoadScenario(files[0])
+	s, err := scenario.Load(files[0])
 	if err != nil {
 		t.Fatal(err)
 	}

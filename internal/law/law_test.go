@@ -6,10 +6,10 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/idemcheck/idemcheck/consumertest"
 	"github.com/idemcheck/idemcheck/explore/compact"
 	"github.com/idemcheck/idemcheck/impl/contract/broker"
 	"github.com/idemcheck/idemcheck/impl/system"
+	"github.com/idemcheck/idemcheck/internal/consumerharness"
 	"github.com/idemcheck/idemcheck/internal/law"
 	"github.com/idemcheck/idemcheck/properties"
 )
@@ -114,7 +114,7 @@ func TestPropertiesAreTheRegistrys(t *testing.T) {
 // more than a black box.
 func TestBlackBoxJudgesJudgeBlackBoxLaws(t *testing.T) {
 	for what, ids := range map[string][]string{
-		"consumertest": consumertest.Laws,
+		"consumertest": consumerharness.Laws,
 		"live":         properties.LiveInvariants(),
 	} {
 		for _, id := range ids {
@@ -127,7 +127,7 @@ func TestBlackBoxJudgesJudgeBlackBoxLaws(t *testing.T) {
 			case l.Mode != law.Always:
 				t.Errorf("%s judges %s, which is a %s law", what, id, l.Mode)
 			}
-			if consumertest.LawDoc(id) != "" && consumertest.LawDoc(id) != l.Doc {
+			if consumerharness.LawDoc(id) != "" && consumerharness.LawDoc(id) != l.Doc {
 				t.Errorf("consumertest describes %s otherwise than the registry", id)
 			}
 		}

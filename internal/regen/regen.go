@@ -4,7 +4,7 @@
 // drain's order. Each case is replayed against its target; the scenario
 // that still breaks its law (the saved one, or the same with its workers'
 // names rotated, which the drain's round robin plays alike) is reduced
-// again (consumertest.Reduce, canonical names included) and saved under
+// again (consumerharness.Reduce, canonical names included) and saved under
 // its new name, with its trace played anew; the old file goes.
 //
 // The tests that regenerate cases are gated by the environment variable
@@ -18,8 +18,8 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/idemcheck/idemcheck/consumertest"
 	"github.com/idemcheck/idemcheck/corpus/casefile"
+	"github.com/idemcheck/idemcheck/internal/consumerharness"
 )
 
 // Env is the environment variable that, set to 1, makes the regenerating
@@ -39,8 +39,8 @@ func Enabled(t testing.TB) bool {
 
 // Target is the consumer a case was found against, with its options.
 type Target struct {
-	Consumer consumertest.Consumer
-	Options  []consumertest.Option
+	Consumer consumerharness.Consumer
+	Options  []consumerharness.Option
 }
 
 // Cases rewrites every case in dir whose target lookup knows.
@@ -73,16 +73,16 @@ func Cases(t testing.TB, dir string, lookup func(target string) (Target, bool)) 
 
 // Case rewrites the case cs saved at path, found against tg.
 func Case(path string, cs *casefile.Case, tg Target) (string, error) {
-	s, err := consumertest.UnmarshalScenario(cs.Consumer)
+	s, err := consumerharness.UnmarshalScenario(cs.Consumer)
 	if err != nil {
 		return "", err
 	}
-	keep := func(x *consumertest.Scenario) *consumertest.Result {
-		r, err := consumertest.Replay(tg.Consumer, x, tg.Options...)
+	keep := func(x *consumerharness.Scenario) *consumerharness.Result {
+		r, err := consumerharness.Replay(tg.Consumer, x, tg.Options...)
 		if err != nil || !r.Failed {
 			return nil
 		}
-		if slices.ContainsFunc(r.Breaches, func(b consumertest.Breach) bool { return b.Law == cs.Law }) {
+		if slices.ContainsFunc(r.Breaches, func(b consumerharness.Breach) bool { return b.Law == cs.Law }) {
 			r.Law = cs.Law
 			return &r
 		}
@@ -93,24 +93,24 @@ func Case(path string, cs *casefile.Case, tg Target) (string, error) {
 		if r == nil {
 			continue
 		}
-		if red, rr := consumertest.Reduce(cand, keep); rr != nil {
+		if red, rr := consumerharness.Reduce(cand, keep); rr != nil {
 			cand, r = red, rr
 		}
 		if err := os.Remove(path); err != nil {
 			return "", err
 		}
-		return consumertest.SaveScenario(filepath.Dir(path), cs.Target, cs.Law, r.Summary(), cand, r.Outcome, cs.Seed)
+		return consumerharness.SaveScenario(filepath.Dir(path), cs.Target, cs.Law, r.Summary(), cand, r.Outcome, cs.Seed)
 	}
 	return "", fmt.Errorf("no longer breaks %s, its workers renamed or not", cs.Law)
 }
 
 // rotations are s, then s with its workers' names rotated: worker k
 // becomes k-1, worker 1 the last; and so on.
-func rotations(s *consumertest.Scenario) []*consumertest.Scenario {
-	out := []*consumertest.Scenario{s}
+func rotations(s *consumerharness.Scenario) []*consumerharness.Scenario {
+	out := []*consumerharness.Scenario{s}
 	for r := 1; r < s.Workers; r++ {
 		js, _ := s.Marshal()
-		c, _ := consumertest.UnmarshalScenario(js)
+		c, _ := consumerharness.UnmarshalScenario(js)
 		for i, st := range c.Steps {
 			if st.Worker >= 1 {
 				c.Steps[i].Worker = (st.Worker-1-r+s.Workers)%s.Workers + 1

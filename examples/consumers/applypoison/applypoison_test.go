@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/idemcheck/idemcheck/consumertest"
+	"github.com/idemcheck/idemcheck/consumertest/laws"
 	"github.com/idemcheck/idemcheck/examples/consumers/applypoison"
 )
 
@@ -21,7 +22,7 @@ func TestCreditingPoisonIsCaught(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !res.Failed || res.Law != consumertest.LawHealthyApplied || res.Scenario.Size() > 2 {
+	if !res.Failed || res.Law != laws.HealthyApplied || res.Scenario.Size() > 2 {
 		t.Fatalf("want LawHealthyApplied broken by a scenario of at most 2 steps, got:\n%s", res.Report())
 	}
 	t.Logf("found after %d scenario(s):\n%s", res.Checks, res.Report())

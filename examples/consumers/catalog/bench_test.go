@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/idemcheck/idemcheck/consumertest"
+	"github.com/idemcheck/idemcheck/consumertest/scenario"
 	"github.com/idemcheck/idemcheck/examples/consumers/adr"
 	"github.com/idemcheck/idemcheck/examples/consumers/catalog"
 	"github.com/idemcheck/idemcheck/impl/contract/event"
@@ -35,10 +36,10 @@ const benchEvents = 50
 
 // benchScenario is one worker handling 50 events, no faults: the drain
 // delivers each once and the replay once more.
-func benchScenario() *consumertest.Scenario {
-	s := &consumertest.Scenario{Version: consumertest.ScenarioVersion, Workers: 1, Policy: consumertest.DefaultPolicy}
+func benchScenario() *scenario.Scenario {
+	s := &scenario.Scenario{Version: scenario.Version, Workers: 1, Policy: scenario.DefaultPolicy}
 	for i := range benchEvents {
-		s.Events = append(s.Events, consumertest.Event{ID: fmt.Sprintf("e%d", i+1), User: "u1", Amount: int64(100 + i)})
+		s.Events = append(s.Events, scenario.Event{ID: fmt.Sprintf("e%d", i+1), User: "u1", Amount: int64(100 + i)})
 	}
 	return s
 }

@@ -10,6 +10,9 @@ import (
 	"time"
 
 	"github.com/idemcheck/idemcheck/consumertest"
+	"github.com/idemcheck/idemcheck/consumertest/handler"
+	"github.com/idemcheck/idemcheck/consumertest/laws"
+	"github.com/idemcheck/idemcheck/consumertest/scenario"
 	"github.com/idemcheck/idemcheck/examples/consumers/adr"
 	"github.com/idemcheck/idemcheck/examples/consumers/alwaystransient"
 	"github.com/idemcheck/idemcheck/examples/consumers/applypoison"
@@ -35,7 +38,6 @@ import (
 	"github.com/idemcheck/idemcheck/examples/consumers/tablefirstuse"
 	"github.com/idemcheck/idemcheck/examples/consumers/ttl"
 	"github.com/idemcheck/idemcheck/examples/consumers/upsertfirst"
-	"github.com/idemcheck/idemcheck/impl/contract/handler"
 )
 
 // Entry is one example consumer.
@@ -114,7 +116,7 @@ const (
 )
 
 // one is a single ok event, for bounds.
-var one = []consumertest.Fate{consumertest.FateOK}
+var one = []scenario.Fate{scenario.FateOK}
 
 // All returns every example, the correct ones first, each group by name.
 func All() []Entry {
@@ -125,42 +127,42 @@ func All() []Entry {
 			Consumer: consumertest.Consumer{Schema: insertfirst.Schema, Handler: insertfirst.Handle, Effects: consumertest.PerEvent(ledgerEffects), Dedupe: processedEvents}},
 		{Name: "balance", Doc: "balance = balance + amount, guarded by the processed row in the same transaction",
 			Consumer: consumertest.Consumer{Schema: balance.Schema, Handler: balance.Handle, Effects: consumertest.Aggregate(balanceEffects), Dedupe: processedEvents}},
-		{Name: "splitcheck", Law: consumertest.LawSingleCredit, Doc: "check in one transaction, effect and mark in another: two workers both pass the check",
+		{Name: "splitcheck", Law: laws.SingleCredit, Doc: "check in one transaction, effect and mark in another: two workers both pass the check",
 			Consumer: consumertest.Consumer{Schema: splitcheck.Schema, Handler: splitcheck.Handle, Effects: consumertest.PerEvent(ledgerEffects), Dedupe: processedEvents}},
-		{Name: "markfirst", Law: consumertest.LawNothingLost, Doc: "mark committed before the effect: a crash between the commits loses the event",
+		{Name: "markfirst", Law: laws.NothingLost, Doc: "mark committed before the effect: a crash between the commits loses the event",
 			Consumer: consumertest.Consumer{Schema: markfirst.Schema, Handler: markfirst.Handle, Effects: consumertest.PerEvent(ledgerEffects), Dedupe: processedEvents}},
-		{Name: "effectthenmark", Law: consumertest.LawSingleCredit, Doc: "effect committed before the mark: a crash between the commits and the redelivery credits twice",
+		{Name: "effectthenmark", Law: laws.SingleCredit, Doc: "effect committed before the mark: a crash between the commits and the redelivery credits twice",
 			Consumer: consumertest.Consumer{Schema: effectthenmark.Schema, Handler: effectthenmark.Handle, Effects: consumertest.PerEvent(ledgerEffects), Dedupe: processedEvents}},
-		{Name: "lru", Law: consumertest.LawSingleCredit, Doc: "an in-process cache of event ids: another worker, a restart or a replay credits twice",
+		{Name: "lru", Law: laws.SingleCredit, Doc: "an in-process cache of event ids: another worker, a restart or a replay credits twice",
 			Consumer: consumertest.Consumer{Schema: lru.Schema, Worker: lru.NewWorker, Effects: consumertest.PerEvent(ledgerEffects)}},
-		{Name: "nounique", Law: consumertest.LawSingleCredit, Doc: "no unique constraint, check-then-act without a transaction: two workers both insert",
+		{Name: "nounique", Law: laws.SingleCredit, Doc: "no unique constraint, check-then-act without a transaction: two workers both insert",
 			Consumer: consumertest.Consumer{Schema: nounique.Schema, Handler: nounique.Handle, Effects: consumertest.PerEvent(ledgerEffects)}},
-		{Name: "balancesplit", Law: consumertest.LawSingleCredit, Doc: "balance update whose processed-row check runs in its own transaction: credited twice",
+		{Name: "balancesplit", Law: laws.SingleCredit, Doc: "balance update whose processed-row check runs in its own transaction: credited twice",
 			Consumer: consumertest.Consumer{Schema: balancesplit.Schema, Handler: balancesplit.Handle, Effects: consumertest.Aggregate(balanceEffects), Dedupe: processedEvents}},
-		{Name: "claimstuck", Law: consumertest.LawNothingLost, Doc: "a claim table that bumps attempts and nacks but never releases the claim: the event is stuck",
+		{Name: "claimstuck", Law: laws.NothingLost, Doc: "a claim table that bumps attempts and nacks but never releases the claim: the event is stuck",
 			Consumer: consumertest.Consumer{Schema: claimstuck.Schema, Handler: claimstuck.Handle, Effects: consumertest.PerEvent(ledgerEffects)}},
-		{Name: "alwaystransient", Law: consumertest.LawHealthyApplied, Doc: "the INSERT names a column the schema lacks: every delivery is nacked until the DLQ",
+		{Name: "alwaystransient", Law: laws.HealthyApplied, Doc: "the INSERT names a column the schema lacks: every delivery is nacked until the DLQ",
 			Consumer: consumertest.Consumer{Schema: alwaystransient.Schema, Handler: alwaystransient.Handle, Effects: consumertest.PerEvent(ledgerEffects), Dedupe: processedEvents}},
-		{Name: "poisoneverything", Law: consumertest.LawHealthyApplied, Doc: "validates a key format the producer never sends: every message is dead-lettered as poison",
+		{Name: "poisoneverything", Law: laws.HealthyApplied, Doc: "validates a key format the producer never sends: every message is dead-lettered as poison",
 			Consumer: consumertest.Consumer{Schema: poisoneverything.Schema, Handler: poisoneverything.Handle, Effects: consumertest.PerEvent(ledgerEffects), Dedupe: processedEvents}},
-		{Name: "applypoison", Law: consumertest.LawHealthyApplied, Doc: "the ADR pattern without the amount check: poison events are credited, not dead-lettered",
+		{Name: "applypoison", Law: laws.HealthyApplied, Doc: "the ADR pattern without the amount check: poison events are credited, not dead-lettered",
 			Consumer: consumertest.Consumer{Schema: applypoison.Schema, Handler: applypoison.Handle, Effects: consumertest.PerEvent(ledgerEffects), Dedupe: processedEvents},
 			// Its bug needs a poison event.
-			Verify: &consumertest.Bounds{Events: []consumertest.Fate{consumertest.FatePoison}, Workers: 1}},
-		{Name: "stuckprocessing", Law: consumertest.LawHealthyApplied, Doc: "a claim row left 'processing' by one failed attempt: every redelivery answers locked until the DLQ",
+			Verify: &consumertest.Bounds{Events: []scenario.Fate{scenario.FatePoison}, Workers: 1}},
+		{Name: "stuckprocessing", Law: laws.HealthyApplied, Doc: "a claim row left 'processing' by one failed attempt: every redelivery answers locked until the DLQ",
 			Consumer: consumertest.Consumer{Schema: stuckprocessing.Schema, Handler: stuckprocessing.Handle, Effects: consumertest.PerEvent(ledgerEffects), Dedupe: stuckprocessing.Dedupe}},
-		{Name: "lease", Law: consumertest.LawSingleCredit, Doc: "a claim with a lease taken over once it runs out, the owner's commit not fenced: a slow owner credits again",
+		{Name: "lease", Law: laws.SingleCredit, Doc: "a claim with a lease taken over once it runs out, the owner's commit not fenced: a slow owner credits again",
 			Consumer: consumertest.Consumer{Schema: lease.Schema, Handler: lease.Handle, Effects: consumertest.PerEvent(ledgerEffects)},
 			// As a team with claims and leases runs SQLite: BEGIN
 			// IMMEDIATE and a busy timeout (with the defaults it breaks
 			// healthy-applied first).
 			SQLite: ownretrySQLite,
 			// The owner stalls past its lease: time must move by it.
-			Verify: &consumertest.Bounds{Events: []consumertest.Fate{consumertest.FateOK}, Workers: 2, Preemptions: 1, Advances: 1, Durations: []time.Duration{lease.LeaseFor}}},
-		{Name: "ttl", Law: consumertest.LawSingleCredit, Doc: "processed records cleaned up by the database's now after 10 seconds, less than the redelivery window",
+			Verify: &consumertest.Bounds{Events: []scenario.Fate{scenario.FateOK}, Workers: 2, Preemptions: 1, Advances: 1, Durations: []time.Duration{lease.LeaseFor}}},
+		{Name: "ttl", Law: laws.SingleCredit, Doc: "processed records cleaned up by the database's now after 10 seconds, less than the redelivery window",
 			Consumer: ttlConsumer(ttl.SQLite, ttl.Short), Postgres: ptr(ttlConsumer(ttl.Postgres, ttl.Short)),
 			// A duplicate comes back after the window: time must move past it.
-			Verify: &consumertest.Bounds{Events: []consumertest.Fate{consumertest.FateOK}, Workers: 1, Duplicates: 1, Advances: 1, Durations: []time.Duration{11 * time.Second}}},
+			Verify: &consumertest.Bounds{Events: []scenario.Fate{scenario.FateOK}, Workers: 1, Duplicates: 1, Advances: 1, Durations: []time.Duration{11 * time.Second}}},
 	}
 	es = append(es[:3], append(newCorrect(), es[3:]...)...)
 	es = append(es, newBroken()...)
@@ -177,7 +179,7 @@ func All() []Entry {
 // with tables, goroutines and connections of their own, migrations by
 // code, a message type of the team's own and a retry count of its own.
 func newCorrect() []Entry {
-	p4 := consumertest.VerifyPolicy
+	p4 := scenario.VerifyPolicy
 	p4.MaxAttempts = 4
 	return []Entry{
 		{Name: "deadline", Doc: "the ADR transaction under context.WithTimeout(30s): an expiry mid-transaction rolls it all back",
@@ -217,10 +219,10 @@ func newCorrect() []Entry {
 		{Name: "migrations", Doc: "the schema applied by code (Consumer.Setup): SQL files with comments, quotes, trigger and PL/pgSQL bodies",
 			Consumer: migrationsConsumer(migrations.SQLite), Postgres: ptr(migrationsConsumer(migrations.Postgres)),
 			// A poison event only the migrated trigger refuses.
-			Verify: &consumertest.Bounds{Events: []consumertest.Fate{consumertest.FateOK, consumertest.FatePoison}, Workers: 2, Preemptions: 2, Crashes: 1, Failures: 1, Duplicates: 1},
-			Quick:  &consumertest.Bounds{Events: []consumertest.Fate{consumertest.FateOK, consumertest.FatePoison}, Workers: 1, Crashes: 1, Failures: 1, Duplicates: 1}},
+			Verify: &consumertest.Bounds{Events: []scenario.Fate{scenario.FateOK, scenario.FatePoison}, Workers: 2, Preemptions: 2, Crashes: 1, Failures: 1, Duplicates: 1},
+			Quick:  &consumertest.Bounds{Events: []scenario.Fate{scenario.FateOK, scenario.FatePoison}, Workers: 1, Crashes: 1, Failures: 1, Duplicates: 1}},
 		{Name: "ownmessage", Doc: "the team's own message type (headers, JSON body) through HandlerOf, UUID event ids (EventIDs)",
-			Consumer: consumertest.Consumer{Schema: ownmessage.Schema, Handler: consumertest.HandlerOf(ownmessage.FromHarness, ownmessage.Handle),
+			Consumer: consumertest.Consumer{Schema: ownmessage.Schema, Handler: handler.HandlerOf(ownmessage.FromHarness, ownmessage.Handle),
 				Effects: consumertest.PerEvent(paymentEffects), Dedupe: "SELECT message_id FROM processed_messages", EventIDs: ownmessage.EventID}},
 		{Name: "ownretry", Doc: "its own failure count and dead_letters table, an event parked after 3 failures and acked (DeadLetters)",
 			Consumer: ownretryConsumer(ownretry.Handle),
@@ -229,29 +231,29 @@ func newCorrect() []Entry {
 			SQLite: ownretrySQLite,
 			// The broker retries four times, as Check's: the consumer
 			// parks an event at its third failure, before the broker.
-			Verify: &consumertest.Bounds{Events: []consumertest.Fate{consumertest.Transient(3), consumertest.FateOK}, Workers: 2, Preemptions: 2, Crashes: 1, Duplicates: 1, Policy: p4},
-			Quick:  &consumertest.Bounds{Events: []consumertest.Fate{consumertest.Transient(3)}, Workers: 2, Preemptions: 1, Crashes: 1, Duplicates: 1, Policy: p4}},
+			Verify: &consumertest.Bounds{Events: []scenario.Fate{scenario.Transient(3), scenario.FateOK}, Workers: 2, Preemptions: 2, Crashes: 1, Duplicates: 1, Policy: p4},
+			Quick:  &consumertest.Bounds{Events: []scenario.Fate{scenario.Transient(3)}, Workers: 2, Preemptions: 1, Crashes: 1, Duplicates: 1, Policy: p4}},
 	}
 }
 
 // newBroken are the broken examples that go with newCorrect.
 func newBroken() []Entry {
-	p4 := consumertest.VerifyPolicy
+	p4 := scenario.VerifyPolicy
 	p4.MaxAttempts = 4
 	return []Entry{
-		{Name: "deadline-split", Law: consumertest.LawSingleCredit, Doc: "credit committed, then the mark in a call of its own: a deadline expired between them, the redelivery credits again",
+		{Name: "deadline-split", Law: laws.SingleCredit, Doc: "credit committed, then the mark in a call of its own: a deadline expired between them, the redelivery credits again",
 			Consumer: consumertest.Consumer{Schema: deadline.Schema, Handler: deadline.HandleSplit, Effects: consumertest.PerEvent(ledgerEffects), Dedupe: processedEvents},
 			// The worker stalls past its deadline: time must move by it.
 			Verify: &consumertest.Bounds{Events: one, Workers: 1, Advances: 1, Durations: []time.Duration{deadline.SplitTimeout}}},
-		{Name: "sweeper-undeclared", Law: consumertest.LawRuns, Doc: "a key store never closed, its sweeper goroutine undeclared: left running by the Worker factory",
+		{Name: "sweeper-undeclared", Law: laws.Runs, Doc: "a key store never closed, its sweeper goroutine undeclared: left running by the Worker factory",
 			Consumer: consumertest.Consumer{Schema: sweeper.Schema, Worker: sweeper.NewWorkerNeverClosed, Effects: consumertest.PerEvent(ledgerEffects), Dedupe: sweeperKeys},
 			Verify:   &consumertest.Bounds{Events: one, Workers: 1}},
-		{Name: "payloadhash", Law: consumertest.LawNothingLost, Doc: "dedupes on a SHA-256 of the body, not the message-id: a second payment with the same body is lost",
-			Consumer: consumertest.Consumer{Schema: payloadhash.Schema, Handler: consumertest.HandlerOf(ownmessage.FromHarness, payloadhash.Handle),
+		{Name: "payloadhash", Law: laws.NothingLost, Doc: "dedupes on a SHA-256 of the body, not the message-id: a second payment with the same body is lost",
+			Consumer: consumertest.Consumer{Schema: payloadhash.Schema, Handler: handler.HandlerOf(ownmessage.FromHarness, payloadhash.Handle),
 				Effects: consumertest.PerEvent(paymentEffects), EventIDs: ownmessage.EventID},
 			// An event and one with its payload.
-			Verify: &consumertest.Bounds{Events: []consumertest.Fate{consumertest.FateOK, consumertest.FateSame}, Workers: 1}},
-		{Name: "ownretry-noretry", Law: consumertest.LawHealthyApplied, Doc: "its own dead_letters table, an event parked at its first failure: a transient failure loses a healthy event",
+			Verify: &consumertest.Bounds{Events: []scenario.Fate{scenario.FateOK, scenario.FateSame}, Workers: 1}},
+		{Name: "ownretry-noretry", Law: laws.HealthyApplied, Doc: "its own dead_letters table, an event parked at its first failure: a transient failure loses a healthy event",
 			Consumer: ownretryConsumer(ownretry.HandleNoRetry), SQLite: ownretrySQLite,
 			// One injected failure, the broker retrying four times.
 			Verify: &consumertest.Bounds{Events: one, Workers: 1, Failures: 1, Policy: p4}},
@@ -269,7 +271,7 @@ func migrationsConsumer(d migrations.Dialect) consumertest.Consumer {
 		Effects: consumertest.PerEvent("SELECT event_id, amount_cents, currency FROM ledger"), Dedupe: processedEvents}
 }
 
-func ownretryConsumer(h handler.Func) consumertest.Consumer {
+func ownretryConsumer(h handler.Handler) consumertest.Consumer {
 	return consumertest.Consumer{Schema: ownretry.Schema, Handler: h, Effects: consumertest.PerEvent(ledgerEffects), Dedupe: processedEvents,
 		DeadLetters: "SELECT event_id FROM dead_letters"}
 }

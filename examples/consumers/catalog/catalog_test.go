@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/idemcheck/idemcheck/consumertest"
+	"github.com/idemcheck/idemcheck/consumertest/scenario"
 	"github.com/idemcheck/idemcheck/corpus"
 	"github.com/idemcheck/idemcheck/examples/consumers/catalog"
 )
@@ -29,7 +30,7 @@ func TestConsumerCorpusReplays(t *testing.T) {
 		if !c.IsConsumer() {
 			t.Fatalf("%s: not a consumer-level case", f)
 		}
-		s, err := consumertest.LoadScenario(f)
+		s, err := scenario.Load(f)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"github.com/idemcheck/idemcheck/consumertest"
+	"github.com/idemcheck/idemcheck/consumertest/laws"
+	"github.com/idemcheck/idemcheck/consumertest/scenario"
 	"github.com/idemcheck/idemcheck/corpus"
 	"github.com/idemcheck/idemcheck/examples/consumers/catalog"
 )
@@ -34,7 +36,7 @@ func huntSizes(t *testing.T) map[string]huntSize {
 		if err != nil {
 			t.Fatal(err)
 		}
-		s, err := consumertest.LoadScenario(f)
+		s, err := scenario.Load(f)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -74,7 +76,7 @@ func TestVerifyFindsEveryBrokenExample(t *testing.T) {
 	}
 }
 
-func breaksLaw(bs []consumertest.Breach, law string) bool {
+func breaksLaw(bs []laws.Breach, law string) bool {
 	for _, b := range bs {
 		if b.Law == law {
 			return true

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/idemcheck/idemcheck/consumertest"
+	"github.com/idemcheck/idemcheck/consumertest/laws"
+	"github.com/idemcheck/idemcheck/consumertest/scenario"
 	"github.com/idemcheck/idemcheck/examples/consumers/deadline"
 	"github.com/idemcheck/idemcheck/impl/contract/handler"
 )
@@ -73,7 +75,7 @@ func TestACancelThatRollsBackIsNeverFlagged(t *testing.T) {
 // an expiry in the middle of the transaction rolls it all back.
 func TestTheDeadlineIsVerified(t *testing.T) {
 	consumertest.Verify(t, timeout, consumertest.Bounds{
-		Events: []consumertest.Fate{consumertest.FateOK}, Workers: 2, Preemptions: 1, Duplicates: 1,
+		Events: []scenario.Fate{scenario.FateOK}, Workers: 2, Preemptions: 1, Duplicates: 1,
 		Advances: 1, Durations: []time.Duration{deadline.Timeout},
 	}, consumertest.CorpusDir(t.TempDir()))
 }
@@ -82,7 +84,7 @@ func TestTheDeadlineIsVerified(t *testing.T) {
 // failure and a duplicate, anywhere.
 func TestACancelAfterCommitIsVerified(t *testing.T) {
 	consumertest.Verify(t, cancel, consumertest.Bounds{
-		Events: []consumertest.Fate{consumertest.FateOK}, Workers: 1, Crashes: 1, Failures: 1, Duplicates: 1,
+		Events: []scenario.Fate{scenario.FateOK}, Workers: 1, Crashes: 1, Failures: 1, Duplicates: 1,
 	}, consumertest.CorpusDir(t.TempDir()))
 }
 
@@ -93,7 +95,7 @@ func TestASplitUnderADeadlineCreditsTwice(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !res.Failed || res.Law != consumertest.LawSingleCredit || res.Scenario.Size() > 8 {
+	if !res.Failed || res.Law != laws.SingleCredit || res.Scenario.Size() > 8 {
 		t.Fatalf("want single-credit broken by a scenario of at most 8 steps, got:\n%s", res.Report())
 	}
 	t.Logf("found after %d scenario(s):\n%s", res.Checks, res.Report())
@@ -106,13 +108,13 @@ func TestASplitUnderADeadlineCreditsTwice(t *testing.T) {
 // context, and the redelivery credits again.
 func TestTheExpiredDeadlineLeavesTheCreditUnmarked(t *testing.T) {
 	res, err := consumertest.Explore(split, consumertest.Bounds{
-		Events: []consumertest.Fate{consumertest.FateOK}, Workers: 1,
+		Events: []scenario.Fate{scenario.FateOK}, Workers: 1,
 		Advances: 1, Durations: []time.Duration{deadline.SplitTimeout},
 	}, consumertest.CorpusDir(t.TempDir()))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !res.Failed || res.Law != consumertest.LawSingleCredit {
+	if !res.Failed || res.Law != laws.SingleCredit {
 		t.Fatalf("want single-credit broken, got:\n%s", res.Report())
 	}
 	trace := res.Outcome.Trace.String()
@@ -122,7 +124,7 @@ func TestTheExpiredDeadlineLeavesTheCreditUnmarked(t *testing.T) {
 		}
 	}
 	// Without time moving, nothing breaks it within the same bounds.
-	calm, err := consumertest.Explore(split, consumertest.Bounds{Events: []consumertest.Fate{consumertest.FateOK}, Workers: 1},
+	calm, err := consumertest.Explore(split, consumertest.Bounds{Events: []scenario.Fate{scenario.FateOK}, Workers: 1},
 		consumertest.CorpusDir(t.TempDir()))
 	if err != nil || !calm.Verified {
 		t.Fatalf("without the stall the split is flagged (%v):\n%s", err, calm.Report())
@@ -133,13 +135,13 @@ func TestTheExpiredDeadlineLeavesTheCreditUnmarked(t *testing.T) {
 // its transaction, then stalls for a minute, past every deadline.
 func stall(f *testing.F) {
 	f.Helper()
-	s := &consumertest.Scenario{Version: consumertest.ScenarioVersion, Workers: 1, Policy: consumertest.DefaultPolicy,
-		Events: []consumertest.Event{{ID: "e1", User: "u1", Amount: 100}}}
+	s := &scenario.Scenario{Version: scenario.Version, Workers: 1, Policy: scenario.DefaultPolicy,
+		Events: []scenario.Event{{ID: "e1", User: "u1", Amount: 100}}}
 	for range 5 {
-		s.Steps = append(s.Steps, consumertest.Step{Op: consumertest.OpRun, Worker: 1})
+		s.Steps = append(s.Steps, scenario.Step{Op: scenario.OpRun, Worker: 1})
 	}
-	s.Steps = append(s.Steps, consumertest.Step{Op: consumertest.OpAdvance, Ms: 60000})
-	in, err := consumertest.FuzzInput(s)
+	s.Steps = append(s.Steps, scenario.Step{Op: scenario.OpAdvance, Ms: 60000})
+	in, err := scenario.FuzzInput(s)
 	if err != nil {
 		f.Fatal(err)
 	}

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/idemcheck/idemcheck/consumertest"
+	"github.com/idemcheck/idemcheck/consumertest/laws"
+	"github.com/idemcheck/idemcheck/consumertest/scenario"
 	"github.com/idemcheck/idemcheck/examples/consumers/lease"
 	"github.com/idemcheck/idemcheck/impl/contract/handler"
 )
@@ -41,7 +43,7 @@ func TestLeaseWithoutFencingCreditsTwice(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !res.Failed || res.Law != consumertest.LawSingleCredit || res.Scenario.Size() > 8 {
+	if !res.Failed || res.Law != laws.SingleCredit || res.Scenario.Size() > 8 {
 		t.Fatalf("want single-credit broken by a scenario of at most 8 steps, got:\n%s", res.Report())
 	}
 	trace := res.Outcome.Trace.String()
@@ -55,7 +57,7 @@ func TestLeaseWithoutFencingCreditsTwice(t *testing.T) {
 	if got := again.Outcome.Trace.String(); got != trace || again.Law != res.Law {
 		t.Fatalf("the replay differs:\n%s\nthen:\n%s", trace, got)
 	}
-	saved, err := consumertest.LoadScenario(res.CorpusFile)
+	saved, err := scenario.Load(res.CorpusFile)
 	if err != nil {
 		t.Fatal(err)
 	}

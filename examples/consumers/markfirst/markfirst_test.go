@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/idemcheck/idemcheck/consumertest"
+	"github.com/idemcheck/idemcheck/consumertest/laws"
 	"github.com/idemcheck/idemcheck/examples/consumers/markfirst"
 )
 
@@ -24,7 +25,7 @@ func TestMarkFirstLosesTheEventOnACrash(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !res.Failed || res.Law != consumertest.LawNothingLost || res.Scenario.Size() > 8 {
+	if !res.Failed || res.Law != laws.NothingLost || res.Scenario.Size() > 8 {
 		t.Fatalf("want LawNothingLost broken by a scenario of at most 8 steps, got:\n%s", res.Report())
 	}
 	t.Logf("found after %d scenario(s):\n%s", res.Checks, res.Report())

@@ -11,6 +11,7 @@ import (
 	_ "modernc.org/sqlite"
 
 	"github.com/idemcheck/idemcheck/consumertest"
+	"github.com/idemcheck/idemcheck/consumertest/scenario"
 	"github.com/idemcheck/idemcheck/examples/consumers/migrations"
 )
 
@@ -77,12 +78,12 @@ func TestMigratedConsumerIsNeverFlaggedOnPostgres(t *testing.T) {
 // the migrated trigger refuses), with a crash, an injected failure and a
 // duplicate.
 func TestMigratedConsumerIsVerified(t *testing.T) {
-	b := consumertest.Bounds{Events: []consumertest.Fate{consumertest.FateOK, consumertest.FatePoison}, Workers: 1, Crashes: 1, Failures: 1, Duplicates: 1}
+	b := consumertest.Bounds{Events: []scenario.Fate{scenario.FateOK, scenario.FatePoison}, Workers: 1, Crashes: 1, Failures: 1, Duplicates: 1}
 	consumertest.Verify(t, consumer(migrations.SQLite), b, consumertest.CorpusDir(t.TempDir()))
 }
 
 func TestMigratedConsumerIsVerifiedOnPostgres(t *testing.T) {
-	b := consumertest.Bounds{Events: []consumertest.Fate{consumertest.FateOK, consumertest.FatePoison}, Workers: 1, Crashes: 1}
+	b := consumertest.Bounds{Events: []scenario.Fate{scenario.FateOK, scenario.FatePoison}, Workers: 1, Crashes: 1}
 	consumertest.Verify(t, consumer(migrations.Postgres), b, consumertest.Postgres(pgDSN(t)), consumertest.CorpusDir(t.TempDir()))
 }
 

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/idemcheck/idemcheck/consumertest"
+	"github.com/idemcheck/idemcheck/consumertest/laws"
 	"github.com/idemcheck/idemcheck/examples/consumers/nounique"
 )
 
@@ -17,7 +18,7 @@ func TestCheckThenActCreditsTwice(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !res.Failed || res.Law != consumertest.LawSingleCredit || res.Scenario.Size() > 8 {
+	if !res.Failed || res.Law != laws.SingleCredit || res.Scenario.Size() > 8 {
 		t.Fatalf("want LawSingleCredit broken by a scenario of at most 8 steps, got:\n%s", res.Report())
 	}
 	t.Logf("found after %d scenario(s):\n%s", res.Checks, res.Report())

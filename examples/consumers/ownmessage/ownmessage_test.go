@@ -6,13 +6,16 @@ import (
 	"testing"
 
 	"github.com/idemcheck/idemcheck/consumertest"
+	"github.com/idemcheck/idemcheck/consumertest/handler"
+	"github.com/idemcheck/idemcheck/consumertest/laws"
+	"github.com/idemcheck/idemcheck/consumertest/scenario"
 	"github.com/idemcheck/idemcheck/examples/consumers/ownmessage"
 )
 
 var consumer = consumertest.Consumer{
 	Name:     "ownmessage",
 	Schema:   ownmessage.Schema,
-	Handler:  consumertest.HandlerOf(ownmessage.FromHarness, ownmessage.Handle),
+	Handler:  handler.HandlerOf(ownmessage.FromHarness, ownmessage.Handle),
 	Effects:  consumertest.PerEvent("SELECT message_id, amount_cents FROM payments"),
 	Dedupe:   "SELECT message_id FROM processed_messages",
 	EventIDs: ownmessage.EventID,
@@ -34,7 +37,7 @@ func TestOwnMessageIsNeverFlaggedOnPostgres(t *testing.T) {
 // decode, two workers, a preemption, a crash, an injected failure and a
 // duplicate.
 func TestOwnMessageIsVerified(t *testing.T) {
-	b := consumertest.Bounds{Events: []consumertest.Fate{consumertest.FateOK, consumertest.FatePoison}, Workers: 2, Preemptions: 1, Crashes: 1, Failures: 1, Duplicates: 1}
+	b := consumertest.Bounds{Events: []scenario.Fate{scenario.FateOK, scenario.FatePoison}, Workers: 2, Preemptions: 1, Crashes: 1, Failures: 1, Duplicates: 1}
 	consumertest.Verify(t, consumer, b, consumertest.CorpusDir(t.TempDir()))
 }
 
@@ -42,11 +45,11 @@ func TestOwnMessageIsVerified(t *testing.T) {
 // EventIDs gives, which the consumer parses: a consumer given e1, e2, ...
 // would dead-letter every message.
 func TestTheTraceNamesTheUUIDs(t *testing.T) {
-	scenario := func() *consumertest.Scenario {
+	scenario := func() *scenario.Scenario {
 		// A new one for each Replay: Replay names the events of the
 		// scenario it is given in place.
-		return &consumertest.Scenario{Version: consumertest.ScenarioVersion, Workers: 1, Policy: consumertest.DefaultPolicy,
-			Events: []consumertest.Event{{ID: "e1", User: "u1", Amount: 100}, {ID: "e2", User: "u1", Poison: true}}}
+		return &scenario.Scenario{Version: scenario.Version, Workers: 1, Policy: scenario.DefaultPolicy,
+			Events: []scenario.Event{{ID: "e1", User: "u1", Amount: 100}, {ID: "e2", User: "u1", Poison: true}}}
 	}
 	res, err := consumertest.Replay(consumer, scenario())
 	if err != nil {
@@ -62,7 +65,7 @@ func TestTheTraceNamesTheUUIDs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !res.Failed || res.Law != consumertest.LawHealthyApplied {
+	if !res.Failed || res.Law != laws.HealthyApplied {
 		t.Fatalf("with ids that are not UUIDs, want healthy-applied broken, got:\n%s", res.Report())
 	}
 }

@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/idemcheck/idemcheck/consumertest"
+	"github.com/idemcheck/idemcheck/consumertest/laws"
+	"github.com/idemcheck/idemcheck/consumertest/scenario"
 	"github.com/idemcheck/idemcheck/examples/consumers/ownretry"
 	"github.com/idemcheck/idemcheck/impl/contract/handler"
 )
@@ -35,8 +37,8 @@ var teamSQLite = consumertest.SQLite("_txlock=immediate&_pragma=busy_timeout(500
 
 // fourAttempts is the broker's policy of Check, under Verify: the
 // consumer dead-letters at its third failure, before the broker would.
-var fourAttempts = func() consumertest.Policy {
-	p := consumertest.VerifyPolicy
+var fourAttempts = func() scenario.Policy {
+	p := scenario.VerifyPolicy
 	p.MaxAttempts = 4
 	return p
 }()
@@ -66,9 +68,9 @@ func TestOwnRetryIsNeverFlaggedOnPostgres(t *testing.T) {
 
 func TestOwnRetryIsVerified(t *testing.T) {
 	for name, b := range map[string]consumertest.Bounds{
-		"an event failing three times, and a poison one": {Events: []consumertest.Fate{consumertest.Transient(3), consumertest.FatePoison}, Workers: 1, Policy: fourAttempts},
-		"an event failing three times, two workers":      {Events: []consumertest.Fate{consumertest.Transient(3)}, Workers: 2, Preemptions: 1, Crashes: 1, Duplicates: 1, Policy: fourAttempts},
-		"an event, two workers, every fault":             {Events: []consumertest.Fate{consumertest.FateOK}, Workers: 2, Preemptions: 1, Crashes: 1, Failures: 1, Duplicates: 1},
+		"an event failing three times, and a poison one": {Events: []scenario.Fate{scenario.Transient(3), scenario.FatePoison}, Workers: 1, Policy: fourAttempts},
+		"an event failing three times, two workers":      {Events: []scenario.Fate{scenario.Transient(3)}, Workers: 2, Preemptions: 1, Crashes: 1, Duplicates: 1, Policy: fourAttempts},
+		"an event, two workers, every fault":             {Events: []scenario.Fate{scenario.FateOK}, Workers: 2, Preemptions: 1, Crashes: 1, Failures: 1, Duplicates: 1},
 	} {
 		t.Run(name, func(t *testing.T) {
 			consumertest.Verify(t, retrying, b, consumertest.CorpusDir(t.TempDir()), teamSQLite)
@@ -80,11 +82,11 @@ func TestOwnRetryIsVerified(t *testing.T) {
 // consumer parked in its own table is lost to the harness (nothing-lost);
 // with it, it is dead-lettered.
 func TestTheOwnDeadLettersCount(t *testing.T) {
-	b := consumertest.Bounds{Events: []consumertest.Fate{consumertest.Transient(3)}, Workers: 1, Policy: fourAttempts}
+	b := consumertest.Bounds{Events: []scenario.Fate{scenario.Transient(3)}, Workers: 1, Policy: fourAttempts}
 	undeclared := retrying
 	undeclared.DeadLetters = ""
 	res, err := consumertest.Explore(undeclared, b, consumertest.CorpusDir(t.TempDir()), teamSQLite)
-	if err != nil || !res.Failed || res.Law != consumertest.LawNothingLost || !strings.Contains(res.Outcome.Trace.String(), "INSERT INTO dead_letters") {
+	if err != nil || !res.Failed || res.Law != laws.NothingLost || !strings.Contains(res.Outcome.Trace.String(), "INSERT INTO dead_letters") {
 		t.Fatalf("undeclared, want nothing-lost broken by the event parked in dead_letters (%v):\n%s", err, res.Report())
 	}
 	res, err = consumertest.Explore(retrying, b, consumertest.CorpusDir(t.TempDir()), teamSQLite)
@@ -100,7 +102,7 @@ func TestNoRetryIsCaught(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !res.Failed || res.Law != consumertest.LawHealthyApplied || res.Scenario.Size() > 8 {
+	if !res.Failed || res.Law != laws.HealthyApplied || res.Scenario.Size() > 8 {
 		t.Fatalf("want healthy-applied broken by a scenario of at most 8 steps, got:\n%s", res.Report())
 	}
 	t.Logf("found after %d scenario(s):\n%s", res.Checks, res.Report())
@@ -111,9 +113,9 @@ func TestNoRetryIsCaught(t *testing.T) {
 // failed delivery is all the broker would have retried: parking the
 // event after it breaks nothing.)
 func TestVerifyCatchesNoRetry(t *testing.T) {
-	res, err := consumertest.Explore(noRetry, consumertest.Bounds{Events: []consumertest.Fate{consumertest.FateOK}, Workers: 1, Failures: 1, Policy: fourAttempts},
+	res, err := consumertest.Explore(noRetry, consumertest.Bounds{Events: []scenario.Fate{scenario.FateOK}, Workers: 1, Failures: 1, Policy: fourAttempts},
 		consumertest.CorpusDir(t.TempDir()), teamSQLite)
-	if err != nil || !res.Failed || res.Law != consumertest.LawHealthyApplied || res.Scenario.Size() > 2 {
+	if err != nil || !res.Failed || res.Law != laws.HealthyApplied || res.Scenario.Size() > 2 {
 		t.Fatalf("want healthy-applied broken in at most 2 steps (%v):\n%s", err, res.Report())
 	}
 }
@@ -122,9 +124,9 @@ func TestVerifyCatchesNoRetry(t *testing.T) {
 // its first call, under the default policy (four attempts).
 func failOnce(f *testing.F) {
 	f.Helper()
-	in, err := consumertest.FuzzInput(&consumertest.Scenario{Version: consumertest.ScenarioVersion, Workers: 1, Policy: consumertest.DefaultPolicy,
-		Events: []consumertest.Event{{ID: "e1", User: "u1", Amount: 100}},
-		Steps:  []consumertest.Step{{Op: consumertest.OpRun, Worker: 1}, {Op: consumertest.OpFail, Worker: 1}}})
+	in, err := scenario.FuzzInput(&scenario.Scenario{Version: scenario.Version, Workers: 1, Policy: scenario.DefaultPolicy,
+		Events: []scenario.Event{{ID: "e1", User: "u1", Amount: 100}},
+		Steps:  []scenario.Step{{Op: scenario.OpRun, Worker: 1}, {Op: scenario.OpFail, Worker: 1}}})
 	if err != nil {
 		f.Fatal(err)
 	}

@@ -8,6 +8,9 @@ import (
 	"testing"
 
 	"github.com/idemcheck/idemcheck/consumertest"
+	"github.com/idemcheck/idemcheck/consumertest/handler"
+	"github.com/idemcheck/idemcheck/consumertest/laws"
+	"github.com/idemcheck/idemcheck/consumertest/scenario"
 	"github.com/idemcheck/idemcheck/examples/consumers/ownmessage"
 	"github.com/idemcheck/idemcheck/examples/consumers/payloadhash"
 )
@@ -15,7 +18,7 @@ import (
 var consumer = consumertest.Consumer{
 	Name:     "payloadhash",
 	Schema:   payloadhash.Schema,
-	Handler:  consumertest.HandlerOf(ownmessage.FromHarness, payloadhash.Handle),
+	Handler:  handler.HandlerOf(ownmessage.FromHarness, payloadhash.Handle),
 	Effects:  consumertest.PerEvent("SELECT message_id, amount_cents FROM payments"),
 	EventIDs: ownmessage.EventID,
 }
@@ -27,7 +30,7 @@ func TestAPayloadCollisionIsLost(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !res.Failed || res.Law != consumertest.LawNothingLost || res.Scenario.Size() > 8 {
+	if !res.Failed || res.Law != laws.NothingLost || res.Scenario.Size() > 8 {
 		t.Fatalf("want nothing-lost broken by a scenario of at most 8 steps, got:\n%s", res.Report())
 	}
 	collides := false
@@ -72,8 +75,8 @@ func FuzzPayloadHash(f *testing.F) {
 	if os.Getenv(fuzzEnv) != "1" {
 		f.Skipf("a broken consumer: set %s=1 to fuzz it", fuzzEnv)
 	}
-	in, err := consumertest.FuzzInput(&consumertest.Scenario{Version: consumertest.ScenarioVersion, Workers: 1, Policy: consumertest.DefaultPolicy,
-		Events: []consumertest.Event{{ID: "e1", User: "u1", Amount: 100}, {ID: "e2", User: "u1", Amount: 100, Payload: "e1"}}})
+	in, err := scenario.FuzzInput(&scenario.Scenario{Version: scenario.Version, Workers: 1, Policy: scenario.DefaultPolicy,
+		Events: []scenario.Event{{ID: "e1", User: "u1", Amount: 100}, {ID: "e2", User: "u1", Amount: 100, Payload: "e1"}}})
 	if err != nil {
 		f.Fatal(err)
 	}
@@ -100,9 +103,9 @@ func TestFuzzCatchesThePayloadHash(t *testing.T) {
 // TestVerifyCatchesThePayloadHash: an event and one with its payload
 // (Verify's fate "same"), one worker, nothing else.
 func TestVerifyCatchesThePayloadHash(t *testing.T) {
-	res, err := consumertest.Explore(consumer, consumertest.Bounds{Events: []consumertest.Fate{consumertest.FateOK, consumertest.FateSame}, Workers: 1},
+	res, err := consumertest.Explore(consumer, consumertest.Bounds{Events: []scenario.Fate{scenario.FateOK, scenario.FateSame}, Workers: 1},
 		consumertest.CorpusDir(t.TempDir()))
-	if err != nil || !res.Failed || res.Law != consumertest.LawNothingLost || res.Scenario.Size() > 0 {
+	if err != nil || !res.Failed || res.Law != laws.NothingLost || res.Scenario.Size() > 0 {
 		t.Fatalf("want nothing-lost broken by the drain alone (%v):\n%s", err, res.Report())
 	}
 }

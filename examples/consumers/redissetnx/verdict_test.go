@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/idemcheck/idemcheck/consumertest"
+	"github.com/idemcheck/idemcheck/consumertest/laws"
 	"github.com/idemcheck/idemcheck/examples/consumers/redissetnx"
 	"github.com/idemcheck/idemcheck/impl/contract/handler"
 )
@@ -57,8 +58,8 @@ func TestHarnessCatchesIt(t *testing.T) {
 		t.Fatal("the harness did not catch SET NX, credit, DEL")
 	}
 	t.Logf("found after %d scenario(s):\n%s", res.Checks, res.Report())
-	if res.Law != consumertest.LawNothingLost {
-		t.Errorf("caught by %s, want %s", res.Law, consumertest.LawNothingLost)
+	if res.Law != laws.NothingLost {
+		t.Errorf("caught by %s, want %s", res.Law, laws.NothingLost)
 	}
 	if res.Scenario.Size() > 8 {
 		t.Errorf("shrunk to %d steps, want at most 8", res.Scenario.Size())

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/idemcheck/idemcheck/consumertest"
+	"github.com/idemcheck/idemcheck/consumertest/scenario"
 	"github.com/idemcheck/idemcheck/examples/consumers/secondconn"
 )
 
@@ -35,7 +36,7 @@ func TestOnSQLite(t *testing.T) {
 // a duplicate.
 func TestOnSQLiteIsVerified(t *testing.T) {
 	consumertest.Verify(t, consumer, consumertest.Bounds{
-		Events: []consumertest.Fate{consumertest.FateOK}, Workers: 2, Preemptions: 1, Crashes: 1, Duplicates: 1,
+		Events: []scenario.Fate{scenario.FateOK}, Workers: 2, Preemptions: 1, Crashes: 1, Duplicates: 1,
 	}, consumertest.SQLite(secondconn.SQLiteParams), consumertest.CorpusDir(t.TempDir()))
 }
 
@@ -46,7 +47,7 @@ func TestOnPostgres(t *testing.T) {
 // TestOnPostgresIsVerified: one event, a crash, an injected failure and a
 // duplicate anywhere; two workers with a preemption and a duplicate.
 func TestOnPostgresIsVerified(t *testing.T) {
-	one := []consumertest.Fate{consumertest.FateOK}
+	one := []scenario.Fate{scenario.FateOK}
 	for name, b := range map[string]consumertest.Bounds{
 		"one worker":  {Events: one, Workers: 1, Crashes: 1, Failures: 1, Duplicates: 1},
 		"two workers": {Events: one, Workers: 2, Preemptions: 1, Duplicates: 1},

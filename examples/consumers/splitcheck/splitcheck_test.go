@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/idemcheck/idemcheck/consumertest"
+	"github.com/idemcheck/idemcheck/consumertest/laws"
 	"github.com/idemcheck/idemcheck/examples/consumers/splitcheck"
 )
 
@@ -18,7 +19,7 @@ func TestSplitCheckCreditsTwice(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !res.Failed || res.Law != consumertest.LawSingleCredit || res.Scenario.Size() > 8 {
+	if !res.Failed || res.Law != laws.SingleCredit || res.Scenario.Size() > 8 {
 		t.Fatalf("want single-credit broken by a scenario of at most 8 steps, got:\n%s", res.Report())
 	}
 	t.Log(res.Report())

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/idemcheck/idemcheck/consumertest"
+	"github.com/idemcheck/idemcheck/consumertest/laws"
+	"github.com/idemcheck/idemcheck/consumertest/scenario"
 	"github.com/idemcheck/idemcheck/examples/consumers/sweeper"
 	"github.com/idemcheck/idemcheck/impl/contract/handler"
 )
@@ -29,7 +31,7 @@ var (
 	closed     = consumer("sweeper", sweeper.NewWorker, "")
 	declared   = consumer("sweeper-lingering", sweeper.NewWorkerNeverClosed, lingering)
 	undeclared = consumer("sweeper-undeclared", sweeper.NewWorkerNeverClosed, "")
-	one        = []consumertest.Fate{consumertest.FateOK}
+	one        = []scenario.Fate{scenario.FateOK}
 	aMinute    = []time.Duration{time.Minute}
 )
 
@@ -59,10 +61,10 @@ func TestOnPostgres(t *testing.T) {
 // write lock from its BEGIN (with SQLite's deferred BEGIN, the sweeps
 // would not wait there).
 func TestTheSweepsRunBetweenTheSteps(t *testing.T) {
-	s := &consumertest.Scenario{Version: consumertest.ScenarioVersion, Workers: 2, Policy: consumertest.DefaultPolicy,
-		Events: []consumertest.Event{{ID: "e1", User: "u1", Amount: 100}},
-		Steps: []consumertest.Step{{Op: consumertest.OpRun, Worker: 1}, {Op: consumertest.OpRun, Worker: 1},
-			{Op: consumertest.OpAdvance, Ms: 60000}, {Op: consumertest.OpCrash, Worker: 2}, {Op: consumertest.OpRun, Worker: 1}}}
+	s := &scenario.Scenario{Version: scenario.Version, Workers: 2, Policy: scenario.DefaultPolicy,
+		Events: []scenario.Event{{ID: "e1", User: "u1", Amount: 100}},
+		Steps: []scenario.Step{{Op: scenario.OpRun, Worker: 1}, {Op: scenario.OpRun, Worker: 1},
+			{Op: scenario.OpAdvance, Ms: 60000}, {Op: scenario.OpCrash, Worker: 2}, {Op: scenario.OpRun, Worker: 1}}}
 	for _, c := range []consumertest.Consumer{closed, declared} {
 		res, err := consumertest.Replay(c, s, consumertest.SQLite("_txlock=immediate&_pragma=busy_timeout(5000)"))
 		if err != nil {
@@ -109,7 +111,7 @@ func TestAnUndeclaredSweeperIsReported(t *testing.T) {
 		t.Fatal(err)
 	}
 	report := res.Report()
-	if !res.Failed || res.Law != consumertest.LawRuns || res.Checks != 1 {
+	if !res.Failed || res.Law != laws.Runs || res.Checks != 1 {
 		t.Fatalf("want law runs broken by the first scenario, got:\n%s", report)
 	}
 	for _, want := range []string{
@@ -130,7 +132,7 @@ func TestVerifyReportsAnUndeclaredSweeper(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !res.Failed || res.Law != consumertest.LawRuns || !strings.Contains(res.Report(), "started by the Worker factory of w1") {
+	if !res.Failed || res.Law != laws.Runs || !strings.Contains(res.Report(), "started by the Worker factory of w1") {
 		t.Fatalf("want law runs, the goroutine started by the Worker factory, got:\n%s", res.Report())
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/idemcheck/idemcheck/consumertest"
+	"github.com/idemcheck/idemcheck/consumertest/scenario"
 	"github.com/idemcheck/idemcheck/examples/consumers/tablefirstuse"
 	"github.com/idemcheck/idemcheck/impl/contract/handler"
 )
@@ -21,7 +22,7 @@ func consumer(name string, w handler.Worker) consumertest.Consumer {
 var (
 	eager = consumer("tablefirstuse", tablefirstuse.NewWorker)
 	lazy  = consumer("tablefirstuse-lazy", tablefirstuse.NewLazyWorker)
-	one   = []consumertest.Fate{consumertest.FateOK}
+	one   = []scenario.Fate{scenario.FateOK}
 )
 
 func TestTablesCreatedByTheFactoryAreNeverFlagged(t *testing.T) {

@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/idemcheck/idemcheck/consumertest"
+	"github.com/idemcheck/idemcheck/consumertest/laws"
+	"github.com/idemcheck/idemcheck/consumertest/scenario"
 	"github.com/idemcheck/idemcheck/examples/consumers/ttl"
 )
 
@@ -40,7 +42,7 @@ func huntsTheShortWindow(t *testing.T, d ttl.Dialect, opts ...consumertest.Optio
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !res.Failed || res.Law != consumertest.LawSingleCredit || res.Scenario.Size() > 8 || len(res.MachineClock) > 0 {
+	if !res.Failed || res.Law != laws.SingleCredit || res.Scenario.Size() > 8 || len(res.MachineClock) > 0 {
 		t.Fatalf("want single-credit broken by a scenario of at most 8 steps, on the scenario's clock, got:\n%s", res.Report())
 	}
 	trace := res.Outcome.Trace.String()
@@ -50,7 +52,7 @@ func huntsTheShortWindow(t *testing.T, d ttl.Dialect, opts ...consumertest.Optio
 	for _, from := range []string{"result", "file"} {
 		s := res.Scenario
 		if from == "file" {
-			if s, err = consumertest.LoadScenario(res.CorpusFile); err != nil {
+			if s, err = scenario.Load(res.CorpusFile); err != nil {
 				t.Fatal(err)
 			}
 		}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/idemcheck/idemcheck/consumertest"
+	"github.com/idemcheck/idemcheck/consumertest/scenario"
 	"github.com/idemcheck/idemcheck/examples/consumers/upsertfirst"
 	"github.com/idemcheck/idemcheck/impl/contract/handler"
 )
@@ -47,10 +48,10 @@ func TestOnConflictDoNothingIsNeverFlaggedOnPostgres(t *testing.T) {
 // same in every replay of a schedule, or the search stops with "not
 // deterministic".
 func TestTheUpsertIsVerified(t *testing.T) {
-	b := consumertest.Bounds{Events: []consumertest.Fate{consumertest.FateOK}, Workers: 2, Preemptions: 2, Crashes: 1, Failures: 1, Duplicates: 1}
+	b := consumertest.Bounds{Events: []scenario.Fate{scenario.FateOK}, Workers: 2, Preemptions: 2, Crashes: 1, Failures: 1, Duplicates: 1}
 	for _, c := range []consumertest.Consumer{onConflict, orIgnore} {
 		t.Run(c.Name, func(t *testing.T) {
-			consumertest.Verify(t, c, b, consumertest.CorpusDir(t.TempDir()), consumertest.VerifyTime(2*time.Minute))
+			consumertest.Verify(t, c, b, consumertest.CorpusDir(t.TempDir()), consumertest.VerifyWith(consumertest.VerifyOptions{Time: 2 * time.Minute}))
 		})
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/idemcheck/idemcheck/consumertest"
+	"github.com/idemcheck/idemcheck/consumertest/scenario"
 	"github.com/idemcheck/idemcheck/impl/adapter/consumerproc"
 )
 
@@ -67,9 +68,9 @@ func TestNowMsIsTheScenariosTime(t *testing.T) {
 		Worker:  fakeWorker("ok"),
 		Effects: consumertest.PerEvent("SELECT event_id, amount_cents FROM ledger"),
 	}
-	s := &consumertest.Scenario{Version: 1, Workers: 1, Policy: consumertest.DefaultPolicy,
-		Events: []consumertest.Event{{ID: "e1", User: "clock", Amount: 100}, {ID: "e2", User: "clock", Amount: 200}},
-		Steps:  []consumertest.Step{{Op: consumertest.OpRun, Worker: 1}, {Op: consumertest.OpAdvance, Ms: 1500}}}
+	s := &scenario.Scenario{Version: 1, Workers: 1, Policy: scenario.DefaultPolicy,
+		Events: []scenario.Event{{ID: "e1", User: "clock", Amount: 100}, {ID: "e2", User: "clock", Amount: 200}},
+		Steps:  []scenario.Step{{Op: scenario.OpRun, Worker: 1}, {Op: scenario.OpAdvance, Ms: 1500}}}
 	res, err := consumertest.Replay(c, s)
 	if err != nil || res.Failed {
 		t.Fatalf("%v\n%s", err, res.Report())

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/idemcheck/idemcheck/consumertest"
+	"github.com/idemcheck/idemcheck/consumertest/scenario"
 	"github.com/idemcheck/idemcheck/impl/adapter/consumerproc"
 	"github.com/idemcheck/idemcheck/impl/contract/handler"
 )
@@ -134,9 +135,9 @@ func TestVersion1IsNeverReused(t *testing.T) {
 // deterministic consumer passes, catches it. The same process honouring
 // reset replays identically.
 func TestAProcessThatIgnoresResetIsCaught(t *testing.T) {
-	s := &consumertest.Scenario{Version: 1, Workers: 2,
-		Policy: consumertest.Policy{MaxAttempts: 3, BackoffMs: 100, MaxBackoffMs: 1000, AckTimeoutMs: 1000},
-		Events: []consumertest.Event{{ID: "e1", User: "u1", Amount: 5}, {ID: "e2", User: "u2", Amount: 7}}}
+	s := &scenario.Scenario{Version: 1, Workers: 2,
+		Policy: scenario.Policy{MaxAttempts: 3, BackoffMs: 100, MaxBackoffMs: 1000, AckTimeoutMs: 1000},
+		Events: []scenario.Event{{ID: "e1", User: "u1", Amount: 5}, {ID: "e2", User: "u2", Amount: 7}}}
 	for _, c := range []struct {
 		reset string
 		same  bool

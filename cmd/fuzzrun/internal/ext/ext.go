@@ -8,10 +8,10 @@ package ext
 import (
 	"io"
 
-	"github.com/idemcheck/idemcheck/consumertest"
 	"github.com/idemcheck/idemcheck/faults/runner"
 	"github.com/idemcheck/idemcheck/impl/contract/broker"
 	"github.com/idemcheck/idemcheck/impl/system"
+	"github.com/idemcheck/idemcheck/internal/consumerharness"
 )
 
 // Tag is the build tag that links package servers into fuzzrun.
@@ -56,12 +56,12 @@ type Servers struct {
 	BrokerFix   func(spec, invariant string) string
 	BrokerSpecs func() []string
 	// LiveApp wraps a team's consumer as the application a live run drives.
-	LiveApp func(c consumertest.Consumer) (func() (runner.LiveApp, error), error)
+	LiveApp func(c consumerharness.Consumer) (func() (runner.LiveApp, error), error)
 	// Consumers describes the example consumers Consumer opens
 	// (ServerConsumers); Consumer opens one, connected to its server, and
 	// what to close when the run ends.
 	Consumers []Consumer
-	Consumer  func(name string) (consumertest.Consumer, io.Closer, error)
+	Consumer  func(name string) (consumerharness.Consumer, io.Closer, error)
 }
 
 // Registered is what registered, nil in the default build.

@@ -13,8 +13,8 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/idemcheck/idemcheck/cmd/fuzzrun/internal/ext"
-	"github.com/idemcheck/idemcheck/consumertest"
 	"github.com/idemcheck/idemcheck/examples/consumers/redissetnx"
+	"github.com/idemcheck/idemcheck/internal/consumerharness"
 )
 
 // RedisEnv names the variable that holds the address of the Redis the
@@ -24,15 +24,15 @@ const RedisEnv = "IDEMCHECK_REDIS_ADDR"
 // consumers are the example consumers over real servers.
 var consumers = []ext.Consumer{{
 	Name:   "redissetnx",
-	Law:    consumertest.LawNothingLost,
+	Law:    consumerharness.LawNothingLost,
 	Doc:    "dedupes with Redis SET NX at " + RedisEnv + ", credits, DELs the key on failure: a crash after the SET loses the event",
 	Serial: true,
 }}
 
 // openConsumer opens the example consumer name.
-func openConsumer(name string) (consumertest.Consumer, io.Closer, error) {
+func openConsumer(name string) (consumerharness.Consumer, io.Closer, error) {
 	if name != "redissetnx" {
-		return consumertest.Consumer{}, nil, fmt.Errorf("%q is not an example consumer over a real server", name)
+		return consumerharness.Consumer{}, nil, fmt.Errorf("%q is not an example consumer over a real server", name)
 	}
 	return openRedisSetNX()
 }
@@ -44,17 +44,17 @@ func openConsumer(name string) (consumertest.Consumer, io.Closer, error) {
 // not, so that no scenario sees another's keys. The scenarios must
 // therefore play one at a time (ext.Consumer.Serial). Closing the closer
 // deletes every key of the run and closes the client.
-func openRedisSetNX() (consumertest.Consumer, io.Closer, error) {
+func openRedisSetNX() (consumerharness.Consumer, io.Closer, error) {
 	addr := os.Getenv(RedisEnv)
 	if addr == "" {
-		return consumertest.Consumer{}, nil, fmt.Errorf("the consumer redissetnx dedupes with Redis: %s is not set (e.g. %s=127.0.0.1:6379)", RedisEnv, RedisEnv)
+		return consumerharness.Consumer{}, nil, fmt.Errorf("the consumer redissetnx dedupes with Redis: %s is not set (e.g. %s=127.0.0.1:6379)", RedisEnv, RedisEnv)
 	}
 	rc := redis.NewClient(&redis.Options{Addr: addr})
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	if err := rc.Ping(ctx).Err(); err != nil {
 		rc.Close()
-		return consumertest.Consumer{}, nil, fmt.Errorf("redis at %s=%s: %w", RedisEnv, addr, err)
+		return consumerharness.Consumer{}, nil, fmt.Errorf("redis at %s=%s: %w", RedisEnv, addr, err)
 	}
 	run := fmt.Sprintf("idemcheck-fuzzrun:redissetnx:%d:%d:", os.Getpid(), time.Now().UnixNano())
 	var (
@@ -62,10 +62,10 @@ func openRedisSetNX() (consumertest.Consumer, io.Closer, error) {
 		cur       *redissetnx.Consumer
 		scenarios int
 	)
-	c := consumertest.Consumer{
+	c := consumerharness.Consumer{
 		Name:   "redissetnx",
 		Schema: redissetnx.Schema,
-		Worker: func(id string, _ *sql.DB) (consumertest.Handler, io.Closer, error) {
+		Worker: func(id string, _ *sql.DB) (consumerharness.Handler, io.Closer, error) {
 			mu.Lock()
 			defer mu.Unlock()
 			if cur == nil || id == "w1#1" {
@@ -74,7 +74,7 @@ func openRedisSetNX() (consumertest.Consumer, io.Closer, error) {
 			}
 			return cur.Handle, nil, nil
 		},
-		Effects: consumertest.PerEvent(redissetnx.Effects),
+		Effects: consumerharness.PerEvent(redissetnx.Effects),
 	}
 	return c, &redisRun{rc: rc, prefix: run}, nil
 }

@@ -1,0 +1,63 @@
+package consumerharness
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"testing"
+
+	"github.com/idemcheck/idemcheck/impl/contract/handler"
+)
+
+// pgSplitBalance credits the balance after checking the processed row in
+// a statement of its own: two workers with a duplicate both pass the
+// check. Its tables are PostgreSQL's: the partial-order reduction reads
+// them (there is no database lock to order everything).
+func pgSplitBalance(ctx context.Context, db *sql.DB, m handler.Message) error {
+	if m.Event.AmountCents <= 0 {
+		return handler.Poison(errors.New("bad amount"))
+	}
+	var n int
+	if err := db.QueryRowContext(ctx, `SELECT count(*) FROM processed_events WHERE event_id = $1`, m.EventID).Scan(&n); err != nil || n > 0 {
+		return err
+	}
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	if _, err := tx.ExecContext(ctx, `UPDATE accounts SET balance_cents = balance_cents + $1 WHERE user_id = $2`, m.Event.AmountCents, m.Event.UserID); err != nil {
+		return err
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO processed_events (event_id) VALUES ($1) ON CONFLICT DO NOTHING`, m.EventID); err != nil {
+		return err
+	}
+	return tx.Commit()
+}
+
+// TestVerifyOnPostgres: a correct consumer is verified and a broken one
+// found on PostgreSQL, and the reduced search of a small world meets the
+// states and outcomes a brute force meets there too.
+func TestVerifyOnPostgres(t *testing.T) {
+	dsn := pgDSN(t)
+	b := Bounds{Events: []Fate{FateOK}, Workers: 2, Preemptions: 1, Duplicates: 1}
+	res, err := Explore(pgBalanceConsumer(), b, Postgres(dsn), VerifyParallel(2))
+	if err != nil || !res.Verified || res.Backend != "postgres" {
+		t.Fatalf("%v\n%s", err, res.Report())
+	}
+	split := Consumer{Name: "pg-split", Schema: pgAccountsSchema, Handler: pgSplitBalance,
+		Effects: Aggregate("SELECT user_id, balance_cents FROM accounts"), Dedupe: "SELECT event_id FROM processed_events"}
+	res, err = Explore(split, b, Postgres(dsn))
+	if err != nil || !res.Failed || res.Law != LawSingleCredit {
+		t.Fatalf("%v\n%s", err, res.Report())
+	}
+	small := Bounds{Events: []Fate{FateOK}, Workers: 2, Preemptions: 2, Duplicates: 1}
+	brute, _ := outcomesOf(t, split, small, Postgres(dsn), NoPOR(), NoCache())
+	reduced, rres := outcomesOf(t, split, small, Postgres(dsn))
+	if lost := diffSets(brute, reduced); len(lost) > 0 {
+		t.Errorf("on PostgreSQL the reduced search lost %d of %d states and outcomes", len(lost), len(brute))
+	}
+	if rres.SleepPruned == 0 {
+		t.Errorf("no choice slept on PostgreSQL: %+v", rres)
+	}
+}

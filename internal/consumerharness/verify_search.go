@@ -1,0 +1,1297 @@
+package consumerharness
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+	"unsafe"
+
+	"github.com/idemcheck/idemcheck/internal/consumerharness/backend"
+	"github.com/idemcheck/idemcheck/internal/consumerharness/sqlclock"
+	"github.com/idemcheck/idemcheck/internal/consumerharness/sqlhook"
+)
+
+// The search of Verify: a stateless depth-first search over the choices
+// of the scheduler, re-playing each schedule from the start (CHESS,
+// loom). The path is the stack of decision points of the schedule being
+// played; a run re-plays its prefix and decides the rest, then the search
+// backtracks to the deepest point with a choice left to try.
+
+const (
+	decideAbandon = -1
+	decideCut     = -2
+)
+
+// frame is one decision point on the path.
+type frame struct {
+	ts []trans
+	// tried marks the choices explored (or being explored: cur).
+	tried []bool
+	cur   int
+	// after is, per choice tried, whether its worker could still move
+	// after it (-1: not known): what the cost check of a sleeping choice
+	// needs.
+	after []int8
+	sleep []sleepEntry
+	// curW is the worker the schedule was on at this point, and curMov
+	// whether it could move.
+	curW   int
+	curMov bool
+	// key names the state here (keyOK: it could be named): a run that
+	// plays the path again must meet the same states.
+	key   sum128
+	keyOK bool
+	parts []keyPart
+}
+
+// sleepEntry is a choice asleep: its other order was explored already.
+type sleepEntry struct {
+	id    tid
+	fp    footprint
+	after int8
+}
+
+// visit is one exploration of a named state.
+type visit struct {
+	budget budgets
+	sleep  []tid // in the state's canonical worker order
+	depth  int
+}
+
+// quietEnd is what the end of a schedule gave in a quiet state: the same
+// state ends the same way.
+type quietEnd struct {
+	summary  string
+	breaches []Breach
+	// endSit are the situations the drain, the replay and the judge
+	// reached after the schedule's steps.
+	endSit map[string]int
+}
+
+// found is a counterexample.
+type found struct {
+	scenario    *Scenario
+	breaches    []Breach
+	preemptions int
+}
+
+// searcher is one verification: what every walker shares.
+type searcher struct {
+	c      Consumer
+	cfg    config
+	bounds Bounds
+	fates  []Fate
+	base   *Scenario
+
+	sqlite        bool
+	tables        map[string]bool
+	dumpQueries   []string
+	complexSchema bool
+	// objects are what the schema made on SQLite (type and name, with
+	// their SQL); ddl is set once a scenario made more (a Worker factory
+	// or a handler creating a table or a trigger): from then on every
+	// write touches everything, since a trigger may hide behind it.
+	objects map[string]string
+	ddl     atomic.Bool
+	walkers []*walker
+
+	// mu guards what follows: the level being searched.
+	mu    sync.Mutex
+	cond  *sync.Cond
+	cache map[sum128][]visit
+	quiet map[sum128]*quietEnd
+	// budget is what every schedule of the level may spend.
+	budget budgets
+	// cutAt, in the search for a shorter counterexample, is the length of
+	// the prefixes tried: each is completed by the harness's drain.
+	cutAt int
+	best  *found
+	err   error
+	// tasks are the subtrees of the level no walker took yet; idle
+	// counts the walkers waiting for one, active those searching.
+	tasks  []*task
+	idle   int
+	active int
+	over   bool
+
+	lvl      *VerifyLevel
+	res      *VerifyResult
+	start    time.Time
+	deadline time.Time
+	stopped  string
+}
+
+// task is a subtree to search: the decision points of its root's path,
+// each with the choice taken.
+type task struct{ frames []*frame }
+
+// walker searches subtrees, one schedule at a time, on a database of its
+// own.
+type walker struct {
+	*searcher
+	cfg  config
+	stop func()
+	path []*frame
+	// root is the depth of the walker's task: the points above it are
+	// not its to backtrack.
+	root    int
+	current *verifyRun
+	perm    []int
+	// Buffers of the names of states.
+	keyEnc, dbEnc, scratch, fpEnc enc
+	// histScratch is the histories' own, written under the run's lock by
+	// the goroutines whose calls return (see hook.Returned).
+	histScratch enc
+	// schemaVersion and addedQueries are what dumpAdded last read.
+	schemaVersion int64
+	addedQueries  []string
+	shapes        map[string]sqlShape
+	tupleEnc      []enc
+	tuples        [][]byte
+	lastDelivery  [][2]int64
+}
+
+func (s *searcher) fail(err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.err == nil {
+		s.err = err
+	}
+}
+
+// explore is Explore and Verify: the search of b, then of each of its
+// Then, until one finds a counterexample or a budget runs out.
+func explore(c Consumer, b Bounds, cfg config, name string) (VerifyResult, error) {
+	if err := b.Validate(); err != nil {
+		return VerifyResult{}, err
+	}
+	start := time.Now()
+	worlds := append([]Bounds{b}, b.Then...)
+	worlds[0].Then = nil
+	var own []time.Duration
+	if slices.ContainsFunc(worlds, func(w Bounds) bool { return w.ConsumerDurations }) {
+		var err error
+		if own, err = consumerDurations(c, cfg); err != nil {
+			return VerifyResult{}, err
+		}
+	}
+	total := VerifyResult{Consumer: c.displayName(), Backend: cfg.backend.Name(), Bounds: b.withDefaults(), PreemptionsExplored: -1, Coverage: map[string]int{},
+		ConsumerDurations: own}
+	for i, w := range worlds {
+		wcfg := cfg
+		if t := cfg.verify.timeBudget; t > 0 {
+			wcfg.verify.timeBudget = max(t-time.Since(start), time.Millisecond)
+		}
+		if n := cfg.verify.maxSchedules; n > 0 {
+			wcfg.verify.maxSchedules = max(n-total.Schedules, 1)
+		}
+		if w.ConsumerDurations {
+			for _, d := range own {
+				if !slices.Contains(w.Durations, d) {
+					w.Durations = append(w.Durations, d)
+				}
+			}
+		}
+		r, err := exploreWorld(c, w, wcfg, name)
+		if err != nil {
+			return VerifyResult{}, err
+		}
+		total.add(r, i)
+		if !r.Verified {
+			break
+		}
+	}
+	total.Elapsed = time.Since(start)
+	return total, nil
+}
+
+// add takes the search of world i into the verification's result.
+func (r *VerifyResult) add(w VerifyResult, i int) {
+	r.Schedules += w.Schedules
+	r.Judged += w.Judged
+	r.Cut += w.Cut
+	r.States += w.States
+	r.SleepPruned += w.SleepPruned
+	r.CachePruned += w.CachePruned
+	r.BoundPruned += w.BoundPruned
+	for k, n := range w.Coverage {
+		r.Coverage[k] += n
+	}
+	for _, l := range w.Levels {
+		l.World = i
+		r.Levels = append(r.Levels, l)
+	}
+	r.World = i
+	r.measureCache()
+	r.Verified, r.Failed, r.Stopped, r.PreemptionsExplored = w.Verified, w.Failed, w.Stopped, w.PreemptionsExplored
+	r.Law, r.Breaches, r.Scenario, r.Outcome = w.Law, w.Breaches, w.Scenario, w.Outcome
+	r.Preemptions, r.Steps, r.Shortest, r.CorpusFile, r.Replay = w.Preemptions, w.Steps, w.Shortest, w.CorpusFile, w.Replay
+}
+
+// exploreWorld searches one world (bounds without Then): it starts the
+// walkers' databases, then searches the preemption bounds in turn.
+func exploreWorld(c Consumer, b Bounds, cfg config, name string) (VerifyResult, error) {
+	n := max(cfg.verify.parallel, 1)
+	s := &searcher{c: c, cfg: cfg, bounds: b.withDefaults(), fates: b.Events, base: b.scenario(), sqlite: cfg.backend.Name() == "sqlite"}
+	s.cond = sync.NewCond(&s.mu)
+	defer func() {
+		for _, w := range s.walkers {
+			w.stop()
+		}
+	}()
+	for range n {
+		wcfg := cfg
+		stop, err := wcfg.start()
+		if err != nil {
+			return VerifyResult{}, err
+		}
+		s.walkers = append(s.walkers, &walker{searcher: s, cfg: wcfg, stop: stop, tupleEnc: make([]enc, b.Workers)})
+	}
+	first := s.walkers[0].cfg
+	if err := preflight(c, &first); err != nil {
+		return VerifyResult{}, err
+	}
+	for _, w := range s.walkers {
+		w.cfg.schemaPrint = first.schemaPrint
+	}
+	if err := s.discover(first.backend); err != nil {
+		return VerifyResult{}, err
+	}
+	b = s.bounds
+	s.start = time.Now()
+	if cfg.verify.timeBudget > 0 {
+		s.deadline = s.start.Add(cfg.verify.timeBudget)
+	}
+	res := VerifyResult{Consumer: c.displayName(), Backend: cfg.backend.Name(), Bounds: b, PreemptionsExplored: -1, Coverage: map[string]int{}}
+	s.res = &res
+	all := budgets{int16(b.Preemptions), int16(b.Crashes), int16(b.Failures), int16(b.Duplicates), int16(b.Advances), int16(b.Replays)}
+	first0, top := 0, b.Preemptions
+	if cfg.verify.exhaustive {
+		first0 = top
+	}
+	for k := first0; k <= top; k++ {
+		s.budget = all
+		s.budget[bPreempt] = int16(k)
+		if cfg.verify.noPreemptionBound {
+			s.budget[bPreempt] = 1000
+		}
+		if err := s.level(k, 0, n); err != nil {
+			return VerifyResult{}, err
+		}
+		if cfg.verify.exhaustive {
+			s.best = nil
+		}
+		if s.best != nil {
+			res.Failed, res.Preemptions = true, s.best.preemptions
+			break
+		}
+		if s.stopped != "" {
+			break
+		}
+		res.PreemptionsExplored = k
+	}
+	res.Stopped = s.stopped
+	res.Verified = !res.Failed && s.stopped == ""
+	if res.Verified {
+		res.PreemptionsExplored = b.Preemptions
+	}
+	if res.Failed {
+		if err := s.counterexample(&res, name); err != nil {
+			return VerifyResult{}, err
+		}
+	}
+	res.Stopped = s.stopped
+	res.Elapsed = time.Since(s.start)
+	res.measureCache()
+	return res, nil
+}
+
+// level searches every schedule with at most k preemptions, on n
+// walkers; with cutAt set, every prefix of cutAt steps with at most k
+// preemptions, each completed by the drain (without state caching: two
+// states alike but for their workers' names drain differently).
+func (s *searcher) level(k, cutAt, n int) error {
+	s.res.Levels = append(s.res.Levels, VerifyLevel{Preemptions: k, PrefixSteps: cutAt})
+	s.lvl = &s.res.Levels[len(s.res.Levels)-1]
+	start := time.Now()
+	defer func() { s.lvl.Elapsed = time.Since(start) }()
+	s.cache, s.quiet, s.cutAt = map[sum128][]visit{}, map[sum128]*quietEnd{}, cutAt
+	s.tasks, s.idle, s.active, s.over = []*task{{}}, 0, n, false
+	var wg sync.WaitGroup
+	for _, w := range s.walkers[:n] {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			w.walk()
+		}()
+	}
+	wg.Wait()
+	s.lvl.CacheBytes, s.lvl.CacheEntries = s.cacheBytes()
+	if s.err != nil {
+		return s.err
+	}
+	s.lvl.Complete = s.stopped == "" && (s.best == nil || s.cfg.verify.exhaustive)
+	return nil
+}
+
+// measureCache sets BytesPerState from the levels' caches.
+func (r *VerifyResult) measureCache() {
+	var bytes, entries int64
+	for _, l := range r.Levels {
+		bytes += l.CacheBytes
+		entries += l.CacheEntries
+	}
+	r.BytesPerState = 0
+	if entries > 0 {
+		r.BytesPerState = float64(bytes) / float64(entries)
+	}
+}
+
+// cacheBytes measures the memory of the level's state cache: its entries
+// (a state's name, and each visit kept of it with its sleep set) and the
+// ends of the quiet states, counted from what they hold, with the map's
+// own slots (a slot per entry at the map's 7/8 load, and a control byte).
+func (s *searcher) cacheBytes() (bytes, entries int64) {
+	const load = 8.0 / 7
+	slot := func(key, val uintptr) int64 { return int64(float64(key+val)*load) + 1 }
+	for _, vs := range s.cache {
+		bytes += slot(unsafe.Sizeof(sum128{}), unsafe.Sizeof(vs))
+		bytes += int64(cap(vs)) * int64(unsafe.Sizeof(visit{}))
+		for _, v := range vs {
+			bytes += int64(cap(v.sleep)) * int64(unsafe.Sizeof(tid{}))
+		}
+	}
+	for _, q := range s.quiet {
+		bytes += slot(unsafe.Sizeof(sum128{}), unsafe.Sizeof(q))
+		if q == nil {
+			continue
+		}
+		bytes += int64(unsafe.Sizeof(*q)) + int64(len(q.summary)) + int64(cap(q.breaches))*int64(unsafe.Sizeof(Breach{}))
+		for _, b := range q.breaches {
+			bytes += int64(len(b.Summary) + len(b.Diff))
+			for _, d := range b.Details {
+				bytes += int64(unsafe.Sizeof(d)) + int64(len(d))
+			}
+		}
+		for k := range q.endSit {
+			bytes += slot(unsafe.Sizeof(k), unsafe.Sizeof(0)) + int64(len(k))
+		}
+	}
+	return bytes, int64(len(s.cache))
+}
+
+// walk searches tasks until the level is over.
+func (w *walker) walk() {
+	for {
+		t := w.nextTask()
+		if t == nil {
+			return
+		}
+		w.path = t.frames
+		w.root = len(t.frames)
+		for {
+			if w.halt() {
+				return
+			}
+			if err := w.execute(); err != nil {
+				w.fail(err)
+				w.end()
+				return
+			}
+			w.donate()
+			if !w.backtrack() {
+				break
+			}
+		}
+	}
+}
+
+// nextTask waits for a subtree to search; nil when the level is over.
+func (w *walker) nextTask() *task {
+	s := w.searcher
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.active--
+	for len(s.tasks) == 0 && !s.over {
+		if s.active == 0 {
+			// Nobody searches and nothing is left: the level is done.
+			s.over = true
+			s.cond.Broadcast()
+			break
+		}
+		s.idle++
+		s.cond.Wait()
+		s.idle--
+	}
+	if s.over {
+		return nil
+	}
+	t := s.tasks[len(s.tasks)-1]
+	s.tasks = s.tasks[:len(s.tasks)-1]
+	s.active++
+	return t
+}
+
+// end ends the level for every walker.
+func (w *walker) end() {
+	w.mu.Lock()
+	w.over = true
+	w.cond.Broadcast()
+	w.mu.Unlock()
+}
+
+// halt reports whether the walker must stop: the level is over, a budget
+// is spent, a counterexample was found, the search failed.
+func (w *walker) halt() bool {
+	s := w.searcher
+	s.mu.Lock()
+	over := s.over || s.err != nil || (s.best != nil && !s.cfg.verify.exhaustive)
+	if !over {
+		if why := s.budgetSpent(); why != "" {
+			s.stopped, over = why, true
+		}
+	}
+	s.mu.Unlock()
+	if over {
+		w.end()
+	}
+	return over
+}
+
+// donate gives another walker, waiting for work, the untried choice
+// nearest the root of the walker's subtree.
+func (w *walker) donate() {
+	s := w.searcher
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.idle == 0 || len(s.tasks) > 0 {
+		return
+	}
+	for d := w.root; d < len(w.path); d++ {
+		f := w.path[d]
+		for i := range f.ts {
+			if i == f.cur || f.tried[i] || asleep(f.sleep, f.ts[i].id) {
+				continue
+			}
+			f.tried[i] = true
+			frames := make([]*frame, d+1)
+			copy(frames, w.path[:d+1])
+			g := *f
+			g.cur, g.tried, g.after = i, slices.Clone(f.tried), slices.Clone(f.after)
+			frames[d] = &g
+			s.tasks = append(s.tasks, &task{frames: frames})
+			s.depthRow(d).Transitions++
+			s.cond.Signal()
+			return
+		}
+	}
+}
+
+// budgetSpent says why the search must stop now, if it must (s.mu held).
+func (s *searcher) budgetSpent() string {
+	v := s.cfg.verify
+	switch {
+	case v.ctx != nil && v.ctx.Err() != nil:
+		return "interrupted"
+	case !s.deadline.IsZero() && time.Now().After(s.deadline):
+		return fmt.Sprintf("the time budget (%s) ran out", v.timeBudget)
+	case v.maxSchedules > 0 && s.res.Schedules >= v.maxSchedules:
+		return fmt.Sprintf("the schedule budget (%d) ran out", v.maxSchedules)
+	}
+	return ""
+}
+
+// execute plays one schedule: the path's prefix, then new choices.
+func (w *walker) execute() error {
+	sc := w.base.clone()
+	ctx := context.WithValue(context.Background(), verifyKey{}, w)
+	w.current = nil
+	out, err := w.play(ctx, sc)
+	if err != nil {
+		return err
+	}
+	v := w.current
+	if v == nil {
+		return errors.New("consumertest: the search's run never started")
+	}
+	s := w.searcher
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.err != nil {
+		return nil
+	}
+	s.res.Schedules++
+	s.lvl.Schedules++
+	if f := s.cfg.verify.progress; f != nil && s.res.Schedules%2000 == 0 {
+		f(VerifyProgress{Preemptions: s.lvl.Preemptions, Schedules: s.res.Schedules, States: s.res.States, Elapsed: time.Since(s.start)})
+	}
+	if v.abandoned {
+		// Its steps reached what they reached: the rest of the schedule
+		// is explored from the state it stopped at.
+		s.covered(out.Situations)
+		return nil
+	}
+	if v.cut && s.cutAt == 0 {
+		s.res.Cut++
+	}
+	bs := Judge(s.c, out)
+	sit := out.Situations
+	if v.stopKeyOK {
+		end := map[string]int{}
+		for k, n := range sit {
+			if d := n - v.atStop[k]; d > 0 {
+				end[k] = d
+			}
+		}
+		s.quiet[v.stopKey] = &quietEnd{summary: outcomeSummary(out, bs), breaches: bs, endSit: end}
+	}
+	s.covered(sit)
+	s.judged(outcomeSummary(out, bs))
+	if len(bs) > 0 {
+		s.candidate(sc, bs, v.preempted)
+	}
+	return nil
+}
+
+// play plays sc as the search's run, as replay does: in a testing/synctest
+// bubble (so that the handler's clock is the scenario's) when one can be
+// had.
+func (w *walker) play(ctx context.Context, sc *Scenario) (*Outcome, error) {
+	return playScenario(ctx, w.c, sc, w.cfg)
+}
+
+// covered counts the situations a schedule reached (s.mu held).
+func (s *searcher) covered(sit map[string]int) {
+	for k := range sit {
+		s.res.Coverage[k]++
+	}
+}
+
+// judged counts a schedule judged, or whose end state was judged before
+// (s.mu held).
+func (s *searcher) judged(summary string) {
+	s.res.Judged++
+	s.lvl.Judged++
+	if f := s.cfg.verify.outcomes; f != nil {
+		f(summary)
+	}
+}
+
+// quietEnd returns what a quiet state gave before, if it was met.
+func (s *searcher) quietEndOf(key sum128) (*quietEnd, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	q, ok := s.quiet[key]
+	return q, ok
+}
+
+// quietHit counts a schedule that stopped in a quiet state judged before;
+// its run is then abandoned, which counts the situations of its steps.
+func (s *searcher) quietHit(v *verifyRun, q *quietEnd) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for k := range q.endSit {
+		if v.atStop[k] == 0 {
+			s.res.Coverage[k]++
+		}
+	}
+	s.judged(q.summary)
+	if len(q.breaches) > 0 {
+		s.candidate(v.r.s.clone(), q.breaches, v.preempted)
+	}
+}
+
+// candidate keeps the first counterexample (s.mu held).
+func (s *searcher) candidate(sc *Scenario, bs []Breach, preempted int) {
+	if s.best == nil {
+		s.best = &found{scenario: sc, breaches: bs, preemptions: preempted}
+	}
+}
+
+// outcomeSummary is what a schedule came to: the laws it broke, the
+// effects and the dead-letter queue once quiet, and the effects after the
+// replay. The soundness tests compare sets of these.
+func outcomeSummary(o *Outcome, bs []Breach) string {
+	var b strings.Builder
+	var laws []string
+	for _, br := range bs {
+		laws = append(laws, br.Law+":"+br.Summary)
+	}
+	fmt.Fprintf(&b, "laws %v; quiet %v %v; dlq", laws, o.Quiet.Rows, o.Quiet.Dedupe)
+	for _, d := range o.DLQQuiet {
+		fmt.Fprintf(&b, " %s/%d/%t", d.Key, d.Attempts, d.Poison)
+	}
+	fmt.Fprintf(&b, "; replayed %v", o.Replayed.Rows)
+	return b.String()
+}
+
+// backtrack moves the path to the next choice to try in the walker's
+// subtree; false when every choice of every point of it was tried.
+func (w *walker) backtrack() bool {
+	for len(w.path) > w.root {
+		f := w.path[len(w.path)-1]
+		f.tried[f.cur] = true
+		for i := range f.ts {
+			if !f.tried[i] && !asleep(f.sleep, f.ts[i].id) {
+				f.cur = i
+				w.mu.Lock()
+				w.depthRow(len(w.path)-1).Transitions++
+				w.mu.Unlock()
+				return true
+			}
+		}
+		w.path = w.path[:len(w.path)-1]
+	}
+	return false
+}
+
+func asleep(sleep []sleepEntry, id tid) bool {
+	for _, z := range sleep {
+		if z.id == id {
+			return true
+		}
+	}
+	return false
+}
+
+// depthRow is the level's row of depth d (s.mu held).
+func (s *searcher) depthRow(d int) *VerifyDepth {
+	for len(s.lvl.Depths) <= d {
+		s.lvl.Depths = append(s.lvl.Depths, VerifyDepth{Depth: len(s.lvl.Depths)})
+	}
+	return &s.lvl.Depths[d]
+}
+
+// decide is called by a run at each decision point: it returns the index
+// of the choice to take among ts, or decideAbandon to stop the run short,
+// or decideCut to leave the rest to the drain.
+func (w *walker) decide(v *verifyRun, ts []trans, boundPruned int, key sum128, keyOK bool) int {
+	d := v.depth
+	if d < len(w.path) {
+		f := w.path[d]
+		if !sameChoices(f.ts, ts) || (f.keyOK && keyOK && f.key != key) {
+			what := fmt.Sprintf("the choices differ: %s, then %s", describeChoices(f.ts), describeChoices(ts))
+			if sameChoices(f.ts, ts) {
+				what = "what differs: " + strings.Join(differing(f.parts, v.parts), "; ")
+			}
+			w.fail(fmt.Errorf("%w: consumer %q is not deterministic: the same schedule, played again, reached another state after %d step(s) (%s) of %s; "+
+				"a consumer whose moves depend on something other than what the database returned to it (the machine's clock, randomness, a file, a remote service not behind handler.Point) cannot be model-checked: switch state caching off with NoCache to search it anyway",
+				ErrBadInput, w.c.displayName(), d, what, describeSteps(v.r.s.Steps)))
+			return decideAbandon
+		}
+		return f.cur
+	}
+	if d > 0 {
+		parent := w.path[d-1]
+		if t := parent.ts[parent.cur].id; t.w >= 0 && v.movable(int(t.w)) {
+			parent.after[parent.cur] = 1
+		} else {
+			parent.after[parent.cur] = 0
+		}
+	}
+	if d >= w.bounds.MaxSteps || (w.cutAt > 0 && d >= w.cutAt) {
+		return decideCut
+	}
+	var sleep []sleepEntry
+	if d > 0 && !w.cfg.verify.noPOR {
+		sleep = w.childSleep(w.path[d-1])
+	}
+	var canon []tid
+	if keyOK && w.cutAt == 0 {
+		canon = w.canonical(sleep)
+	}
+	s := w.searcher
+	s.mu.Lock()
+	row := s.depthRow(d)
+	row.Nodes++
+	if canon != nil || (keyOK && w.cutAt == 0) {
+		if s.dominated(key, v.budget, canon) {
+			s.res.CachePruned++
+			s.lvl.CachePruned++
+			row.CachePruned++
+			s.mu.Unlock()
+			return decideAbandon
+		}
+		if s.remember(key, visit{budget: v.budget, sleep: canon, depth: d}) {
+			s.res.States++
+			s.lvl.States++
+			row.States++
+		}
+	}
+	s.res.BoundPruned += int64(boundPruned)
+	s.lvl.BoundPruned += int64(boundPruned)
+	f := &frame{ts: ts, tried: make([]bool, len(ts)), after: make([]int8, len(ts)), sleep: sleep, curW: v.cur, curMov: v.movable(v.cur), cur: -1,
+		key: key, keyOK: keyOK, parts: slices.Clone(v.parts)}
+	for i := range f.after {
+		f.after[i] = -1
+	}
+	for i := range ts {
+		if asleep(sleep, ts[i].id) {
+			s.res.SleepPruned++
+			s.lvl.SleepPruned++
+			row.SleepPruned++
+			continue
+		}
+		if f.cur < 0 {
+			f.cur = i
+		}
+	}
+	if f.cur >= 0 {
+		row.Transitions++
+	}
+	s.mu.Unlock()
+	if f.cur < 0 {
+		return decideAbandon
+	}
+	w.path = append(w.path, f)
+	return f.cur
+}
+
+// describeSteps renders a schedule's steps for a report.
+func describeSteps(steps []Step) string {
+	parts := make([]string, len(steps))
+	for i, st := range steps {
+		parts[i] = st.String()
+	}
+	return "[" + strings.Join(parts, ", ") + "]"
+}
+
+func sameChoices(a, b []trans) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i].id != b[i].id {
+			return false
+		}
+	}
+	return true
+}
+
+func describeChoices(ts []trans) string {
+	var parts []string
+	for _, t := range ts {
+		parts = append(parts, t.step.String())
+	}
+	return "[" + strings.Join(parts, ", ") + "]"
+}
+
+// childSleep is the sleep set of the child of f through its current
+// choice t: the choices asleep at f and those tried before t at f, each
+// kept when it commutes with t and when trying it first could not need
+// more preemptions than the order it stands for.
+//
+// The choices tried before t are those before it in f's order, asleep at
+// f or not: the search tries them in that order (a walker that hands a
+// choice to another still counts the ones before it as tried first, and
+// their subtrees are searched all the same).
+func (w *walker) childSleep(f *frame) []sleepEntry {
+	t := f.ts[f.cur]
+	var out []sleepEntry
+	keep := func(z sleepEntry) {
+		if !w.conflicts(z.fp, t.fp) && w.costSafe(f, z, t) {
+			out = append(out, z)
+		}
+	}
+	for _, z := range f.sleep {
+		keep(z)
+	}
+	for j := range f.cur {
+		if !asleep(f.sleep, f.ts[j].id) {
+			keep(sleepEntry{id: f.ts[j].id, fp: f.ts[j].fp, after: f.after[j]})
+		}
+	}
+	return out
+}
+
+// reductionMutants are the ways a test breaks the reductions on purpose:
+// the soundness tests must catch each.
+var reductionMutants = []string{"commute-all", "no-cost-check", "key-ignores-db", "key-ignores-history", "key-ignores-broker"}
+
+func (w *walker) conflicts(a, b footprint) bool {
+	switch w.cfg.verify.mutant {
+	case "commute-all":
+		return (a.ws|a.rs)&(b.ws|b.rs)&(resOwn0*0xff) != 0
+	}
+	return conflicts(a, b)
+}
+
+func (w *walker) costSafe(f *frame, z sleepEntry, t trans) bool {
+	return w.cfg.verify.mutant == "no-cost-check" || costSafe(f, z, t)
+}
+
+// costSafe reports whether choice z may sleep below t at f under the
+// preemption bound. Asleep there, the schedules t z ... are left to the
+// schedules z t ... tried before; that is sound only when z t ... costs
+// no more preemptions than t z ... for every continuation, or the bound
+// could cut the schedule that stands for one within it. Switching away
+// from the worker the schedule is on costs one when it can still move;
+// moves of two different workers leave the schedule on different workers,
+// so the worst continuation (back to the other) is counted.
+func costSafe(f *frame, z sleepEntry, t trans) bool {
+	zw, tw := z.id.workerMove(), t.id.workerMove()
+	c := f.curW
+	mc := 0
+	if f.curMov {
+		mc = 1
+	}
+	switch {
+	case !zw && !tw:
+		return true
+	case zw && !tw:
+		// A crash of the worker the schedule is on makes switching free:
+		// z after it may cost less than z before it.
+		return !(t.id.kind == kCrash && int(t.id.w) == c && mc == 1 && int(z.id.w) != c)
+	case !zw && tw:
+		return true
+	}
+	d, e := int(t.id.w), int(z.id.w)
+	after := int(z.after)
+	if after < 0 {
+		after = 1
+	}
+	lhs := mc*b2i(c != e) + after
+	rhs := mc * b2i(c != d)
+	return lhs <= rhs
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// canonical renames the workers of a sleep set into the state's canonical
+// order (the order its name lists them in), so that the sleep sets of two
+// states alike but for their workers' names compare.
+func (w *walker) canonical(sleep []sleepEntry) []tid {
+	out := make([]tid, 0, len(sleep))
+	for _, z := range sleep {
+		id := z.id
+		if id.w >= 0 {
+			id.w = int8(slices.Index(w.perm, int(id.w)))
+		}
+		out = append(out, id)
+	}
+	slices.SortFunc(out, compareTid)
+	return out
+}
+
+func compareTid(a, b tid) int {
+	if a.kind != b.kind {
+		return int(a.kind) - int(b.kind)
+	}
+	if a.w != b.w {
+		return int(a.w) - int(b.w)
+	}
+	switch {
+	case a.arg < b.arg:
+		return -1
+	case a.arg > b.arg:
+		return 1
+	}
+	return 0
+}
+
+// subset reports whether every id of a is in b (both sorted).
+func subset(a, b []tid) bool {
+	j := 0
+	for _, x := range a {
+		for j < len(b) && compareTid(b[j], x) < 0 {
+			j++
+		}
+		if j == len(b) || b[j] != x {
+			return false
+		}
+	}
+	return true
+}
+
+// dominated reports whether the state was explored before with at least
+// this budget and no more choices asleep (and, in the search for fewer
+// steps, no deeper).
+func (s *searcher) dominated(key sum128, b budgets, sleep []tid) bool {
+	for _, vis := range s.cache[key] {
+		if vis.budget.covers(b) && subset(vis.sleep, sleep) {
+			return true
+		}
+	}
+	return false
+}
+
+// remember records a visit; it reports whether the state is new.
+func (s *searcher) remember(key sum128, vis visit) bool {
+	old, seen := s.cache[key]
+	kept := old[:0]
+	for _, o := range old {
+		if !(vis.budget.covers(o.budget) && subset(vis.sleep, o.sleep) && vis.depth <= o.depth) {
+			kept = append(kept, o)
+		}
+	}
+	s.cache[key] = append(kept, vis)
+	return !seen
+}
+
+// discover reads the tables the schema made, on a database of its own:
+// the statements' footprints name them, and a state's name reads them.
+func (s *searcher) discover(be backend.Backend) error {
+	ctx := context.Background()
+	db, err := be.Fresh(ctx)
+	if err != nil {
+		return fmt.Errorf("%w: open a fresh %s database: %w", ErrBadInput, be.Name(), err)
+	}
+	defer db.Close()
+	if err := prepareSchema(ctx, db, s.c); err != nil {
+		return err
+	}
+	lower := strings.ToLower(s.c.Schema)
+	for _, w := range []string{"trigger", "references", "foreign key", "create rule"} {
+		if strings.Contains(lower, w) {
+			s.complexSchema = true
+		}
+	}
+	s.tables = map[string]bool{}
+	admin := db.Admin()
+	if s.sqlite {
+		return s.discoverSQLite(ctx, admin)
+	}
+	return s.discoverPostgres(ctx, admin)
+}
+
+func (s *searcher) discoverSQLite(ctx context.Context, admin *sql.DB) error {
+	s.objects = map[string]string{}
+	rows, err := readRows(ctx, admin, `SELECT type, name, coalesce(sql, '') FROM sqlite_master WHERE name NOT LIKE 'sqlite_%' OR name = 'sqlite_sequence' ORDER BY name`)
+	if err != nil {
+		return fmt.Errorf("consumertest: read the schema's tables: %w", err)
+	}
+	for _, row := range rows {
+		typ, name, text := row[0], row[1], strings.ToLower(row[2])
+		s.objects[typ+"\x00"+name] = sqlclock.Unkeyed(row[2])
+		if typ == "trigger" {
+			s.complexSchema = true
+			continue
+		}
+		if typ != "table" {
+			continue
+		}
+		if name == "sqlite_sequence" {
+			s.dumpQueries = append(s.dumpQueries, `SELECT name, seq FROM sqlite_sequence ORDER BY name`)
+			continue
+		}
+		if strings.HasPrefix(name, "sqlite_") {
+			continue
+		}
+		s.tables[strings.ToLower(name)] = true
+		quoted := `"` + strings.ReplaceAll(name, `"`, `""`) + `"`
+		if strings.Contains(text, "without rowid") {
+			cols, err := columnCount(ctx, admin, "SELECT * FROM "+quoted+" LIMIT 0")
+			if err != nil {
+				return err
+			}
+			s.dumpQueries = append(s.dumpQueries, "SELECT * FROM "+quoted+" ORDER BY "+ordinals(cols))
+			continue
+		}
+		s.dumpQueries = append(s.dumpQueries, "SELECT rowid, * FROM "+quoted+" ORDER BY rowid")
+	}
+	return nil
+}
+
+// pgTablesQuery lists the tables and sequences of every schema the team's
+// code made (the run's database is its own), the harness's and the
+// server's left out.
+const pgTablesQuery = `SELECT c.relkind::text, n.nspname, c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+WHERE n.nspname NOT IN ('pg_catalog', 'information_schema', 'idemcheck') AND n.nspname NOT LIKE 'pg_toast%' AND n.nspname NOT LIKE 'pg_temp%'
+AND c.relkind IN ('r', 'p', 'S') ORDER BY n.nspname, c.relname`
+
+func (s *searcher) discoverPostgres(ctx context.Context, admin *sql.DB) error {
+	queries, err := pgDumpQueries(ctx, admin, s.tables)
+	if err != nil {
+		return err
+	}
+	s.dumpQueries = queries
+	return nil
+}
+
+// pgDumpQueries are the queries that read every table and sequence of the
+// team's schemas, row for row; tables, when not nil, learns their names.
+func pgDumpQueries(ctx context.Context, admin *sql.DB, tables map[string]bool) ([]string, error) {
+	rows, err := readRows(ctx, admin, pgTablesQuery)
+	if err != nil {
+		return nil, fmt.Errorf("consumertest: read the schema's tables: %w", err)
+	}
+	var out []string
+	for _, row := range rows {
+		kind, schema, name := row[0], row[1], row[2]
+		quoted := `"` + strings.ReplaceAll(schema, `"`, `""`) + `"."` + strings.ReplaceAll(name, `"`, `""`) + `"`
+		if kind == "S" {
+			out = append(out, "SELECT last_value, is_called FROM "+quoted)
+			continue
+		}
+		if tables != nil {
+			tables[strings.ToLower(name)] = true
+			if schema != "public" {
+				tables[strings.ToLower(schema+"."+name)] = true
+			}
+		}
+		cols, err := columnCount(ctx, admin, "SELECT * FROM "+quoted+" LIMIT 0")
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, "SELECT * FROM "+quoted+" ORDER BY "+ordinals(cols))
+	}
+	return out, nil
+}
+
+func columnCount(ctx context.Context, db *sql.DB, q string) (int, error) {
+	rows, err := db.QueryContext(ctx, q)
+	if err != nil {
+		return 0, fmt.Errorf("consumertest: %s: %w", q, err)
+	}
+	defer rows.Close()
+	cols, err := rows.Columns()
+	return len(cols), err
+}
+
+func ordinals(n int) string {
+	parts := make([]string, n)
+	for i := range parts {
+		parts[i] = fmt.Sprint(i + 1)
+	}
+	return strings.Join(parts, ", ")
+}
+
+// footprintOf is what statement c touches, read once per statement text
+// and arguments.
+func (w *walker) footprintOf(c sqlhook.Call) sqlShape {
+	e := &w.fpEnc
+	e.reset()
+	e.str(c.SQL)
+	for _, a := range c.Args {
+		e.str(a.Name)
+		e.int(int64(a.Ordinal))
+		e.value(a.Value)
+	}
+	if sh, ok := w.shapes[string(e.b)]; ok {
+		return sh
+	}
+	sh := statementFootprint(c.SQL, c.Args, w.tables)
+	if w.shapes == nil {
+		w.shapes = map[string]sqlShape{}
+	}
+	w.shapes[string(e.b)] = sh
+	return sh
+}
+
+// dump names the database's committed content: every row of every table.
+func (w *walker) dump(r *run) (sum128, error) {
+	e := &w.dbEnc
+	e.reset()
+	admin := r.db.Admin()
+	for _, q := range w.dumpQueries {
+		if err := encodeRows(admin, q, e); err != nil {
+			return sum128{}, err
+		}
+	}
+	if w.sqlite {
+		if err := w.dumpAdded(admin, e); err != nil {
+			return sum128{}, err
+		}
+	} else if err := w.dumpAddedPostgres(admin, e); err != nil {
+		return sum128{}, err
+	}
+	return sumOf(e.b), nil
+}
+
+// dumpAddedPostgres adds to a state's name the tables and sequences a
+// scenario created on PostgreSQL beyond the schema's (the catalog is read
+// at every name: states are named only between transactions there, and a
+// PostgreSQL search is slow anyway).
+func (w *walker) dumpAddedPostgres(admin *sql.DB, e *enc) error {
+	queries, err := pgDumpQueries(context.Background(), admin, nil)
+	if err != nil {
+		return err
+	}
+	for _, q := range queries {
+		if slices.Contains(w.dumpQueries, q) {
+			continue
+		}
+		w.ddl.Store(true)
+		if err := encodeRows(admin, q, e); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// dumpAdded adds to a state's name what the scenario created on SQLite
+// beyond the schema (see searcher.objects): the objects themselves and
+// the rows of the tables among them. PRAGMA schema_version tells when to
+// look again.
+func (w *walker) dumpAdded(admin *sql.DB, e *enc) error {
+	var version int64
+	if err := admin.QueryRow("PRAGMA schema_version").Scan(&version); err != nil {
+		return err
+	}
+	if version != w.schemaVersion || w.addedQueries == nil {
+		rows, err := readRows(context.Background(), admin, `SELECT type, name, coalesce(sql, '') FROM sqlite_master WHERE name NOT LIKE 'sqlite_%' ORDER BY type, name`)
+		if err != nil {
+			return err
+		}
+		w.addedQueries = []string{}
+		for _, row := range rows {
+			if sql, ok := w.objects[row[0]+"\x00"+row[1]]; ok && sql == sqlclock.Unkeyed(row[2]) {
+				continue
+			}
+			w.ddl.Store(true)
+			if len(w.addedQueries) == 0 {
+				w.addedQueries = append(w.addedQueries, masterQuery)
+			}
+			if row[0] == "table" {
+				quoted := `"` + strings.ReplaceAll(row[1], `"`, `""`) + `"`
+				if strings.Contains(strings.ToLower(row[2]), "without rowid") {
+					w.addedQueries = append(w.addedQueries, "SELECT * FROM "+quoted)
+				} else {
+					w.addedQueries = append(w.addedQueries, "SELECT rowid, * FROM "+quoted+" ORDER BY rowid")
+				}
+			}
+		}
+		w.schemaVersion = version
+	}
+	for _, q := range w.addedQueries {
+		if q == masterQuery {
+			// The objects' SQL names the database's own clock key (see
+			// sqlclock): the same state on two walkers' databases must
+			// have the same name.
+			rows, err := readRows(context.Background(), admin, q)
+			if err != nil {
+				return err
+			}
+			e.str(q)
+			for _, row := range rows {
+				e.byte('r')
+				for _, v := range row {
+					e.str(sqlclock.Unkeyed(v))
+				}
+			}
+			continue
+		}
+		if err := encodeRows(admin, q, e); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// masterQuery lists a SQLite database's own objects.
+const masterQuery = `SELECT type, name, coalesce(sql, '') FROM sqlite_master WHERE name NOT LIKE 'sqlite_%' ORDER BY type, name`
+
+func encodeRows(db *sql.DB, q string, e *enc) error {
+	rows, err := db.Query(q)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	cols, err := rows.Columns()
+	if err != nil {
+		return err
+	}
+	vals := make([]any, len(cols))
+	ptrs := make([]any, len(cols))
+	for i := range vals {
+		ptrs[i] = &vals[i]
+	}
+	e.str(q)
+	for rows.Next() {
+		if err := rows.Scan(ptrs...); err != nil {
+			return err
+		}
+		e.byte('r')
+		for _, v := range vals {
+			e.value(v)
+		}
+	}
+	return rows.Err()
+}
+
+// counterexample turns the schedule found into the counterexample to
+// show: cut to its shortest prefix that the drain completes into a breach
+// of the same law; then every prefix with no more preemptions and no more
+// steps is tried, each completed by the drain, shortest first, on one
+// walker (the first that breaks a law wins: the same whichever schedule
+// the walkers found first); then reduced unless NoReduce, and saved.
+func (s *searcher) counterexample(res *VerifyResult, name string) error {
+	cfg := s.walkers[0].cfg
+	best := s.best
+	law := best.breaches[0].Law
+	sc, r := s.shortestPrefix(cfg, best.scenario, law)
+	if r == nil {
+		return fmt.Errorf("%w: consumer %q is not deterministic: the schedule that broke %s does not break it when played again", ErrBadInput, s.c.displayName(), law)
+	}
+	res.Shortest = true
+	k := best.preemptions
+	for cut := 1; cut <= sc.Size(); cut++ {
+		s.mu.Lock()
+		why := s.budgetSpent()
+		s.mu.Unlock()
+		if why != "" {
+			res.Shortest = false
+			break
+		}
+		s.best = nil
+		s.budget[bPreempt] = int16(k)
+		if err := s.level(k, cut, 1); err != nil {
+			return err
+		}
+		if s.stopped != "" {
+			res.Shortest, s.stopped = false, ""
+			break
+		}
+		if s.best != nil {
+			law = s.best.breaches[0].Law
+			if p, pr := s.shortestPrefix(cfg, s.best.scenario, law); pr != nil {
+				sc, r = p, pr
+			}
+			break
+		}
+	}
+	res.Steps = sc.Size()
+	keep := stillFails(s.c, cfg, law)
+	if !cfg.noReduce {
+		if red, rr := Reduce(sc, keep); rr != nil {
+			sc, r = red, rr
+		}
+	}
+	res.Law, res.Breaches, res.Scenario, res.Outcome = law, r.Breaches, sc, r.Outcome
+	if cfg.corpusDir != "" {
+		path, err := SaveScenario(cfg.corpusDir, s.c.displayName(), law, res.Summary(), sc, r.Outcome, 0)
+		if err != nil {
+			return fmt.Errorf("consumertest: save the counterexample: %w", err)
+		}
+		res.CorpusFile, res.Replay = path, replayCommand(path, name)
+	}
+	return nil
+}
+
+// shortestPrefix is the shortest prefix of sc that, completed by the
+// drain, breaks law, and its judged result (nil when none does).
+func (s *searcher) shortestPrefix(cfg config, sc *Scenario, law string) (*Scenario, *Result) {
+	keep := stillFails(s.c, cfg, law)
+	for k := 0; k <= len(sc.Steps); k++ {
+		p := sc.clone()
+		p.Steps = p.Steps[:k]
+		if len(p.Steps) == 0 {
+			p.Steps = nil
+		}
+		if r := keep(p); r != nil {
+			return p, r
+		}
+	}
+	return nil, nil
+}
