@@ -298,6 +298,61 @@ func Prev(ts []Token, i int) int {
 	return i
 }
 
+// Significant lexes s and keeps the tokens that say something: white
+// space and comments dropped.
+func Significant(s string) []Token {
+	toks, _ := Lex(s)
+	out := toks[:0]
+	for _, t := range toks {
+		if t.Kind != Space {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// Closing returns the index of the parenthesis that closes the one at
+// ts[open], or len(ts) when none does.
+func Closing(ts []Token, open int) int {
+	depth := 0
+	for i := open; i < len(ts); i++ {
+		switch ts[i].Kind {
+		case LParen:
+			depth++
+		case RParen:
+			if depth--; depth == 0 {
+				return i
+			}
+		}
+	}
+	return len(ts)
+}
+
+// Args returns the token ranges [from, to) of the top-level arguments of
+// the call whose parenthesis opens at ts[open] and closes at ts[end]
+// (see Closing); an empty argument list has none.
+func Args(ts []Token, open, end int) [][2]int {
+	var out [][2]int
+	from, depth := open+1, 0
+	for i := open + 1; i < end; i++ {
+		switch ts[i].Kind {
+		case LParen:
+			depth++
+		case RParen:
+			depth--
+		case Comma:
+			if depth == 0 {
+				out = append(out, [2]int{from, i})
+				from = i + 1
+			}
+		}
+	}
+	if Next(ts, from) < end || len(out) > 0 {
+		out = append(out, [2]int{from, end})
+	}
+	return out
+}
+
 // Join puts tokens back together.
 func Join(ts []Token) string {
 	var b strings.Builder

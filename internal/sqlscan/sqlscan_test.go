@@ -43,6 +43,18 @@ func TestSplitKeepsWhatIsQuotedCommentedOrABody(t *testing.T) {
 	}
 }
 
+func TestLexGivesTheStatementBack(t *testing.T) {
+	for _, q := range []string{
+		"SELECT 'it''s', \"a\"\"b\", `c`, [d e], E'x\\'y', $$ a ; b $$, $fn$ body $fn$, 1.5e3, $1, ?, :name -- end\nFROM t /* a /* nested */ comment */ WHERE x::int >= -1",
+		"unterminated 'string", "unterminated /* comment", "$$ unterminated",
+	} {
+		toks, _ := Lex(q)
+		if got := Join(toks); got != q {
+			t.Errorf("Lex(%q) joins to %q", q, got)
+		}
+	}
+}
+
 func TestLexIsLossless(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		s := rapid.StringOfN(rapid.SampledFrom([]rune("ab $1?:@'\"`[];()-/*.,=<>E\n\t0$$")), 0, 60, -1).Draw(t, "s")
@@ -92,5 +104,38 @@ func TestValueAndIdent(t *testing.T) {
 		if len(toks) != 1 || toks[0].Ident() != c.ident {
 			t.Errorf("Ident of %q = %q, want %q", c.text, toks[0].Ident(), c.ident)
 		}
+	}
+}
+
+func TestSignificantDropsSpaceAndComments(t *testing.T) {
+	var got []string
+	for _, tok := range Significant("/* a */ PRAGMA -- b\n user_version = 'x -- y';") {
+		got = append(got, tok.Text)
+	}
+	if want := []string{"PRAGMA", "user_version", "=", "'x -- y'", ";"}; !slices.Equal(got, want) {
+		t.Errorf("Significant: %q, want %q", got, want)
+	}
+}
+
+func TestClosingAndArgs(t *testing.T) {
+	toks, _ := Lex("f(a, g(b, c), 'x,)' , (d)) tail")
+	open := Next(toks, 1)
+	end := Closing(toks, open)
+	if toks[end].Kind != RParen || Join(toks[end+1:]) != " tail" {
+		t.Fatalf("Closing found %d: %q", end, Join(toks[end:]))
+	}
+	var args []string
+	for _, a := range Args(toks, open, end) {
+		args = append(args, Join(toks[a[0]:a[1]]))
+	}
+	if want := []string{"a", " g(b, c)", " 'x,)' ", " (d)"}; !slices.Equal(args, want) {
+		t.Errorf("Args: %q, want %q", args, want)
+	}
+	toks, _ = Lex("f( ) g(")
+	if end := Closing(toks, 1); end != 3 || len(Args(toks, 1, end)) != 0 {
+		t.Errorf("f( ): closing %d, args %v; want 3 and none", end, Args(toks, 1, end))
+	}
+	if end := Closing(toks, 6); end != len(toks) {
+		t.Errorf("an unclosed parenthesis closes at %d, want %d", end, len(toks))
 	}
 }

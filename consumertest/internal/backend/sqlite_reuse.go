@@ -16,6 +16,7 @@ import (
 
 	"github.com/idemcheck/idemcheck/consumertest/internal/backend/sqlitebusy"
 	"github.com/idemcheck/idemcheck/consumertest/internal/sqlclock"
+	"github.com/idemcheck/idemcheck/internal/sqlscan"
 )
 
 // SQLiteReuse is the SQLite backend for a run of many short scenarios (a
@@ -570,8 +571,12 @@ func (c *reuseConn) prepare(query string) (driver.Stmt, error) {
 // isPragma reports whether query is a PRAGMA statement, which SQLite
 // applies when it compiles it: one kept prepared would not apply again.
 func isPragma(query string) bool {
-	q := strings.TrimLeft(query, " \t\r\n;")
-	return len(q) >= 6 && strings.EqualFold(q[:6], "pragma")
+	for _, t := range sqlscan.Significant(query) {
+		if t.Kind != sqlscan.Semicolon {
+			return t.Is("pragma")
+		}
+	}
+	return false
 }
 
 func (c *reuseConn) ExecContext(_ context.Context, query string, args []driver.NamedValue) (driver.Result, error) {
