@@ -19,6 +19,7 @@ import (
 	"github.com/jackc/pgx/v5/stdlib"
 
 	"github.com/idemcheck/idemcheck/consumertest/internal/sqlclock"
+	"github.com/idemcheck/idemcheck/internal/outside"
 )
 
 // LockWait is how long a worker's statement may wait for a lock on
@@ -146,7 +147,7 @@ func (p Postgres) Start(ctx context.Context) (Session, error) {
 		cfg.ConnectTimeout = 10 * time.Second
 	}
 	run := fmt.Sprintf("%s%d_%d_%08x", pgRunPrefix, os.Getpid(), pgRunSeq.Add(1), rand.Uint32())
-	s := &pgSession{run: run, tmpl: run + "_t", work: run + "_w", jobs: make(chan func()), jobDone: make(chan struct{}), clockAt: Epoch}
+	s := &pgSession{run: run, tmpl: run + "_t", work: run + "_w", clockAt: Epoch}
 	// A run's data need not survive a crash of the server: commits do not
 	// wait for the write-ahead log to reach the disk.
 	cfg.RuntimeParams["synchronous_commit"] = "off"
@@ -161,16 +162,6 @@ func (p Postgres) Start(ctx context.Context) (Session, error) {
 	// would make the run look gone (PostgreSQL 14 and later; an older
 	// server has no such setting and answers an error, ignored).
 	_, _ = s.keeper.Exec(ctx, "SET idle_session_timeout = 0")
-	// Connections and databases are made by a goroutine of its own,
-	// started here: a connection made inside a synctest bubble could not
-	// be used from the next scenario's bubble.
-	jobs, done := s.jobs, s.jobDone
-	go func() {
-		for f := range jobs {
-			f()
-			done <- struct{}{}
-		}
-	}()
 	if err := s.open(ctx, cfg); err != nil {
 		_ = s.Close()
 		return nil, err
@@ -197,10 +188,10 @@ type pgSession struct {
 	// (a superuser); otherwise every scenario gets a new copy.
 	fast bool
 
-	// jobs runs a function outside every bubble (see Start).
-	doMu    sync.Mutex
-	jobs    chan func()
-	jobDone chan struct{}
+	// doMu lets one do run at a time; over is set once the session is
+	// closed, when do refuses.
+	doMu sync.Mutex
+	over bool
 
 	mu      sync.Mutex
 	idle    []*pgConn
@@ -236,16 +227,18 @@ type pgSession struct {
 	clockAt   time.Time
 }
 
-// do runs f on the session's own goroutine, outside any bubble.
+// do runs f on a goroutine outside every bubble, one call at a time: the
+// scenarios' connections and databases are made there, since a connection
+// made inside a synctest bubble could not be used from the next
+// scenario's bubble.
 func (s *pgSession) do(f func() error) error {
 	s.doMu.Lock()
 	defer s.doMu.Unlock()
-	if s.jobs == nil {
+	if s.over {
 		return errors.New("postgres: the run is over")
 	}
 	var err error
-	s.jobs <- func() { err = f() }
-	<-s.jobDone
+	<-outside.Go(func() { err = f() })
 	return err
 }
 
@@ -337,8 +330,7 @@ func (s *pgSession) Close() error {
 	s.idle = nil
 	s.mu.Unlock()
 	s.doMu.Lock()
-	close(s.jobs)
-	s.jobs = nil
+	s.over = true
 	s.doMu.Unlock()
 	for _, c := range idle {
 		_ = c.raw.Close()
