@@ -135,17 +135,7 @@ func consumerTimeline(res *consumertest.Result) *timeline {
 			}
 			cells[consumertest.LaneBroker] = append(cells[consumertest.LaneBroker], c)
 		}
-		if len(rw.Flags) > 0 {
-			for id := range cells {
-				for i := range cells[id] {
-					cells[id][i].Class += " flagged"
-				}
-			}
-		}
-		for _, l := range tl.Lanes {
-			rw.Cells = append(rw.Cells, cell{Lane: l.ID, Chips: cells[l.ID]})
-		}
-		tl.Rows = append(tl.Rows, rw)
+		tl.addRow(rw, cells)
 	}
 	return tl
 }
