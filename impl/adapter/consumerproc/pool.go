@@ -3,7 +3,6 @@ package consumerproc
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -424,10 +423,7 @@ func (pl *Pool) start(name string) (*proc, error) {
 			return &proc{p: p, hello: h}, nil
 		}
 	}
-	var death lineproc.DeathError
-	if e := p.Stderr(); e != "" && !errors.As(err, &death) {
-		err = fmt.Errorf("%w; its stderr ends with: %s", err, e)
-	}
+	err = p.WithStderr(err)
 	<-outside.Go(p.Kill)
 	return nil, failed(err)
 }

@@ -121,15 +121,13 @@ type request struct {
 
 // marshal encodes a line (json escapes any newline inside).
 func marshal(v any) []byte {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
+	b, err := lineproc.Marshal(v)
+	if err != nil {
 		// Every line is built of strings, numbers, booleans, nil and
 		// slices of them: it always encodes.
 		panic(err)
 	}
-	return bytes.TrimRight(b.Bytes(), "\n")
+	return b
 }
 
 // parse decodes one line of the process and checks that it is a request

@@ -378,3 +378,17 @@ func ValidJSONObject(line []byte) bool {
 
 // Stderr returns the end of what the process wrote to its stderr.
 func (p *Proc) Stderr() string { return p.stderr.String() }
+
+// WithStderr adds the tail of the process's stderr to err, a failure of
+// a round trip with it: a process that hangs or answers garbage often
+// says why there. A DeathError has it already; a nil Proc adds nothing.
+func (p *Proc) WithStderr(err error) error {
+	var death DeathError
+	if p == nil || errors.As(err, &death) {
+		return err
+	}
+	if e := p.Stderr(); e != "" {
+		return fmt.Errorf("%w; its stderr ends with: %s", err, e)
+	}
+	return err
+}
