@@ -11,7 +11,10 @@
 // Lex is lossless: joining the texts of its tokens gives the input back.
 package sqlscan
 
-import "strings"
+import (
+	"strings"
+	"unicode/utf8"
+)
 
 // Kind is the kind of a token.
 type Kind int
@@ -360,6 +363,31 @@ func Join(ts []Token) string {
 		b.WriteString(t.Text)
 	}
 	return b.String()
+}
+
+// Short renders a statement on one line for a message: its comments
+// dropped (once on one line, a -- comment would seem to run over what
+// follows it), its white space folded, and, when that is longer than n
+// bytes, cut to n with "..." at the end, never inside a character.
+func Short(q string, n int) string {
+	toks, _ := Lex(q)
+	var b strings.Builder
+	for _, t := range toks {
+		if t.Kind == Space {
+			b.WriteByte(' ')
+		} else {
+			b.WriteString(t.Text)
+		}
+	}
+	s := strings.Join(strings.Fields(b.String()), " ")
+	if len(s) <= n {
+		return s
+	}
+	cut := max(n-3, 0)
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "..."
 }
 
 // Statements reports how many statements s holds (as Split counts them).

@@ -139,3 +139,22 @@ func TestClosingAndArgs(t *testing.T) {
 		t.Errorf("an unclosed parenthesis closes at %d, want %d", end, len(toks))
 	}
 }
+
+func TestShort(t *testing.T) {
+	for _, c := range []struct {
+		q    string
+		n    int
+		want string
+	}{
+		{"SELECT f(x)\n  FROM t -- the ledger\n WHERE a = '--'", 100, "SELECT f(x) FROM t WHERE a = '--'"},
+		{"SELECT /* why */ 1", 100, "SELECT 1"},
+		{"SELECT 123456789", 10, "SELECT ..."},
+		{"SELECT 'ééé'", 12, "SELECT '..."},
+		{"SELECT 'ééé'", 13, "SELECT 'é..."},
+		{"SELECT 1", 8, "SELECT 1"},
+	} {
+		if got := Short(c.q, c.n); got != c.want {
+			t.Errorf("Short(%q, %d) = %q, want %q", c.q, c.n, got, c.want)
+		}
+	}
+}

@@ -31,22 +31,13 @@ type Refused struct {
 
 func (r *Refused) Error() string {
 	return fmt.Sprintf("postgres: refused %q: %s belongs to the whole server, not to the run's databases, so it would outlive the run and meet other runs; %s",
-		shortStmt(r.Statement), r.Object, r.Advice)
+		sqlscan.Short(r.Statement, 100), r.Object, r.Advice)
 }
 
 const (
 	adviceServer    = "make it outside the harness, once, before the tests run, and leave it out of the schema and the handler"
 	adviceExtension = "install it in template1 (every run's databases are made from it): then CREATE EXTENSION IF NOT EXISTS passes"
 )
-
-// shortStmt is a statement on one line, cut short.
-func shortStmt(q string) string {
-	q = strings.Join(strings.Fields(q), " ")
-	if len(q) > 100 {
-		q = q[:97] + "..."
-	}
-	return q
-}
 
 // refusal returns why stmt is refused, or nil. It reads the statement's
 // words outside comments and string literals, and also inside
