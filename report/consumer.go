@@ -359,9 +359,10 @@ func lockAt(s string) string {
 	return at
 }
 
+// quoteShort quotes s cut to 60 characters, never inside one.
 func quoteShort(s string) string {
-	if len(s) > 60 {
-		s = s[:57] + "..."
+	if r := []rune(s); len(r) > 60 {
+		s = string(r[:57]) + "..."
 	}
 	return strconv.Quote(s)
 }
