@@ -1,8 +1,10 @@
 // Package lineproc runs an adapter process that answers one JSON line per
 // request line on its stdin and stdout, as the process protocols of
-// impl/adapter/procstore and impl/adapter/procparts require: starting it in
-// a process group of its own, one round trip within a timeout, and telling
-// a hang, a death (with the tail of its stderr) and garbage apart.
+// impl/adapter/procstore, procparts and consumerproc require: starting it
+// in a process group of its own, one round trip within a timeout, and
+// telling a hang, a death (with the tail of its stderr) and garbage apart;
+// and it holds what their lines share: one-line JSON, the command line's
+// split, and the envelope of a numbered answer.
 package lineproc
 
 import (
