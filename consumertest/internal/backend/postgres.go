@@ -20,6 +20,7 @@ import (
 
 	"github.com/idemcheck/idemcheck/consumertest/internal/sqlclock"
 	"github.com/idemcheck/idemcheck/internal/outside"
+	"github.com/idemcheck/idemcheck/internal/sqlscan"
 )
 
 // LockWait is how long a worker's statement may wait for a lock on
@@ -841,26 +842,59 @@ func (c *pgConn) endSavepoint(sp bool, err error) error {
 	return err
 }
 
+// isTxEnd reports whether query ends the transaction, and whether it
+// commits: COMMIT or END, ROLLBACK or ABORT, with WORK or TRANSACTION and
+// AND [NO] CHAIN, whatever the case, the comments and a closing
+// semicolon. It runs outside the savepoint a wait is retried under, which
+// would not outlive it. ROLLBACK TO SAVEPOINT and the PREPARED forms do
+// not end the transaction in progress.
 func isTxEnd(query string) (end, commit bool) {
-	q := strings.ToUpper(strings.TrimSpace(query))
-	return q == "COMMIT" || q == "ROLLBACK", q == "COMMIT"
+	w := sqlscan.Significant(query)
+	for len(w) > 0 && w[len(w)-1].Kind == sqlscan.Semicolon {
+		w = w[:len(w)-1]
+	}
+	if len(w) == 0 {
+		return false, false
+	}
+	for _, t := range w[1:] {
+		if !t.Is("work") && !t.Is("transaction") && !t.Is("and") && !t.Is("no") && !t.Is("chain") {
+			return false, false
+		}
+	}
+	switch {
+	case w[0].Is("commit"), w[0].Is("end"):
+		return true, true
+	case w[0].Is("rollback"), w[0].Is("abort"):
+		return true, false
+	}
+	return false, false
 }
 
-// verdict is what screen found in a statement.
+// verdict is what screen found in a statement, read once per statement.
 type verdict struct {
 	refused *Refused
 	// unseen: DDL on an event trigger, which no event trigger notes.
 	unseen bool
+	// end: the statement ends the transaction; commit: it commits it
+	// (see isTxEnd).
+	end, commit bool
+}
+
+// verdictOf reads a statement (see verdict).
+func verdictOf(query string) verdict {
+	end, commit := isTxEnd(query)
+	return verdict{refused: refusal(query), unseen: onEventTrigger(query), end: end, commit: commit}
 }
 
 // screen refuses a statement that makes or changes something of the
 // whole server (see Refused), and records it: the run's next scenario
 // does not start. It also notes DDL on event triggers, which the event
-// triggers that watch for DDL do not see.
-func (c *pgConn) screen(ctx context.Context, query string) error {
+// triggers that watch for DDL do not see. It returns the statement's
+// verdict.
+func (c *pgConn) screen(ctx context.Context, query string) (verdict, error) {
 	v, ok := c.s.refusals.Load(query)
 	if !ok {
-		v, _ = c.s.refusals.LoadOrStore(query, verdict{refusal(query), onEventTrigger(query)})
+		v, _ = c.s.refusals.LoadOrStore(query, verdictOf(query))
 	}
 	r := v.(verdict)
 	if r.unseen {
@@ -872,19 +906,20 @@ func (c *pgConn) screen(ctx context.Context, query string) error {
 			c.s.refused = r.refused
 		}
 		c.s.mu.Unlock()
-		return err
+		return r, err
 	}
-	return nil
+	return r, nil
 }
 
 func (c *pgConn) ExecContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Result, error) {
-	if err := c.screen(ctx, query); err != nil {
+	v, err := c.screen(ctx, query)
+	if err != nil {
 		return nil, err
 	}
-	if end, commit := isTxEnd(query); end {
+	if v.end {
 		res, err := c.raw.ExecContext(ctx, query, args)
 		c.noteErr(err)
-		if commit && isLockTimeout(err) {
+		if v.commit && isLockTimeout(err) {
 			// The transaction is gone: this is no wait to retry.
 			err = lastWait{err}
 		}
@@ -906,7 +941,7 @@ func (c *pgConn) ExecContext(ctx context.Context, query string, args []driver.Na
 }
 
 func (c *pgConn) QueryContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Rows, error) {
-	if err := c.screen(ctx, query); err != nil {
+	if _, err := c.screen(ctx, query); err != nil {
 		return nil, err
 	}
 	if err := c.syncClock(); err != nil {

@@ -199,3 +199,67 @@ func TestPostgresWaitWithoutSavepointIsFinal(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestIsTxEnd: a statement that ends the transaction is known however it
+// is written; one that does not is not taken for one.
+func TestIsTxEnd(t *testing.T) {
+	for q, want := range map[string][2]bool{
+		"COMMIT":                     {true, true},
+		"commit;":                    {true, true},
+		" End Transaction ":          {true, true},
+		"COMMIT WORK AND NO CHAIN":   {true, true},
+		"/* done */ COMMIT -- now\n": {true, true},
+		"ROLLBACK":                   {true, false},
+		"abort work;":                {true, false},
+		"ROLLBACK TO SAVEPOINT s":    {false, false},
+		"COMMIT PREPARED 'x'":        {false, false},
+		"COMMIT; BEGIN":              {false, false},
+		"SELECT 'COMMIT'":            {false, false},
+		"-- COMMIT\nSELECT 1":        {false, false},
+		"":                           {false, false},
+	} {
+		if end, commit := isTxEnd(q); [2]bool{end, commit} != want {
+			t.Errorf("isTxEnd(%q) = %v, %v; want %v", q, end, commit, want)
+		}
+	}
+}
+
+// TestPostgresCommitWithASemicolonWhileOthersWait: a COMMIT written with
+// a semicolon, while another connection is in a transaction, commits
+// without the savepoint a wait is retried under (which would not outlive
+// it).
+func TestPostgresCommitWithASemicolonWhileOthersWait(t *testing.T) {
+	s := pgSessionForTest(t)
+	ctx := context.Background()
+	db, _ := s.Fresh(ctx)
+	defer db.Close()
+	if err := db.(Preparer).Prepare(ctx, func(a *sql.DB) error { return runScript(a, seededSchema) }); err != nil {
+		t.Fatal(err)
+	}
+	a, _ := db.Open()
+	defer a.Close()
+	b, _ := db.Open()
+	defer b.Close()
+	pa, pb := a.(*pgConn), b.(*pgConn)
+	if _, err := pa.BeginTx(ctx, driver.TxOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pa.ExecContext(ctx, "UPDATE accounts SET balance_cents = 5 WHERE user_id = 'u2'", nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pb.ExecContext(ctx, "BEGIN", nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pb.ExecContext(ctx, "UPDATE accounts SET balance_cents = 4 WHERE user_id = 'u1'", nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pb.ExecContext(ctx, "COMMIT; -- done", nil); err != nil {
+		t.Fatalf("COMMIT; answered %v", err)
+	}
+	if _, err := pa.ExecContext(ctx, "ROLLBACK", nil); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := state(t, db.Admin()), "u1=4 u2=20 | "; got != want {
+		t.Fatalf("state %q, want %q", got, want)
+	}
+}
