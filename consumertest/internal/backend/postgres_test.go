@@ -53,6 +53,31 @@ func state(t *testing.T, db *sql.DB) string {
 	return accounts + " | " + ledger
 }
 
+// seededScenario is a scenario's database of a session of its own,
+// prepared with seededSchema, and two worker connections to it.
+func seededScenario(t *testing.T) (Database, *pgConn, *pgConn) {
+	t.Helper()
+	ctx := context.Background()
+	db, err := pgSessionForTest(t).Fresh(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	if err := db.(Preparer).Prepare(ctx, func(a *sql.DB) error { return runScript(a, seededSchema) }); err != nil {
+		t.Fatal(err)
+	}
+	var conns [2]*pgConn
+	for i := range conns {
+		c, err := db.Open()
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		conns[i] = c.(*pgConn)
+	}
+	return db, conns[0], conns[1]
+}
+
 // TestPostgresResetRestoresTheSchemasState: the second scenario starts
 // from the seeded rows and the sequences as the schema left them.
 func TestPostgresResetRestoresTheSchemasState(t *testing.T) {
@@ -172,18 +197,8 @@ CREATE TABLE processed_events (event_id TEXT PRIMARY KEY)`
 // advisory lock) aborts the transaction, as a real lock timeout does, and
 // its error is not a wait to retry.
 func TestPostgresWaitWithoutSavepointIsFinal(t *testing.T) {
-	s := pgSessionForTest(t)
 	ctx := context.Background()
-	db, _ := s.Fresh(ctx)
-	defer db.Close()
-	if err := db.(Preparer).Prepare(ctx, func(a *sql.DB) error { return runScript(a, seededSchema) }); err != nil {
-		t.Fatal(err)
-	}
-	a, _ := db.Open()
-	defer a.Close()
-	b, _ := db.Open()
-	defer b.Close()
-	pa, pb := a.(*pgConn), b.(*pgConn)
+	db, pa, pb := seededScenario(t)
 	if _, err := pa.ExecContext(ctx, "SELECT pg_advisory_lock(7)", nil); err != nil {
 		t.Fatal(err)
 	}
@@ -229,18 +244,8 @@ func TestIsTxEnd(t *testing.T) {
 // without the savepoint a wait is retried under (which would not outlive
 // it).
 func TestPostgresCommitWithASemicolonWhileOthersWait(t *testing.T) {
-	s := pgSessionForTest(t)
 	ctx := context.Background()
-	db, _ := s.Fresh(ctx)
-	defer db.Close()
-	if err := db.(Preparer).Prepare(ctx, func(a *sql.DB) error { return runScript(a, seededSchema) }); err != nil {
-		t.Fatal(err)
-	}
-	a, _ := db.Open()
-	defer a.Close()
-	b, _ := db.Open()
-	defer b.Close()
-	pa, pb := a.(*pgConn), b.(*pgConn)
+	db, pa, pb := seededScenario(t)
 	if _, err := pa.BeginTx(ctx, driver.TxOptions{}); err != nil {
 		t.Fatal(err)
 	}
