@@ -72,13 +72,14 @@ func huntClean(t *testing.T, target system.Target, checks int) {
 	t.Logf("%s passed every consumption property over %d scenarios in %v", target.Name, res.Checks, res.Elapsed)
 }
 
-// sameTraces plays each of checks drawn scenarios twice against target and
-// fails if the two runs differ: a real database must not make a run depend
-// on anything but its scenario. The comparison is a property, so rapid
-// draws the scenarios and shrinks a difference like any other failure.
-func sameTraces(t *testing.T, target system.Target, checks int) {
+// sameTraces plays each of checks drawn scenarios of kind twice against
+// target and fails if the two runs differ: a real database or a process
+// serving many runs must not make a run depend on anything but its
+// scenario. The comparison is a property, so rapid draws the scenarios and
+// shrinks a difference like any other failure.
+func sameTraces(t *testing.T, target system.Target, kind scenario.Kind, checks int) {
 	t.Helper()
-	same := properties.Property{Name: "same-trace", Kind: scenario.KindConsumption,
+	same := properties.Property{Name: "same-trace", Kind: kind,
 		Doc:  "the same scenario gives the same trace and result",
 		Laws: []properties.Law{{Name: "same-trace", Doc: "two runs of one scenario give the same trace and result"}},
 		Pass: func(*runner.Outcome, properties.Monitor) string { return "two runs gave the same trace" },
@@ -87,15 +88,16 @@ func sameTraces(t *testing.T, target system.Target, checks int) {
 			if err != nil {
 				return []properties.Breach{{Law: "same-trace", Summary: "the second run failed", Details: []string{err.Error()}}}
 			}
-			ja, _ := json.Marshal(out.Consumption)
-			jb, _ := json.Marshal(again.Consumption)
+			// The result as JSON: a burst is one reading of a few runs.
+			ja, _ := json.Marshal([]any{out.Consumption, out.Projection})
+			jb, _ := json.Marshal([]any{again.Consumption, again.Projection})
 			if out.Trace.String() != again.Trace.String() || string(ja) != string(jb) {
 				return []properties.Breach{{Law: "same-trace", Summary: "two runs of one scenario differ",
 					Details: []string{"second run's trace:\n" + again.Trace.String()}}}
 			}
 			return nil
 		}}
-	res := properties.Hunt(target, properties.HuntOptions{Kind: scenario.KindConsumption,
+	res := properties.Hunt(target, properties.HuntOptions{Kind: kind,
 		Properties: []properties.Property{same}, Checks: scaled(checks), Seed: seed})
 	if res.Failed {
 		t.Fatalf("%s is not deterministic: %s\n%s", target.Name, res.Message, properties.Report(res.Verdict, res.Outcome, properties.ReportOptions{Scenario: true}))

@@ -1,14 +1,12 @@
 package conformance_test
 
 import (
-	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/idemcheck/idemcheck/faults/runner"
 	"github.com/idemcheck/idemcheck/faults/scenario"
 	"github.com/idemcheck/idemcheck/impl/system/resolve"
 	"github.com/idemcheck/idemcheck/properties"
@@ -149,29 +147,6 @@ func TestNodePartsDeterministic(t *testing.T) {
 		"exec-hlc:" + nodeExample(t, "node-hlc/hlc.js"),
 		"exec-projector:" + nodeExample(t, "node-projector/projector.js"),
 	} {
-		target := openTarget(t, spec)
-		same := properties.Property{Name: "same-trace", Kind: scenario.KindProjection,
-			Doc:  "the same scenario gives the same trace and result",
-			Laws: []properties.Law{{Name: "same-trace", Doc: "two runs of one scenario give the same trace and result"}},
-			Pass: func(*runner.Outcome, properties.Monitor) string { return "two runs gave the same trace" },
-			Final: func(out *runner.Outcome, _ properties.Monitor) []properties.Breach {
-				again, err := runner.Run(out.Scenario, target)
-				if err != nil {
-					return []properties.Breach{{Law: "same-trace", Summary: "the second run failed", Details: []string{err.Error()}}}
-				}
-				// The result as JSON: a burst is one reading of a few runs.
-				ja, _ := json.Marshal(out.Projection)
-				jb, _ := json.Marshal(again.Projection)
-				if out.Trace.String() != again.Trace.String() || string(ja) != string(jb) {
-					return []properties.Breach{{Law: "same-trace", Summary: "two runs of one scenario differ",
-						Details: []string{"second run's trace:\n" + again.Trace.String()}}}
-				}
-				return nil
-			}}
-		res := properties.Hunt(target, properties.HuntOptions{Kind: scenario.KindProjection,
-			Properties: []properties.Property{same}, Checks: scaled(10), Seed: seed})
-		if res.Failed {
-			t.Fatalf("%s is not deterministic: %s\n%s", spec, res.Message, properties.Report(res.Verdict, res.Outcome, properties.ReportOptions{Scenario: true}))
-		}
+		sameTraces(t, openTarget(t, spec), scenario.KindProjection, 10)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"testing"
 
+	"github.com/idemcheck/idemcheck/faults/scenario"
 	"github.com/idemcheck/idemcheck/impl/adapter/procstore"
 	"github.com/idemcheck/idemcheck/impl/contract/clock"
 	"github.com/idemcheck/idemcheck/impl/contract/store"
@@ -20,7 +21,7 @@ func TestNodeInvariants(t *testing.T) {
 
 // TestNodeDeterministic: same scenario, same trace, through a process.
 func TestNodeDeterministic(t *testing.T) {
-	sameTraces(t, openTarget(t, "exec:"+nodeCommand(t)), 5)
+	sameTraces(t, openTarget(t, "exec:"+nodeCommand(t)), scenario.KindConsumption, 5)
 }
 
 // openNode opens the example adapter over c; the test closes it.

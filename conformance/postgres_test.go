@@ -3,6 +3,7 @@ package conformance_test
 import (
 	"testing"
 
+	"github.com/idemcheck/idemcheck/faults/scenario"
 	"github.com/idemcheck/idemcheck/impl/contract/clock"
 	"github.com/idemcheck/idemcheck/impl/contract/store"
 	"github.com/idemcheck/idemcheck/impl/system/resolve"
@@ -19,7 +20,7 @@ func TestPostgresInvariants(t *testing.T) {
 // TestPostgresDeterministic: same scenario, same trace, over PostgreSQL.
 func TestPostgresDeterministic(t *testing.T) {
 	postgresDSN(t)
-	sameTraces(t, openTarget(t, "postgres"), 10)
+	sameTraces(t, openTarget(t, "postgres"), scenario.KindConsumption, 10)
 }
 
 // TestPostgresLinearizable: the PostgreSQL claim store under concurrent

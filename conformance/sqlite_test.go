@@ -4,6 +4,7 @@ import (
 	"context"
 	"testing"
 
+	"github.com/idemcheck/idemcheck/faults/scenario"
 	"github.com/idemcheck/idemcheck/impl/adapter/sqlitestore"
 	"github.com/idemcheck/idemcheck/impl/contract/clock"
 	"github.com/idemcheck/idemcheck/impl/contract/store"
@@ -26,7 +27,9 @@ func TestSQLiteInvariants(t *testing.T) {
 }
 
 // TestSQLiteDeterministic: same scenario, same trace, over SQLite.
-func TestSQLiteDeterministic(t *testing.T) { sameTraces(t, openTarget(t, "sqlite"), 20) }
+func TestSQLiteDeterministic(t *testing.T) {
+	sameTraces(t, openTarget(t, "sqlite"), scenario.KindConsumption, 20)
+}
 
 // TestSQLiteLinearizable: the SQLite claim store under concurrent clients,
 // each call on a connection of its own.

@@ -135,17 +135,7 @@ func consumerTimeline(res *consumerharness.Result) *timeline {
 			}
 			cells[consumerharness.LaneBroker] = append(cells[consumerharness.LaneBroker], c)
 		}
-		if len(rw.Flags) > 0 {
-			for id := range cells {
-				for i := range cells[id] {
-					cells[id][i].Class += " flagged"
-				}
-			}
-		}
-		for _, l := range tl.Lanes {
-			rw.Cells = append(rw.Cells, cell{Lane: l.ID, Chips: cells[l.ID]})
-		}
-		tl.Rows = append(tl.Rows, rw)
+		tl.addRow(rw, cells)
 	}
 	return tl
 }
@@ -369,9 +359,10 @@ func lockAt(s string) string {
 	return at
 }
 
+// quoteShort quotes s cut to 60 characters, never inside one.
 func quoteShort(s string) string {
-	if len(s) > 60 {
-		s = s[:57] + "..."
+	if r := []rune(s); len(r) > 60 {
+		s = string(r[:57]) + "..."
 	}
 	return strconv.Quote(s)
 }

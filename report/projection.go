@@ -75,17 +75,7 @@ func projectionView(out *runner.Outcome, verdicts []properties.Verdict) *projVie
 		rw.Tip = traceLine(out.Trace, rw.Line)
 		laneID, c := projChip(i, st, res, skew, &now)
 		rw.Time = "+" + strconv.FormatInt(now, 10) + "ms"
-		if len(rw.Flags) > 0 {
-			c.Class += " flagged"
-		}
-		for _, l := range tl.Lanes {
-			var chips []chip
-			if l.ID == laneID {
-				chips = []chip{c}
-			}
-			rw.Cells = append(rw.Cells, cell{Lane: l.ID, Chips: chips})
-		}
-		tl.Rows = append(tl.Rows, rw)
+		tl.addRow(rw, map[string][]chip{laneID: {c}})
 	}
 	return &projView{Timeline: tl, Replicas: replicaViews(p, res)}
 }

@@ -61,6 +61,22 @@ type cell struct {
 	Chips []chip
 }
 
+// addRow adds rw to the timeline with the chips of each lane, in the
+// lanes' order; every chip of a flagged row is marked.
+func (t *timeline) addRow(rw row, cells map[string][]chip) {
+	if len(rw.Flags) > 0 {
+		for _, chips := range cells {
+			for i := range chips {
+				chips[i].Class += " flagged"
+			}
+		}
+	}
+	for _, l := range t.Lanes {
+		rw.Cells = append(rw.Cells, cell{Lane: l.ID, Chips: cells[l.ID]})
+	}
+	t.Rows = append(t.Rows, rw)
+}
+
 // chip is one action drawn in a lane.
 type chip struct {
 	Kind   string
@@ -124,17 +140,7 @@ func consumptionTimeline(out *runner.Outcome, verdicts []properties.Verdict) *ti
 		if lc, ok := ledgerChip(a, amount); ok {
 			cells[laneLedger] = append(cells[laneLedger], lc)
 		}
-		if len(rw.Flags) > 0 {
-			for id := range cells {
-				for i := range cells[id] {
-					cells[id][i].Class += " flagged"
-				}
-			}
-		}
-		for _, l := range tl.Lanes {
-			rw.Cells = append(rw.Cells, cell{Lane: l.ID, Chips: cells[l.ID]})
-		}
-		tl.Rows = append(tl.Rows, rw)
+		tl.addRow(rw, cells)
 		prevMs = a.AtMs
 	}
 	return tl

@@ -62,13 +62,9 @@ func Parse(name string, data []byte, names Names) (*Case, error) {
 // as a person might write by hand), telling them apart by the corpus file's
 // "format" field. A bare scenario comes back as a Case with Bare set.
 func LoadAny(path string, names Names) (*Case, error) {
-	data, err := os.ReadFile(path)
+	data, v, err := readValue(path)
 	if err != nil {
 		return nil, err
-	}
-	v, err := decodeValue(data)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	if obj, ok := v.(map[string]any); ok && obj["format"] == nil && obj["kind"] != nil {
 		s, err := parseScenario("", v, data)
@@ -180,6 +176,20 @@ func parseScenario(path string, v any, raw []byte) (*scenario.Scenario, error) {
 	return s, nil
 }
 
+// readValue reads the file at path and decodes it (see decodeValue); a
+// decoding error names the file.
+func readValue(path string) ([]byte, any, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	v, err := decodeValue(data)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return data, v, nil
+}
+
 // decodeValue decodes one JSON value with exact numbers, naming the line
 // and column of a syntax error.
 func decodeValue(data []byte) (any, error) {
@@ -268,13 +278,9 @@ func parseConsumer(c *Case, w wire) (*Case, error) {
 // consumer-level case or of a bare consumer scenario (JSON with no
 // "format" field). A corpus file is held to the format as Load holds it.
 func LoadConsumer(path string) (json.RawMessage, error) {
-	data, err := os.ReadFile(path)
+	data, v, err := readValue(path)
 	if err != nil {
 		return nil, err
-	}
-	v, err := decodeValue(data)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	if obj, ok := v.(map[string]any); ok && obj["format"] == nil {
 		return data, nil

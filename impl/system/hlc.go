@@ -24,12 +24,12 @@ func init() {
 	projectionMutant("hlc-refuses-delayed",
 		"the HLC's max-offset guard measures the distance either way, so with no skew at all it refuses (and the node drops) a message merely delayed in a queue by more than the max offset",
 		law.HLCLaws, func(p *Projection) {
-			p.NewHLC = func(node string, wall clock.Source) hlc.Clock { return mutant.NewHLCRefusesDelayed(node, wall) }
+			p.NewHLC = mutant.NewHLCRefusesDelayed
 		})
 	projectionMutant("hlc-max-offset-wrong-unit",
 		"the HLC declares a max offset of 500 ms but converts it to whole seconds (0), so it refuses every stamp even a millisecond ahead",
 		law.HLCLaws, func(p *Projection) {
-			p.NewHLC = func(node string, wall clock.Source) hlc.Clock { return mutant.NewHLCMaxOffsetWrongUnit(node, wall) }
+			p.NewHLC = mutant.NewHLCMaxOffsetWrongUnit
 		})
 	projectionMutant("hlc-packed-counter-wraps",
 		"a packed 48+16-bit HLC whose 16-bit counter wraps to zero instead of carrying into the wall: the 65,537th event within one wall value goes backwards",

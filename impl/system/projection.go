@@ -63,12 +63,12 @@ func init() {
 	projectionMutant("hlc-no-merge",
 		"the HLC ignores received stamps (merge just ticks), so a node whose clock is behind stamps its reply before the event it answers",
 		law.HLCLaws, func(p *Projection) {
-			p.NewHLC = func(node string, wall clock.Source) hlc.Clock { return mutant.NewHLCNoMerge(node, wall) }
+			p.NewHLC = mutant.NewHLCNoMerge
 		})
 	projectionMutant("hlc-backwards-on-step",
 		"the HLC restarts from the physical reading when the wall clock steps backwards, instead of keeping the max",
 		law.HLCLaws, func(p *Projection) {
-			p.NewHLC = func(node string, wall clock.Source) hlc.Clock { return mutant.NewHLCBackwardsOnStep(node, wall) }
+			p.NewHLC = mutant.NewHLCBackwardsOnStep
 		})
 	projectionMutant("timestamp-lww-projector",
 		"the projector orders events by the producer's occurredAtMs (last write wins), which clock skew reverses",

@@ -27,7 +27,7 @@
 //     itself.
 //
 // Each Run then calls synctest.Test with the host's T on a goroutine
-// started outside every bubble (by a goroutine that lives outside them),
+// started outside every bubble (by internal/outside),
 // so Run may be called from many goroutines at once, and even from inside
 // a bubble of the caller's own.
 //
@@ -73,6 +73,8 @@ import (
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"github.com/idemcheck/idemcheck/internal/outside"
 )
 
 // HostName is the name of the host test.
@@ -104,33 +106,27 @@ func Run(f func()) error {
 		return err
 	}
 	var res error
-	var done chan struct{}
-	outside(func() {
-		done = make(chan struct{})
-		go func() {
-			returned := false
-			defer func() {
-				if !returned {
-					if p := recover(); p != nil {
-						res = &Panic{Value: p, Stack: string(debug.Stack())}
-					} else if res == nil {
-						res = fmt.Errorf("the bubble's test failed (was a race detected while it ran?)")
-					}
+	<-outside.Go(func() {
+		returned := false
+		defer func() {
+			if !returned {
+				if p := recover(); p != nil {
+					res = &Panic{Value: p, Stack: string(debug.Stack())}
+				} else if res == nil {
+					res = fmt.Errorf("the bubble's test failed (was a race detected while it ran?)")
 				}
-				close(done)
-			}()
-			synctest.Test(t, func(*testing.T) {
-				defer func() {
-					if p := recover(); p != nil {
-						res = &Panic{Value: p, Stack: string(debug.Stack())}
-					}
-				}()
-				f()
-			})
-			returned = true
+			}
 		}()
+		synctest.Test(t, func(*testing.T) {
+			defer func() {
+				if p := recover(); p != nil {
+					res = &Panic{Value: p, Stack: string(debug.Stack())}
+				}
+			}()
+			f()
+		})
+		returned = true
 	})
-	<-done
 	return res
 }
 
@@ -166,7 +162,7 @@ func hostT() (*testing.T, error) {
 // gives up.
 func startHost() (*testing.T, error) {
 	var ready chan *testing.T
-	outside(func() { ready = make(chan *testing.T, 1) })
+	outside.Do(func() { ready = make(chan *testing.T, 1) })
 	procs := runtime.GOMAXPROCS(0)
 	tests := []testing.InternalTest{{Name: HostName, F: func(t *testing.T) {
 		// RunTests sets GOMAXPROCS from -test.cpu: put the caller's back.
@@ -179,15 +175,13 @@ func startHost() (*testing.T, error) {
 	if inTest {
 		restore = neutralFlags()
 	}
-	outside(func() {
-		go func() {
-			if inTest {
-				testing.RunTests(matchString, tests)
-			} else {
-				testing.MainStart(deps{}, tests, nil, nil, nil).Run()
-			}
-			ready <- nil // the host did not run, or it ended
-		}()
+	outside.Go(func() {
+		if inTest {
+			testing.RunTests(matchString, tests)
+		} else {
+			testing.MainStart(deps{}, tests, nil, nil, nil).Run()
+		}
+		ready <- nil // the host did not run, or it ended
 	})
 	t := <-ready
 	if restore != nil {
@@ -225,34 +219,6 @@ func neutralFlags() (restore func()) {
 
 // matchString is the matcher RunTests asks for -test.run patterns.
 func matchString(pat, str string) (bool, error) { return regexp.MatchString(pat, str) }
-
-// A goroutine that lives outside every bubble starts the goroutines that
-// must: the host's runner, and each Run's caller of synctest.Test (which
-// must not be called from a bubble). The channels it uses are made at
-// package initialisation, outside every bubble too.
-var (
-	outsideMu  sync.Mutex
-	outsideIn  = make(chan func())
-	outsideOut = make(chan struct{})
-)
-
-func init() {
-	go func() {
-		for f := range outsideIn {
-			f()
-			outsideOut <- struct{}{}
-		}
-	}()
-}
-
-// outside runs f on the goroutine outside every bubble and waits for it;
-// f must be quick (it starts goroutines and makes channels).
-func outside(f func()) {
-	outsideMu.Lock()
-	defer outsideMu.Unlock()
-	outsideIn <- f
-	<-outsideOut
-}
 
 // deps is what testing.MainStart needs to run tests in a program that is
 // not a test binary: no profiles, no coverage, no fuzzing.

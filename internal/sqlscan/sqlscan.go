@@ -11,7 +11,10 @@
 // Lex is lossless: joining the texts of its tokens gives the input back.
 package sqlscan
 
-import "strings"
+import (
+	"strings"
+	"unicode/utf8"
+)
 
 // Kind is the kind of a token.
 type Kind int
@@ -298,6 +301,61 @@ func Prev(ts []Token, i int) int {
 	return i
 }
 
+// Significant lexes s and keeps the tokens that say something: white
+// space and comments dropped.
+func Significant(s string) []Token {
+	toks, _ := Lex(s)
+	out := toks[:0]
+	for _, t := range toks {
+		if t.Kind != Space {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// Closing returns the index of the parenthesis that closes the one at
+// ts[open], or len(ts) when none does.
+func Closing(ts []Token, open int) int {
+	depth := 0
+	for i := open; i < len(ts); i++ {
+		switch ts[i].Kind {
+		case LParen:
+			depth++
+		case RParen:
+			if depth--; depth == 0 {
+				return i
+			}
+		}
+	}
+	return len(ts)
+}
+
+// Args returns the token ranges [from, to) of the top-level arguments of
+// the call whose parenthesis opens at ts[open] and closes at ts[end]
+// (see Closing); an empty argument list has none.
+func Args(ts []Token, open, end int) [][2]int {
+	var out [][2]int
+	from, depth := open+1, 0
+	for i := open + 1; i < end; i++ {
+		switch ts[i].Kind {
+		case LParen:
+			depth++
+		case RParen:
+			depth--
+		case Comma:
+			if depth == 0 {
+				out = append(out, [2]int{from, i})
+				from = i + 1
+			}
+		}
+	}
+	if Next(ts, from) < end || len(out) > 0 {
+		out = append(out, [2]int{from, end})
+	}
+	return out
+}
+
 // Join puts tokens back together.
 func Join(ts []Token) string {
 	var b strings.Builder
@@ -305,6 +363,31 @@ func Join(ts []Token) string {
 		b.WriteString(t.Text)
 	}
 	return b.String()
+}
+
+// Short renders a statement on one line for a message: its comments
+// dropped (once on one line, a -- comment would seem to run over what
+// follows it), its white space folded, and, when that is longer than n
+// bytes, cut to n with "..." at the end, never inside a character.
+func Short(q string, n int) string {
+	toks, _ := Lex(q)
+	var b strings.Builder
+	for _, t := range toks {
+		if t.Kind == Space {
+			b.WriteByte(' ')
+		} else {
+			b.WriteString(t.Text)
+		}
+	}
+	s := strings.Join(strings.Fields(b.String()), " ")
+	if len(s) <= n {
+		return s
+	}
+	cut := max(n-3, 0)
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "..."
 }
 
 // Statements reports how many statements s holds (as Split counts them).

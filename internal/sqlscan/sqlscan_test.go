@@ -43,6 +43,18 @@ func TestSplitKeepsWhatIsQuotedCommentedOrABody(t *testing.T) {
 	}
 }
 
+func TestLexGivesTheStatementBack(t *testing.T) {
+	for _, q := range []string{
+		"SELECT 'it''s', \"a\"\"b\", `c`, [d e], E'x\\'y', $$ a ; b $$, $fn$ body $fn$, 1.5e3, $1, ?, :name -- end\nFROM t /* a /* nested */ comment */ WHERE x::int >= -1",
+		"unterminated 'string", "unterminated /* comment", "$$ unterminated",
+	} {
+		toks, _ := Lex(q)
+		if got := Join(toks); got != q {
+			t.Errorf("Lex(%q) joins to %q", q, got)
+		}
+	}
+}
+
 func TestLexIsLossless(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		s := rapid.StringOfN(rapid.SampledFrom([]rune("ab $1?:@'\"`[];()-/*.,=<>E\n\t0$$")), 0, 60, -1).Draw(t, "s")
@@ -91,6 +103,58 @@ func TestValueAndIdent(t *testing.T) {
 		toks, _ := Lex(c.text)
 		if len(toks) != 1 || toks[0].Ident() != c.ident {
 			t.Errorf("Ident of %q = %q, want %q", c.text, toks[0].Ident(), c.ident)
+		}
+	}
+}
+
+func TestSignificantDropsSpaceAndComments(t *testing.T) {
+	var got []string
+	for _, tok := range Significant("/* a */ PRAGMA -- b\n user_version = 'x -- y';") {
+		got = append(got, tok.Text)
+	}
+	if want := []string{"PRAGMA", "user_version", "=", "'x -- y'", ";"}; !slices.Equal(got, want) {
+		t.Errorf("Significant: %q, want %q", got, want)
+	}
+}
+
+func TestClosingAndArgs(t *testing.T) {
+	toks, _ := Lex("f(a, g(b, c), 'x,)' , (d)) tail")
+	open := Next(toks, 1)
+	end := Closing(toks, open)
+	if toks[end].Kind != RParen || Join(toks[end+1:]) != " tail" {
+		t.Fatalf("Closing found %d: %q", end, Join(toks[end:]))
+	}
+	var args []string
+	for _, a := range Args(toks, open, end) {
+		args = append(args, Join(toks[a[0]:a[1]]))
+	}
+	if want := []string{"a", " g(b, c)", " 'x,)' ", " (d)"}; !slices.Equal(args, want) {
+		t.Errorf("Args: %q, want %q", args, want)
+	}
+	toks, _ = Lex("f( ) g(")
+	if end := Closing(toks, 1); end != 3 || len(Args(toks, 1, end)) != 0 {
+		t.Errorf("f( ): closing %d, args %v; want 3 and none", end, Args(toks, 1, end))
+	}
+	if end := Closing(toks, 6); end != len(toks) {
+		t.Errorf("an unclosed parenthesis closes at %d, want %d", end, len(toks))
+	}
+}
+
+func TestShort(t *testing.T) {
+	for _, c := range []struct {
+		q    string
+		n    int
+		want string
+	}{
+		{"SELECT f(x)\n  FROM t -- the ledger\n WHERE a = '--'", 100, "SELECT f(x) FROM t WHERE a = '--'"},
+		{"SELECT /* why */ 1", 100, "SELECT 1"},
+		{"SELECT 123456789", 10, "SELECT ..."},
+		{"SELECT 'ééé'", 12, "SELECT '..."},
+		{"SELECT 'ééé'", 13, "SELECT 'é..."},
+		{"SELECT 1", 8, "SELECT 1"},
+	} {
+		if got := Short(c.q, c.n); got != c.want {
+			t.Errorf("Short(%q, %d) = %q, want %q", c.q, c.n, got, c.want)
 		}
 	}
 }

@@ -3,7 +3,6 @@ package consumerproc
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -14,7 +13,21 @@ import (
 
 	"github.com/idemcheck/idemcheck/impl/adapter/internal/lineproc"
 	"github.com/idemcheck/idemcheck/impl/contract/handler"
+	"github.com/idemcheck/idemcheck/internal/outside"
 )
+
+// A delivery may run inside a testing/synctest bubble (consumertest.Check
+// plays each scenario in one, so that the handler's clock is the
+// scenario's). The process's machinery must not: a goroutine waiting on a
+// pipe is never "durably blocked", so a bubble holding the reader of an
+// idle process could never move its clock, and a timeout measured on the
+// bubble's clock would never expire while the process hangs. So the
+// process is started, read, timed (its watchdog) and killed by goroutines
+// started from one goroutine that lives outside every bubble, reached
+// through channels made outside every bubble (at package initialisation);
+// the caller of a round trip only writes the line and waits on channels
+// made outside (lineproc.Exchange), and pooled processes outlive the
+// bubble of the scenario that started them (see internal/outside).
 
 // watchTicks is how many times per timeout a process's watchdog looks at
 // the round trip in flight: a hang is reported at most an eighth of the
@@ -81,7 +94,7 @@ type proc struct {
 
 func (pr *proc) resets() bool { return pr.hello.Reset }
 func (pr *proc) version() int { return *pr.hello.Protocol }
-func (pr *proc) kill()        { <-goOutside(pr.p.Kill) }
+func (pr *proc) kill()        { <-outside.Go(pr.p.Kill) }
 
 // spare is a process started ahead.
 type spare struct {
@@ -243,7 +256,7 @@ func (pl *Pool) Close() error {
 	timer := pl.timer
 	pl.mu.Unlock()
 	if timer != nil {
-		outside(func() { timer.Stop() })
+		outside.Do(func() { timer.Stop() })
 	}
 	for _, w := range workers {
 		w.abandon(&Error{Command: pl.command, Worker: w.id, Request: "a delivery after the pool was closed", Reason: "the pool was closed"})
@@ -388,7 +401,7 @@ func (pl *Pool) start(name string) (*proc, error) {
 	var err error
 	// Started from outside any bubble, so are its reader, its waiter and
 	// its watchdog.
-	outside(func() {
+	outside.Do(func() {
 		if p, err = lineproc.Start(pl.argv, pl.opts.Dir, env); err == nil {
 			p.Watch(min(pl.opts.Timeout, pl.opts.StartTimeout) / watchTicks)
 		}
@@ -410,11 +423,8 @@ func (pl *Pool) start(name string) (*proc, error) {
 			return &proc{p: p, hello: h}, nil
 		}
 	}
-	var death lineproc.DeathError
-	if e := p.Stderr(); e != "" && !errors.As(err, &death) {
-		err = fmt.Errorf("%w; its stderr ends with: %s", err, e)
-	}
-	<-goOutside(p.Kill)
+	err = p.WithStderr(err)
+	<-outside.Go(p.Kill)
 	return nil, failed(err)
 }
 
@@ -423,7 +433,7 @@ func (pl *Pool) start(name string) (*proc, error) {
 // the next worker named name.
 func (pl *Pool) startSpare(name string, resets bool) {
 	var ready chan struct{}
-	outside(func() { ready = make(chan struct{}) })
+	outside.Do(func() { ready = make(chan struct{}) })
 	s := &spare{ready: ready}
 	pl.mu.Lock()
 	if pl.closed || pl.failed != nil || pl.waitingLocked() >= pl.opts.MaxIdle {
@@ -438,7 +448,7 @@ func (pl *Pool) startSpare(name string, resets bool) {
 	pl.nSpares++
 	pl.armLocked()
 	pl.mu.Unlock()
-	goOutside(func() {
+	outside.Go(func() {
 		pr, err := pl.start(name)
 		var dead *proc
 		pl.mu.Lock()
@@ -492,7 +502,7 @@ func (pl *Pool) armLocked() {
 		return
 	}
 	pl.armed = true
-	outside(func() {
+	outside.Do(func() {
 		if pl.timer == nil {
 			pl.timer = time.AfterFunc(idleTimeout, pl.reap)
 		} else {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/idemcheck/idemcheck/impl/adapter/internal/lineproc"
 	"github.com/idemcheck/idemcheck/impl/contract/handler"
+	"github.com/idemcheck/idemcheck/internal/sqlscan"
 )
 
 // Version is the protocol version this package speaks (PROTOCOL.md). A
@@ -121,15 +122,13 @@ type request struct {
 
 // marshal encodes a line (json escapes any newline inside).
 func marshal(v any) []byte {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
+	b, err := lineproc.Marshal(v)
+	if err != nil {
 		// Every line is built of strings, numbers, booleans, nil and
 		// slices of them: it always encodes.
 		panic(err)
 	}
-	return bytes.TrimRight(b.Bytes(), "\n")
+	return b
 }
 
 // parse decodes one line of the process and checks that it is a request
@@ -202,26 +201,13 @@ func parseReset(line []byte) error {
 func describe(r request) string {
 	switch r.Type {
 	case TypeExec, TypeQuery:
-		return r.Type + " " + strconv.Quote(clipSQL(*r.SQL))
+		return r.Type + " " + strconv.Quote(sqlscan.Short(*r.SQL, 123))
 	case TypePoint:
 		return "point " + strconv.Quote(r.What)
 	case TypeDone:
 		return "done " + r.Outcome
 	}
 	return r.Type
-}
-
-// clipSQL shortens a statement to one line for messages.
-func clipSQL(s string) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if len(s) > 120 {
-		cut := 120
-		for cut > 0 && !utf8.RuneStart(s[cut]) {
-			cut--
-		}
-		s = s[:cut] + "..."
-	}
-	return s
 }
 
 // args decodes a request's arguments into driver values: integers become

@@ -68,13 +68,7 @@ func (o Options) withDefaults() Options {
 // ParseCommand splits a command line on white space: "node consumer.js" is
 // argv ["node", "consumer.js"]. There is no quoting; wrap anything fancier
 // in a script.
-func ParseCommand(line string) ([]string, error) {
-	argv := strings.Fields(line)
-	if len(argv) == 0 {
-		return nil, errors.New("consumerproc: empty command")
-	}
-	return argv, nil
-}
+func ParseCommand(line string) ([]string, error) { return lineproc.Argv("consumerproc", line) }
 
 // Error is a failure of the team's process itself, as opposed to an
 // outcome of its handler: it could not start, hung, died, answered garbage
@@ -250,10 +244,7 @@ func (w *worker) withStderr(err error) error {
 	if pr == nil {
 		return err
 	}
-	if e := pr.p.Stderr(); e != "" {
-		return fmt.Errorf("%w; its stderr ends with: %s", err, e)
-	}
-	return err
+	return pr.p.WithStderr(err)
 }
 
 // roundTrip sends one line and reads the process's next line.
@@ -295,10 +286,7 @@ func (w *worker) roundTripWithin(ctx context.Context, line []byte, delivery int6
 	if closed != nil {
 		return nil, closed // killed by Close: not a failure of the process
 	}
-	var death lineproc.DeathError
-	if !errors.As(err, &death) {
-		err = w.withStderr(err)
-	}
+	err = w.withStderr(err)
 	if delivery > 0 && errors.Is(err, lineproc.ErrHung) {
 		return nil, w.hang(delivery, what, err)
 	}

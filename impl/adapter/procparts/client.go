@@ -1,9 +1,7 @@
 package procparts
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -61,13 +59,7 @@ type Options struct {
 // ParseCommand splits a command line on white space: "node hlc.js" is argv
 // ["node", "hlc.js"]. There is no quoting; wrap anything fancier in a
 // script.
-func ParseCommand(line string) ([]string, error) {
-	argv := strings.Fields(line)
-	if len(argv) == 0 {
-		return nil, errors.New("procparts: empty command")
-	}
-	return argv, nil
-}
+func ParseCommand(line string) ([]string, error) { return lineproc.Argv("procparts", line) }
 
 // Error is a failure of the implementation's process itself, as opposed to
 // an answer of the clock or projector it implements: it hung, died, spoke
@@ -173,20 +165,16 @@ func (c *conn) call(ctx context.Context, op string, fields map[string]any, r *re
 	for k, v := range fields {
 		req[k] = v
 	}
-	line, err := marshal(req)
+	line, err := lineproc.Marshal(req)
 	if err != nil {
 		return c.failLocked(id, op, "could not encode the request: "+err.Error())
 	}
 	ans, err := c.p.RoundTrip(ctx, line, c.opts.Timeout)
 	if err != nil {
-		var death lineproc.DeathError
-		if !errors.As(err, &death) {
-			err = c.withStderr(err)
-		}
-		return c.failLocked(id, op, err.Error())
+		return c.failLocked(id, op, c.p.WithStderr(err).Error())
 	}
 	if err := decode(ans, id, op, fields, r); err != nil {
-		return c.failLocked(id, op, c.withStderr(err).Error())
+		return c.failLocked(id, op, c.p.WithStderr(err).Error())
 	}
 	switch {
 	case r.Error == "":
@@ -221,15 +209,6 @@ func (c *conn) failLocked(id int64, op, reason string) error {
 	return c.broken
 }
 
-func (c *conn) withStderr(err error) error {
-	if c.p != nil {
-		if e := c.p.Stderr(); e != "" {
-			return fmt.Errorf("%w; its stderr ends with: %s", err, e)
-		}
-	}
-	return err
-}
-
 // close ends the process: its stdin closes, so a well-behaved
 // implementation exits; it is killed anyway.
 func (c *conn) close() error {
@@ -243,15 +222,4 @@ func (c *conn) close() error {
 		c.broken = fmt.Errorf("procparts: %s implementation %q: closed", c.protocol, c.command)
 	}
 	return nil
-}
-
-// marshal encodes a request on one line (json escapes any newline inside).
-func marshal(v any) ([]byte, error) {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return bytes.TrimRight(b.Bytes(), "\n"), nil
 }

@@ -1,7 +1,6 @@
 package procparts
 
 import (
-	"encoding/json"
 	"fmt"
 
 	"github.com/idemcheck/idemcheck/impl/adapter/internal/lineproc"
@@ -11,10 +10,7 @@ import (
 
 // response is one answer line. Pointers tell a missing field from a zero.
 type response struct {
-	ID    *int64 `json:"id"`
-	OK    bool   `json:"ok"`
-	Error string `json:"error"`
-	Kind  string `json:"kind"`
+	lineproc.Envelope
 	// hello
 	Protocol string `json:"protocol"`
 	Version  int    `json:"version"`
@@ -33,23 +29,8 @@ type response struct {
 // one: the right id, ok or an error, and the fields op must answer with
 // (fields are the request's).
 func decode(line []byte, id int64, op string, fields map[string]any, r *response) error {
-	if !lineproc.ValidJSONObject(line) {
-		return fmt.Errorf("answered garbage (not a JSON object): %q", lineproc.Clip(line))
-	}
-	if err := json.Unmarshal(line, r); err != nil {
-		return fmt.Errorf("answered garbage (%v): %q", err, lineproc.Clip(line))
-	}
-	switch {
-	case r.ID == nil:
-		return fmt.Errorf("answered without an id: %q", lineproc.Clip(line))
-	case *r.ID != id:
-		return fmt.Errorf("answered id %d to request %d: answers must come in order, one per request", *r.ID, id)
-	case r.OK && r.Error != "":
-		return fmt.Errorf("answered both ok and error: %q", lineproc.Clip(line))
-	case !r.OK && r.Error == "":
-		return fmt.Errorf("answered neither \"ok\":true nor an error: %q", lineproc.Clip(line))
-	case !r.OK:
-		return nil
+	if err := lineproc.DecodeAnswer(line, id, r, &r.Envelope); err != nil || !r.OK {
+		return err
 	}
 	missing := ""
 	switch op {

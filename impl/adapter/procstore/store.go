@@ -44,13 +44,7 @@ type Options struct {
 // ParseCommand splits a command line on white space: "node inbox.js" is
 // argv ["node", "inbox.js"]. There is no quoting; wrap anything fancier in a
 // script.
-func ParseCommand(line string) ([]string, error) {
-	argv := strings.Fields(line)
-	if len(argv) == 0 {
-		return nil, errors.New("procstore: empty command")
-	}
-	return argv, nil
-}
+func ParseCommand(line string) ([]string, error) { return lineproc.Argv("procstore", line) }
 
 // Error is a failure of the adapter process itself, as opposed to an answer
 // of the store it implements: it hung, died, or answered garbage.
@@ -194,7 +188,7 @@ func (s *Store) call(ctx context.Context, op string, gen int, fields map[string]
 	for k, v := range fields {
 		req[k] = v
 	}
-	line, err := marshal(req)
+	line, err := lineproc.Marshal(req)
 	if err != nil {
 		return reply{}, fmt.Errorf("procstore: encode %s: %w", op, err)
 	}
@@ -206,15 +200,11 @@ func (s *Store) call(ctx context.Context, op string, gen int, fields map[string]
 			s.killLocked()
 			return reply{}, fmt.Errorf("procstore: adapter %q, request %d (%s): %w", s.command, id, op, err)
 		}
-		var death lineproc.DeathError
-		if !errors.As(err, &death) {
-			err = s.withStderr(err)
-		}
-		return reply{}, s.failLocked(id, op, err.Error())
+		return reply{}, s.failLocked(id, op, s.p.WithStderr(err).Error())
 	}
 	r, err := decode(ans, id, op)
 	if err != nil {
-		return reply{}, s.failLocked(id, op, s.withStderr(err).Error())
+		return reply{}, s.failLocked(id, op, s.p.WithStderr(err).Error())
 	}
 	out := reply{response: r, gen: s.gen, nowMs: now}
 	if r.Error != "" {
@@ -228,17 +218,6 @@ func (s *Store) failLocked(id int64, op, reason string) error {
 	s.killLocked()
 	s.broken = &Error{Command: s.command, Request: id, Op: op, Reason: reason}
 	return s.broken
-}
-
-// withStderr adds the tail of the running process's stderr to err: an
-// adapter that hangs or prints garbage often says why there.
-func (s *Store) withStderr(err error) error {
-	if s.p != nil {
-		if e := s.p.Stderr(); e != "" {
-			return fmt.Errorf("%w; its stderr ends with: %s", err, e)
-		}
-	}
-	return err
 }
 
 // answerError turns a store's error answer into the contract's errors.

@@ -1,8 +1,6 @@
 package procstore
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
 
 	"github.com/idemcheck/idemcheck/impl/contract/store"
@@ -38,10 +36,7 @@ const (
 
 // response is one answer line. Pointers tell a missing field from a zero.
 type response struct {
-	ID      *int64              `json:"id"`
-	OK      bool                `json:"ok"`
-	Error   string              `json:"error"`
-	Kind    string              `json:"kind"`
+	lineproc.Envelope
 	Claim   *store.Claim        `json:"claim"`
 	Tx      *int64              `json:"tx"`
 	Commit  *store.CommitResult `json:"commit"`
@@ -53,38 +48,12 @@ type response struct {
 	NowMs   *int64              `json:"nowMs"`
 }
 
-// marshal encodes a request on one line (json escapes any newline inside).
-func marshal(v any) ([]byte, error) {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return bytes.TrimRight(b.Bytes(), "\n"), nil
-}
-
 // decode parses the answer to request id (op) and checks that it is one:
 // the right id, ok or an error, and the fields op must answer with.
 func decode(line []byte, id int64, op string) (response, error) {
 	var r response
-	if !lineproc.ValidJSONObject(line) {
-		return r, fmt.Errorf("answered garbage (not a JSON object): %q", lineproc.Clip(line))
-	}
-	if err := json.Unmarshal(line, &r); err != nil {
-		return r, fmt.Errorf("answered garbage (%v): %q", err, lineproc.Clip(line))
-	}
-	switch {
-	case r.ID == nil:
-		return r, fmt.Errorf("answered without an id: %q", lineproc.Clip(line))
-	case *r.ID != id:
-		return r, fmt.Errorf("answered id %d to request %d: answers must come in order, one per request", *r.ID, id)
-	case r.OK && r.Error != "":
-		return r, fmt.Errorf("answered both ok and error: %q", lineproc.Clip(line))
-	case !r.OK && r.Error == "":
-		return r, fmt.Errorf("answered neither \"ok\":true nor an error: %q", lineproc.Clip(line))
-	case !r.OK:
-		return r, nil
+	if err := lineproc.DecodeAnswer(line, id, &r, &r.Envelope); err != nil || !r.OK {
+		return r, err
 	}
 	missing := ""
 	switch op {

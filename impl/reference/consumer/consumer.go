@@ -401,13 +401,7 @@ func Commit(ctx context.Context, w *Worker) (Stage, Report, error) {
 	w.tx = nil
 	rep := Report{Action: ActCommit, Token: w.token, Commit: &res}
 	if err != nil {
-		rep.Stale = fenced(err)
-		if rep.Stale {
-			// The refusal is the answer, not a failure: keep its words.
-			rep.Err = err.Error()
-			// A newer holder owns the key: this worker's work is void. Drop
-			// the delivery without ack; the holder settles the message.
-			w.metrics.retry("stale_token")
+		if w.refused(err, &rep) {
 			return nil, rep, nil
 		}
 		w.result = Result{Kind: Transient, Reason: "commit: " + err.Error()}
@@ -415,6 +409,20 @@ func Commit(ctx context.Context, w *Worker) (Stage, Report, error) {
 	}
 	w.metrics.Processed++
 	return Ack, rep, nil
+}
+
+// refused reports whether err refuses a store call because the worker no
+// longer holds the claim (see fenced), and marks rep so. The refusal is
+// the answer, not a failure: its words are kept. A newer holder owns the
+// key: this worker's work is void, and the caller drops the delivery
+// without ack; the holder settles the message.
+func (w *Worker) refused(err error, rep *Report) bool {
+	rep.Stale = fenced(err)
+	if rep.Stale {
+		rep.Err = err.Error()
+		w.metrics.retry("stale_token")
+	}
+	return rep.Stale
 }
 
 // fenced reports whether a store call was refused because this worker no
@@ -429,11 +437,7 @@ func Fail(ctx context.Context, w *Worker) (Stage, Report, error) {
 	err := w.deps.Store.Fail(ctx, w.key, w.token, w.result.Reason)
 	rep := Report{Action: ActFail, Token: w.token}
 	if err != nil {
-		rep.Stale = fenced(err)
-		if rep.Stale {
-			// The refusal is the answer, not a failure: keep its words.
-			rep.Err = err.Error()
-			w.metrics.retry("stale_token")
+		if w.refused(err, &rep) {
 			return nil, rep, nil
 		}
 		// Lease expiry will free the claim; still report the delivery's failure.
@@ -474,11 +478,7 @@ func splitEffect(ctx context.Context, w *Worker, tx store.SplitTx) (Stage, Repor
 	rep := Report{Action: ActEffect, Token: w.token, Commit: &res}
 	if err != nil {
 		w.tx = nil
-		rep.Stale = fenced(err)
-		if rep.Stale {
-			// The refusal is the answer, not a failure: keep its words.
-			rep.Err = err.Error()
-			w.metrics.retry("stale_token")
+		if w.refused(err, &rep) {
 			return nil, rep, nil
 		}
 		w.result = Result{Kind: Transient, Reason: "commit: " + err.Error()}

@@ -19,6 +19,8 @@ import (
 	"github.com/jackc/pgx/v5/stdlib"
 
 	"github.com/idemcheck/idemcheck/internal/consumerharness/sqlclock"
+	"github.com/idemcheck/idemcheck/internal/outside"
+	"github.com/idemcheck/idemcheck/internal/sqlscan"
 )
 
 // LockWait is how long a worker's statement may wait for a lock on
@@ -146,7 +148,7 @@ func (p Postgres) Start(ctx context.Context) (Session, error) {
 		cfg.ConnectTimeout = 10 * time.Second
 	}
 	run := fmt.Sprintf("%s%d_%d_%08x", pgRunPrefix, os.Getpid(), pgRunSeq.Add(1), rand.Uint32())
-	s := &pgSession{run: run, tmpl: run + "_t", work: run + "_w", jobs: make(chan func()), jobDone: make(chan struct{}), clockAt: Epoch}
+	s := &pgSession{run: run, tmpl: run + "_t", work: run + "_w", clockAt: Epoch}
 	// A run's data need not survive a crash of the server: commits do not
 	// wait for the write-ahead log to reach the disk.
 	cfg.RuntimeParams["synchronous_commit"] = "off"
@@ -161,16 +163,6 @@ func (p Postgres) Start(ctx context.Context) (Session, error) {
 	// would make the run look gone (PostgreSQL 14 and later; an older
 	// server has no such setting and answers an error, ignored).
 	_, _ = s.keeper.Exec(ctx, "SET idle_session_timeout = 0")
-	// Connections and databases are made by a goroutine of its own,
-	// started here: a connection made inside a synctest bubble could not
-	// be used from the next scenario's bubble.
-	jobs, done := s.jobs, s.jobDone
-	go func() {
-		for f := range jobs {
-			f()
-			done <- struct{}{}
-		}
-	}()
 	if err := s.open(ctx, cfg); err != nil {
 		_ = s.Close()
 		return nil, err
@@ -197,10 +189,10 @@ type pgSession struct {
 	// (a superuser); otherwise every scenario gets a new copy.
 	fast bool
 
-	// jobs runs a function outside every bubble (see Start).
-	doMu    sync.Mutex
-	jobs    chan func()
-	jobDone chan struct{}
+	// doMu lets one do run at a time; over is set once the session is
+	// closed, when do refuses.
+	doMu sync.Mutex
+	over bool
 
 	mu      sync.Mutex
 	idle    []*pgConn
@@ -236,16 +228,18 @@ type pgSession struct {
 	clockAt   time.Time
 }
 
-// do runs f on the session's own goroutine, outside any bubble.
+// do runs f on a goroutine outside every bubble, one call at a time: the
+// scenarios' connections and databases are made there, since a connection
+// made inside a synctest bubble could not be used from the next
+// scenario's bubble.
 func (s *pgSession) do(f func() error) error {
 	s.doMu.Lock()
 	defer s.doMu.Unlock()
-	if s.jobs == nil {
+	if s.over {
 		return errors.New("postgres: the run is over")
 	}
 	var err error
-	s.jobs <- func() { err = f() }
-	<-s.jobDone
+	<-outside.Go(func() { err = f() })
 	return err
 }
 
@@ -337,8 +331,7 @@ func (s *pgSession) Close() error {
 	s.idle = nil
 	s.mu.Unlock()
 	s.doMu.Lock()
-	close(s.jobs)
-	s.jobs = nil
+	s.over = true
 	s.doMu.Unlock()
 	for _, c := range idle {
 		_ = c.raw.Close()
@@ -849,26 +842,59 @@ func (c *pgConn) endSavepoint(sp bool, err error) error {
 	return err
 }
 
+// isTxEnd reports whether query ends the transaction, and whether it
+// commits: COMMIT or END, ROLLBACK or ABORT, with WORK or TRANSACTION and
+// AND [NO] CHAIN, whatever the case, the comments and a closing
+// semicolon. It runs outside the savepoint a wait is retried under, which
+// would not outlive it. ROLLBACK TO SAVEPOINT and the PREPARED forms do
+// not end the transaction in progress.
 func isTxEnd(query string) (end, commit bool) {
-	q := strings.ToUpper(strings.TrimSpace(query))
-	return q == "COMMIT" || q == "ROLLBACK", q == "COMMIT"
+	w := sqlscan.Significant(query)
+	for len(w) > 0 && w[len(w)-1].Kind == sqlscan.Semicolon {
+		w = w[:len(w)-1]
+	}
+	if len(w) == 0 {
+		return false, false
+	}
+	for _, t := range w[1:] {
+		if !t.Is("work") && !t.Is("transaction") && !t.Is("and") && !t.Is("no") && !t.Is("chain") {
+			return false, false
+		}
+	}
+	switch {
+	case w[0].Is("commit"), w[0].Is("end"):
+		return true, true
+	case w[0].Is("rollback"), w[0].Is("abort"):
+		return true, false
+	}
+	return false, false
 }
 
-// verdict is what screen found in a statement.
+// verdict is what screen found in a statement, read once per statement.
 type verdict struct {
 	refused *Refused
 	// unseen: DDL on an event trigger, which no event trigger notes.
 	unseen bool
+	// end: the statement ends the transaction; commit: it commits it
+	// (see isTxEnd).
+	end, commit bool
+}
+
+// verdictOf reads a statement (see verdict).
+func verdictOf(query string) verdict {
+	end, commit := isTxEnd(query)
+	return verdict{refused: refusal(query), unseen: onEventTrigger(query), end: end, commit: commit}
 }
 
 // screen refuses a statement that makes or changes something of the
 // whole server (see Refused), and records it: the run's next scenario
 // does not start. It also notes DDL on event triggers, which the event
-// triggers that watch for DDL do not see.
-func (c *pgConn) screen(ctx context.Context, query string) error {
+// triggers that watch for DDL do not see. It returns the statement's
+// verdict.
+func (c *pgConn) screen(ctx context.Context, query string) (verdict, error) {
 	v, ok := c.s.refusals.Load(query)
 	if !ok {
-		v, _ = c.s.refusals.LoadOrStore(query, verdict{refusal(query), onEventTrigger(query)})
+		v, _ = c.s.refusals.LoadOrStore(query, verdictOf(query))
 	}
 	r := v.(verdict)
 	if r.unseen {
@@ -880,19 +906,20 @@ func (c *pgConn) screen(ctx context.Context, query string) error {
 			c.s.refused = r.refused
 		}
 		c.s.mu.Unlock()
-		return err
+		return r, err
 	}
-	return nil
+	return r, nil
 }
 
 func (c *pgConn) ExecContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Result, error) {
-	if err := c.screen(ctx, query); err != nil {
+	v, err := c.screen(ctx, query)
+	if err != nil {
 		return nil, err
 	}
-	if end, commit := isTxEnd(query); end {
+	if v.end {
 		res, err := c.raw.ExecContext(ctx, query, args)
 		c.noteErr(err)
-		if commit && isLockTimeout(err) {
+		if v.commit && isLockTimeout(err) {
 			// The transaction is gone: this is no wait to retry.
 			err = lastWait{err}
 		}
@@ -914,7 +941,7 @@ func (c *pgConn) ExecContext(ctx context.Context, query string, args []driver.Na
 }
 
 func (c *pgConn) QueryContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Rows, error) {
-	if err := c.screen(ctx, query); err != nil {
+	if _, err := c.screen(ctx, query); err != nil {
 		return nil, err
 	}
 	if err := c.syncClock(); err != nil {

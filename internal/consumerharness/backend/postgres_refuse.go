@@ -31,22 +31,13 @@ type Refused struct {
 
 func (r *Refused) Error() string {
 	return fmt.Sprintf("postgres: refused %q: %s belongs to the whole server, not to the run's databases, so it would outlive the run and meet other runs; %s",
-		shortStmt(r.Statement), r.Object, r.Advice)
+		sqlscan.Short(r.Statement, 100), r.Object, r.Advice)
 }
 
 const (
 	adviceServer    = "make it outside the harness, once, before the tests run, and leave it out of the schema and the handler"
 	adviceExtension = "install it in template1 (every run's databases are made from it): then CREATE EXTENSION IF NOT EXISTS passes"
 )
-
-// shortStmt is a statement on one line, cut short.
-func shortStmt(q string) string {
-	q = strings.Join(strings.Fields(q), " ")
-	if len(q) > 100 {
-		q = q[:97] + "..."
-	}
-	return q
-}
 
 // refusal returns why stmt is refused, or nil. It reads the statement's
 // words outside comments and string literals, and also inside
@@ -56,25 +47,13 @@ func shortStmt(q string) string {
 // way are read too. A name built at run time ('CREATE ' || 'ROLE')
 // escapes it.
 func refusal(stmt string) *Refused {
-	toks, _ := sqlscan.Lex(stmt)
-	words := significant(toks)
+	words := sqlscan.Significant(stmt)
 	code := len(words) > 0 && (words[0].Is("do") || definesCode(words))
 	if r := scanRefusal(words, code, 0); r != nil {
 		r.Statement = stmt
 		return r
 	}
 	return nil
-}
-
-// significant drops the white space and comments.
-func significant(toks []sqlscan.Token) []sqlscan.Token {
-	out := toks[:0:0]
-	for _, t := range toks {
-		if t.Kind != sqlscan.Space {
-			out = append(out, t)
-		}
-	}
-	return out
 }
 
 // definesCode reports whether words are CREATE [OR REPLACE] FUNCTION or
@@ -102,14 +81,14 @@ func scanRefusal(words []sqlscan.Token, strs bool, depth int) *Refused {
 	for i, t := range words {
 		switch t.Kind {
 		case sqlscan.Dollar:
-			body := significant(lexed(t.Value()))
+			body := sqlscan.Significant(t.Value())
 			if r := scanRefusal(body, true, depth+1); r != nil {
 				return r
 			}
 			continue
 		case sqlscan.String:
 			if strs {
-				if r := scanRefusal(significant(lexed(t.Value())), true, depth+1); r != nil {
+				if r := scanRefusal(sqlscan.Significant(t.Value()), true, depth+1); r != nil {
 					return r
 				}
 			}
@@ -194,12 +173,6 @@ func serverFunction(name string) *Refused {
 		return &Refused{Object: "a replication origin (" + name + ")", Advice: adviceServer}
 	}
 	return nil
-}
-
-// lexed is the tokens of a body or a literal.
-func lexed(s string) []sqlscan.Token {
-	toks, _ := sqlscan.Lex(s)
-	return toks
 }
 
 // serverObject reads the kind of object after CREATE, ALTER or DROP at
@@ -288,7 +261,7 @@ func sharedTarget(words []sqlscan.Token, i int, what string) *Refused {
 // onEventTrigger reports whether stmt is CREATE, ALTER or DROP EVENT
 // TRIGGER.
 func onEventTrigger(stmt string) bool {
-	words := significant(lexed(stmt))
+	words := sqlscan.Significant(stmt)
 	return len(words) > 2 && (words[0].Is("create") || words[0].Is("alter") || words[0].Is("drop")) &&
 		words[1].Is("event") && words[2].Is("trigger")
 }
@@ -300,7 +273,7 @@ func setsSearchPath(stmt string) bool {
 	if !strings.Contains(strings.ToLower(stmt), "search_path") {
 		return false
 	}
-	return setsPath(significant(lexed(stmt)), 0)
+	return setsPath(sqlscan.Significant(stmt), 0)
 }
 
 func setsPath(words []sqlscan.Token, depth int) bool {
@@ -310,7 +283,7 @@ func setsPath(words []sqlscan.Token, depth int) bool {
 	for i, t := range words {
 		switch {
 		case t.Kind == sqlscan.Dollar:
-			if setsPath(significant(lexed(t.Value())), depth+1) {
+			if setsPath(sqlscan.Significant(t.Value()), depth+1) {
 				return true
 			}
 		case t.Is("search_path") && i > 0 && (words[i-1].Is("set") || words[i-1].Is("session") || words[i-1].Is("local")),

@@ -53,6 +53,31 @@ func state(t *testing.T, db *sql.DB) string {
 	return accounts + " | " + ledger
 }
 
+// seededScenario is a scenario's database of a session of its own,
+// prepared with seededSchema, and two worker connections to it.
+func seededScenario(t *testing.T) (Database, *pgConn, *pgConn) {
+	t.Helper()
+	ctx := context.Background()
+	db, err := pgSessionForTest(t).Fresh(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	if err := db.(Preparer).Prepare(ctx, func(a *sql.DB) error { return runScript(a, seededSchema) }); err != nil {
+		t.Fatal(err)
+	}
+	var conns [2]*pgConn
+	for i := range conns {
+		c, err := db.Open()
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		conns[i] = c.(*pgConn)
+	}
+	return db, conns[0], conns[1]
+}
+
 // TestPostgresResetRestoresTheSchemasState: the second scenario starts
 // from the seeded rows and the sequences as the schema left them.
 func TestPostgresResetRestoresTheSchemasState(t *testing.T) {
@@ -172,18 +197,8 @@ CREATE TABLE processed_events (event_id TEXT PRIMARY KEY)`
 // advisory lock) aborts the transaction, as a real lock timeout does, and
 // its error is not a wait to retry.
 func TestPostgresWaitWithoutSavepointIsFinal(t *testing.T) {
-	s := pgSessionForTest(t)
 	ctx := context.Background()
-	db, _ := s.Fresh(ctx)
-	defer db.Close()
-	if err := db.(Preparer).Prepare(ctx, func(a *sql.DB) error { return runScript(a, seededSchema) }); err != nil {
-		t.Fatal(err)
-	}
-	a, _ := db.Open()
-	defer a.Close()
-	b, _ := db.Open()
-	defer b.Close()
-	pa, pb := a.(*pgConn), b.(*pgConn)
+	db, pa, pb := seededScenario(t)
 	if _, err := pa.ExecContext(ctx, "SELECT pg_advisory_lock(7)", nil); err != nil {
 		t.Fatal(err)
 	}
@@ -197,5 +212,59 @@ func TestPostgresWaitWithoutSavepointIsFinal(t *testing.T) {
 	}
 	if _, err := pb.ExecContext(ctx, "ROLLBACK", nil); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestIsTxEnd: a statement that ends the transaction is known however it
+// is written; one that does not is not taken for one.
+func TestIsTxEnd(t *testing.T) {
+	for q, want := range map[string][2]bool{
+		"COMMIT":                     {true, true},
+		"commit;":                    {true, true},
+		" End Transaction ":          {true, true},
+		"COMMIT WORK AND NO CHAIN":   {true, true},
+		"/* done */ COMMIT -- now\n": {true, true},
+		"ROLLBACK":                   {true, false},
+		"abort work;":                {true, false},
+		"ROLLBACK TO SAVEPOINT s":    {false, false},
+		"COMMIT PREPARED 'x'":        {false, false},
+		"COMMIT; BEGIN":              {false, false},
+		"SELECT 'COMMIT'":            {false, false},
+		"-- COMMIT\nSELECT 1":        {false, false},
+		"":                           {false, false},
+	} {
+		if end, commit := isTxEnd(q); [2]bool{end, commit} != want {
+			t.Errorf("isTxEnd(%q) = %v, %v; want %v", q, end, commit, want)
+		}
+	}
+}
+
+// TestPostgresCommitWithASemicolonWhileOthersWait: a COMMIT written with
+// a semicolon, while another connection is in a transaction, commits
+// without the savepoint a wait is retried under (which would not outlive
+// it).
+func TestPostgresCommitWithASemicolonWhileOthersWait(t *testing.T) {
+	ctx := context.Background()
+	db, pa, pb := seededScenario(t)
+	if _, err := pa.BeginTx(ctx, driver.TxOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pa.ExecContext(ctx, "UPDATE accounts SET balance_cents = 5 WHERE user_id = 'u2'", nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pb.ExecContext(ctx, "BEGIN", nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pb.ExecContext(ctx, "UPDATE accounts SET balance_cents = 4 WHERE user_id = 'u1'", nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pb.ExecContext(ctx, "COMMIT; -- done", nil); err != nil {
+		t.Fatalf("COMMIT; answered %v", err)
+	}
+	if _, err := pa.ExecContext(ctx, "ROLLBACK", nil); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := state(t, db.Admin()), "u1=4 u2=20 | "; got != want {
+		t.Fatalf("state %q, want %q", got, want)
 	}
 }

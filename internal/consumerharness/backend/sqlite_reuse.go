@@ -16,6 +16,7 @@ import (
 
 	"github.com/idemcheck/idemcheck/internal/consumerharness/backend/sqlitebusy"
 	"github.com/idemcheck/idemcheck/internal/consumerharness/sqlclock"
+	"github.com/idemcheck/idemcheck/internal/sqlscan"
 )
 
 // SQLiteReuse is the SQLite backend for a run of many short scenarios (a
@@ -247,25 +248,8 @@ func (s *sqliteSession) discover(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		cols, err := rows.Columns()
-		if err != nil {
-			rows.Close()
-			return err
-		}
-		for rows.Next() {
-			vals := make([]any, len(cols))
-			ptrs := make([]any, len(cols))
-			for i := range vals {
-				ptrs[i] = &vals[i]
-			}
-			if err := rows.Scan(ptrs...); err != nil {
-				rows.Close()
-				return err
-			}
-			step.seeds = append(step.seeds, vals)
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
+		var cols []string
+		if cols, step.seeds, err = readRows(rows); err != nil {
 			return err
 		}
 		if len(step.seeds) > 0 {
@@ -281,6 +265,27 @@ func (s *sqliteSession) discover(ctx context.Context) error {
 		s.reset[len(s.reset)-1] = step
 	}
 	return nil
+}
+
+// readRows reads every row of rows as its columns' values, and closes
+// rows; it returns the columns' names too.
+func readRows(rows *sql.Rows) (cols []string, out [][]any, err error) {
+	defer rows.Close()
+	if cols, err = rows.Columns(); err != nil {
+		return nil, nil, err
+	}
+	for rows.Next() {
+		vals := make([]any, len(cols))
+		ptrs := make([]any, len(cols))
+		for i := range vals {
+			ptrs[i] = &vals[i]
+		}
+		if err := rows.Scan(ptrs...); err != nil {
+			return nil, nil, err
+		}
+		out = append(out, vals)
+	}
+	return cols, out, rows.Err()
 }
 
 // tables lists the tables to restore, sqlite_sequence last.
@@ -351,21 +356,10 @@ func (s *sqliteSession) dump(ctx context.Context) ([][]any, error) {
 				return nil, err
 			}
 		}
-		cols, _ := rows.Columns()
-		var table [][]any
-		for rows.Next() {
-			vals := make([]any, len(cols))
-			ptrs := make([]any, len(cols))
-			for i := range vals {
-				ptrs[i] = &vals[i]
-			}
-			if err := rows.Scan(ptrs...); err != nil {
-				rows.Close()
-				return nil, err
-			}
-			table = append(table, vals)
+		_, table, err := readRows(rows)
+		if err != nil {
+			return nil, err
 		}
-		rows.Close()
 		slices.SortFunc(table, func(a, b []any) int { return strings.Compare(fmt.Sprint(a...), fmt.Sprint(b...)) })
 		out = append(out, []any{name, table})
 	}
@@ -570,8 +564,12 @@ func (c *reuseConn) prepare(query string) (driver.Stmt, error) {
 // isPragma reports whether query is a PRAGMA statement, which SQLite
 // applies when it compiles it: one kept prepared would not apply again.
 func isPragma(query string) bool {
-	q := strings.TrimLeft(query, " \t\r\n;")
-	return len(q) >= 6 && strings.EqualFold(q[:6], "pragma")
+	for _, t := range sqlscan.Significant(query) {
+		if t.Kind != sqlscan.Semicolon {
+			return t.Is("pragma")
+		}
+	}
+	return false
 }
 
 func (c *reuseConn) ExecContext(_ context.Context, query string, args []driver.NamedValue) (driver.Result, error) {

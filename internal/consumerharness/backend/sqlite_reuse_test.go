@@ -364,3 +364,21 @@ func mustOpen(t *testing.T, db Database) driver.Conn {
 	}
 	return c
 }
+
+// TestIsPragma: a PRAGMA is known by its first word, after comments and
+// stray semicolons, so that it is never kept prepared.
+func TestIsPragma(t *testing.T) {
+	for q, want := range map[string]bool{
+		"PRAGMA busy_timeout = 10":             true,
+		" ;pragma journal_mode":                true,
+		"/* wait less */ PRAGMA busy_timeout":  true,
+		"-- x\nPRAGMA foreign_keys = ON":       true,
+		"SELECT * FROM pragma_table_info('t')": false,
+		"pragmatic":                            false,
+		"-- PRAGMA x\nSELECT 1":                false,
+	} {
+		if got := isPragma(q); got != want {
+			t.Errorf("isPragma(%q) = %v, want %v", q, got, want)
+		}
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 
 	"github.com/idemcheck/idemcheck/internal/consumerharness/sqlclock"
+	"github.com/idemcheck/idemcheck/internal/sqlscan"
 )
 
 // Start implements Starter: the run's scenarios still get a database each,
@@ -223,24 +224,26 @@ func (d *sqliteDB) file(ctx context.Context) ([]byte, error) {
 }
 
 // copiable reports whether the statements a schema ran left all they did
-// in the database's file, the same whatever scenario runs them.
+// in the database's file, the same whatever scenario runs them. It reads
+// their tokens, so that a comment is neither a command nor a call.
 func copiable(stmts []string) bool {
 	if len(stmts) == 0 {
 		return false
 	}
 	for _, q := range stmts {
-		q = strings.ToLower(skipComments(q))
-		if strings.Contains(q, strings.ToLower(sqlclock.SQLiteFunc)) || strings.Contains(q, "random") {
-			return false
-		}
-		w := strings.Fields(q)
+		w := sqlscan.Significant(q)
 		if len(w) == 0 {
 			return false
 		}
-		switch w[0] {
-		case "insert", "replace", "update", "delete":
-		case "create":
-			if len(w) < 2 || strings.HasPrefix(w[1], "temp") {
+		for _, t := range w {
+			if t := strings.ToLower(t.Text); strings.Contains(t, strings.ToLower(sqlclock.SQLiteFunc)) || strings.Contains(t, "random") {
+				return false
+			}
+		}
+		switch {
+		case w[0].Is("insert"), w[0].Is("replace"), w[0].Is("update"), w[0].Is("delete"):
+		case w[0].Is("create"):
+			if len(w) < 2 || strings.HasPrefix(strings.ToLower(w[1].Text), "temp") {
 				return false
 			}
 		default:
@@ -248,27 +251,4 @@ func copiable(stmts []string) bool {
 		}
 	}
 	return true
-}
-
-// skipComments drops the white space and comments a statement starts with.
-func skipComments(q string) string {
-	for {
-		q = strings.TrimLeft(q, " \t\r\n")
-		switch {
-		case strings.HasPrefix(q, "--"):
-			i := strings.IndexByte(q, '\n')
-			if i < 0 {
-				return ""
-			}
-			q = q[i+1:]
-		case strings.HasPrefix(q, "/*"):
-			i := strings.Index(q, "*/")
-			if i < 0 {
-				return ""
-			}
-			q = q[i+2:]
-		default:
-			return q
-		}
-	}
 }

@@ -199,3 +199,28 @@ func TestSQLiteRunCloseStopsWarming(t *testing.T) {
 		t.Errorf("%s left after the run closed", e)
 	}
 }
+
+// TestCopiableReadsTheStatements: what a schema ran is judged by its
+// tokens: a leading comment is skipped, a word in a comment is no call, and
+// a call of the clock or of random() in the statement keeps it from being
+// copied.
+func TestCopiableReadsTheStatements(t *testing.T) {
+	for _, c := range []struct {
+		stmts []string
+		want  bool
+	}{
+		{[]string{"-- the ledger\nCREATE TABLE t (x)", "/* seed */ INSERT INTO t VALUES (1)"}, true},
+		{[]string{"CREATE TABLE t (x) -- random ids come later"}, true},
+		{[]string{"CREATE TABLE t (x)", "INSERT INTO t VALUES (random())"}, false},
+		{[]string{"INSERT INTO t VALUES (" + sqlclock.SQLiteFunc + "(3))"}, false},
+		{[]string{"/* a */ CREATE TEMP TABLE s (y)"}, false},
+		{[]string{"CREATE TEMPORARY TABLE s (y)"}, false},
+		{[]string{"PRAGMA user_version = 3"}, false},
+		{[]string{"-- nothing"}, false},
+		{nil, false},
+	} {
+		if got := copiable(c.stmts); got != c.want {
+			t.Errorf("copiable(%q) = %v, want %v", c.stmts, got, c.want)
+		}
+	}
+}

@@ -1,8 +1,10 @@
 // Package sqlclock points a statement's reads of the database's own clock
 // at the harness's clock, so that CURRENT_TIMESTAMP, now() and column
 // defaults follow the scenario's time rather than the machine's. It
-// rewrites the statement's text with a small tokenizer that respects
-// quotes, quoted identifiers and comments, and it names what it cannot
+// rewrites the statement's text over the tokens of the project's one SQL
+// scanner (internal/sqlscan), so that it agrees with the schema splitter
+// and the model checker about where a string, a comment or a body ends,
+// and it names what it cannot
 // reach: a construct that stays on the machine's clock is never silent.
 //
 // SQLite reads the machine's clock inside its C library (modernc.org's
@@ -48,6 +50,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+
+	"github.com/idemcheck/idemcheck/internal/sqlscan"
 )
 
 // SQLiteFunc is the application-defined SQLite function the rewritten
@@ -118,11 +122,11 @@ func rewriteSQLite(query string) *rewritten {
 	if strings.Contains(query, keyMark) {
 		return &rewritten{parts: []string{query}}
 	}
-	ts := lex(query)
+	ts, _ := sqlscan.Lex(query)
 	now := SQLiteFunc + "(" + keyMark + ")"
 	changed := false
 	for i, t := range ts {
-		if t.Kind != word || qualified(ts, i) {
+		if t.Kind != sqlscan.Word || qualified(ts, i) {
 			continue
 		}
 		lower := strings.ToLower(t.Text)
@@ -136,17 +140,17 @@ func rewriteSQLite(query string) *rewritten {
 		if !ok {
 			continue
 		}
-		open := next(ts, i+1)
-		if open >= len(ts) || ts[open].Kind != lparen {
+		open := sqlscan.Next(ts, i+1)
+		if open >= len(ts) || ts[open].Kind != sqlscan.LParen {
 			continue
 		}
-		end := closing(ts, open)
+		end := sqlscan.Closing(ts, open)
 		if end >= len(ts) {
 			continue
 		}
-		as := args(ts, open, end)
+		as := sqlscan.Args(ts, open, end)
 		for _, a := range as {
-			if j := next(ts, a[0]); j < a[1] && next(ts, j+1) >= a[1] && ts[j].Kind == str && strings.EqualFold(strings.TrimSpace(ts[j].Value()), "now") {
+			if j := sqlscan.Next(ts, a[0]); j < a[1] && sqlscan.Next(ts, j+1) >= a[1] && ts[j].Kind == sqlscan.String && strings.EqualFold(strings.TrimSpace(ts[j].Value()), "now") {
 				ts[j].Text = now
 				changed = true
 			}
@@ -164,14 +168,14 @@ func rewriteSQLite(query string) *rewritten {
 	if !changed {
 		return &rewritten{parts: []string{query}}
 	}
-	return &rewritten{parts: strings.Split(join(ts), keyMark)}
+	return &rewritten{parts: strings.Split(sqlscan.Join(ts), keyMark)}
 }
 
 // qualified reports whether the word at ts[i] follows a dot (a column or
 // a function of a named schema).
-func qualified(ts []token, i int) bool {
-	p := prev(ts, i)
-	return p >= 0 && ts[p].Kind == dot
+func qualified(ts []sqlscan.Token, i int) bool {
+	p := sqlscan.Prev(ts, i)
+	return p >= 0 && ts[p].Kind == sqlscan.Dot
 }
 
 // pgKeywords are PostgreSQL's clock keywords and what they become, with
@@ -194,7 +198,7 @@ var pgSpecial = map[string]bool{"now": true, "today": true, "tomorrow": true, "y
 var pgTimeTypes = map[string]bool{"timestamp": true, "timestamptz": true, "date": true, "time": true, "timetz": true, "zone": true}
 
 func rewritePostgres(query string) *rewritten {
-	ts := lex(query)
+	ts, _ := sqlscan.Lex(query)
 	var notes []string
 	note := func(n string) {
 		for _, m := range notes {
@@ -208,8 +212,8 @@ func rewritePostgres(query string) *rewritten {
 	for i := 0; i < len(ts); i++ {
 		t := ts[i]
 		switch t.Kind {
-		case dollar:
-			tag := dollarTag(t.Text)
+		case sqlscan.Dollar:
+			tag := sqlscan.DollarTag(t.Text)
 			if len(t.Text) < 2*len(tag) || !strings.HasSuffix(t.Text, tag) {
 				continue // unterminated
 			}
@@ -223,18 +227,18 @@ func rewritePostgres(query string) *rewritten {
 				ts[i].Text = tag + inner.parts[0] + tag
 				changed = true
 			}
-		case str:
+		case sqlscan.String:
 			if pgSpecial[strings.ToLower(strings.TrimSpace(t.Value()))] && castToTime(ts, i) {
 				note("the literal '" + strings.TrimSpace(t.Value()) + "' cast to a date/time type: PostgreSQL reads it from the machine's clock (write now(), current_date)")
 			}
-		case word:
+		case sqlscan.Word:
 			lower := strings.ToLower(t.Text)
 			if kw, ok := pgKeywords[lower]; ok && !qualified(ts, i) {
 				repl := kw[0]
-				if open := next(ts, i+1); kw[1] != "" && open < len(ts) && ts[open].Kind == lparen {
-					end := closing(ts, open)
+				if open := sqlscan.Next(ts, i+1); kw[1] != "" && open < len(ts) && ts[open].Kind == sqlscan.LParen {
+					end := sqlscan.Closing(ts, open)
 					if end < len(ts) {
-						repl = "now()::" + kw[1] + join(ts[open:end+1])
+						repl = "now()::" + kw[1] + sqlscan.Join(ts[open:end+1])
 						for j := i + 1; j <= end; j++ {
 							ts[j].Text = ""
 						}
@@ -248,18 +252,18 @@ func rewritePostgres(query string) *rewritten {
 				changed, clock = true, true
 				continue
 			}
-			open := next(ts, i+1)
-			if open >= len(ts) || ts[open].Kind != lparen {
+			open := sqlscan.Next(ts, i+1)
+			if open >= len(ts) || ts[open].Kind != sqlscan.LParen {
 				continue
 			}
 			clock = clock || pgClockFuncs[lower]
 			if pgClockFuncs[lower] && qualified(ts, i) {
-				if p := prev(ts, prev(ts, i)); p >= 0 && ts[p].Is("pg_catalog") {
+				if p := sqlscan.Prev(ts, sqlscan.Prev(ts, i)); p >= 0 && ts[p].Is("pg_catalog") {
 					note("pg_catalog." + lower + "() names the server's own clock: PostgreSQL reads it from the machine's clock (write " + lower + "())")
 				}
 			}
 			if lower == "age" {
-				if end := closing(ts, open); end < len(ts) && len(args(ts, open, end)) == 1 {
+				if end := sqlscan.Closing(ts, open); end < len(ts) && len(sqlscan.Args(ts, open, end)) == 1 {
 					note("age() with one argument measures from PostgreSQL's own current_date, the machine's (write age(now(), x))")
 				}
 			}
@@ -268,30 +272,30 @@ func rewritePostgres(query string) *rewritten {
 	if !changed {
 		return &rewritten{parts: []string{query}, notes: notes, clock: clock}
 	}
-	return &rewritten{parts: []string{join(ts)}, notes: notes, clock: clock}
+	return &rewritten{parts: []string{sqlscan.Join(ts)}, notes: notes, clock: clock}
 }
 
 // castToTime reports whether the string literal at ts[i] is given a
 // date/time type: 'now'::timestamptz, timestamptz 'now', CAST('now' AS
 // date), or a column's DEFAULT 'now'.
-func castToTime(ts []token, i int) bool {
-	if n := next(ts, i+1); n < len(ts) && ts[n].Kind == cast {
-		if ty := next(ts, n+1); ty < len(ts) && ts[ty].Kind == word && isTimeType(ts[ty].Text) {
+func castToTime(ts []sqlscan.Token, i int) bool {
+	if n := sqlscan.Next(ts, i+1); n < len(ts) && ts[n].Kind == sqlscan.Cast {
+		if ty := sqlscan.Next(ts, n+1); ty < len(ts) && ts[ty].Kind == sqlscan.Word && isTimeType(ts[ty].Text) {
 			return true
 		}
 	}
-	p := prev(ts, i)
+	p := sqlscan.Prev(ts, i)
 	if p < 0 {
 		return false
 	}
-	if ts[p].Kind == word && (pgTimeTypes[strings.ToLower(ts[p].Text)] || ts[p].Is("default")) {
+	if ts[p].Kind == sqlscan.Word && (pgTimeTypes[strings.ToLower(ts[p].Text)] || ts[p].Is("default")) {
 		return true
 	}
-	if ts[p].Kind == lparen {
-		if f := prev(ts, p); f >= 0 && ts[f].Is("cast") {
-			end := closing(ts, p)
+	if ts[p].Kind == sqlscan.LParen {
+		if f := sqlscan.Prev(ts, p); f >= 0 && ts[f].Is("cast") {
+			end := sqlscan.Closing(ts, p)
 			for j := i + 1; j < end && j < len(ts); j++ {
-				if ts[j].Kind == word && isTimeType(ts[j].Text) {
+				if ts[j].Kind == sqlscan.Word && isTimeType(ts[j].Text) {
 					return true
 				}
 			}

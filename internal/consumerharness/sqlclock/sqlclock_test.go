@@ -14,17 +14,6 @@ func named(vs ...any) []driver.NamedValue {
 	return out
 }
 
-func TestLexGivesTheStatementBack(t *testing.T) {
-	for _, q := range []string{
-		"SELECT 'it''s', \"a\"\"b\", `c`, [d e], E'x\\'y', $$ a ; b $$, $fn$ body $fn$, 1.5e3, $1, ?, :name -- end\nFROM t /* a /* nested */ comment */ WHERE x::int >= -1",
-		"unterminated 'string", "unterminated /* comment", "$$ unterminated",
-	} {
-		if got := join(lex(q)); got != q {
-			t.Errorf("lex(%q) joins to %q", q, got)
-		}
-	}
-}
-
 func TestSQLite(t *testing.T) {
 	const now = "idemcheck_now(7)"
 	for q, want := range map[string]string{

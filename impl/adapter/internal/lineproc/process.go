@@ -1,8 +1,10 @@
 // Package lineproc runs an adapter process that answers one JSON line per
 // request line on its stdin and stdout, as the process protocols of
-// impl/adapter/procstore and impl/adapter/procparts require: starting it in
-// a process group of its own, one round trip within a timeout, and telling
-// a hang, a death (with the tail of its stderr) and garbage apart.
+// impl/adapter/procstore, procparts and consumerproc require: starting it
+// in a process group of its own, one round trip within a timeout, and
+// telling a hang, a death (with the tail of its stderr) and garbage apart;
+// and it holds what their lines share: one-line JSON, the command line's
+// split, and the envelope of a numbered answer.
 package lineproc
 
 import (
@@ -378,3 +380,17 @@ func ValidJSONObject(line []byte) bool {
 
 // Stderr returns the end of what the process wrote to its stderr.
 func (p *Proc) Stderr() string { return p.stderr.String() }
+
+// WithStderr adds the tail of the process's stderr to err, a failure of
+// a round trip with it: a process that hangs or answers garbage often
+// says why there. A DeathError has it already; a nil Proc adds nothing.
+func (p *Proc) WithStderr(err error) error {
+	var death DeathError
+	if p == nil || errors.As(err, &death) {
+		return err
+	}
+	if e := p.Stderr(); e != "" {
+		return fmt.Errorf("%w; its stderr ends with: %s", err, e)
+	}
+	return err
+}
