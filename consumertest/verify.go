@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/idemcheck/idemcheck/consumertest/internal/backend"
+	"github.com/idemcheck/idemcheck/internal/search"
 )
 
 // Fate is what becomes of an event's deliveries in a verification: "ok"
@@ -330,7 +331,7 @@ type verifyConfig struct {
 	// states, when set, is told the name of every state a run meets
 	// (without the worker the schedule is on): the soundness tests
 	// compare these sets too.
-	states func(sum128)
+	states func(search.Key)
 	// mutant breaks a reduction on purpose, so that a test shows the
 	// soundness tests catch it (see reductionMutants).
 	mutant string

@@ -15,6 +15,7 @@ import (
 	"github.com/idemcheck/idemcheck/consumertest/internal/backend"
 	"github.com/idemcheck/idemcheck/consumertest/internal/sqlclock"
 	"github.com/idemcheck/idemcheck/consumertest/internal/sqlhook"
+	"github.com/idemcheck/idemcheck/internal/search"
 )
 
 // The search of Verify: a stateless depth-first search over the choices
@@ -45,7 +46,7 @@ type frame struct {
 	curMov bool
 	// key names the state here (keyOK: it could be named): a run that
 	// plays the path again must meet the same states.
-	key   sum128
+	key   search.Key
 	keyOK bool
 	parts []keyPart
 }
@@ -102,10 +103,14 @@ type searcher struct {
 	walkers []*walker
 
 	// mu guards what follows: the level being searched.
-	mu    sync.Mutex
-	cond  *sync.Cond
-	cache map[sum128][]visit
-	quiet map[sum128]*quietEnd
+	mu   sync.Mutex
+	cond *sync.Cond
+	// cache holds the visits of each state named, at the index its key
+	// maps to; quiet the ends of quiet states, likewise.
+	cache  *search.Set
+	visits [][]visit
+	quiet  *search.Set
+	ends   []*quietEnd
 	// budget is what every schedule of the level may spend.
 	budget budgets
 	// cutAt, in the search for a shorter counterexample, is the length of
@@ -120,11 +125,11 @@ type searcher struct {
 	active int
 	over   bool
 
-	lvl      *VerifyLevel
-	res      *VerifyResult
-	start    time.Time
-	deadline time.Time
-	stopped  string
+	lvl     *VerifyLevel
+	res     *VerifyResult
+	start   time.Time
+	budget0 search.Budget
+	stopped string
 }
 
 // task is a subtree to search: the decision points of its root's path,
@@ -265,9 +270,8 @@ func exploreWorld(c Consumer, b Bounds, cfg config, name string) (VerifyResult, 
 	}
 	b = s.bounds
 	s.start = time.Now()
-	if cfg.verify.timeBudget > 0 {
-		s.deadline = s.start.Add(cfg.verify.timeBudget)
-	}
+	s.budget0 = search.Budget{Context: cfg.verify.ctx, Time: cfg.verify.timeBudget, Count: cfg.verify.maxSchedules, Unit: "schedule"}
+	s.budget0.Start(s.start)
 	res := VerifyResult{Consumer: c.displayName(), Backend: cfg.backend.Name(), Bounds: b, PreemptionsExplored: -1, Coverage: map[string]int{}}
 	s.res = &res
 	all := budgets{int16(b.Preemptions), int16(b.Crashes), int16(b.Failures), int16(b.Duplicates), int16(b.Advances), int16(b.Replays)}
@@ -321,7 +325,7 @@ func (s *searcher) level(k, cutAt, n int) error {
 	s.lvl = &s.res.Levels[len(s.res.Levels)-1]
 	start := time.Now()
 	defer func() { s.lvl.Elapsed = time.Since(start) }()
-	s.cache, s.quiet, s.cutAt = map[sum128][]visit{}, map[sum128]*quietEnd{}, cutAt
+	s.cache, s.visits, s.quiet, s.ends, s.cutAt = search.NewSet(), nil, search.NewSet(), nil, cutAt
 	s.tasks, s.idle, s.active, s.over = []*task{{}}, 0, n, false
 	var wg sync.WaitGroup
 	for _, w := range s.walkers[:n] {
@@ -353,25 +357,20 @@ func (r *VerifyResult) measureCache() {
 	}
 }
 
-// cacheBytes measures the memory of the level's state cache: its entries
-// (a state's name, and each visit kept of it with its sleep set) and the
-// ends of the quiet states, counted from what they hold, with the map's
-// own slots (a slot per entry at the map's 7/8 load, and a control byte).
+// cacheBytes measures the memory of the level's state cache: its sets of
+// names, each visit kept of a state with its sleep set, and the ends of
+// the quiet states, counted from what they hold.
 func (s *searcher) cacheBytes() (bytes, entries int64) {
-	const load = 8.0 / 7
-	slot := func(key, val uintptr) int64 { return int64(float64(key+val)*load) + 1 }
-	for _, vs := range s.cache {
-		bytes += slot(unsafe.Sizeof(sum128{}), unsafe.Sizeof(vs))
+	bytes = s.cache.Bytes() + s.quiet.Bytes()
+	bytes += int64(cap(s.visits)) * int64(unsafe.Sizeof([]visit{}))
+	bytes += int64(cap(s.ends)) * int64(unsafe.Sizeof(&quietEnd{}))
+	for _, vs := range s.visits {
 		bytes += int64(cap(vs)) * int64(unsafe.Sizeof(visit{}))
 		for _, v := range vs {
 			bytes += int64(cap(v.sleep)) * int64(unsafe.Sizeof(tid{}))
 		}
 	}
-	for _, q := range s.quiet {
-		bytes += slot(unsafe.Sizeof(sum128{}), unsafe.Sizeof(q))
-		if q == nil {
-			continue
-		}
+	for _, q := range s.ends {
 		bytes += int64(unsafe.Sizeof(*q)) + int64(len(q.summary)) + int64(cap(q.breaches))*int64(unsafe.Sizeof(Breach{}))
 		for _, b := range q.breaches {
 			bytes += int64(len(b.Summary) + len(b.Diff))
@@ -380,10 +379,11 @@ func (s *searcher) cacheBytes() (bytes, entries int64) {
 			}
 		}
 		for k := range q.endSit {
-			bytes += slot(unsafe.Sizeof(k), unsafe.Sizeof(0)) + int64(len(k))
+			// A map's slot per entry at its 7/8 load, and a control byte.
+			bytes += int64((unsafe.Sizeof(k)+unsafe.Sizeof(0))*8/7) + 1 + int64(len(k))
 		}
 	}
-	return bytes, int64(len(s.cache))
+	return bytes, int64(s.cache.Len())
 }
 
 // walk searches tasks until the level is over.
@@ -495,16 +495,7 @@ func (w *walker) donate() {
 
 // budgetSpent says why the search must stop now, if it must (s.mu held).
 func (s *searcher) budgetSpent() string {
-	v := s.cfg.verify
-	switch {
-	case v.ctx != nil && v.ctx.Err() != nil:
-		return "interrupted"
-	case !s.deadline.IsZero() && time.Now().After(s.deadline):
-		return fmt.Sprintf("the time budget (%s) ran out", v.timeBudget)
-	case v.maxSchedules > 0 && s.res.Schedules >= v.maxSchedules:
-		return fmt.Sprintf("the schedule budget (%d) ran out", v.maxSchedules)
-	}
-	return ""
+	return s.budget0.Reason(s.budget0.Spent(s.res.Schedules, 0))
 }
 
 // execute plays one schedule: the path's prefix, then new choices.
@@ -549,7 +540,13 @@ func (w *walker) execute() error {
 				end[k] = d
 			}
 		}
-		s.quiet[v.stopKey] = &quietEnd{summary: outcomeSummary(out, bs), breaches: bs, endSit: end}
+		q := &quietEnd{summary: outcomeSummary(out, bs), breaches: bs, endSit: end}
+		if i, ok := s.quiet.Get(v.stopKey); ok {
+			s.ends[i] = q
+		} else {
+			s.quiet.Put(v.stopKey, int32(len(s.ends)))
+			s.ends = append(s.ends, q)
+		}
 	}
 	s.covered(sit)
 	s.judged(outcomeSummary(out, bs))
@@ -584,11 +581,14 @@ func (s *searcher) judged(summary string) {
 }
 
 // quietEnd returns what a quiet state gave before, if it was met.
-func (s *searcher) quietEndOf(key sum128) (*quietEnd, bool) {
+func (s *searcher) quietEndOf(key search.Key) (*quietEnd, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	q, ok := s.quiet[key]
-	return q, ok
+	i, ok := s.quiet.Get(key)
+	if !ok {
+		return nil, false
+	}
+	return s.ends[i], true
 }
 
 // quietHit counts a schedule that stopped in a quiet state judged before;
@@ -671,7 +671,7 @@ func (s *searcher) depthRow(d int) *VerifyDepth {
 // decide is called by a run at each decision point: it returns the index
 // of the choice to take among ts, or decideAbandon to stop the run short,
 // or decideCut to leave the rest to the drain.
-func (w *walker) decide(v *verifyRun, ts []trans, boundPruned int, key sum128, keyOK bool) int {
+func (w *walker) decide(v *verifyRun, ts []trans, boundPruned int, key search.Key, keyOK bool) int {
 	d := v.depth
 	if d < len(w.path) {
 		f := w.path[d]
@@ -917,8 +917,12 @@ func subset(a, b []tid) bool {
 // dominated reports whether the state was explored before with at least
 // this budget and no more choices asleep (and, in the search for fewer
 // steps, no deeper).
-func (s *searcher) dominated(key sum128, b budgets, sleep []tid) bool {
-	for _, vis := range s.cache[key] {
+func (s *searcher) dominated(key search.Key, b budgets, sleep []tid) bool {
+	i, ok := s.cache.Get(key)
+	if !ok {
+		return false
+	}
+	for _, vis := range s.visits[i] {
 		if vis.budget.covers(b) && subset(vis.sleep, sleep) {
 			return true
 		}
@@ -927,16 +931,22 @@ func (s *searcher) dominated(key sum128, b budgets, sleep []tid) bool {
 }
 
 // remember records a visit; it reports whether the state is new.
-func (s *searcher) remember(key sum128, vis visit) bool {
-	old, seen := s.cache[key]
+func (s *searcher) remember(key search.Key, vis visit) bool {
+	i, seen := s.cache.Get(key)
+	if !seen {
+		s.cache.Put(key, int32(len(s.visits)))
+		s.visits = append(s.visits, []visit{vis})
+		return true
+	}
+	old := s.visits[i]
 	kept := old[:0]
 	for _, o := range old {
 		if !(vis.budget.covers(o.budget) && subset(vis.sleep, o.sleep) && vis.depth <= o.depth) {
 			kept = append(kept, o)
 		}
 	}
-	s.cache[key] = append(kept, vis)
-	return !seen
+	s.visits[i] = append(kept, vis)
+	return false
 }
 
 // discover reads the tables the schema made, on a database of its own:
@@ -1090,21 +1100,21 @@ func (w *walker) footprintOf(c sqlhook.Call) sqlShape {
 }
 
 // dump names the database's committed content: every row of every table.
-func (w *walker) dump(r *run) (sum128, error) {
+func (w *walker) dump(r *run) (search.Key, error) {
 	e := &w.dbEnc
 	e.reset()
 	admin := r.db.Admin()
 	for _, q := range w.dumpQueries {
 		if err := encodeRows(admin, q, e); err != nil {
-			return sum128{}, err
+			return search.Key{}, err
 		}
 	}
 	if w.sqlite {
 		if err := w.dumpAdded(admin, e); err != nil {
-			return sum128{}, err
+			return search.Key{}, err
 		}
 	} else if err := w.dumpAddedPostgres(admin, e); err != nil {
-		return sum128{}, err
+		return search.Key{}, err
 	}
 	return sumOf(e.b), nil
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/idemcheck/idemcheck/explore/compact"
 	"github.com/idemcheck/idemcheck/faults/scenario"
+	"github.com/idemcheck/idemcheck/internal/search"
 	"github.com/idemcheck/idemcheck/properties"
 	"github.com/idemcheck/idemcheck/properties/coverage"
 )
@@ -57,7 +58,7 @@ func (e *engine) newCompactEngine() (*compactEngine, error) {
 type ccand struct {
 	parent int32
 	step   int16
-	fp     uint64
+	fp     search.Key
 	skip   uint64
 	state  []byte // packed (compact.State.Pack)
 	broken compact.Law
@@ -91,9 +92,9 @@ func (e *engine) runCompact(ctx context.Context, ce *compactEngine) error {
 	root := compact.New(ce.cfg)
 	x := pool.Get().(*cworker)
 	rc := &ccand{parent: -1, step: -1, state: root.Pack(ce.cfg, nil), isNew: true}
-	rc.fp = x.fp.Sum(root)
+	rc.fp = search.Key64(x.fp.Sum(root))
 	pool.Put(x)
-	e.visited.add(rc.fp)
+	e.visited.Add(rc.fp)
 	e.levels = append(e.levels, []node{{parent: -1, step: -1}})
 	e.res.States = 1
 	e.res.Levels = append(e.res.Levels, Level{Depth: 0, States: 1})
@@ -105,7 +106,7 @@ func (e *engine) runCompact(ctx context.Context, ce *compactEngine) error {
 		var next []node
 		var nextStates [][]byte
 		var keep arena
-		nextIdx := newFPIndex()
+		nextIdx := search.NewSet()
 		// The deepest level's states are judged, never expanded: none is
 		// kept.
 		last := d == e.opts.Depth
@@ -165,7 +166,7 @@ func (e *engine) runCompact(ctx context.Context, ce *compactEngine) error {
 // reduction is on and it was first reached at this very depth, where the
 // merge intersects the skip sets of every edge into it. nextIdx is only
 // read here: the merge, which writes it, waits for the batch.
-func (e *engine) expandCompact(ce *compactEngine, pool *sync.Pool, d int, frontier [][]byte, lo, hi int, nextIdx *fpIndex) ([]*ccand, int64) {
+func (e *engine) expandCompact(ce *compactEngine, pool *sync.Pool, d int, frontier [][]byte, lo, hi int, nextIdx *search.Set) ([]*ccand, int64) {
 	per := make([][]*ccand, hi-lo)
 	var taken atomic.Int64
 	var next atomic.Int64
@@ -196,7 +197,7 @@ func (e *engine) expandCompact(ce *compactEngine, pool *sync.Pool, d int, fronti
 	return out, taken.Load()
 }
 
-func (e *engine) expandCompactParent(ce *compactEngine, x *cworker, d int, p int32, packed []byte, nextIdx *fpIndex, taken *int64) []*ccand {
+func (e *engine) expandCompactParent(ce *compactEngine, x *cworker, d int, p int32, packed []byte, nextIdx *search.Set, taken *int64) []*ccand {
 	var out []*ccand
 	parent := &x.parent
 	parent.Unpack(ce.cfg, packed)
@@ -223,9 +224,9 @@ func (e *engine) expandCompactParent(ce *compactEngine, x *cworker, d int, p int
 		s.Apply(ce.cfg, x.judge, st)
 		c := &ccand{parent: p, step: int16(si), broken: x.judge.Broken()}
 		if !e.opts.NoDedup {
-			c.fp = x.fp.Sum(s)
-			if c.broken == compact.LawNone && e.visited.has(c.fp) {
-				if _, thisDepth := nextIdx.get(c.fp); e.opts.NoPOR || !thisDepth {
+			c.fp = search.Key64(x.fp.Sum(s))
+			if c.broken == compact.LawNone && e.visited.Has(c.fp) {
+				if _, thisDepth := nextIdx.Get(c.fp); e.opts.NoPOR || !thisDepth {
 					continue // known: only the parent links of new states are kept
 				}
 			}

@@ -12,6 +12,7 @@ import (
 	"github.com/idemcheck/idemcheck/faults/scenario"
 	"github.com/idemcheck/idemcheck/impl/contract/broker"
 	"github.com/idemcheck/idemcheck/impl/system"
+	"github.com/idemcheck/idemcheck/internal/search"
 	"github.com/idemcheck/idemcheck/properties"
 )
 
@@ -83,7 +84,7 @@ func TestCompactDriftIsAnError(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := &engine{target: system.Reference(), opts: Options{World: tiny, Depth: 1}, base: base, menu: menu, visited: newFPSet(), res: &Result{},
+	e := &engine{target: system.Reference(), opts: Options{World: tiny, Depth: 1}, base: base, menu: menu, visited: search.NewSet(), res: &Result{},
 		props: properties.ForKind(scenario.KindConsumption)}
 	e.levels = [][]node{{{parent: -1, step: -1}}}
 	ce, err := e.newCompactEngine()

@@ -42,6 +42,7 @@ import (
 	"github.com/idemcheck/idemcheck/faults/runner"
 	"github.com/idemcheck/idemcheck/faults/scenario"
 	"github.com/idemcheck/idemcheck/impl/system"
+	"github.com/idemcheck/idemcheck/internal/search"
 	"github.com/idemcheck/idemcheck/properties"
 	"github.com/idemcheck/idemcheck/properties/coverage"
 )
@@ -179,7 +180,7 @@ type engine struct {
 	props   []properties.Property
 	fpOpts  runner.FingerprintOptions
 	levels  [][]node
-	visited *fpSet
+	visited *search.Set
 	res     *Result
 	start   time.Time
 	pool    sync.Pool // *executor
@@ -235,7 +236,7 @@ func explore(ctx context.Context, target system.Target, opts Options, batch int)
 	if props == nil {
 		props = properties.ForKind(scenario.KindConsumption)
 	}
-	e := &engine{target: target, opts: opts, base: base, menu: menu, visited: newFPSet(), res: &Result{}, start: time.Now(), batch: batch,
+	e := &engine{target: target, opts: opts, base: base, menu: menu, visited: search.NewSet(), res: &Result{}, start: time.Now(), batch: batch,
 		fpOpts: runner.FingerprintOptions{SymmetricWorkers: !opts.NoSymmetry, SymmetricEvents: !opts.NoSymmetry}}
 	for _, p := range props {
 		if p.Kind == scenario.KindConsumption {
@@ -278,7 +279,7 @@ func explore(ctx context.Context, target system.Target, opts Options, batch int)
 		for _, l := range e.levels {
 			nodes += cap(l)
 		}
-		e.res.BytesPerState = float64(e.visited.bytes()+nodes*16) / float64(n)
+		e.res.BytesPerState = float64(e.visited.Bytes()+int64(nodes)*16) / float64(n)
 	}
 	return e.res, err
 }
@@ -308,7 +309,7 @@ func (e *engine) path(d int, i int32, buf []scenario.Step) []scenario.Step {
 type cand struct {
 	parent  int32
 	step    int16
-	fp      uint64
+	fp      search.Key
 	skip    uint64
 	world   *runner.World
 	mons    []properties.Monitor
@@ -338,7 +339,7 @@ func (e *engine) run(ctx context.Context) error {
 	if root.err != nil {
 		return fmt.Errorf("explore: target %q: %w", e.target.Name, root.err)
 	}
-	e.visited.add(root.fp)
+	e.visited.Add(root.fp)
 	e.levels = append(e.levels, []node{{parent: -1, step: -1, skip: root.skip}})
 	e.res.States = 1
 	e.res.Levels = append(e.res.Levels, Level{Depth: 0, States: 1})
@@ -349,7 +350,7 @@ func (e *engine) run(ctx context.Context) error {
 	for d := 1; d <= e.opts.Depth; d++ {
 		from := e.levels[d-1]
 		var next []node
-		nextIdx := newFPIndex()
+		nextIdx := search.NewSet()
 		lvl := Level{Depth: d}
 		step := e.batchOf(batch)
 		for lo := 0; lo < len(from); lo += step {
@@ -453,11 +454,11 @@ func (e *engine) closeLevel(lvl Level, next []node) bool {
 // every edge into it allows; under symmetry the other edge may reach a
 // permutation of the state, whose skip set names other workers: then it
 // skips nothing.
-func (e *engine) admit(fp, skip uint64, next []node, idx *fpIndex) bool {
+func (e *engine) admit(fp search.Key, skip uint64, next []node, idx *search.Set) bool {
 	if e.opts.NoDedup {
 		return true
 	}
-	if j, ok := idx.get(fp); ok {
+	if j, ok := idx.Get(fp); ok {
 		if e.fpOpts.SymmetricWorkers || e.fpOpts.SymmetricEvents {
 			next[j].skip = 0
 		} else {
@@ -465,10 +466,10 @@ func (e *engine) admit(fp, skip uint64, next []node, idx *fpIndex) bool {
 		}
 		return false
 	}
-	if !e.visited.add(fp) {
+	if !e.visited.Add(fp) {
 		return false
 	}
-	idx.put(fp, int32(len(next)))
+	idx.Put(fp, int32(len(next)))
 	return true
 }
 
@@ -641,7 +642,7 @@ func (e *engine) take(x *executor, c *cand, s int) {
 		}
 	}
 	if !e.opts.NoDedup {
-		c.fp = x.fp.Sum(w)
+		c.fp = search.Key64(x.fp.Sum(w))
 	}
 	if !e.opts.NoPOR && s >= 0 {
 		c.skip = e.skipSet(w, s, ev)
