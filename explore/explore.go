@@ -93,14 +93,17 @@ type Progress = search.Progress
 // Level is what one depth added.
 type Level = search.Level
 
-// Result is the outcome of an exploration.
+// Result is the outcome of an exploration. Its search.Result holds
+// States, the number of distinct states reached (the initial one
+// included, those of a depth cut short by the context too);
+// BytesPerState, the memory of the visited set and the parent links per
+// state; Stopped ("interrupted" when the context ended the search early);
+// and Elapsed, the wall time of the search.
 type Result struct {
+	search.Result
 	// Depth is the deepest depth fully explored: every schedule of at most
 	// Depth steps was played and judged.
 	Depth int `json:"depth"`
-	// States is the number of distinct states reached (the initial one
-	// included), those of a depth cut short by the context too.
-	States int64 `json:"states"`
 	// Transitions is the number of steps executed, each from a distinct
 	// state.
 	Transitions int64 `json:"transitions"`
@@ -109,11 +112,6 @@ type Result struct {
 	Skipped int64 `json:"skipped"`
 	// Levels are the depths explored, from 0.
 	Levels []Level `json:"levels"`
-	// Elapsed is the wall time of the search.
-	Elapsed time.Duration `json:"elapsedNs"`
-	// BytesPerState is the memory of the visited set and the parent links,
-	// per state.
-	BytesPerState float64 `json:"bytesPerState"`
 	// Engine is the engine that searched (EngineCompact or EngineRunner).
 	Engine string `json:"engine"`
 	// FrontierStates and FrontierBytes are the compact engine's largest
@@ -130,16 +128,10 @@ type Result struct {
 	Coverage coverage.Counts `json:"coverage"`
 }
 
-// StatesPerSecond is the rate of distinct states.
-func (r *Result) StatesPerSecond() float64 {
-	if r.Elapsed <= 0 {
-		return 0
-	}
-	return float64(r.States) / r.Elapsed.Seconds()
-}
-
-// Counterexample is a shortest schedule that breaks a law.
+// Counterexample is a shortest schedule that breaks a law. Its
+// search.Counterexample names the law ("property/law", that of Verdict).
 type Counterexample struct {
+	search.Counterexample
 	// Depth is the number of steps of the schedule.
 	Depth int `json:"depth"`
 	// Scenario is the world and the schedule: an ordinary scenario.
@@ -258,6 +250,7 @@ func explore(ctx context.Context, target system.Target, opts Options, batch int)
 	b := e.bfs
 	e.res.Depth, e.res.States, e.res.Transitions, e.res.Levels = b.Depth, b.States, b.Transitions, b.Levels
 	e.res.Interrupted = b.Stopped == search.Interrupted
+	e.res.Stopped = b.Budget.Reason(b.Stopped)
 	e.res.Elapsed = time.Since(e.start)
 	if n := e.res.States; n > 0 {
 		e.res.BytesPerState = float64(b.Bytes()) / float64(n)
@@ -631,6 +624,7 @@ func (e *engine) counterexample(steps []scenario.Step, d int) *Counterexample {
 	cx.Outcome = out
 	if f := properties.Failed(vs); len(f) > 0 {
 		cx.Verdict = f[0]
+		cx.Law = properties.ID(f[0].Property, f[0].Law)
 	}
 	return cx
 }
