@@ -85,6 +85,14 @@ type Options struct {
 	// schedule and its drain reached (package coverage), into
 	// Result.Coverage.
 	Coverage bool
+	// MaxTime, MaxStates and MaxBytes are budgets (zero: none): the wall
+	// time, the distinct states, and the memory of the visited set and the
+	// parent links. The search checks them before every batch of the
+	// frontier and, when one is spent, ends with the depths done so far,
+	// Result.Stopped saying which.
+	MaxTime   time.Duration
+	MaxStates int64
+	MaxBytes  int64
 }
 
 // Progress is the state of a running exploration.
@@ -119,7 +127,8 @@ type Result struct {
 	// (compact.State.Pack). BytesPerState does not count them.
 	FrontierStates int   `json:"frontierStates,omitempty"`
 	FrontierBytes  int64 `json:"frontierBytes,omitempty"`
-	// Interrupted is true when the context ended the search early.
+	// Interrupted is true when the context ended the search early (a
+	// budget of Options ends it Stopped, not Interrupted).
 	Interrupted bool `json:"interrupted,omitempty"`
 	// Counterexample is the first violation found (nil: none).
 	Counterexample *Counterexample `json:"counterexample,omitempty"`
@@ -210,7 +219,7 @@ func explore(ctx context.Context, target system.Target, opts Options, batch int)
 	}
 	e := &engine{target: target, opts: opts, base: base, menu: menu, res: &Result{}, start: time.Now(), batch: batch,
 		fpOpts: runner.FingerprintOptions{SymmetricWorkers: !opts.NoSymmetry, SymmetricEvents: !opts.NoSymmetry}}
-	e.bfs = &search.BFS{MaxDepth: opts.Depth, NoDedup: opts.NoDedup, Symmetric: !opts.NoSymmetry, Budget: &search.Budget{Context: ctx},
+	e.bfs = &search.BFS{MaxDepth: opts.Depth, NoDedup: opts.NoDedup, Symmetric: !opts.NoSymmetry, Budget: &search.Budget{Context: ctx, Time: opts.MaxTime, Count: opts.MaxStates, Memory: opts.MaxBytes},
 		Progress: opts.Progress, Start: e.start, Visited: search.NewSet()}
 	for _, p := range props {
 		if p.Kind == scenario.KindConsumption {

@@ -207,6 +207,33 @@ func TestInterruptedReportsDepthDone(t *testing.T) {
 	}
 }
 
+// A budget of states or of memory ends the search with the depths done
+// so far, saying which bound it was; it is not an interruption.
+func TestBudgetEndsTheSearch(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		o    Options
+		why  string
+	}{
+		{"states", Options{World: tiny, Depth: 30, MaxStates: 500}, "the state budget (500) ran out"},
+		{"memory", Options{World: tiny, Depth: 30, MaxBytes: 200 << 10}, "the memory budget (204800 bytes) ran out"},
+	} {
+		for _, engine := range []string{EngineCompact, EngineRunner} {
+			c.o.Engine = engine
+			r, err := Explore(context.Background(), system.Reference(), c.o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r.Stopped != c.why || r.Interrupted || r.Depth >= 30 || r.Depth < 1 {
+				t.Fatalf("%s, %s: stopped %q, interrupted %v, at depth %d", c.name, engine, r.Stopped, r.Interrupted, r.Depth)
+			}
+			if r.States < c.o.MaxStates {
+				t.Fatalf("%s, %s: stopped at %d states, short of the budget", c.name, engine, r.States)
+			}
+		}
+	}
+}
+
 // Forking copies of a world (the reference) and replaying every schedule
 // (any target) explore the same states and find the same counterexamples.
 func TestCloneAgreesWithReplay(t *testing.T) {

@@ -93,12 +93,12 @@ type BFS struct {
 	// again at its depth by another edge may be a permutation of the one
 	// first reached, whose skip set names other moves, so it skips none.
 	Symmetric bool
-	// Budget, when set, is checked before every batch; a bound reached
-	// ends the search, Stopped.
+	// Budget, when set, is checked before every batch (its clock started
+	// at Start); a bound reached ends the search, Stopped.
 	Budget *Budget
 	// Progress, when set, is called after every batch.
 	Progress func(Progress)
-	// Start is when the search started, for Progress.
+	// Start is when the search started (zero: when Run is called).
 	Start time.Time
 
 	// Visited is every state reached; Nodes the states of each depth.
@@ -147,6 +147,12 @@ func (b *BFS) Known(k Key, noPOR bool) bool {
 func Run[T Transition](b *BFS, x Expander[T], root T) error {
 	if b.Visited == nil {
 		b.Visited = NewSet()
+	}
+	if b.Start.IsZero() {
+		b.Start = time.Now()
+	}
+	if b.Budget != nil {
+		b.Budget.Start(b.Start)
 	}
 	re := root.Head()
 	re.New = true
