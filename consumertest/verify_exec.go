@@ -56,6 +56,9 @@ type tid struct {
 
 func (t tid) String() string { return fmt.Sprintf("%s/w%d/%d", kindNames[t.kind], t.w+1, t.arg) }
 
+// move is the search core's name of the choice.
+func (t tid) move() search.MoveID { return search.MoveID{Kind: uint8(t.kind), Worker: t.w, Arg: t.arg} }
+
 // workerMove reports whether the choice moves a worker (and so makes it
 // the worker the schedule is on).
 func (t tid) workerMove() bool { return t.kind == kRun || t.kind == kRecv || t.kind == kFail }

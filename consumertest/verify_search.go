@@ -18,51 +18,27 @@ import (
 	"github.com/idemcheck/idemcheck/internal/search"
 )
 
-// The search of Verify: a stateless depth-first search over the choices
-// of the scheduler, re-playing each schedule from the start (CHESS,
-// loom). The path is the stack of decision points of the schedule being
-// played; a run re-plays its prefix and decides the rest, then the search
-// backtracks to the deepest point with a choice left to try.
+// The search of Verify: the search core's depth-first strategy (package
+// internal/search) over the choices of the scheduler, re-playing each
+// schedule from the start. The path is the stack of decision points of
+// the schedule being played; a run re-plays its prefix and decides the
+// rest, then the search backtracks to the deepest point with a choice
+// left to try. The core keeps the decision points, their sleep sets and
+// the state cache; this file plays the team's consumer as its model and
+// shares the subtrees among the walkers.
 
 const (
 	decideAbandon = -1
 	decideCut     = -2
 )
 
-// frame is one decision point on the path.
+// frame is one decision point on the path: the core's, with the choices
+// it was made of (ts) and the parts of its state's name (for a report of
+// what differs when a run meets another state there).
 type frame struct {
-	ts []trans
-	// tried marks the choices explored (or being explored: cur).
-	tried []bool
-	cur   int
-	// after is, per choice tried, whether its worker could still move
-	// after it (-1: not known): what the cost check of a sleeping choice
-	// needs.
-	after []int8
-	sleep []sleepEntry
-	// curW is the worker the schedule was on at this point, and curMov
-	// whether it could move.
-	curW   int
-	curMov bool
-	// key names the state here (keyOK: it could be named): a run that
-	// plays the path again must meet the same states.
-	key   search.Key
-	keyOK bool
+	search.Frame[footprint]
+	ts    []trans
 	parts []keyPart
-}
-
-// sleepEntry is a choice asleep: its other order was explored already.
-type sleepEntry struct {
-	id    tid
-	fp    footprint
-	after int8
-}
-
-// visit is one exploration of a named state.
-type visit struct {
-	budget budgets
-	sleep  []tid // in the state's canonical worker order
-	depth  int
 }
 
 // quietEnd is what the end of a schedule gave in a quiet state: the same
@@ -107,10 +83,9 @@ type searcher struct {
 	cond *sync.Cond
 	// cache holds the visits of each state named, at the index its key
 	// maps to; quiet the ends of quiet states, likewise.
-	cache  *search.Set
-	visits [][]visit
-	quiet  *search.Set
-	ends   []*quietEnd
+	cache *search.Cache[budgets]
+	quiet *search.Set
+	ends  []*quietEnd
 	// budget is what every schedule of the level may spend.
 	budget budgets
 	// cutAt, in the search for a shorter counterexample, is the length of
@@ -325,7 +300,7 @@ func (s *searcher) level(k, cutAt, n int) error {
 	s.lvl = &s.res.Levels[len(s.res.Levels)-1]
 	start := time.Now()
 	defer func() { s.lvl.Elapsed = time.Since(start) }()
-	s.cache, s.visits, s.quiet, s.ends, s.cutAt = search.NewSet(), nil, search.NewSet(), nil, cutAt
+	s.cache, s.quiet, s.ends, s.cutAt = search.NewCache(budgets.covers), search.NewSet(), nil, cutAt
 	s.tasks, s.idle, s.active, s.over = []*task{{}}, 0, n, false
 	var wg sync.WaitGroup
 	for _, w := range s.walkers[:n] {
@@ -362,14 +337,7 @@ func (r *VerifyResult) measureCache() {
 // the quiet states, counted from what they hold.
 func (s *searcher) cacheBytes() (bytes, entries int64) {
 	bytes = s.cache.Bytes() + s.quiet.Bytes()
-	bytes += int64(cap(s.visits)) * int64(unsafe.Sizeof([]visit{}))
 	bytes += int64(cap(s.ends)) * int64(unsafe.Sizeof(&quietEnd{}))
-	for _, vs := range s.visits {
-		bytes += int64(cap(vs)) * int64(unsafe.Sizeof(visit{}))
-		for _, v := range vs {
-			bytes += int64(cap(v.sleep)) * int64(unsafe.Sizeof(tid{}))
-		}
-	}
 	for _, q := range s.ends {
 		bytes += int64(unsafe.Sizeof(*q)) + int64(len(q.summary)) + int64(cap(q.breaches))*int64(unsafe.Sizeof(Breach{}))
 		for _, b := range q.breaches {
@@ -475,16 +443,10 @@ func (w *walker) donate() {
 	}
 	for d := w.root; d < len(w.path); d++ {
 		f := w.path[d]
-		for i := range f.ts {
-			if i == f.cur || f.tried[i] || asleep(f.sleep, f.ts[i].id) {
-				continue
-			}
-			f.tried[i] = true
+		if g := f.Give(); g != nil {
 			frames := make([]*frame, d+1)
 			copy(frames, w.path[:d+1])
-			g := *f
-			g.cur, g.tried, g.after = i, slices.Clone(f.tried), slices.Clone(f.after)
-			frames[d] = &g
+			frames[d] = &frame{Frame: *g, ts: f.ts, parts: f.parts}
 			s.tasks = append(s.tasks, &task{frames: frames})
 			s.depthRow(d).Transitions++
 			s.cond.Signal()
@@ -636,26 +598,13 @@ func outcomeSummary(o *Outcome, bs []Breach) string {
 func (w *walker) backtrack() bool {
 	for len(w.path) > w.root {
 		f := w.path[len(w.path)-1]
-		f.tried[f.cur] = true
-		for i := range f.ts {
-			if !f.tried[i] && !asleep(f.sleep, f.ts[i].id) {
-				f.cur = i
-				w.mu.Lock()
-				w.depthRow(len(w.path)-1).Transitions++
-				w.mu.Unlock()
-				return true
-			}
-		}
-		w.path = w.path[:len(w.path)-1]
-	}
-	return false
-}
-
-func asleep(sleep []sleepEntry, id tid) bool {
-	for _, z := range sleep {
-		if z.id == id {
+		if f.Next() {
+			w.mu.Lock()
+			w.depthRow(len(w.path)-1).Transitions++
+			w.mu.Unlock()
 			return true
 		}
+		w.path = w.path[:len(w.path)-1]
 	}
 	return false
 }
@@ -675,7 +624,7 @@ func (w *walker) decide(v *verifyRun, ts []trans, boundPruned int, key search.Ke
 	d := v.depth
 	if d < len(w.path) {
 		f := w.path[d]
-		if !sameChoices(f.ts, ts) || (f.keyOK && keyOK && f.key != key) {
+		if !sameChoices(f.ts, ts) || (f.KeyOK && keyOK && f.Key != key) {
 			what := fmt.Sprintf("the choices differ: %s, then %s", describeChoices(f.ts), describeChoices(ts))
 			if sameChoices(f.ts, ts) {
 				what = "what differs: " + strings.Join(differing(f.parts, v.parts), "; ")
@@ -685,40 +634,44 @@ func (w *walker) decide(v *verifyRun, ts []trans, boundPruned int, key search.Ke
 				ErrBadInput, w.c.displayName(), d, what, describeSteps(v.r.s.Steps)))
 			return decideAbandon
 		}
-		return f.cur
+		return f.Cur
 	}
 	if d > 0 {
 		parent := w.path[d-1]
-		if t := parent.ts[parent.cur].id; t.w >= 0 && v.movable(int(t.w)) {
-			parent.after[parent.cur] = 1
+		if t := parent.ts[parent.Cur].id; t.w >= 0 && v.movable(int(t.w)) {
+			parent.After[parent.Cur] = 1
 		} else {
-			parent.after[parent.cur] = 0
+			parent.After[parent.Cur] = 0
 		}
 	}
 	if d >= w.bounds.MaxSteps || (w.cutAt > 0 && d >= w.cutAt) {
 		return decideCut
 	}
-	var sleep []sleepEntry
+	var sleep []search.Sleeper[footprint]
 	if d > 0 && !w.cfg.verify.noPOR {
-		sleep = w.childSleep(w.path[d-1])
+		sleep = w.path[d-1].ChildSleep(w.conflicts, w.costSafe)
 	}
-	var canon []tid
+	var canon []search.MoveID
 	if keyOK && w.cutAt == 0 {
-		canon = w.canonical(sleep)
+		canon = search.Canonical(sleep, w.perm)
+	}
+	moves := make([]search.Move[footprint], len(ts))
+	for i, t := range ts {
+		moves[i] = search.Move[footprint]{ID: t.id.move(), Footprint: t.fp, Own: t.id.workerMove(), Crash: t.id.kind == kCrash}
 	}
 	s := w.searcher
 	s.mu.Lock()
 	row := s.depthRow(d)
 	row.Nodes++
 	if canon != nil || (keyOK && w.cutAt == 0) {
-		if s.dominated(key, v.budget, canon) {
+		if s.cache.Dominated(key, v.budget, canon) {
 			s.res.CachePruned++
 			s.lvl.CachePruned++
 			row.CachePruned++
 			s.mu.Unlock()
 			return decideAbandon
 		}
-		if s.remember(key, visit{budget: v.budget, sleep: canon, depth: d}) {
+		if s.cache.Remember(key, search.Visit[budgets]{Budget: v.budget, Sleep: canon, Depth: int32(d)}) {
 			s.res.States++
 			s.lvl.States++
 			row.States++
@@ -726,31 +679,20 @@ func (w *walker) decide(v *verifyRun, ts []trans, boundPruned int, key search.Ke
 	}
 	s.res.BoundPruned += int64(boundPruned)
 	s.lvl.BoundPruned += int64(boundPruned)
-	f := &frame{ts: ts, tried: make([]bool, len(ts)), after: make([]int8, len(ts)), sleep: sleep, curW: v.cur, curMov: v.movable(v.cur), cur: -1,
-		key: key, keyOK: keyOK, parts: slices.Clone(v.parts)}
-	for i := range f.after {
-		f.after[i] = -1
-	}
-	for i := range ts {
-		if asleep(sleep, ts[i].id) {
-			s.res.SleepPruned++
-			s.lvl.SleepPruned++
-			row.SleepPruned++
-			continue
-		}
-		if f.cur < 0 {
-			f.cur = i
-		}
-	}
-	if f.cur >= 0 {
+	core, asleep := search.NewFrame(moves, sleep, v.cur, v.movable(v.cur), key, keyOK)
+	f := &frame{Frame: *core, ts: ts, parts: slices.Clone(v.parts)}
+	s.res.SleepPruned += int64(asleep)
+	s.lvl.SleepPruned += int64(asleep)
+	row.SleepPruned += int64(asleep)
+	if f.Cur >= 0 {
 		row.Transitions++
 	}
 	s.mu.Unlock()
-	if f.cur < 0 {
+	if f.Cur < 0 {
 		return decideAbandon
 	}
 	w.path = append(w.path, f)
-	return f.cur
+	return f.Cur
 }
 
 // describeSteps renders a schedule's steps for a report.
@@ -782,34 +724,6 @@ func describeChoices(ts []trans) string {
 	return "[" + strings.Join(parts, ", ") + "]"
 }
 
-// childSleep is the sleep set of the child of f through its current
-// choice t: the choices asleep at f and those tried before t at f, each
-// kept when it commutes with t and when trying it first could not need
-// more preemptions than the order it stands for.
-//
-// The choices tried before t are those before it in f's order, asleep at
-// f or not: the search tries them in that order (a walker that hands a
-// choice to another still counts the ones before it as tried first, and
-// their subtrees are searched all the same).
-func (w *walker) childSleep(f *frame) []sleepEntry {
-	t := f.ts[f.cur]
-	var out []sleepEntry
-	keep := func(z sleepEntry) {
-		if !w.conflicts(z.fp, t.fp) && w.costSafe(f, z, t) {
-			out = append(out, z)
-		}
-	}
-	for _, z := range f.sleep {
-		keep(z)
-	}
-	for j := range f.cur {
-		if !asleep(f.sleep, f.ts[j].id) {
-			keep(sleepEntry{id: f.ts[j].id, fp: f.ts[j].fp, after: f.after[j]})
-		}
-	}
-	return out
-}
-
 // reductionMutants are the ways a test breaks the reductions on purpose:
 // the soundness tests must catch each.
 var reductionMutants = []string{"commute-all", "no-cost-check", "key-ignores-db", "key-ignores-history", "key-ignores-broker"}
@@ -822,131 +736,9 @@ func (w *walker) conflicts(a, b footprint) bool {
 	return conflicts(a, b)
 }
 
-func (w *walker) costSafe(f *frame, z sleepEntry, t trans) bool {
-	return w.cfg.verify.mutant == "no-cost-check" || costSafe(f, z, t)
-}
-
-// costSafe reports whether choice z may sleep below t at f under the
-// preemption bound. Asleep there, the schedules t z ... are left to the
-// schedules z t ... tried before; that is sound only when z t ... costs
-// no more preemptions than t z ... for every continuation, or the bound
-// could cut the schedule that stands for one within it. Switching away
-// from the worker the schedule is on costs one when it can still move;
-// moves of two different workers leave the schedule on different workers,
-// so the worst continuation (back to the other) is counted.
-func costSafe(f *frame, z sleepEntry, t trans) bool {
-	zw, tw := z.id.workerMove(), t.id.workerMove()
-	c := f.curW
-	mc := 0
-	if f.curMov {
-		mc = 1
-	}
-	switch {
-	case !zw && !tw:
-		return true
-	case zw && !tw:
-		// A crash of the worker the schedule is on makes switching free:
-		// z after it may cost less than z before it.
-		return !(t.id.kind == kCrash && int(t.id.w) == c && mc == 1 && int(z.id.w) != c)
-	case !zw && tw:
-		return true
-	}
-	d, e := int(t.id.w), int(z.id.w)
-	after := int(z.after)
-	if after < 0 {
-		after = 1
-	}
-	lhs := mc*b2i(c != e) + after
-	rhs := mc * b2i(c != d)
-	return lhs <= rhs
-}
-
-func b2i(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
-}
-
-// canonical renames the workers of a sleep set into the state's canonical
-// order (the order its name lists them in), so that the sleep sets of two
-// states alike but for their workers' names compare.
-func (w *walker) canonical(sleep []sleepEntry) []tid {
-	out := make([]tid, 0, len(sleep))
-	for _, z := range sleep {
-		id := z.id
-		if id.w >= 0 {
-			id.w = int8(slices.Index(w.perm, int(id.w)))
-		}
-		out = append(out, id)
-	}
-	slices.SortFunc(out, compareTid)
-	return out
-}
-
-func compareTid(a, b tid) int {
-	if a.kind != b.kind {
-		return int(a.kind) - int(b.kind)
-	}
-	if a.w != b.w {
-		return int(a.w) - int(b.w)
-	}
-	switch {
-	case a.arg < b.arg:
-		return -1
-	case a.arg > b.arg:
-		return 1
-	}
-	return 0
-}
-
-// subset reports whether every id of a is in b (both sorted).
-func subset(a, b []tid) bool {
-	j := 0
-	for _, x := range a {
-		for j < len(b) && compareTid(b[j], x) < 0 {
-			j++
-		}
-		if j == len(b) || b[j] != x {
-			return false
-		}
-	}
-	return true
-}
-
-// dominated reports whether the state was explored before with at least
-// this budget and no more choices asleep (and, in the search for fewer
-// steps, no deeper).
-func (s *searcher) dominated(key search.Key, b budgets, sleep []tid) bool {
-	i, ok := s.cache.Get(key)
-	if !ok {
-		return false
-	}
-	for _, vis := range s.visits[i] {
-		if vis.budget.covers(b) && subset(vis.sleep, sleep) {
-			return true
-		}
-	}
-	return false
-}
-
-// remember records a visit; it reports whether the state is new.
-func (s *searcher) remember(key search.Key, vis visit) bool {
-	i, seen := s.cache.Get(key)
-	if !seen {
-		s.cache.Put(key, int32(len(s.visits)))
-		s.visits = append(s.visits, []visit{vis})
-		return true
-	}
-	old := s.visits[i]
-	kept := old[:0]
-	for _, o := range old {
-		if !(vis.budget.covers(o.budget) && subset(vis.sleep, o.sleep) && vis.depth <= o.depth) {
-			kept = append(kept, o)
-		}
-	}
-	s.visits[i] = append(kept, vis)
-	return false
+// costSafe is search.CostSafe, but where a test breaks it on purpose.
+func (w *walker) costSafe(f *search.Frame[footprint], z search.Sleeper[footprint], t search.Move[footprint]) bool {
+	return w.cfg.verify.mutant == "no-cost-check" || search.CostSafe(f, z, t)
 }
 
 // discover reads the tables the schema made, on a database of its own:

@@ -30,7 +30,7 @@ type Set struct {
 }
 
 // NewSet returns an empty set.
-func NewSet() *Set { return &Set{keys: make([]Key, 1024)} }
+func NewSet() *Set { return &Set{keys: make([]Key, 64)} }
 
 // slot spreads a key's bits over the low ones the table indexes by (the
 // murmur3 finalizer over the halves folded together).
