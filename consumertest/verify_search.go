@@ -32,14 +32,18 @@ const (
 	decideCut     = -2
 )
 
-// frame is one decision point on the path: the core's, with the choices
-// it was made of (ts) and the parts of its state's name (for a report of
-// what differs when a run meets another state there).
-type frame struct {
-	search.Frame[footprint]
+// frame is one decision point on the path.
+type frame = search.Frame[footprint]
+
+// pointOf is the search's own record of a decision point (frame.Aux): the
+// choices it was made of, and the parts of its state's name, for a report
+// of what differs when a run meets another state there.
+type pointOf struct {
 	ts    []trans
 	parts []keyPart
 }
+
+func pointAt(f *frame) *pointOf { return f.Aux.(*pointOf) }
 
 // quietEnd is what the end of a schedule gave in a quiet state: the same
 // state ends the same way.
@@ -77,12 +81,13 @@ type searcher struct {
 	objects map[string]string
 	ddl     atomic.Bool
 	walkers []*walker
+	// subtrees are the level's subtrees no walker took yet.
+	subtrees *search.Tasks[footprint]
 
 	// mu guards what follows: the level being searched.
-	mu   sync.Mutex
-	cond *sync.Cond
-	// cache holds the visits of each state named, at the index its key
-	// maps to; quiet the ends of quiet states, likewise.
+	mu sync.Mutex
+	// cache holds the visits of each state named; quiet the ends of quiet
+	// states, at the index in ends its key maps to.
 	cache *search.Cache[budgets]
 	quiet *search.Set
 	ends  []*quietEnd
@@ -93,12 +98,6 @@ type searcher struct {
 	cutAt int
 	best  *found
 	err   error
-	// tasks are the subtrees of the level no walker took yet; idle
-	// counts the walkers waiting for one, active those searching.
-	tasks  []*task
-	idle   int
-	active int
-	over   bool
 
 	lvl     *VerifyLevel
 	res     *VerifyResult
@@ -107,20 +106,15 @@ type searcher struct {
 	stopped string
 }
 
-// task is a subtree to search: the decision points of its root's path,
-// each with the choice taken.
-type task struct{ frames []*frame }
-
 // walker searches subtrees, one schedule at a time, on a database of its
 // own.
 type walker struct {
 	*searcher
-	cfg  config
-	stop func()
-	path []*frame
-	// root is the depth of the walker's task: the points above it are
-	// not its to backtrack.
-	root    int
+	// Walker is the walker's path; the points above its root are not its
+	// to backtrack.
+	search.Walker[footprint]
+	cfg     config
+	stop    func()
 	current *verifyRun
 	perm    []int
 	// Buffers of the names of states.
@@ -219,7 +213,6 @@ func (r *VerifyResult) add(w VerifyResult, i int) {
 func exploreWorld(c Consumer, b Bounds, cfg config, name string) (VerifyResult, error) {
 	n := max(cfg.verify.parallel, 1)
 	s := &searcher{c: c, cfg: cfg, bounds: b.withDefaults(), fates: b.Events, base: b.scenario(), sqlite: cfg.backend.Name() == "sqlite"}
-	s.cond = sync.NewCond(&s.mu)
 	defer func() {
 		for _, w := range s.walkers {
 			w.stop()
@@ -301,7 +294,7 @@ func (s *searcher) level(k, cutAt, n int) error {
 	start := time.Now()
 	defer func() { s.lvl.Elapsed = time.Since(start) }()
 	s.cache, s.quiet, s.ends, s.cutAt = search.NewCache(budgets.covers), search.NewSet(), nil, cutAt
-	s.tasks, s.idle, s.active, s.over = []*task{{}}, 0, n, false
+	s.subtrees = search.NewTasks[footprint](n)
 	var wg sync.WaitGroup
 	for _, w := range s.walkers[:n] {
 		wg.Add(1)
@@ -357,12 +350,11 @@ func (s *searcher) cacheBytes() (bytes, entries int64) {
 // walk searches tasks until the level is over.
 func (w *walker) walk() {
 	for {
-		t := w.nextTask()
+		t := w.subtrees.Next()
 		if t == nil {
 			return
 		}
-		w.path = t.frames
-		w.root = len(t.frames)
+		w.Start(t)
 		for {
 			if w.halt() {
 				return
@@ -380,46 +372,15 @@ func (w *walker) walk() {
 	}
 }
 
-// nextTask waits for a subtree to search; nil when the level is over.
-func (w *walker) nextTask() *task {
-	s := w.searcher
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.active--
-	for len(s.tasks) == 0 && !s.over {
-		if s.active == 0 {
-			// Nobody searches and nothing is left: the level is done.
-			s.over = true
-			s.cond.Broadcast()
-			break
-		}
-		s.idle++
-		s.cond.Wait()
-		s.idle--
-	}
-	if s.over {
-		return nil
-	}
-	t := s.tasks[len(s.tasks)-1]
-	s.tasks = s.tasks[:len(s.tasks)-1]
-	s.active++
-	return t
-}
-
 // end ends the level for every walker.
-func (w *walker) end() {
-	w.mu.Lock()
-	w.over = true
-	w.cond.Broadcast()
-	w.mu.Unlock()
-}
+func (w *walker) end() { w.subtrees.End() }
 
 // halt reports whether the walker must stop: the level is over, a budget
 // is spent, a counterexample was found, the search failed.
 func (w *walker) halt() bool {
 	s := w.searcher
 	s.mu.Lock()
-	over := s.over || s.err != nil || (s.best != nil && !s.cfg.verify.exhaustive)
+	over := s.subtrees.Over() || s.err != nil || (s.best != nil && !s.cfg.verify.exhaustive)
 	if !over {
 		if why := s.budgetSpent(); why != "" {
 			s.stopped, over = why, true
@@ -435,23 +396,10 @@ func (w *walker) halt() bool {
 // donate gives another walker, waiting for work, the untried choice
 // nearest the root of the walker's subtree.
 func (w *walker) donate() {
-	s := w.searcher
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.idle == 0 || len(s.tasks) > 0 {
-		return
-	}
-	for d := w.root; d < len(w.path); d++ {
-		f := w.path[d]
-		if g := f.Give(); g != nil {
-			frames := make([]*frame, d+1)
-			copy(frames, w.path[:d+1])
-			frames[d] = &frame{Frame: *g, ts: f.ts, parts: f.parts}
-			s.tasks = append(s.tasks, &task{frames: frames})
-			s.depthRow(d).Transitions++
-			s.cond.Signal()
-			return
-		}
+	if d, ok := w.Donate(w.subtrees); ok {
+		w.mu.Lock()
+		w.depthRow(d).Transitions++
+		w.mu.Unlock()
 	}
 }
 
@@ -596,17 +544,13 @@ func outcomeSummary(o *Outcome, bs []Breach) string {
 // backtrack moves the path to the next choice to try in the walker's
 // subtree; false when every choice of every point of it was tried.
 func (w *walker) backtrack() bool {
-	for len(w.path) > w.root {
-		f := w.path[len(w.path)-1]
-		if f.Next() {
-			w.mu.Lock()
-			w.depthRow(len(w.path)-1).Transitions++
-			w.mu.Unlock()
-			return true
-		}
-		w.path = w.path[:len(w.path)-1]
+	d, ok := w.Backtrack()
+	if ok {
+		w.mu.Lock()
+		w.depthRow(d).Transitions++
+		w.mu.Unlock()
 	}
-	return false
+	return ok
 }
 
 // depthRow is the level's row of depth d (s.mu held).
@@ -622,12 +566,13 @@ func (s *searcher) depthRow(d int) *VerifyDepth {
 // or decideCut to leave the rest to the drain.
 func (w *walker) decide(v *verifyRun, ts []trans, boundPruned int, key search.Key, keyOK bool) int {
 	d := v.depth
-	if d < len(w.path) {
-		f := w.path[d]
-		if !sameChoices(f.ts, ts) || (f.KeyOK && keyOK && f.Key != key) {
-			what := fmt.Sprintf("the choices differ: %s, then %s", describeChoices(f.ts), describeChoices(ts))
-			if sameChoices(f.ts, ts) {
-				what = "what differs: " + strings.Join(differing(f.parts, v.parts), "; ")
+	if d < len(w.Path) {
+		f := w.Path[d]
+		p := pointAt(f)
+		if !sameChoices(p.ts, ts) || (f.KeyOK && keyOK && f.Key != key) {
+			what := fmt.Sprintf("the choices differ: %s, then %s", describeChoices(p.ts), describeChoices(ts))
+			if sameChoices(p.ts, ts) {
+				what = "what differs: " + strings.Join(differing(p.parts, v.parts), "; ")
 			}
 			w.fail(fmt.Errorf("%w: consumer %q is not deterministic: the same schedule, played again, reached another state after %d step(s) (%s) of %s; "+
 				"a consumer whose moves depend on something other than what the database returned to it (the machine's clock, randomness, a file, a remote service not behind handler.Point) cannot be model-checked: switch state caching off with NoCache to search it anyway",
@@ -637,8 +582,8 @@ func (w *walker) decide(v *verifyRun, ts []trans, boundPruned int, key search.Ke
 		return f.Cur
 	}
 	if d > 0 {
-		parent := w.path[d-1]
-		if t := parent.ts[parent.Cur].id; t.w >= 0 && v.movable(int(t.w)) {
+		parent := w.Path[d-1]
+		if t := pointAt(parent).ts[parent.Cur].id; t.w >= 0 && v.movable(int(t.w)) {
 			parent.After[parent.Cur] = 1
 		} else {
 			parent.After[parent.Cur] = 0
@@ -649,7 +594,7 @@ func (w *walker) decide(v *verifyRun, ts []trans, boundPruned int, key search.Ke
 	}
 	var sleep []search.Sleeper[footprint]
 	if d > 0 && !w.cfg.verify.noPOR {
-		sleep = w.path[d-1].ChildSleep(w.conflicts, w.costSafe)
+		sleep = w.Path[d-1].ChildSleep(w.conflicts, w.costSafe)
 	}
 	var canon []search.MoveID
 	if keyOK && w.cutAt == 0 {
@@ -679,8 +624,7 @@ func (w *walker) decide(v *verifyRun, ts []trans, boundPruned int, key search.Ke
 	}
 	s.res.BoundPruned += int64(boundPruned)
 	s.lvl.BoundPruned += int64(boundPruned)
-	core, asleep := search.NewFrame(moves, sleep, v.cur, v.movable(v.cur), key, keyOK)
-	f := &frame{Frame: *core, ts: ts, parts: slices.Clone(v.parts)}
+	f, asleep := search.NewFrame(moves, sleep, v.cur, v.movable(v.cur), key, keyOK, &pointOf{ts: ts, parts: slices.Clone(v.parts)})
 	s.res.SleepPruned += int64(asleep)
 	s.lvl.SleepPruned += int64(asleep)
 	row.SleepPruned += int64(asleep)
@@ -691,7 +635,7 @@ func (w *walker) decide(v *verifyRun, ts []trans, boundPruned int, key search.Ke
 	if f.Cur < 0 {
 		return decideAbandon
 	}
-	w.path = append(w.path, f)
+	w.Path = append(w.Path, f)
 	return f.Cur
 }
 

@@ -2,6 +2,7 @@ package search
 
 import (
 	"slices"
+	"sync"
 	"unsafe"
 )
 
@@ -76,14 +77,17 @@ type Frame[F any] struct {
 	// plays the path again must meet the same state.
 	Key   Key
 	KeyOK bool
+	// Aux is the model's own record of the point: what it reports when a
+	// run that plays the path again meets another state there.
+	Aux any
 }
 
 // NewFrame returns the decision point of moves, with the moves of sleep
 // asleep, at its first move awake (Cur -1: none), and how many moves
 // sleep.
-func NewFrame[F any](moves []Move[F], sleep []Sleeper[F], worker int, movable bool, key Key, keyOK bool) (*Frame[F], int) {
+func NewFrame[F any](moves []Move[F], sleep []Sleeper[F], worker int, movable bool, key Key, keyOK bool, aux any) (*Frame[F], int) {
 	f := &Frame[F]{Moves: moves, Tried: make([]bool, len(moves)), After: make([]int8, len(moves)), Sleep: sleep,
-		Worker: worker, Movable: movable, Cur: -1, Key: key, KeyOK: keyOK}
+		Worker: worker, Movable: movable, Cur: -1, Key: key, KeyOK: keyOK, Aux: aux}
 	asleep := 0
 	for i := range moves {
 		f.After[i] = -1
@@ -233,6 +237,117 @@ func Subset(a, b []MoveID) bool {
 		}
 	}
 	return true
+}
+
+// Task is a subtree to search: the decision points of its root's path,
+// each at the move taken.
+type Task[F any] struct{ Frames []*Frame[F] }
+
+// Tasks share the subtrees of one search among its walkers: a walker out
+// of work waits for a subtree another gives it (Walker.Donate).
+type Tasks[F any] struct {
+	mu    sync.Mutex
+	cond  *sync.Cond
+	tasks []*Task[F]
+	// idle counts the walkers waiting for a task, active those searching.
+	idle, active int
+	over         bool
+}
+
+// NewTasks returns the tasks of a search on n walkers: the whole tree.
+func NewTasks[F any](n int) *Tasks[F] {
+	p := &Tasks[F]{tasks: []*Task[F]{{}}, active: n}
+	p.cond = sync.NewCond(&p.mu)
+	return p
+}
+
+// Next waits for a subtree to search; nil when the search is over: ended
+// (End), or nobody searches and nothing is left.
+func (p *Tasks[F]) Next() *Task[F] {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.active--
+	for len(p.tasks) == 0 && !p.over {
+		if p.active == 0 {
+			p.over = true
+			p.cond.Broadcast()
+			break
+		}
+		p.idle++
+		p.cond.Wait()
+		p.idle--
+	}
+	if p.over {
+		return nil
+	}
+	t := p.tasks[len(p.tasks)-1]
+	p.tasks = p.tasks[:len(p.tasks)-1]
+	p.active++
+	return t
+}
+
+// End ends the search for every walker.
+func (p *Tasks[F]) End() {
+	p.mu.Lock()
+	p.over = true
+	p.cond.Broadcast()
+	p.mu.Unlock()
+}
+
+// Over reports whether the search is over.
+func (p *Tasks[F]) Over() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.over
+}
+
+// Walker is one walker's place in the tree: the path of decision points
+// of the schedule it plays, of which those from Root down are its own to
+// backtrack.
+type Walker[F any] struct {
+	Path []*Frame[F]
+	Root int
+}
+
+// Start starts on subtree t.
+func (w *Walker[F]) Start(t *Task[F]) {
+	w.Path, w.Root = t.Frames, len(t.Frames)
+}
+
+// Backtrack moves the path to the next move to try in the walker's
+// subtree and returns the depth of its point; false when every move of
+// every point of the subtree was tried.
+func (w *Walker[F]) Backtrack() (int, bool) {
+	for len(w.Path) > w.Root {
+		d := len(w.Path) - 1
+		if w.Path[d].Next() {
+			return d, true
+		}
+		w.Path = w.Path[:d]
+	}
+	return 0, false
+}
+
+// Donate gives a walker waiting for work, when one waits and no task is
+// left, the untried move nearest the root of w's subtree; it returns the
+// depth of its point, false when it gave none.
+func (w *Walker[F]) Donate(p *Tasks[F]) (int, bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.idle == 0 || len(p.tasks) > 0 {
+		return 0, false
+	}
+	for d := w.Root; d < len(w.Path); d++ {
+		if g := w.Path[d].Give(); g != nil {
+			frames := make([]*Frame[F], d+1)
+			copy(frames, w.Path[:d+1])
+			frames[d] = g
+			p.tasks = append(p.tasks, &Task[F]{Frames: frames})
+			p.cond.Signal()
+			return d, true
+		}
+	}
+	return 0, false
 }
 
 // Visit is one exploration of a named state: with budget B left, the

@@ -2,6 +2,7 @@ package search
 
 import (
 	"slices"
+	"sync"
 	"testing"
 )
 
@@ -19,13 +20,13 @@ func mv(kind uint8, w int8, fp res) Move[res] {
 // given is its taker's root, which it never backtracks).
 func TestFrameTriesEveryMoveAwakeOnce(t *testing.T) {
 	moves := []Move[res]{mv(1, 0, 1), mv(1, 1, 2), mv(1, 2, 4), mv(2, -1, 8)}
-	f, asleep := NewFrame(moves, []Sleeper[res]{{Move: moves[0]}}, 0, true, Key{1, 2}, true)
+	f, asleep := NewFrame(moves, []Sleeper[res]{{Move: moves[0]}}, 0, true, Key{1, 2}, true, "aux")
 	if asleep != 1 || f.Cur != 1 {
 		t.Fatalf("%d asleep, first move %d; want 1 and 1", asleep, f.Cur)
 	}
 	tried := []int{f.Cur}
 	g := f.Give()
-	if g == nil || g.Cur != 2 || !f.Tried[2] || !g.Tried[2] {
+	if g == nil || g.Cur != 2 || !f.Tried[2] || !g.Tried[2] || g.Aux != "aux" {
 		t.Fatalf("Give handed %+v", g)
 	}
 	tried = append(tried, g.Cur)
@@ -46,7 +47,7 @@ func TestFrameTriesEveryMoveAwakeOnce(t *testing.T) {
 // stays asleep when it does.
 func TestChildSleepKeepsWhatCommutes(t *testing.T) {
 	moves := []Move[res]{mv(1, 0, 1), mv(1, 1, 2), mv(1, 2, 1|4), mv(2, -1, 16)}
-	f, _ := NewFrame(moves, []Sleeper[res]{{Move: moves[3], After: -1}}, -1, false, Key{}, false)
+	f, _ := NewFrame(moves, []Sleeper[res]{{Move: moves[3], After: -1}}, -1, false, Key{}, false, nil)
 	f.Cur = 2
 	// Neither worker of the moves tried could move after them.
 	f.After[0], f.After[1] = 0, 0
@@ -145,5 +146,65 @@ func TestCanonicalSleep(t *testing.T) {
 	}
 	if !Subset(want[1:], want) || Subset(want, want[1:]) {
 		t.Fatal("Subset is wrong about sorted sets")
+	}
+}
+
+// TestWalkersShareTheTree searches a tree of three moves at each of four
+// depths on three walkers that give each other subtrees: every schedule
+// is played to its end exactly once.
+func TestWalkersShareTheTree(t *testing.T) {
+	const width, depth, n = 3, 4, 3
+	tasks := NewTasks[res](n)
+	var mu sync.Mutex
+	played := map[[depth]int]int{}
+	var wg sync.WaitGroup
+	for range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var w Walker[res]
+			for {
+				task := tasks.Next()
+				if task == nil {
+					return
+				}
+				w.Start(task)
+				for {
+					// Play one schedule: the path's choices, then the
+					// first move of every new point.
+					var leaf [depth]int
+					for d := range depth {
+						if d == len(w.Path) {
+							moves := make([]Move[res], width)
+							for i := range moves {
+								moves[i] = mv(1, int8(i), 0)
+							}
+							f, _ := NewFrame(moves, nil, -1, false, Key{}, false, nil)
+							w.Path = append(w.Path, f)
+						}
+						leaf[d] = w.Path[d].Cur
+					}
+					mu.Lock()
+					played[leaf]++
+					mu.Unlock()
+					w.Donate(tasks)
+					if _, ok := w.Backtrack(); !ok {
+						break
+					}
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if len(played) != 81 {
+		t.Fatalf("%d schedules played; want 3^4 = 81", len(played))
+	}
+	for leaf, k := range played {
+		if k != 1 {
+			t.Fatalf("%v played %d times", leaf, k)
+		}
+	}
+	if !tasks.Over() {
+		t.Fatal("the tasks are not over once every walker returned")
 	}
 }
