@@ -1,13 +1,12 @@
 package explore
 
 import (
-	"context"
 	"fmt"
 	"sync"
-	"sync/atomic"
 
 	"github.com/idemcheck/idemcheck/explore/compact"
 	"github.com/idemcheck/idemcheck/faults/scenario"
+	"github.com/idemcheck/idemcheck/internal/search"
 	"github.com/idemcheck/idemcheck/properties"
 	"github.com/idemcheck/idemcheck/properties/coverage"
 )
@@ -53,16 +52,16 @@ func (e *engine) newCompactEngine() (*compactEngine, error) {
 	return ce, nil
 }
 
-// ccand is one transition of the compact engine.
+// ccand is one transition of the compact engine; its Edge's Broken is
+// set when law is.
 type ccand struct {
-	parent int32
-	step   int16
-	fp     uint64
-	skip   uint64
-	state  []byte // packed (compact.State.Pack)
-	broken compact.Law
-	isNew  bool
+	search.Edge
+	state []byte // packed (compact.State.Pack)
+	law   compact.Law
 }
+
+// Head is the part of c the search merges.
+func (c *ccand) Head() *search.Edge { return &c.Edge }
 
 // cworker is one goroutine's scratch.
 type cworker struct {
@@ -83,77 +82,63 @@ func (x *cworker) pack(cfg *compact.Config, s *compact.State) []byte {
 	return x.arena[start:len(x.arena):len(x.arena)]
 }
 
-func (e *engine) runCompact(ctx context.Context, ce *compactEngine) error {
+// compactSearch is the compact engine's side of the search: the packed
+// states of the depth expanded (frontier) and of the depth being built
+// (next, copied into keep).
+type compactSearch struct {
+	e        *engine
+	ce       *compactEngine
+	pool     *sync.Pool
+	frontier [][]byte
+	next     [][]byte
+	keep     arena
+}
+
+func (e *engine) runCompact(ce *compactEngine) error {
 	e.res.Engine = EngineCompact
-	pool := sync.Pool{New: func() any {
+	pool := &sync.Pool{New: func() any {
 		return &cworker{fp: compact.NewFingerprinter(ce.cfg, !e.opts.NoSymmetry, !e.opts.NoSymmetry), judge: compact.NewJudge(ce.on, e.opts.Coverage)}
 	}}
 	root := compact.New(ce.cfg)
 	x := pool.Get().(*cworker)
-	rc := &ccand{parent: -1, step: -1, state: root.Pack(ce.cfg, nil), isNew: true}
-	rc.fp = x.fp.Sum(root)
+	rc := &ccand{Edge: search.Edge{Parent: -1, Move: -1}, state: root.Pack(ce.cfg, nil)}
+	rc.Key = search.Key64(x.fp.Sum(root))
 	pool.Put(x)
-	e.visited.add(rc.fp)
-	e.levels = append(e.levels, []node{{parent: -1, step: -1}})
-	e.res.States = 1
-	e.res.Levels = append(e.res.Levels, Level{Depth: 0, States: 1})
-	if e.compactFinals(ce, &pool, []*ccand{rc}, 0) {
-		return nil
+	cs := &compactSearch{e: e, ce: ce, pool: pool, frontier: [][]byte{rc.state}}
+	e.bfs.Batch = e.batchOf(compactBatch)
+	return search.Run(e.bfs, cs, rc)
+}
+
+func (cs *compactSearch) Expand(d, lo, hi int) ([]*ccand, int64, error) {
+	out, taken := cs.e.expandCompact(cs.ce, cs.pool, d, cs.frontier, lo, hi)
+	return out, taken, nil
+}
+
+// Keep keeps the state of c for the next depth — but the deepest depth's
+// states are judged, never expanded: none is kept.
+func (cs *compactSearch) Keep(c *ccand, d int) {
+	if d < cs.e.opts.Depth {
+		cs.next = append(cs.next, cs.keep.add(c.state))
 	}
-	frontier := [][]byte{rc.state}
-	for d := 1; d <= e.opts.Depth; d++ {
-		var next []node
-		var nextStates [][]byte
-		var keep arena
-		nextIdx := newFPIndex()
-		// The deepest level's states are judged, never expanded: none is
-		// kept.
-		last := d == e.opts.Depth
-		lvl := Level{Depth: d}
-		cbatch := e.batchOf(compactBatch)
-		for lo := 0; lo < len(frontier); lo += cbatch {
-			if ctx.Err() != nil {
-				e.interrupt(next)
-				return nil
-			}
-			hi := min(lo+cbatch, len(frontier))
-			cands, taken := e.expandCompact(ce, &pool, d, frontier, lo, hi, nextIdx)
-			lvl.Transitions += taken
-			e.res.Transitions += taken
-			var fresh []*ccand
-			for _, c := range cands {
-				if c.broken != compact.LawNone {
-					fresh = append(fresh, c)
-					continue
-				}
-				if c.isNew = e.admit(c.fp, c.skip, next, nextIdx); c.isNew {
-					next = append(next, node{parent: c.parent, step: c.step, skip: c.skip})
-					if !last {
-						nextStates = append(nextStates, keep.add(c.state))
-					}
-					fresh = append(fresh, c)
-				}
-			}
-			if e.compactFinals(ce, &pool, fresh, d) {
-				e.stopAt(lvl, next)
-				return nil
-			}
-			e.progress(d, len(frontier), hi, len(next))
-		}
-		done := e.closeLevel(lvl, next)
-		frontier = nextStates
-		var packed int64
-		for _, s := range frontier {
-			packed += int64(len(s))
-		}
-		if packed > e.res.FrontierBytes {
-			e.res.FrontierStates, e.res.FrontierBytes = len(frontier), packed
-		}
-		if done {
-			break
-		}
+}
+
+func (*compactSearch) Drop(*ccand) {}
+
+func (cs *compactSearch) Judge(c []*ccand, d int) bool {
+	return cs.e.compactFinals(cs.ce, cs.pool, c, d)
+}
+
+// Closed makes the depth built the frontier, and records it if it is the
+// largest yet.
+func (cs *compactSearch) Closed(int) {
+	cs.frontier, cs.next, cs.keep = cs.next, nil, arena{}
+	var packed int64
+	for _, s := range cs.frontier {
+		packed += int64(len(s))
 	}
-	return nil
+	if r := cs.e.res; packed > r.FrontierBytes {
+		r.FrontierStates, r.FrontierBytes = len(cs.frontier), packed
+	}
 }
 
 // expandCompact takes every menu step from the frontier states lo..hi-1
@@ -163,50 +148,35 @@ func (e *engine) runCompact(ctx context.Context, ce *compactEngine) error {
 //
 // A state visited before is dropped at once — unless the partial-order
 // reduction is on and it was first reached at this very depth, where the
-// merge intersects the skip sets of every edge into it. nextIdx is only
-// read here: the merge, which writes it, waits for the batch.
-func (e *engine) expandCompact(ce *compactEngine, pool *sync.Pool, d int, frontier [][]byte, lo, hi int, nextIdx *fpIndex) ([]*ccand, int64) {
+// merge intersects the skip sets of every edge into it (search.BFS.Known).
+func (e *engine) expandCompact(ce *compactEngine, pool *sync.Pool, d int, frontier [][]byte, lo, hi int) ([]*ccand, int64) {
 	per := make([][]*ccand, hi-lo)
-	var taken atomic.Int64
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for range min(e.parallel(), hi-lo) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			x := pool.Get().(*cworker)
-			defer pool.Put(x)
-			n := int64(0)
-			for {
-				i := int(next.Add(1)) - 1
-				if i >= hi-lo {
-					break
-				}
-				p := lo + i
-				per[i] = e.expandCompactParent(ce, x, d, int32(p), frontier[p], nextIdx, &n)
-			}
-			taken.Add(n)
-		}()
-	}
-	wg.Wait()
+	taken := make([]int64, hi-lo)
+	search.Parallel(e.parallel(), hi-lo, func() *cworker { return pool.Get().(*cworker) }, func(x *cworker) { pool.Put(x) }, func(x *cworker, i int) {
+		p := lo + i
+		per[i], taken[i] = e.expandCompactParent(ce, x, d, int32(p), frontier[p])
+	})
 	var out []*ccand
-	for _, cs := range per {
+	var n int64
+	for i, cs := range per {
 		out = append(out, cs...)
+		n += taken[i]
 	}
-	return out, taken.Load()
+	return out, n
 }
 
-func (e *engine) expandCompactParent(ce *compactEngine, x *cworker, d int, p int32, packed []byte, nextIdx *fpIndex, taken *int64) []*ccand {
+func (e *engine) expandCompactParent(ce *compactEngine, x *cworker, d int, p int32, packed []byte) ([]*ccand, int64) {
 	var out []*ccand
+	taken := int64(0)
 	parent := &x.parent
 	parent.Unpack(ce.cfg, packed)
-	skip := e.levels[d-1][p].skip
+	skip := e.bfs.Nodes[d-1][p].Skip
 	for si, st := range ce.menu {
 		if !e.opts.NoPOR && skip&(1<<si) != 0 {
 			e.skipped.Add(1)
 			continue
 		}
-		*taken++
+		taken++
 		if !e.opts.NoDedup {
 			busy := parent.Busy(st.Worker) >= 0
 			if (st.IsStep() && !busy) || (st.IsDeliver() && busy) {
@@ -221,22 +191,21 @@ func (e *engine) expandCompactParent(ce *compactEngine, x *cworker, d int, p int
 		s.CopyFrom(parent)
 		x.judge.Reset()
 		s.Apply(ce.cfg, x.judge, st)
-		c := &ccand{parent: p, step: int16(si), broken: x.judge.Broken()}
+		c := &ccand{Edge: search.Edge{Parent: p, Move: int16(si)}, law: x.judge.Broken()}
+		c.Broken = c.law != compact.LawNone
 		if !e.opts.NoDedup {
-			c.fp = x.fp.Sum(s)
-			if c.broken == compact.LawNone && e.visited.has(c.fp) {
-				if _, thisDepth := nextIdx.get(c.fp); e.opts.NoPOR || !thisDepth {
-					continue // known: only the parent links of new states are kept
-				}
+			c.Key = search.Key64(x.fp.Sum(s))
+			if !c.Broken && e.bfs.Known(c.Key, e.opts.NoPOR) {
+				continue // known: only the parent links of new states are kept
 			}
 		}
 		if !e.opts.NoPOR {
-			c.skip = ce.skipSet(s, si, ev)
+			c.Skip = ce.skipSet(s, si, ev)
 		}
 		c.state = x.pack(ce.cfg, s)
 		out = append(out, c)
 	}
-	return out
+	return out, taken
 }
 
 // skipSet is the runner engine's skipSet over a compact state.
@@ -263,46 +232,32 @@ func (ce *compactEngine) skipSet(s *compact.State, y, ey int) uint64 {
 // first violation, in the candidates' order.
 func (e *engine) compactFinals(ce *compactEngine, pool *sync.Pool, cs []*ccand, d int) bool {
 	reached := make([]uint64, len(cs))
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for range min(e.parallel(), len(cs)) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			x := pool.Get().(*cworker)
-			defer pool.Put(x)
-			for {
-				i := int(next.Add(1)) - 1
-				if i >= len(cs) {
-					return
-				}
-				c := cs[i]
-				if c.broken != compact.LawNone {
-					continue
-				}
-				x.scratch.Unpack(ce.cfg, c.state)
-				x.judge.Reset()
-				x.scratch.Finish(ce.cfg, x.judge)
-				c.broken = x.judge.Broken()
-				reached[i] = uint64(x.scratch.Coverage())
-			}
-		}()
-	}
-	wg.Wait()
+	search.Parallel(e.parallel(), len(cs), func() *cworker { return pool.Get().(*cworker) }, func(x *cworker) { pool.Put(x) }, func(x *cworker, i int) {
+		c := cs[i]
+		if c.Broken {
+			return
+		}
+		x.scratch.Unpack(ce.cfg, c.state)
+		x.judge.Reset()
+		x.scratch.Finish(ce.cfg, x.judge)
+		c.law = x.judge.Broken()
+		c.Broken = c.law != compact.LawNone
+		reached[i] = uint64(x.scratch.Coverage())
+	})
 	if e.opts.Coverage {
 		for i, c := range cs {
-			if c.isNew && c.broken == compact.LawNone {
+			if c.New && !c.Broken {
 				e.res.Coverage.AddRun(scenario.KindConsumption, coverageSet(reached[i]))
 			}
 		}
 	}
 	for _, c := range cs {
-		if c.broken == compact.LawNone {
+		if !c.Broken {
 			continue
 		}
-		steps := e.path(d-1, c.parent, nil)
-		if c.step >= 0 {
-			steps = append(steps, e.menu[c.step])
+		steps := e.path(d-1, c.Parent, nil)
+		if c.Move >= 0 {
+			steps = append(steps, e.menu[c.Move])
 		}
 		cx := e.counterexample(steps, d)
 		if cx.Outcome == nil {
@@ -311,7 +266,7 @@ func (e *engine) compactFinals(ce *compactEngine, pool *sync.Pool, cs []*ccand, 
 		}
 		if cx.Verdict.Property == "" {
 			e.compactErr = fmt.Errorf("explore: the compact model of the reference breaks %s after %d steps, but the reference passes the same schedule: the model has drifted (explore with Engine %q): %s",
-				c.broken, d, EngineRunner, scheduleText(steps))
+				c.law, d, EngineRunner, scheduleText(steps))
 			return true
 		}
 		e.res.Counterexample = cx

@@ -12,6 +12,7 @@ import (
 	"github.com/idemcheck/idemcheck/faults/scenario"
 	"github.com/idemcheck/idemcheck/impl/contract/broker"
 	"github.com/idemcheck/idemcheck/impl/system"
+	"github.com/idemcheck/idemcheck/internal/search"
 	"github.com/idemcheck/idemcheck/properties"
 )
 
@@ -83,16 +84,16 @@ func TestCompactDriftIsAnError(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := &engine{target: system.Reference(), opts: Options{World: tiny, Depth: 1}, base: base, menu: menu, visited: newFPSet(), res: &Result{},
+	e := &engine{target: system.Reference(), opts: Options{World: tiny, Depth: 1}, base: base, menu: menu, res: &Result{},
 		props: properties.ForKind(scenario.KindConsumption)}
-	e.levels = [][]node{{{parent: -1, step: -1}}}
+	e.bfs = &search.BFS{Visited: search.NewSet(), Nodes: [][]search.Node{{{Parent: -1, Move: -1}}}}
 	ce, err := e.newCompactEngine()
 	if err != nil {
 		t.Fatal(err)
 	}
 	pool := &sync.Pool{New: func() any { return &cworker{judge: compact.NewJudge(nil, false)} }}
 	// A produce that, by a drifted model's judge, credits twice.
-	c := &ccand{parent: 0, step: 0, broken: compact.LawAtMostOnce, isNew: true}
+	c := &ccand{Edge: search.Edge{Parent: 0, Move: 0, Broken: true, New: true}, law: compact.LawAtMostOnce}
 	if !e.compactFinals(ce, pool, []*ccand{c}, 1) {
 		t.Fatal("a breach did not stop the search")
 	}

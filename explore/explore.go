@@ -26,8 +26,11 @@
 // the reference's in-memory parts; any other target — a SQL store, a
 // process, a mutant store or broker — is searched statelessly, each state
 // rebuilt by replaying its schedule against a fresh target, which is
-// slower but exact. Either engine expands each depth's frontier on every
-// core and merges it in a fixed order, so a search is deterministic.
+// slower but exact. Both engines run the one breadth-first level loop of
+// the search core (package internal/search), which expands each depth's
+// frontier on every core and merges it in a fixed order, so a search is
+// deterministic; the core's visited set holds the fingerprints, widened
+// to its 128-bit keys.
 package explore
 
 import (
@@ -42,6 +45,7 @@ import (
 	"github.com/idemcheck/idemcheck/faults/runner"
 	"github.com/idemcheck/idemcheck/faults/scenario"
 	"github.com/idemcheck/idemcheck/impl/system"
+	"github.com/idemcheck/idemcheck/internal/search"
 	"github.com/idemcheck/idemcheck/properties"
 	"github.com/idemcheck/idemcheck/properties/coverage"
 )
@@ -81,36 +85,33 @@ type Options struct {
 	// schedule and its drain reached (package coverage), into
 	// Result.Coverage.
 	Coverage bool
+	// MaxTime, MaxStates and MaxBytes are budgets (zero: none): the wall
+	// time, the distinct states, and the memory of the visited set and the
+	// parent links. The search checks them before every batch of the
+	// frontier and, when one is spent, ends with the depths done so far,
+	// Result.Stopped saying which.
+	MaxTime   time.Duration
+	MaxStates int64
+	MaxBytes  int64
 }
 
 // Progress is the state of a running exploration.
-type Progress struct {
-	Depth       int // the depth being expanded into
-	States      int64
-	Transitions int64
-	Frontier    int // states of the depth being expanded from
-	Done        int // of which expanded
-	Elapsed     time.Duration
-}
+type Progress = search.Progress
 
 // Level is what one depth added.
-type Level struct {
-	Depth int `json:"depth"`
-	// States is the number of distinct states first reached at this depth
-	// (the frontier expanded into the next depth).
-	States int `json:"states"`
-	// Transitions is the number of steps executed into this depth.
-	Transitions int64 `json:"transitions"`
-}
+type Level = search.Level
 
-// Result is the outcome of an exploration.
+// Result is the outcome of an exploration. Its search.Result holds
+// States, the number of distinct states reached (the initial one
+// included, those of a depth cut short by the context too);
+// BytesPerState, the memory of the visited set and the parent links per
+// state; Stopped ("interrupted" when the context ended the search early);
+// and Elapsed, the wall time of the search.
 type Result struct {
+	search.Result
 	// Depth is the deepest depth fully explored: every schedule of at most
 	// Depth steps was played and judged.
 	Depth int `json:"depth"`
-	// States is the number of distinct states reached (the initial one
-	// included), those of a depth cut short by the context too.
-	States int64 `json:"states"`
 	// Transitions is the number of steps executed, each from a distinct
 	// state.
 	Transitions int64 `json:"transitions"`
@@ -119,11 +120,6 @@ type Result struct {
 	Skipped int64 `json:"skipped"`
 	// Levels are the depths explored, from 0.
 	Levels []Level `json:"levels"`
-	// Elapsed is the wall time of the search.
-	Elapsed time.Duration `json:"elapsedNs"`
-	// BytesPerState is the memory of the visited set and the parent links,
-	// per state.
-	BytesPerState float64 `json:"bytesPerState"`
 	// Engine is the engine that searched (EngineCompact or EngineRunner).
 	Engine string `json:"engine"`
 	// FrontierStates and FrontierBytes are the compact engine's largest
@@ -131,7 +127,8 @@ type Result struct {
 	// (compact.State.Pack). BytesPerState does not count them.
 	FrontierStates int   `json:"frontierStates,omitempty"`
 	FrontierBytes  int64 `json:"frontierBytes,omitempty"`
-	// Interrupted is true when the context ended the search early.
+	// Interrupted is true when the context ended the search early (a
+	// budget of Options ends it Stopped, not Interrupted).
 	Interrupted bool `json:"interrupted,omitempty"`
 	// Counterexample is the first violation found (nil: none).
 	Counterexample *Counterexample `json:"counterexample,omitempty"`
@@ -140,16 +137,10 @@ type Result struct {
 	Coverage coverage.Counts `json:"coverage"`
 }
 
-// StatesPerSecond is the rate of distinct states.
-func (r *Result) StatesPerSecond() float64 {
-	if r.Elapsed <= 0 {
-		return 0
-	}
-	return float64(r.States) / r.Elapsed.Seconds()
-}
-
-// Counterexample is a shortest schedule that breaks a law.
+// Counterexample is a shortest schedule that breaks a law. Its
+// search.Counterexample names the law ("property/law", that of Verdict).
 type Counterexample struct {
+	search.Counterexample
 	// Depth is the number of steps of the schedule.
 	Depth int `json:"depth"`
 	// Scenario is the world and the schedule: an ordinary scenario.
@@ -161,28 +152,19 @@ type Counterexample struct {
 	Outcome *runner.Outcome `json:"-"`
 }
 
-// node is one distinct state: its parent at the previous depth, the step
-// that led to it, and the menu steps the partial-order reduction skips
-// from it.
-type node struct {
-	parent int32
-	step   int16
-	skip   uint64
-}
-
 // engine is one exploration in progress.
 type engine struct {
-	target  system.Target
-	opts    Options
-	base    *scenario.Consumption
-	menu    []scenario.Step
-	props   []properties.Property
-	fpOpts  runner.FingerprintOptions
-	levels  [][]node
-	visited *fpSet
-	res     *Result
-	start   time.Time
-	pool    sync.Pool // *executor
+	target system.Target
+	opts   Options
+	base   *scenario.Consumption
+	menu   []scenario.Step
+	props  []properties.Property
+	fpOpts runner.FingerprintOptions
+	// bfs is the search: its levels of states, its visited set.
+	bfs   *search.BFS
+	res   *Result
+	start time.Time
+	pool  sync.Pool // *executor
 	// skipped counts the compact engine's partial-order skips, from every
 	// core; compactErr is its drift from the reference, if it found one.
 	skipped    atomic.Int64
@@ -235,8 +217,10 @@ func explore(ctx context.Context, target system.Target, opts Options, batch int)
 	if props == nil {
 		props = properties.ForKind(scenario.KindConsumption)
 	}
-	e := &engine{target: target, opts: opts, base: base, menu: menu, visited: newFPSet(), res: &Result{}, start: time.Now(), batch: batch,
+	e := &engine{target: target, opts: opts, base: base, menu: menu, res: &Result{}, start: time.Now(), batch: batch,
 		fpOpts: runner.FingerprintOptions{SymmetricWorkers: !opts.NoSymmetry, SymmetricEvents: !opts.NoSymmetry}}
+	e.bfs = &search.BFS{MaxDepth: opts.Depth, NoDedup: opts.NoDedup, Symmetric: !opts.NoSymmetry, Budget: &search.Budget{Context: ctx, Time: opts.MaxTime, Count: opts.MaxStates, Memory: opts.MaxBytes},
+		Progress: opts.Progress, Start: e.start, Visited: search.NewSet()}
 	for _, p := range props {
 		if p.Kind == scenario.KindConsumption {
 			e.props = append(e.props, p)
@@ -247,12 +231,12 @@ func explore(ctx context.Context, target system.Target, opts Options, batch int)
 	case "":
 		if system.IsReference(target.Consumption) && !opts.NoClone {
 			if ce, cerr := e.newCompactEngine(); cerr == nil {
-				err = e.runCompact(ctx, ce)
+				err = e.runCompact(ce)
 				break
 			}
 		}
 		e.res.Engine = EngineRunner
-		err = e.run(ctx)
+		err = e.run()
 	case EngineCompact:
 		if !system.IsReference(target.Consumption) {
 			return nil, fmt.Errorf("%w: engine %q searches the reference only; target %q is not it", ErrBounds, EngineCompact, target.Name)
@@ -261,10 +245,10 @@ func explore(ctx context.Context, target system.Target, opts Options, batch int)
 		if cerr != nil {
 			return nil, fmt.Errorf("%w: engine %q: %v", ErrBounds, EngineCompact, cerr)
 		}
-		err = e.runCompact(ctx, ce)
+		err = e.runCompact(ce)
 	case EngineRunner:
 		e.res.Engine = EngineRunner
-		err = e.run(ctx)
+		err = e.run()
 	default:
 		return nil, fmt.Errorf("%w: unknown engine %q (known: %s, %s)", ErrBounds, opts.Engine, EngineCompact, EngineRunner)
 	}
@@ -272,13 +256,13 @@ func explore(ctx context.Context, target system.Target, opts Options, batch int)
 	if err == nil && e.compactErr != nil {
 		err = e.compactErr
 	}
+	b := e.bfs
+	e.res.Depth, e.res.States, e.res.Transitions, e.res.Levels = b.Depth, b.States, b.Transitions, b.Levels
+	e.res.Interrupted = b.Stopped == search.Interrupted
+	e.res.Stopped = b.Budget.Reason(b.Stopped)
 	e.res.Elapsed = time.Since(e.start)
 	if n := e.res.States; n > 0 {
-		nodes := 0
-		for _, l := range e.levels {
-			nodes += cap(l)
-		}
-		e.res.BytesPerState = float64(e.visited.bytes()+nodes*16) / float64(n)
+		e.res.BytesPerState = float64(b.Bytes()) / float64(n)
 	}
 	return e.res, err
 }
@@ -294,9 +278,9 @@ func (e *engine) parallel() int {
 func (e *engine) path(d int, i int32, buf []scenario.Step) []scenario.Step {
 	buf = buf[:0]
 	for ; d > 0; d-- {
-		n := e.levels[d][i]
-		buf = append(buf, e.menu[n.step])
-		i = n.parent
+		n := e.bfs.Nodes[d][i]
+		buf = append(buf, e.menu[n.Move])
+		i = n.Parent
 	}
 	for l, r := 0, len(buf)-1; l < r; l, r = l+1, r-1 {
 		buf[l], buf[r] = buf[r], buf[l]
@@ -304,25 +288,22 @@ func (e *engine) path(d int, i int32, buf []scenario.Step) []scenario.Step {
 	return buf
 }
 
-// cand is one transition executed: from a parent, by a menu step.
+// cand is one transition executed: from a parent, by a menu step. Its
+// Edge's SelfLoop marks a step that leaves its parent's state as it is (a
+// step of an idle worker, a delivery to a busy one): not executed.
 type cand struct {
-	parent  int32
-	step    int16
-	fp      uint64
-	skip    uint64
+	search.Edge
 	world   *runner.World
 	mons    []properties.Monitor
 	steps   []scenario.Step
-	broken  bool // a law broke on the way
-	isNew   bool
 	err     error // the target could not be opened
 	trk     *coverage.Tracker
 	reached coverage.Set
 	judged  bool
-	// selfLoop marks a step that leaves its parent's state as it is (a
-	// step of an idle worker, a delivery to a busy one): not executed.
-	selfLoop bool
 }
+
+// Head is the part of c the search merges.
+func (c *cand) Head() *search.Edge { return &c.Edge }
 
 // batch is the number of parents the runner engine expands between two
 // merges; compactBatch the compact engine's, whose parents are cheaper.
@@ -331,74 +312,43 @@ const (
 	compactBatch = 1024
 )
 
-func (e *engine) run(ctx context.Context) error {
+// run searches on the runner engine.
+func (e *engine) run() error {
 	// Depth 0: the empty schedule.
-	root := &cand{parent: -1, step: -1}
+	root := &cand{Edge: search.Edge{Parent: -1, Move: -1}}
 	e.execute(e.pool.Get().(*executor), root, nil, -1)
 	if root.err != nil {
 		return fmt.Errorf("explore: target %q: %w", e.target.Name, root.err)
 	}
-	e.visited.add(root.fp)
-	e.levels = append(e.levels, []node{{parent: -1, step: -1, skip: root.skip}})
-	e.res.States = 1
-	e.res.Levels = append(e.res.Levels, Level{Depth: 0, States: 1})
-	root.isNew = true
-	if e.finals([]*cand{root}, 0) {
-		return nil
-	}
-	for d := 1; d <= e.opts.Depth; d++ {
-		from := e.levels[d-1]
-		var next []node
-		nextIdx := newFPIndex()
-		lvl := Level{Depth: d}
-		step := e.batchOf(batch)
-		for lo := 0; lo < len(from); lo += step {
-			if ctx.Err() != nil {
-				e.interrupt(next)
-				return nil
-			}
-			hi := min(lo+step, len(from))
-			cands := e.expand(d, int32(lo), int32(hi))
+	e.bfs.Batch = e.batchOf(batch)
+	return search.Run(e.bfs, runnerExpander{e}, root)
+}
+
+// runnerExpander is the runner engine's side of the search.
+type runnerExpander struct{ e *engine }
+
+func (r runnerExpander) Expand(d, lo, hi int) ([]*cand, int64, error) {
+	cands := r.e.expand(d, int32(lo), int32(hi))
+	for _, c := range cands {
+		if c.err != nil {
 			for _, c := range cands {
-				if c.err != nil {
-					for _, c := range cands {
-						if c.world != nil {
-							c.world.Close()
-						}
-					}
-					return fmt.Errorf("explore: target %q: %w", e.target.Name, c.err)
-				}
-			}
-			lvl.Transitions += int64(len(cands))
-			e.res.Transitions += int64(len(cands))
-			var fresh []*cand
-			for _, c := range cands {
-				if c.selfLoop {
-					continue
-				}
-				if c.broken {
-					fresh = append(fresh, c) // judged whatever the state
-					continue
-				}
-				if c.isNew = e.admit(c.fp, c.skip, next, nextIdx); c.isNew {
-					next = append(next, node{parent: c.parent, step: c.step, skip: c.skip})
-					fresh = append(fresh, c)
-				} else {
+				if c.world != nil {
 					c.world.Close()
 				}
 			}
-			if e.finals(fresh, d) {
-				e.stopAt(lvl, next)
-				return nil
-			}
-			e.progress(d, len(from), hi, len(next))
-		}
-		if e.closeLevel(lvl, next) {
-			break
+			return nil, 0, fmt.Errorf("explore: target %q: %w", r.e.target.Name, c.err)
 		}
 	}
-	return nil
+	return cands, int64(len(cands)), nil
 }
+
+func (runnerExpander) Keep(*cand, int) {}
+
+func (runnerExpander) Drop(c *cand) { c.world.Close() }
+
+func (r runnerExpander) Judge(cs []*cand, d int) bool { return r.e.finals(cs, d) }
+
+func (runnerExpander) Closed(int) {}
 
 // batchOf is the parents expanded between two merges: def, or the test's
 // choice.
@@ -407,69 +357,6 @@ func (e *engine) batchOf(def int) int {
 		return e.batch
 	}
 	return def
-}
-
-// interrupt ends a search the context stopped: the states of the depth
-// cut short were reached too; the depth itself is not complete.
-func (e *engine) interrupt(next []node) {
-	e.res.Interrupted = true
-	e.res.States += int64(len(next))
-}
-
-// stopAt records the depth a violation ended the search in, as far as it
-// went.
-func (e *engine) stopAt(lvl Level, next []node) {
-	lvl.States = len(next)
-	e.res.States += int64(len(next))
-	e.res.Levels = append(e.res.Levels, lvl)
-}
-
-// progress reports a merged batch, if anyone listens.
-func (e *engine) progress(d, frontier, done, next int) {
-	if e.opts.Progress != nil {
-		e.opts.Progress(Progress{Depth: d, States: e.res.States + int64(next), Transitions: e.res.Transitions,
-			Frontier: frontier, Done: done, Elapsed: time.Since(e.start)})
-	}
-}
-
-// closeLevel records depth d, fully explored, whose new states are next;
-// it reports whether the search is over: nothing new, so every deeper
-// schedule only revisits.
-func (e *engine) closeLevel(lvl Level, next []node) bool {
-	e.stopAt(lvl, next)
-	e.levels = append(e.levels, next)
-	e.res.Depth = lvl.Depth
-	if len(next) == 0 {
-		e.res.Depth = e.opts.Depth
-		return true
-	}
-	return false
-}
-
-// admit decides whether a transition into the state fp, with the
-// partial-order skip set skip, reaches a new state of the depth whose
-// states so far are next (indexed by idx); the caller appends it to next
-// when it does. A state reached again at its depth keeps only the skips
-// every edge into it allows; under symmetry the other edge may reach a
-// permutation of the state, whose skip set names other workers: then it
-// skips nothing.
-func (e *engine) admit(fp, skip uint64, next []node, idx *fpIndex) bool {
-	if e.opts.NoDedup {
-		return true
-	}
-	if j, ok := idx.get(fp); ok {
-		if e.fpOpts.SymmetricWorkers || e.fpOpts.SymmetricEvents {
-			next[j].skip = 0
-		} else {
-			next[j].skip &= skip
-		}
-		return false
-	}
-	if !e.visited.add(fp) {
-		return false
-	}
-	idx.put(fp, int32(len(next)))
-	return true
 }
 
 // expand executes every menu step from the parents lo..hi-1 of depth d-1,
@@ -482,35 +369,20 @@ func (e *engine) expand(d int, lo, hi int32) []*cand {
 	first := make([]int, 0, hi-lo+1)
 	for p := lo; p < hi; p++ {
 		first = append(first, len(cands))
-		skip := e.levels[d-1][p].skip
+		skip := e.bfs.Nodes[d-1][p].Skip
 		for s := range e.menu {
 			if !e.opts.NoPOR && skip&(1<<s) != 0 {
 				e.res.Skipped++
 				continue
 			}
-			cands = append(cands, &cand{parent: p, step: int16(s)})
+			cands = append(cands, &cand{Edge: search.Edge{Parent: p, Move: int16(s)}})
 		}
 	}
 	first = append(first, len(cands))
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for range min(e.parallel(), int(hi-lo)) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			x := e.pool.Get().(*executor)
-			defer e.pool.Put(x)
-			for {
-				i := int(next.Add(1)) - 1
-				if i >= int(hi-lo) {
-					return
-				}
-				x.buf = e.path(d-1, lo+int32(i), x.buf)
-				e.expandParent(x, x.buf, cands[first[i]:first[i+1]])
-			}
-		}()
-	}
-	wg.Wait()
+	search.Parallel(e.parallel(), int(hi-lo), e.executor, e.release, func(x *executor, i int) {
+		x.buf = e.path(d-1, lo+int32(i), x.buf)
+		e.expandParent(x, x.buf, cands[first[i]:first[i+1]])
+	})
 	return cands
 }
 
@@ -529,13 +401,13 @@ func (e *engine) expandParent(x *executor, prefix []scenario.Step, cs []*cand) {
 	}
 	defer parent.world.Close()
 	for _, c := range cs {
-		if !e.opts.NoDedup && e.noop(parent.world, e.menu[c.step]) {
+		if !e.opts.NoDedup && e.noop(parent.world, e.menu[c.Move]) {
 			// The step leaves the state as it is: a self-loop, known.
-			c.selfLoop = true
+			c.SelfLoop = true
 			continue
 		}
 		if !e.fork(x, parent, c) {
-			e.execute(x, c, prefix, int(c.step))
+			e.execute(x, c, prefix, int(c.Move))
 		}
 	}
 }
@@ -584,7 +456,7 @@ func (e *engine) fork(x *executor, parent, c *cand) bool {
 	c.world = w
 	c.steps = make([]scenario.Step, 0, len(parent.steps)+1)
 	c.steps = append(c.steps, parent.steps...)
-	e.take(x, c, int(c.step))
+	e.take(x, c, int(c.Move))
 	return true
 }
 
@@ -593,6 +465,10 @@ type executor struct {
 	fp  *runner.Fingerprinter
 	buf []scenario.Step
 }
+
+func (e *engine) executor() *executor { return e.pool.Get().(*executor) }
+
+func (e *engine) release(x *executor) { e.pool.Put(x) }
 
 // execute plays prefix and then menu step s (-1: none) on a fresh world
 // with the monitors attached, and fingerprints the state reached. The world
@@ -637,14 +513,14 @@ func (e *engine) take(x *executor, c *cand, s int) {
 	}
 	for i, m := range c.mons {
 		if m != nil && e.breaks(e.props[i], m.Breaches()) {
-			c.broken = true
+			c.Broken = true
 		}
 	}
 	if !e.opts.NoDedup {
-		c.fp = x.fp.Sum(w)
+		c.Key = search.Key64(x.fp.Sum(w))
 	}
 	if !e.opts.NoPOR && s >= 0 {
-		c.skip = e.skipSet(w, s, ev)
+		c.Skip = e.skipSet(w, s, ev)
 	}
 }
 
@@ -702,48 +578,35 @@ func (e *engine) breaks(p properties.Property, bs []properties.Breach) bool {
 // every core and judges the final checks; it reports the first violation,
 // in the candidates' order, and closes every world.
 func (e *engine) finals(cs []*cand, d int) bool {
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for range min(e.parallel(), len(cs)) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				i := int(next.Add(1)) - 1
-				if i >= len(cs) {
-					return
+	search.Parallel(e.parallel(), len(cs), nil, nil, func(_ struct{}, i int) {
+		c := cs[i]
+		if !c.Broken {
+			c.world.Finish()
+			out := &runner.Outcome{Scenario: e.scenario(c.steps), Target: e.target.Name, Trace: c.world.Trace(), Consumption: c.world.Result()}
+			for j, p := range e.props {
+				// The monitors watched the drain and the replay too.
+				if m := c.mons[j]; m != nil && e.breaks(p, m.Breaches()) {
+					c.Broken = true
 				}
-				c := cs[i]
-				if !c.broken {
-					c.world.Finish()
-					out := &runner.Outcome{Scenario: e.scenario(c.steps), Target: e.target.Name, Trace: c.world.Trace(), Consumption: c.world.Result()}
-					for j, p := range e.props {
-						// The monitors watched the drain and the replay too.
-						if m := c.mons[j]; m != nil && e.breaks(p, m.Breaches()) {
-							c.broken = true
-						}
-						if p.Final != nil && e.breaks(p, p.Final(out, c.mons[j])) {
-							c.broken = true
-						}
-					}
-					if c.trk != nil {
-						c.trk.Finish(out)
-						c.reached, c.judged = c.trk.Reached(), true
-					}
+				if p.Final != nil && e.breaks(p, p.Final(out, c.mons[j])) {
+					c.Broken = true
 				}
-				c.world.Close()
-				c.world, c.mons, c.trk = nil, nil, nil
 			}
-		}()
-	}
-	wg.Wait()
+			if c.trk != nil {
+				c.trk.Finish(out)
+				c.reached, c.judged = c.trk.Reached(), true
+			}
+		}
+		c.world.Close()
+		c.world, c.mons, c.trk = nil, nil, nil
+	})
 	for _, c := range cs {
 		if c.judged {
 			e.res.Coverage.AddRun(scenario.KindConsumption, c.reached)
 		}
 	}
 	for _, c := range cs {
-		if c.broken {
+		if c.Broken {
 			e.res.Counterexample = e.counterexample(c.steps, d)
 			return true
 		}
@@ -770,6 +633,7 @@ func (e *engine) counterexample(steps []scenario.Step, d int) *Counterexample {
 	cx.Outcome = out
 	if f := properties.Failed(vs); len(f) > 0 {
 		cx.Verdict = f[0]
+		cx.Law = properties.ID(f[0].Property, f[0].Law)
 	}
 	return cx
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/idemcheck/idemcheck/faults/runner"
 	"github.com/idemcheck/idemcheck/faults/scenario"
 	"github.com/idemcheck/idemcheck/impl/system"
+	"github.com/idemcheck/idemcheck/properties"
 	"github.com/idemcheck/idemcheck/properties/coverage"
 )
 
@@ -159,6 +160,9 @@ func TestCounterexampleIsShortest(t *testing.T) {
 	if cx.Verdict.Pass || len(cx.Scenario.Consumption.Steps) != cx.Depth {
 		t.Fatalf("counterexample: depth %d, %d steps, verdict %s", cx.Depth, len(cx.Scenario.Consumption.Steps), cx.Verdict)
 	}
+	if want := properties.ID(cx.Verdict.Property, cx.Verdict.Law); cx.Law != want {
+		t.Fatalf("the counterexample names law %q, its verdict %q", cx.Law, want)
+	}
 	if err := cx.Scenario.Validate(); err != nil {
 		t.Fatalf("the counterexample is not a valid scenario: %v", err)
 	}
@@ -198,8 +202,35 @@ func TestInterruptedReportsDepthDone(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !r.Interrupted || r.Depth != 4 {
-		t.Fatalf("interrupted %v at depth %d, want depth 4 (the batch that saw the cancel ends it)", r.Interrupted, r.Depth)
+	if !r.Interrupted || r.Stopped != "interrupted" || r.Depth != 4 {
+		t.Fatalf("interrupted %v (stopped %q) at depth %d, want depth 4 (the batch that saw the cancel ends it)", r.Interrupted, r.Stopped, r.Depth)
+	}
+}
+
+// A budget of states or of memory ends the search with the depths done
+// so far, saying which bound it was; it is not an interruption.
+func TestBudgetEndsTheSearch(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		o    Options
+		why  string
+	}{
+		{"states", Options{World: tiny, Depth: 30, MaxStates: 500}, "the state budget (500) ran out"},
+		{"memory", Options{World: tiny, Depth: 30, MaxBytes: 200 << 10}, "the memory budget (204800 bytes) ran out"},
+	} {
+		for _, engine := range []string{EngineCompact, EngineRunner} {
+			c.o.Engine = engine
+			r, err := Explore(context.Background(), system.Reference(), c.o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r.Stopped != c.why || r.Interrupted || r.Depth >= 30 || r.Depth < 1 {
+				t.Fatalf("%s, %s: stopped %q, interrupted %v, at depth %d", c.name, engine, r.Stopped, r.Interrupted, r.Depth)
+			}
+			if r.States < c.o.MaxStates {
+				t.Fatalf("%s, %s: stopped at %d states, short of the budget", c.name, engine, r.States)
+			}
+		}
 	}
 }
 

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/idemcheck/idemcheck/internal/consumerharness/backend"
+	"github.com/idemcheck/idemcheck/internal/search"
 )
 
 // Fate is what becomes of an event's deliveries in a verification: "ok"
@@ -330,7 +331,7 @@ type verifyConfig struct {
 	// states, when set, is told the name of every state a run meets
 	// (without the worker the schedule is on): the soundness tests
 	// compare these sets too.
-	states func(sum128)
+	states func(search.Key)
 	// mutant breaks a reduction on purpose, so that a test shows the
 	// soundness tests catch it (see reductionMutants).
 	mutant string
@@ -475,6 +476,13 @@ func Explore(c Consumer, b Bounds, opts ...Option) (VerifyResult, error) {
 
 // VerifyResult is what a verification found.
 type VerifyResult struct {
+	// Result holds what every search reports: States, the distinct states
+	// named (zero with NoCache); BytesPerState, the memory of the state
+	// cache per state it named, measured on the caches of the searches
+	// (see VerifyLevel.CacheBytes; zero with NoCache); Stopped, why the
+	// search ended before the bounds were explored ("" when it did not:
+	// interrupted, or a time or schedule budget); and Elapsed.
+	search.Result
 	Consumer string `json:"consumer"`
 	Backend  string `json:"backend"`
 	Bounds   Bounds `json:"bounds"`
@@ -483,9 +491,6 @@ type VerifyResult struct {
 	Verified bool `json:"verified"`
 	// Failed is true when a schedule broke a law: the counterexample.
 	Failed bool `json:"failed"`
-	// Stopped says why the search ended before the bounds were explored
-	// ("" when it did not): interrupted, or a time or schedule budget.
-	Stopped string `json:"stopped,omitempty"`
 	// PreemptionsExplored is the largest preemption bound whose every
 	// schedule was explored (-1: none).
 	PreemptionsExplored int `json:"preemptionsExplored"`
@@ -506,12 +511,6 @@ type VerifyResult struct {
 	Schedules int64 `json:"schedules"`
 	Judged    int64 `json:"judged"`
 	Cut       int64 `json:"cut,omitempty"`
-	// States counts the distinct states named (zero with NoCache).
-	States int64 `json:"states"`
-	// BytesPerState is the memory of the state cache per state it named,
-	// measured on the caches of the searches (see VerifyLevel.CacheBytes);
-	// zero with NoCache.
-	BytesPerState float64 `json:"bytesPerState,omitempty"`
 	// SleepPruned counts the choices the partial-order reduction did not
 	// try, CachePruned the states not explored again, BoundPruned the
 	// choices over the preemption bound.
@@ -521,10 +520,10 @@ type VerifyResult struct {
 	// Coverage counts, for each of Situations, the judged schedules that
 	// reached it.
 	Coverage map[string]int `json:"coverage"`
-	Elapsed  time.Duration  `json:"elapsedNs"`
 
-	// The counterexample, when Failed.
-	Law      string    `json:"law,omitempty"`
+	// The counterexample, when Failed: its Law (search.Counterexample),
+	// the breaches of the schedule, and the schedule.
+	search.Counterexample
 	Breaches []Breach  `json:"breaches,omitempty"`
 	Scenario *Scenario `json:"scenario,omitempty"`
 	Outcome  *Outcome  `json:"-"`

@@ -10,6 +10,7 @@ import (
 
 	"github.com/idemcheck/idemcheck/impl/contract/broker"
 	"github.com/idemcheck/idemcheck/internal/consumerharness/sqlhook"
+	"github.com/idemcheck/idemcheck/internal/search"
 	"github.com/idemcheck/idemcheck/internal/sqlscan"
 )
 
@@ -54,6 +55,9 @@ type tid struct {
 }
 
 func (t tid) String() string { return fmt.Sprintf("%s/w%d/%d", kindNames[t.kind], t.w+1, t.arg) }
+
+// move is the search core's name of the choice.
+func (t tid) move() search.MoveID { return search.MoveID{Kind: uint8(t.kind), Worker: t.w, Arg: t.arg} }
 
 // workerMove reports whether the choice moves a worker (and so makes it
 // the worker the schedule is on).
@@ -138,13 +142,13 @@ type verifyRun struct {
 	// dbDirty says the database may have changed since dbSum was read.
 	// sysKey is the last state's name without the worker the schedule
 	// is on (for the soundness tests).
-	sysKey  sum128
+	sysKey  search.Key
 	dbDirty bool
-	dbSum   sum128
+	dbSum   search.Key
 	dbRead  bool
 	// atStop are the situations reached when the schedule stopped.
 	atStop    map[string]int
-	stopKey   sum128
+	stopKey   search.Key
 	stopKeyOK bool
 	abandoned bool
 	cut       bool
@@ -158,7 +162,7 @@ type verifyRun struct {
 // between two plays of one schedule.
 type keyPart struct {
 	what string
-	sum  sum128
+	sum  search.Key
 }
 
 // differing names the parts that differ between a and b.
@@ -319,7 +323,7 @@ func stringOf(v any) string { return fmt.Sprint(v) }
 func (v *verifyRun) choose() (Step, bool) {
 	v.settle()
 	ts, boundPruned := v.enabled()
-	var key sum128
+	var key search.Key
 	keyOK := false
 	if !v.s.cfg.verify.noCache || v.s.cfg.verify.states != nil {
 		key, keyOK = v.key()
@@ -444,7 +448,7 @@ func (v *verifyRun) settle() {
 }
 
 // historyOf reads worker i's history under the run's lock (see settle).
-func (v *verifyRun) historyOf(i int) sum128 {
+func (v *verifyRun) historyOf(i int) search.Key {
 	v.r.mu.Lock()
 	defer v.r.mu.Unlock()
 	return v.ws[i].hist.s
@@ -685,12 +689,12 @@ func (v *verifyRun) callFootprint(i int, c sqlhook.Call, fp *footprint, t *trans
 // key names the state, or reports that it cannot be named here (on
 // PostgreSQL while a transaction is open). See Explore for what the name
 // holds and when that is sound.
-func (v *verifyRun) key() (sum128, bool) {
+func (v *verifyRun) key() (search.Key, bool) {
 	r := v.r
 	if !v.s.sqlite {
 		for _, w := range r.workers {
 			if w.state != idle && v.inTx(w) {
-				return sum128{}, false
+				return search.Key{}, false
 			}
 		}
 	}
@@ -707,7 +711,7 @@ func (v *verifyRun) key() (sum128, bool) {
 			// names the committed content.
 		default:
 			v.s.fail(fmt.Errorf("consumertest: read the database to name a state: %w", err))
-			return sum128{}, false
+			return search.Key{}, false
 		}
 	}
 	e := &v.s.keyEnc

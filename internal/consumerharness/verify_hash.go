@@ -6,18 +6,17 @@ import (
 	"hash/maphash"
 	"math"
 	"time"
+
+	"github.com/idemcheck/idemcheck/internal/search"
 )
 
-// Names of states: the bytes that describe a state, hashed to 128 bits.
-// Names are compared within one search only, so the hash's seeds are the
+// Names of states: the bytes that describe a state, hashed to 128 bits
+// (search.Key). Names are compared within one search only, so the hash's seeds are the
 // process's own.
-
-// sum128 names a state (or a part of one).
-type sum128 [2]uint64
 
 var seedA, seedB = maphash.MakeSeed(), maphash.MakeSeed()
 
-func sumOf(b []byte) sum128 { return sum128{maphash.Bytes(seedA, b), maphash.Bytes(seedB, b)} }
+func sumOf(b []byte) search.Key { return search.Key{maphash.Bytes(seedA, b), maphash.Bytes(seedB, b)} }
 
 // enc builds the bytes of a name without formatting.
 type enc struct {
@@ -37,7 +36,7 @@ func (e *enc) str(s string) {
 	e.b = append(e.b, s...)
 }
 
-func (e *enc) sum(s sum128) {
+func (e *enc) sum(s search.Key) {
 	e.b = binary.LittleEndian.AppendUint64(e.b, s[0])
 	e.b = binary.LittleEndian.AppendUint64(e.b, s[1])
 }
@@ -79,11 +78,11 @@ func (e *enc) value(v driver.Value) {
 
 // history is a running name of what a worker has seen.
 type history struct {
-	s       sum128
+	s       search.Key
 	scratch enc
 }
 
-func (h *history) reset() { h.s = sum128{} }
+func (h *history) reset() { h.s = search.Key{} }
 
 // add extends the history by what e holds.
 func (h *history) add(e *enc) {

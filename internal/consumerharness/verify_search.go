@@ -15,13 +15,17 @@ import (
 	"github.com/idemcheck/idemcheck/internal/consumerharness/backend"
 	"github.com/idemcheck/idemcheck/internal/consumerharness/sqlclock"
 	"github.com/idemcheck/idemcheck/internal/consumerharness/sqlhook"
+	"github.com/idemcheck/idemcheck/internal/search"
 )
 
-// The search of Verify: a stateless depth-first search over the choices
-// of the scheduler, re-playing each schedule from the start (CHESS,
-// loom). The path is the stack of decision points of the schedule being
-// played; a run re-plays its prefix and decides the rest, then the search
-// backtracks to the deepest point with a choice left to try.
+// The search of Verify: the search core's depth-first strategy (package
+// internal/search) over the choices of the scheduler, re-playing each
+// schedule from the start. The path is the stack of decision points of
+// the schedule being played; a run re-plays its prefix and decides the
+// rest, then the search backtracks to the deepest point with a choice
+// left to try. The core keeps the decision points, their sleep sets and
+// the state cache; this file plays the team's consumer as its model and
+// shares the subtrees among the walkers.
 
 const (
 	decideAbandon = -1
@@ -29,40 +33,17 @@ const (
 )
 
 // frame is one decision point on the path.
-type frame struct {
-	ts []trans
-	// tried marks the choices explored (or being explored: cur).
-	tried []bool
-	cur   int
-	// after is, per choice tried, whether its worker could still move
-	// after it (-1: not known): what the cost check of a sleeping choice
-	// needs.
-	after []int8
-	sleep []sleepEntry
-	// curW is the worker the schedule was on at this point, and curMov
-	// whether it could move.
-	curW   int
-	curMov bool
-	// key names the state here (keyOK: it could be named): a run that
-	// plays the path again must meet the same states.
-	key   sum128
-	keyOK bool
+type frame = search.Frame[footprint]
+
+// pointOf is the search's own record of a decision point (frame.Aux): the
+// choices it was made of, and the parts of its state's name, for a report
+// of what differs when a run meets another state there.
+type pointOf struct {
+	ts    []trans
 	parts []keyPart
 }
 
-// sleepEntry is a choice asleep: its other order was explored already.
-type sleepEntry struct {
-	id    tid
-	fp    footprint
-	after int8
-}
-
-// visit is one exploration of a named state.
-type visit struct {
-	budget budgets
-	sleep  []tid // in the state's canonical worker order
-	depth  int
-}
+func pointAt(f *frame) *pointOf { return f.Aux.(*pointOf) }
 
 // quietEnd is what the end of a schedule gave in a quiet state: the same
 // state ends the same way.
@@ -100,12 +81,16 @@ type searcher struct {
 	objects map[string]string
 	ddl     atomic.Bool
 	walkers []*walker
+	// subtrees are the level's subtrees no walker took yet.
+	subtrees *search.Tasks[footprint]
 
 	// mu guards what follows: the level being searched.
-	mu    sync.Mutex
-	cond  *sync.Cond
-	cache map[sum128][]visit
-	quiet map[sum128]*quietEnd
+	mu sync.Mutex
+	// cache holds the visits of each state named; quiet the ends of quiet
+	// states, at the index in ends its key maps to.
+	cache *search.Cache[budgets]
+	quiet *search.Set
+	ends  []*quietEnd
 	// budget is what every schedule of the level may spend.
 	budget budgets
 	// cutAt, in the search for a shorter counterexample, is the length of
@@ -113,34 +98,23 @@ type searcher struct {
 	cutAt int
 	best  *found
 	err   error
-	// tasks are the subtrees of the level no walker took yet; idle
-	// counts the walkers waiting for one, active those searching.
-	tasks  []*task
-	idle   int
-	active int
-	over   bool
 
-	lvl      *VerifyLevel
-	res      *VerifyResult
-	start    time.Time
-	deadline time.Time
-	stopped  string
+	lvl     *VerifyLevel
+	res     *VerifyResult
+	start   time.Time
+	budget0 search.Budget
+	stopped string
 }
-
-// task is a subtree to search: the decision points of its root's path,
-// each with the choice taken.
-type task struct{ frames []*frame }
 
 // walker searches subtrees, one schedule at a time, on a database of its
 // own.
 type walker struct {
 	*searcher
-	cfg  config
-	stop func()
-	path []*frame
-	// root is the depth of the walker's task: the points above it are
-	// not its to backtrack.
-	root    int
+	// Walker is the walker's path; the points above its root are not its
+	// to backtrack.
+	search.Walker[footprint]
+	cfg     config
+	stop    func()
 	current *verifyRun
 	perm    []int
 	// Buffers of the names of states.
@@ -239,7 +213,6 @@ func (r *VerifyResult) add(w VerifyResult, i int) {
 func exploreWorld(c Consumer, b Bounds, cfg config, name string) (VerifyResult, error) {
 	n := max(cfg.verify.parallel, 1)
 	s := &searcher{c: c, cfg: cfg, bounds: b.withDefaults(), fates: b.Events, base: b.scenario(), sqlite: cfg.backend.Name() == "sqlite"}
-	s.cond = sync.NewCond(&s.mu)
 	defer func() {
 		for _, w := range s.walkers {
 			w.stop()
@@ -265,9 +238,8 @@ func exploreWorld(c Consumer, b Bounds, cfg config, name string) (VerifyResult, 
 	}
 	b = s.bounds
 	s.start = time.Now()
-	if cfg.verify.timeBudget > 0 {
-		s.deadline = s.start.Add(cfg.verify.timeBudget)
-	}
+	s.budget0 = search.Budget{Context: cfg.verify.ctx, Time: cfg.verify.timeBudget, Count: cfg.verify.maxSchedules, Unit: "schedule"}
+	s.budget0.Start(s.start)
 	res := VerifyResult{Consumer: c.displayName(), Backend: cfg.backend.Name(), Bounds: b, PreemptionsExplored: -1, Coverage: map[string]int{}}
 	s.res = &res
 	all := budgets{int16(b.Preemptions), int16(b.Crashes), int16(b.Failures), int16(b.Duplicates), int16(b.Advances), int16(b.Replays)}
@@ -321,8 +293,8 @@ func (s *searcher) level(k, cutAt, n int) error {
 	s.lvl = &s.res.Levels[len(s.res.Levels)-1]
 	start := time.Now()
 	defer func() { s.lvl.Elapsed = time.Since(start) }()
-	s.cache, s.quiet, s.cutAt = map[sum128][]visit{}, map[sum128]*quietEnd{}, cutAt
-	s.tasks, s.idle, s.active, s.over = []*task{{}}, 0, n, false
+	s.cache, s.quiet, s.ends, s.cutAt = search.NewCache(budgets.covers), search.NewSet(), nil, cutAt
+	s.subtrees = search.NewTasks[footprint](n)
 	var wg sync.WaitGroup
 	for _, w := range s.walkers[:n] {
 		wg.Add(1)
@@ -353,25 +325,13 @@ func (r *VerifyResult) measureCache() {
 	}
 }
 
-// cacheBytes measures the memory of the level's state cache: its entries
-// (a state's name, and each visit kept of it with its sleep set) and the
-// ends of the quiet states, counted from what they hold, with the map's
-// own slots (a slot per entry at the map's 7/8 load, and a control byte).
+// cacheBytes measures the memory of the level's state cache: its sets of
+// names, each visit kept of a state with its sleep set, and the ends of
+// the quiet states, counted from what they hold.
 func (s *searcher) cacheBytes() (bytes, entries int64) {
-	const load = 8.0 / 7
-	slot := func(key, val uintptr) int64 { return int64(float64(key+val)*load) + 1 }
-	for _, vs := range s.cache {
-		bytes += slot(unsafe.Sizeof(sum128{}), unsafe.Sizeof(vs))
-		bytes += int64(cap(vs)) * int64(unsafe.Sizeof(visit{}))
-		for _, v := range vs {
-			bytes += int64(cap(v.sleep)) * int64(unsafe.Sizeof(tid{}))
-		}
-	}
-	for _, q := range s.quiet {
-		bytes += slot(unsafe.Sizeof(sum128{}), unsafe.Sizeof(q))
-		if q == nil {
-			continue
-		}
+	bytes = s.cache.Bytes() + s.quiet.Bytes()
+	bytes += int64(cap(s.ends)) * int64(unsafe.Sizeof(&quietEnd{}))
+	for _, q := range s.ends {
 		bytes += int64(unsafe.Sizeof(*q)) + int64(len(q.summary)) + int64(cap(q.breaches))*int64(unsafe.Sizeof(Breach{}))
 		for _, b := range q.breaches {
 			bytes += int64(len(b.Summary) + len(b.Diff))
@@ -380,21 +340,21 @@ func (s *searcher) cacheBytes() (bytes, entries int64) {
 			}
 		}
 		for k := range q.endSit {
-			bytes += slot(unsafe.Sizeof(k), unsafe.Sizeof(0)) + int64(len(k))
+			// A map's slot per entry at its 7/8 load, and a control byte.
+			bytes += int64((unsafe.Sizeof(k)+unsafe.Sizeof(0))*8/7) + 1 + int64(len(k))
 		}
 	}
-	return bytes, int64(len(s.cache))
+	return bytes, int64(s.cache.Len())
 }
 
 // walk searches tasks until the level is over.
 func (w *walker) walk() {
 	for {
-		t := w.nextTask()
+		t := w.subtrees.Next()
 		if t == nil {
 			return
 		}
-		w.path = t.frames
-		w.root = len(t.frames)
+		w.Start(t)
 		for {
 			if w.halt() {
 				return
@@ -412,46 +372,15 @@ func (w *walker) walk() {
 	}
 }
 
-// nextTask waits for a subtree to search; nil when the level is over.
-func (w *walker) nextTask() *task {
-	s := w.searcher
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.active--
-	for len(s.tasks) == 0 && !s.over {
-		if s.active == 0 {
-			// Nobody searches and nothing is left: the level is done.
-			s.over = true
-			s.cond.Broadcast()
-			break
-		}
-		s.idle++
-		s.cond.Wait()
-		s.idle--
-	}
-	if s.over {
-		return nil
-	}
-	t := s.tasks[len(s.tasks)-1]
-	s.tasks = s.tasks[:len(s.tasks)-1]
-	s.active++
-	return t
-}
-
 // end ends the level for every walker.
-func (w *walker) end() {
-	w.mu.Lock()
-	w.over = true
-	w.cond.Broadcast()
-	w.mu.Unlock()
-}
+func (w *walker) end() { w.subtrees.End() }
 
 // halt reports whether the walker must stop: the level is over, a budget
 // is spent, a counterexample was found, the search failed.
 func (w *walker) halt() bool {
 	s := w.searcher
 	s.mu.Lock()
-	over := s.over || s.err != nil || (s.best != nil && !s.cfg.verify.exhaustive)
+	over := s.subtrees.Over() || s.err != nil || (s.best != nil && !s.cfg.verify.exhaustive)
 	if !over {
 		if why := s.budgetSpent(); why != "" {
 			s.stopped, over = why, true
@@ -467,44 +396,16 @@ func (w *walker) halt() bool {
 // donate gives another walker, waiting for work, the untried choice
 // nearest the root of the walker's subtree.
 func (w *walker) donate() {
-	s := w.searcher
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.idle == 0 || len(s.tasks) > 0 {
-		return
-	}
-	for d := w.root; d < len(w.path); d++ {
-		f := w.path[d]
-		for i := range f.ts {
-			if i == f.cur || f.tried[i] || asleep(f.sleep, f.ts[i].id) {
-				continue
-			}
-			f.tried[i] = true
-			frames := make([]*frame, d+1)
-			copy(frames, w.path[:d+1])
-			g := *f
-			g.cur, g.tried, g.after = i, slices.Clone(f.tried), slices.Clone(f.after)
-			frames[d] = &g
-			s.tasks = append(s.tasks, &task{frames: frames})
-			s.depthRow(d).Transitions++
-			s.cond.Signal()
-			return
-		}
+	if d, ok := w.Donate(w.subtrees); ok {
+		w.mu.Lock()
+		w.depthRow(d).Transitions++
+		w.mu.Unlock()
 	}
 }
 
 // budgetSpent says why the search must stop now, if it must (s.mu held).
 func (s *searcher) budgetSpent() string {
-	v := s.cfg.verify
-	switch {
-	case v.ctx != nil && v.ctx.Err() != nil:
-		return "interrupted"
-	case !s.deadline.IsZero() && time.Now().After(s.deadline):
-		return fmt.Sprintf("the time budget (%s) ran out", v.timeBudget)
-	case v.maxSchedules > 0 && s.res.Schedules >= v.maxSchedules:
-		return fmt.Sprintf("the schedule budget (%d) ran out", v.maxSchedules)
-	}
-	return ""
+	return s.budget0.Reason(s.budget0.Spent(s.res.Schedules, 0))
 }
 
 // execute plays one schedule: the path's prefix, then new choices.
@@ -549,7 +450,13 @@ func (w *walker) execute() error {
 				end[k] = d
 			}
 		}
-		s.quiet[v.stopKey] = &quietEnd{summary: outcomeSummary(out, bs), breaches: bs, endSit: end}
+		q := &quietEnd{summary: outcomeSummary(out, bs), breaches: bs, endSit: end}
+		if i, ok := s.quiet.Get(v.stopKey); ok {
+			s.ends[i] = q
+		} else {
+			s.quiet.Put(v.stopKey, int32(len(s.ends)))
+			s.ends = append(s.ends, q)
+		}
 	}
 	s.covered(sit)
 	s.judged(outcomeSummary(out, bs))
@@ -584,11 +491,14 @@ func (s *searcher) judged(summary string) {
 }
 
 // quietEnd returns what a quiet state gave before, if it was met.
-func (s *searcher) quietEndOf(key sum128) (*quietEnd, bool) {
+func (s *searcher) quietEndOf(key search.Key) (*quietEnd, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	q, ok := s.quiet[key]
-	return q, ok
+	i, ok := s.quiet.Get(key)
+	if !ok {
+		return nil, false
+	}
+	return s.ends[i], true
 }
 
 // quietHit counts a schedule that stopped in a quiet state judged before;
@@ -634,30 +544,13 @@ func outcomeSummary(o *Outcome, bs []Breach) string {
 // backtrack moves the path to the next choice to try in the walker's
 // subtree; false when every choice of every point of it was tried.
 func (w *walker) backtrack() bool {
-	for len(w.path) > w.root {
-		f := w.path[len(w.path)-1]
-		f.tried[f.cur] = true
-		for i := range f.ts {
-			if !f.tried[i] && !asleep(f.sleep, f.ts[i].id) {
-				f.cur = i
-				w.mu.Lock()
-				w.depthRow(len(w.path)-1).Transitions++
-				w.mu.Unlock()
-				return true
-			}
-		}
-		w.path = w.path[:len(w.path)-1]
+	d, ok := w.Backtrack()
+	if ok {
+		w.mu.Lock()
+		w.depthRow(d).Transitions++
+		w.mu.Unlock()
 	}
-	return false
-}
-
-func asleep(sleep []sleepEntry, id tid) bool {
-	for _, z := range sleep {
-		if z.id == id {
-			return true
-		}
-	}
-	return false
+	return ok
 }
 
 // depthRow is the level's row of depth d (s.mu held).
@@ -671,54 +564,59 @@ func (s *searcher) depthRow(d int) *VerifyDepth {
 // decide is called by a run at each decision point: it returns the index
 // of the choice to take among ts, or decideAbandon to stop the run short,
 // or decideCut to leave the rest to the drain.
-func (w *walker) decide(v *verifyRun, ts []trans, boundPruned int, key sum128, keyOK bool) int {
+func (w *walker) decide(v *verifyRun, ts []trans, boundPruned int, key search.Key, keyOK bool) int {
 	d := v.depth
-	if d < len(w.path) {
-		f := w.path[d]
-		if !sameChoices(f.ts, ts) || (f.keyOK && keyOK && f.key != key) {
-			what := fmt.Sprintf("the choices differ: %s, then %s", describeChoices(f.ts), describeChoices(ts))
-			if sameChoices(f.ts, ts) {
-				what = "what differs: " + strings.Join(differing(f.parts, v.parts), "; ")
+	if d < len(w.Path) {
+		f := w.Path[d]
+		p := pointAt(f)
+		if !sameChoices(p.ts, ts) || (f.KeyOK && keyOK && f.Key != key) {
+			what := fmt.Sprintf("the choices differ: %s, then %s", describeChoices(p.ts), describeChoices(ts))
+			if sameChoices(p.ts, ts) {
+				what = "what differs: " + strings.Join(differing(p.parts, v.parts), "; ")
 			}
 			w.fail(fmt.Errorf("%w: consumer %q is not deterministic: the same schedule, played again, reached another state after %d step(s) (%s) of %s; "+
 				"a consumer whose moves depend on something other than what the database returned to it (the machine's clock, randomness, a file, a remote service not behind handler.Point) cannot be model-checked: switch state caching off with NoCache to search it anyway",
 				ErrBadInput, w.c.displayName(), d, what, describeSteps(v.r.s.Steps)))
 			return decideAbandon
 		}
-		return f.cur
+		return f.Cur
 	}
 	if d > 0 {
-		parent := w.path[d-1]
-		if t := parent.ts[parent.cur].id; t.w >= 0 && v.movable(int(t.w)) {
-			parent.after[parent.cur] = 1
+		parent := w.Path[d-1]
+		if t := pointAt(parent).ts[parent.Cur].id; t.w >= 0 && v.movable(int(t.w)) {
+			parent.After[parent.Cur] = 1
 		} else {
-			parent.after[parent.cur] = 0
+			parent.After[parent.Cur] = 0
 		}
 	}
 	if d >= w.bounds.MaxSteps || (w.cutAt > 0 && d >= w.cutAt) {
 		return decideCut
 	}
-	var sleep []sleepEntry
+	var sleep []search.Sleeper[footprint]
 	if d > 0 && !w.cfg.verify.noPOR {
-		sleep = w.childSleep(w.path[d-1])
+		sleep = w.Path[d-1].ChildSleep(w.conflicts, w.costSafe)
 	}
-	var canon []tid
+	var canon []search.MoveID
 	if keyOK && w.cutAt == 0 {
-		canon = w.canonical(sleep)
+		canon = search.Canonical(sleep, w.perm)
+	}
+	moves := make([]search.Move[footprint], len(ts))
+	for i, t := range ts {
+		moves[i] = search.Move[footprint]{ID: t.id.move(), Footprint: t.fp, Own: t.id.workerMove(), Crash: t.id.kind == kCrash}
 	}
 	s := w.searcher
 	s.mu.Lock()
 	row := s.depthRow(d)
 	row.Nodes++
 	if canon != nil || (keyOK && w.cutAt == 0) {
-		if s.dominated(key, v.budget, canon) {
+		if s.cache.Dominated(key, v.budget, canon) {
 			s.res.CachePruned++
 			s.lvl.CachePruned++
 			row.CachePruned++
 			s.mu.Unlock()
 			return decideAbandon
 		}
-		if s.remember(key, visit{budget: v.budget, sleep: canon, depth: d}) {
+		if s.cache.Remember(key, search.Visit[budgets]{Budget: v.budget, Sleep: canon, Depth: int32(d)}) {
 			s.res.States++
 			s.lvl.States++
 			row.States++
@@ -726,31 +624,19 @@ func (w *walker) decide(v *verifyRun, ts []trans, boundPruned int, key sum128, k
 	}
 	s.res.BoundPruned += int64(boundPruned)
 	s.lvl.BoundPruned += int64(boundPruned)
-	f := &frame{ts: ts, tried: make([]bool, len(ts)), after: make([]int8, len(ts)), sleep: sleep, curW: v.cur, curMov: v.movable(v.cur), cur: -1,
-		key: key, keyOK: keyOK, parts: slices.Clone(v.parts)}
-	for i := range f.after {
-		f.after[i] = -1
-	}
-	for i := range ts {
-		if asleep(sleep, ts[i].id) {
-			s.res.SleepPruned++
-			s.lvl.SleepPruned++
-			row.SleepPruned++
-			continue
-		}
-		if f.cur < 0 {
-			f.cur = i
-		}
-	}
-	if f.cur >= 0 {
+	f, asleep := search.NewFrame(moves, sleep, v.cur, v.movable(v.cur), key, keyOK, &pointOf{ts: ts, parts: slices.Clone(v.parts)})
+	s.res.SleepPruned += int64(asleep)
+	s.lvl.SleepPruned += int64(asleep)
+	row.SleepPruned += int64(asleep)
+	if f.Cur >= 0 {
 		row.Transitions++
 	}
 	s.mu.Unlock()
-	if f.cur < 0 {
+	if f.Cur < 0 {
 		return decideAbandon
 	}
-	w.path = append(w.path, f)
-	return f.cur
+	w.Path = append(w.Path, f)
+	return f.Cur
 }
 
 // describeSteps renders a schedule's steps for a report.
@@ -782,34 +668,6 @@ func describeChoices(ts []trans) string {
 	return "[" + strings.Join(parts, ", ") + "]"
 }
 
-// childSleep is the sleep set of the child of f through its current
-// choice t: the choices asleep at f and those tried before t at f, each
-// kept when it commutes with t and when trying it first could not need
-// more preemptions than the order it stands for.
-//
-// The choices tried before t are those before it in f's order, asleep at
-// f or not: the search tries them in that order (a walker that hands a
-// choice to another still counts the ones before it as tried first, and
-// their subtrees are searched all the same).
-func (w *walker) childSleep(f *frame) []sleepEntry {
-	t := f.ts[f.cur]
-	var out []sleepEntry
-	keep := func(z sleepEntry) {
-		if !w.conflicts(z.fp, t.fp) && w.costSafe(f, z, t) {
-			out = append(out, z)
-		}
-	}
-	for _, z := range f.sleep {
-		keep(z)
-	}
-	for j := range f.cur {
-		if !asleep(f.sleep, f.ts[j].id) {
-			keep(sleepEntry{id: f.ts[j].id, fp: f.ts[j].fp, after: f.after[j]})
-		}
-	}
-	return out
-}
-
 // reductionMutants are the ways a test breaks the reductions on purpose:
 // the soundness tests must catch each.
 var reductionMutants = []string{"commute-all", "no-cost-check", "key-ignores-db", "key-ignores-history", "key-ignores-broker"}
@@ -822,121 +680,9 @@ func (w *walker) conflicts(a, b footprint) bool {
 	return conflicts(a, b)
 }
 
-func (w *walker) costSafe(f *frame, z sleepEntry, t trans) bool {
-	return w.cfg.verify.mutant == "no-cost-check" || costSafe(f, z, t)
-}
-
-// costSafe reports whether choice z may sleep below t at f under the
-// preemption bound. Asleep there, the schedules t z ... are left to the
-// schedules z t ... tried before; that is sound only when z t ... costs
-// no more preemptions than t z ... for every continuation, or the bound
-// could cut the schedule that stands for one within it. Switching away
-// from the worker the schedule is on costs one when it can still move;
-// moves of two different workers leave the schedule on different workers,
-// so the worst continuation (back to the other) is counted.
-func costSafe(f *frame, z sleepEntry, t trans) bool {
-	zw, tw := z.id.workerMove(), t.id.workerMove()
-	c := f.curW
-	mc := 0
-	if f.curMov {
-		mc = 1
-	}
-	switch {
-	case !zw && !tw:
-		return true
-	case zw && !tw:
-		// A crash of the worker the schedule is on makes switching free:
-		// z after it may cost less than z before it.
-		return !(t.id.kind == kCrash && int(t.id.w) == c && mc == 1 && int(z.id.w) != c)
-	case !zw && tw:
-		return true
-	}
-	d, e := int(t.id.w), int(z.id.w)
-	after := int(z.after)
-	if after < 0 {
-		after = 1
-	}
-	lhs := mc*b2i(c != e) + after
-	rhs := mc * b2i(c != d)
-	return lhs <= rhs
-}
-
-func b2i(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
-}
-
-// canonical renames the workers of a sleep set into the state's canonical
-// order (the order its name lists them in), so that the sleep sets of two
-// states alike but for their workers' names compare.
-func (w *walker) canonical(sleep []sleepEntry) []tid {
-	out := make([]tid, 0, len(sleep))
-	for _, z := range sleep {
-		id := z.id
-		if id.w >= 0 {
-			id.w = int8(slices.Index(w.perm, int(id.w)))
-		}
-		out = append(out, id)
-	}
-	slices.SortFunc(out, compareTid)
-	return out
-}
-
-func compareTid(a, b tid) int {
-	if a.kind != b.kind {
-		return int(a.kind) - int(b.kind)
-	}
-	if a.w != b.w {
-		return int(a.w) - int(b.w)
-	}
-	switch {
-	case a.arg < b.arg:
-		return -1
-	case a.arg > b.arg:
-		return 1
-	}
-	return 0
-}
-
-// subset reports whether every id of a is in b (both sorted).
-func subset(a, b []tid) bool {
-	j := 0
-	for _, x := range a {
-		for j < len(b) && compareTid(b[j], x) < 0 {
-			j++
-		}
-		if j == len(b) || b[j] != x {
-			return false
-		}
-	}
-	return true
-}
-
-// dominated reports whether the state was explored before with at least
-// this budget and no more choices asleep (and, in the search for fewer
-// steps, no deeper).
-func (s *searcher) dominated(key sum128, b budgets, sleep []tid) bool {
-	for _, vis := range s.cache[key] {
-		if vis.budget.covers(b) && subset(vis.sleep, sleep) {
-			return true
-		}
-	}
-	return false
-}
-
-// remember records a visit; it reports whether the state is new.
-func (s *searcher) remember(key sum128, vis visit) bool {
-	old, seen := s.cache[key]
-	kept := old[:0]
-	for _, o := range old {
-		if !(vis.budget.covers(o.budget) && subset(vis.sleep, o.sleep) && vis.depth <= o.depth) {
-			kept = append(kept, o)
-		}
-	}
-	s.cache[key] = append(kept, vis)
-	return !seen
+// costSafe is search.CostSafe, but where a test breaks it on purpose.
+func (w *walker) costSafe(f *search.Frame[footprint], z search.Sleeper[footprint], t search.Move[footprint]) bool {
+	return w.cfg.verify.mutant == "no-cost-check" || search.CostSafe(f, z, t)
 }
 
 // discover reads the tables the schema made, on a database of its own:
@@ -1090,21 +836,21 @@ func (w *walker) footprintOf(c sqlhook.Call) sqlShape {
 }
 
 // dump names the database's committed content: every row of every table.
-func (w *walker) dump(r *run) (sum128, error) {
+func (w *walker) dump(r *run) (search.Key, error) {
 	e := &w.dbEnc
 	e.reset()
 	admin := r.db.Admin()
 	for _, q := range w.dumpQueries {
 		if err := encodeRows(admin, q, e); err != nil {
-			return sum128{}, err
+			return search.Key{}, err
 		}
 	}
 	if w.sqlite {
 		if err := w.dumpAdded(admin, e); err != nil {
-			return sum128{}, err
+			return search.Key{}, err
 		}
 	} else if err := w.dumpAddedPostgres(admin, e); err != nil {
-		return sum128{}, err
+		return search.Key{}, err
 	}
 	return sumOf(e.b), nil
 }

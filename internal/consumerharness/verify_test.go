@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/idemcheck/idemcheck/impl/contract/handler"
+	"github.com/idemcheck/idemcheck/internal/search"
 )
 
 // The soundness of Verify's reductions: the partial-order reduction and
@@ -162,7 +163,7 @@ func outcomesOf(t *testing.T, c Consumer, b Bounds, opts ...Option) (map[string]
 			got["outcome "+s] = true
 			mu.Unlock()
 		}
-		cfg.verify.states = func(k sum128) {
+		cfg.verify.states = func(k search.Key) {
 			mu.Lock()
 			got[fmt.Sprintf("state %x", k)] = true
 			mu.Unlock()
