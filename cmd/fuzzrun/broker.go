@@ -99,16 +99,14 @@ type brokerJSON struct {
 func runBroker(ctx context.Context, o *options, stdout, stderr io.Writer) int {
 	app, consumerName, closer, err := brokerConsumer(o)
 	if err != nil {
-		fmt.Fprintf(stderr, "fuzzrun: %v\n", err)
-		return exitUsage
+		return say(stderr, exitUsage, "%v", err)
 	}
 	if closer != nil {
 		defer closer.Close()
 	}
 	f, err := ext.Registered.Broker(o.broker)
 	if err != nil {
-		fmt.Fprintf(stderr, "fuzzrun: broker: %v\n", err)
-		return exitUsage
+		return say(stderr, exitUsage, "broker: %v", err)
 	}
 	defer f.Close()
 	target := o.target.Name
@@ -133,16 +131,14 @@ func runBroker(ctx context.Context, o *options, stdout, stderr io.Writer) int {
 	interrupted := false
 	switch {
 	case errors.Is(err, broker.ErrBrokerDown):
-		fmt.Fprintf(stderr, "fuzzrun: broker %s: the broker stopped answering mid-campaign after %d runs: %v\n", o.broker, rep.Runs, err)
-		return exitUsage
+		return say(stderr, exitUsage, "broker %s: the broker stopped answering mid-campaign after %d runs: %v", o.broker, rep.Runs, err)
 	case ctx.Err() != nil:
 		interrupted = true
 		fmt.Fprintf(stderr, "fuzzrun: interrupted after %d runs\n", rep.Runs)
 	case err != nil:
-		fmt.Fprintf(stderr, "fuzzrun: broker %s: %v\n", o.broker, err)
-		return exitInternal
+		return say(stderr, exitInternal, "broker %s: %v", o.broker, err)
 	}
-	out := brokerJSON{LiveReport: rep, Target: target, Seed: seed, Interrupted: interrupted, Verdict: verdictPass}
+	out := brokerJSON{LiveReport: rep, Target: target, Seed: seed, Interrupted: interrupted}
 	if rep.Runs == 0 {
 		// No run judged any invariant: none holds, none was checked.
 		for i := range rep.Cells {
@@ -179,37 +175,19 @@ func runBroker(ctx context.Context, o *options, stdout, stderr io.Writer) int {
 		path, err := corpus.WriteBrokerCase(o.corpusDir, &corpus.BrokerCase{Broker: rep.Broker, Consumer: consumerName, Invariant: cell.Invariant,
 			Detail: detail, Fix: fix, Seed: cell.Seed, Scenario: small})
 		if err != nil {
-			fmt.Fprintf(stderr, "fuzzrun: %v\n", err)
-			return exitInternal
+			return say(stderr, exitInternal, "%v", err)
 		}
 		out.Saved = append(out.Saved, path)
 	}
-	code := exitOK
-	switch {
-	case violated:
-		out.Verdict, code = verdictViolation, exitViolation
-	case interrupted:
-		out.Verdict, code = verdictInterrupted, exitInconclusive
-	case rep.Runs == 0:
-		out.Verdict, code = verdictInconclusive, exitInconclusive
-	}
-	out.Exit = code
+	out.Verdict, out.Exit = verdictOf(violated, interrupted, int64(rep.Runs))
 	if o.json {
-		if err := writeJSON(stdout, out); err != nil {
-			return exitInternal
-		}
-	} else {
-		printBroker(stdout, out, o.verbose)
-		switch out.Verdict {
-		case verdictInterrupted:
-			fmt.Fprintf(stdout, "INTERRUPTED: stopped by a signal after %d scenarios in %s of a budget of %s; nothing proven beyond them\n",
-				rep.Runs, roundDuration(rep.Elapsed), o.duration)
-		case verdictInconclusive:
-			fmt.Fprintf(stdout, "INCONCLUSIVE: 0 scenarios played in %s (budget %s): nothing was proven; give a longer -duration or more -checks\n",
-				roundDuration(rep.Elapsed), o.duration)
-		}
+		return writeJSONOr(stdout, out, out.Exit)
 	}
-	return code
+	printBroker(stdout, out, o.verbose)
+	if line := shortRun(out.Verdict, "", "scenarios", int64(rep.Runs), rep.Elapsed, o.duration.String(), ""); line != "" {
+		fmt.Fprintln(stdout, line)
+	}
+	return out.Exit
 }
 
 func fixOr(s string) string {
@@ -269,19 +247,14 @@ func replayBroker(ctx context.Context, o *options, lc properties.LiveCampaign, s
 	f := lc.Factory
 	c, err := corpus.LoadBrokerCase(o.replay)
 	if err != nil {
-		fmt.Fprintf(stderr, "fuzzrun: -replay: %v\n", err)
-		return exitUsage
+		return say(stderr, exitUsage, "-replay: %v", err)
 	}
 	if c.Broker != f.Name() {
 		fmt.Fprintf(stderr, "fuzzrun: -replay: %s was found against %s; replaying it against %s\n", o.replay, c.Broker, f.Name())
 	}
 	h, broke, err := properties.ReplayLive(ctx, lc, c.Scenario, c.Invariant)
 	if err != nil {
-		fmt.Fprintf(stderr, "fuzzrun: -replay: %v\n", err)
-		if errors.Is(err, broker.ErrBrokerDown) {
-			return exitUsage
-		}
-		return exitInternal
+		return failed(stderr, "-replay: ", err, broker.ErrBrokerDown)
 	}
 	fmt.Fprintf(stdout, "%s against %s (at most %d runs on time):\n", o.replay, f.Name(), properties.ConfirmRuns)
 	for _, line := range h.Trace() {

@@ -58,13 +58,11 @@ func runCampaign(ctx context.Context, o *options, stdout, stderr io.Writer) int 
 		c.stats[p.Name] = row
 	}
 	if playable == 0 {
-		fmt.Fprintf(stderr, "fuzzrun: -target: %q plays no scenario the selected properties judge (%s)\n", o.target.Name, strings.Join(o.patterns, ","))
-		return exitUsage
+		return say(stderr, exitUsage, "-target: %q plays no scenario the selected properties judge (%s)", o.target.Name, strings.Join(o.patterns, ","))
 	}
 	c.pr.println("fuzzrun: campaign against %s, seed %d, %d worker(s), budget %s", o.target.Name, o.seed, o.workers, c.budget())
 	if err := c.runPool(ctx, func(w int) int64 { return share(o.checks, o.workers, w) }, o.duration, c.handle, c.progressLine); err != nil {
-		fmt.Fprintf(stderr, "fuzzrun: %v\n", err)
-		return exitInternal
+		return say(stderr, exitInternal, "%v", err)
 	}
 	return c.finish(stdout, stderr)
 }

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -227,8 +226,7 @@ func runExplore(ctx context.Context, o *options, stdout, stderr io.Writer) int {
 			}
 		}
 		if len(ps) == 0 {
-			fmt.Fprintf(stderr, "fuzzrun: -property: no consumption property selected; fuzzrun explore judges consumption (-projection: projections)\n")
-			return exitUsage
+			return say(stderr, exitUsage, "-property: no consumption property selected; fuzzrun explore judges consumption (-projection: projections)")
 		}
 		op.Properties = ps
 	}
@@ -258,11 +256,7 @@ func runExplore(ctx context.Context, o *options, stdout, stderr io.Writer) int {
 	release()
 	prog.clear()
 	if err != nil {
-		fmt.Fprintf(stderr, "fuzzrun: %v\n", err)
-		if errors.Is(err, explore.ErrBounds) {
-			return exitUsage
-		}
-		return exitInternal
+		return failed(stderr, "", err, explore.ErrBounds)
 	}
 	rep := exploreReport{Target: o.target.Name, World: op.World, Menu: op.Menu, Result: res,
 		StatesPerSec: res.StatesPerSecond(), Verified: x.verified(), Stopped: x.stopped, Conclusion: x.verdict(), Exit: x.exit()}
@@ -280,30 +274,18 @@ func runExplore(ctx context.Context, o *options, stdout, stderr io.Writer) int {
 		}
 		file, rep.CorpusFile, created = f, f, made
 	}
-	if o.html != "" {
-		if err := report.WriteFile(o.html, exploreHTML(o, x, file, created)); err != nil {
-			fmt.Fprintf(stderr, "fuzzrun: %v\n", err)
-			rep.Exit = exitInternal
-		} else {
-			rep.HTML = o.html
-		}
+	written := exitOK // a report not written is the harness's failure, even after an inconclusive search
+	if rep.HTML = writeReport(o, stderr, &written, func() *report.Run { return exploreHTML(o, x, file, created) }); written != exitOK {
+		rep.Exit = exitInternal
 	}
 	if o.json {
 		if cx := res.Counterexample; cx != nil {
-			if js, err := scenario.Marshal(cx.Scenario); err == nil {
-				raw := json.RawMessage(js)
-				rep.Counterexample = &raw
-			}
-			rep.Verdict = &cx.Verdict
+			rep.Counterexample, rep.Verdict = rawScenario(cx.Scenario), &cx.Verdict
 		}
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		_ = enc.Encode(rep)
+		_ = writeJSON(stdout, rep)
 	} else {
 		printExplore(stdout, o, x, file)
-		if rep.HTML != "" {
-			fmt.Fprintf(stdout, "\nreport: %s\n", rep.HTML)
-		}
+		printReportFile(stdout, rep.HTML)
 	}
 	return rep.Exit
 }

@@ -37,8 +37,7 @@ func runMutants(ctx context.Context, o *options, stdout, stderr io.Writer) int {
 		return fmt.Sprintf("fuzzrun mutants %5.1fs  %d/%d hunts done", time.Since(b.start).Seconds(), b.done(), len(b.jobs))
 	}
 	if err := b.runPool(ctx, func(int) int64 { return o.checks }, 0, b.handle, line); err != nil {
-		fmt.Fprintf(stderr, "fuzzrun: %v\n", err)
-		return exitInternal
+		return say(stderr, exitInternal, "%v", err)
 	}
 	return b.finish(stdout, stderr)
 }

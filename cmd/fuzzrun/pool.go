@@ -167,8 +167,7 @@ func (p *parent) runPool(ctx context.Context, checks func(w int) int64, limit ti
 func (p *parent) emit(stdout, stderr io.Writer, code int, js func() any, text func(io.Writer)) int {
 	if p.o.json {
 		if err := writeJSON(stdout, js()); err != nil {
-			fmt.Fprintf(stderr, "fuzzrun: %v\n", err)
-			return exitInternal
+			return say(stderr, exitInternal, "%v", err)
 		}
 	} else {
 		text(stdout)
