@@ -54,15 +54,13 @@ func brokerConsumer(o *options) (func() (runner.LiveApp, error), string, io.Clos
 		return nil, "", nil, err
 	}
 	app, err := ext.Registered.LiveApp(c)
-	if err != nil {
-		if closer != nil {
-			closer.Close()
-		}
-		return nil, "", nil, usagef("-consumer: %v", err)
+	var probe runner.LiveApp
+	if err == nil {
+		// Set the consumer up once (its schema on a fresh database, its
+		// worker), so that a schema that fails is said at once, not
+		// mid-campaign.
+		probe, err = app()
 	}
-	// Set the consumer up once (its schema on a fresh database, its worker),
-	// so that a schema that fails is said at once, not mid-campaign.
-	probe, err := app()
 	if err == nil {
 		_, err = probe.Group(context.Background(), "probe")
 		err = errors.Join(err, probe.Close())
@@ -147,10 +145,7 @@ func runBroker(ctx context.Context, o *options, stdout, stderr io.Writer) int {
 			}
 		}
 	}
-	if s := rep.Elapsed.Seconds(); s > 0 {
-		out.ScenariosPerSec = float64(rep.Runs) / s
-		out.DeliveriesPerS = float64(rep.Deliveries) / s
-	}
+	out.ScenariosPerSec, out.DeliveriesPerS = perSecond(rep.Runs, rep.Elapsed), perSecond(rep.Deliveries, rep.Elapsed)
 	violated := false
 	for _, cell := range rep.Cells {
 		if cell.Status != properties.LiveFails {

@@ -309,17 +309,13 @@ func runContext(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		return runCommand(ctx, lookupCommand("campaign"), nil, nil, stdout, stderr)
 	}
 	switch first := args[0]; {
-	case first == "-h" || first == "-help" || first == "--help":
-		fmt.Fprint(stdout, topUsage())
-		return exitOK
-	case first == "help":
-		if len(args) > 1 {
-			if c := lookupCommand(args[1]); c != nil && !c.hidden {
-				fmt.Fprint(stdout, c.usage())
-				return exitOK
-			}
-			return say(stderr, exitUsage, "help: %q is not a command; the commands are %s", args[1], strings.Join(visibleCommands(), ", "))
+	case first == "help" && len(args) > 1:
+		if c := lookupCommand(args[1]); c != nil && !c.hidden {
+			fmt.Fprint(stdout, c.usage())
+			return exitOK
 		}
+		return say(stderr, exitUsage, "help: %q is not a command; the commands are %s", args[1], strings.Join(visibleCommands(), ", "))
+	case first == "-h" || first == "-help" || first == "--help" || first == "help":
 		fmt.Fprint(stdout, topUsage())
 		return exitOK
 	case strings.HasPrefix(first, "-"):

@@ -122,23 +122,6 @@ func schemeList() string {
 	return strings.Join(slices.Sorted(maps.Keys(consumerSchemes)), ", ")
 }
 
-// safeConsumerName makes a file-name-friendly name of a scheme spec.
-func safeConsumerName(spec string) string {
-	var b strings.Builder
-	for _, r := range strings.ToLower(spec) {
-		switch {
-		case r >= 'a' && r <= 'z', r >= '0' && r <= '9':
-			b.WriteRune(r)
-		default:
-			b.WriteByte('-')
-		}
-		if b.Len() >= 40 {
-			break
-		}
-	}
-	return strings.Trim(b.String(), "-")
-}
-
 // checkConsumer checks the flags of fuzzrun consumer together: a replay
 // or a model check, and the database of the run.
 func checkConsumer(o *options, r *rawFlags, given map[string]bool) error {
@@ -319,9 +302,7 @@ func runConsumer(ctx context.Context, o *options, stdout, stderr io.Writer) int 
 	elapsed := time.Since(start)
 	interrupted := ctx.Err() != nil && !rep.Failed
 	rep.Checks, rep.ElapsedMs, rep.Interrupted = checks, elapsed.Milliseconds(), interrupted
-	if elapsed > 0 {
-		rep.PerSecond = float64(checks) / elapsed.Seconds()
-	}
+	rep.PerSecond = perSecond(checks, elapsed)
 	for _, sit := range consumertest.Situations {
 		if rep.Coverage[sit] == 0 {
 			rep.Unreached = append(rep.Unreached, sit)

@@ -248,12 +248,8 @@ func consumerExploreHTML(o *options, c consumertest.Consumer, res consumertest.V
 			transitions += d.Transitions
 		}
 	}
-	statesPerSecond := 0.0
-	if s := res.Elapsed.Seconds(); s > 0 {
-		statesPerSecond = float64(res.States) / s
-	}
 	e := &report.Exploration{World: res.Bounds.String(), Menu: choiceMenu(res.Bounds), Engine: "stateless search of the consumer on " + res.Backend,
-		States: res.States, Transitions: transitions, Skipped: res.SleepPruned, StatesPerSecond: statesPerSecond,
+		States: res.States, Transitions: transitions, Skipped: res.SleepPruned, StatesPerSecond: perSecond(res.States, res.Elapsed),
 		BytesPerState: res.BytesPerState, Schedules: res.Schedules, SchedulesPerSecond: res.SchedulesPerSecond(),
 		Verdict: verdict, Violated: res.Failed}
 	if l := deepestLevel(res); l != nil {

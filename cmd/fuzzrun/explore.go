@@ -219,12 +219,7 @@ func runExplore(ctx context.Context, o *options, stdout, stderr io.Writer) int {
 	}
 	if o.exploreOp.Properties != nil {
 		// -property narrows the judges to the consumption properties named.
-		var ps []properties.Property
-		for _, p := range op.Properties {
-			if p.Kind == scenario.KindConsumption {
-				ps = append(ps, p)
-			}
-		}
+		ps := ofKind(op.Properties, scenario.KindConsumption)
 		if len(ps) == 0 {
 			return say(stderr, exitUsage, "-property: no consumption property selected; fuzzrun explore judges consumption (-projection: projections)")
 		}
@@ -238,12 +233,8 @@ func runExplore(ctx context.Context, o *options, stdout, stderr io.Writer) int {
 	}
 	prog.println("fuzzrun: explore %s: %s, %s; budget %s", o.target.Name, describeWorld(op.World), depth, budget)
 	op.Progress = func(p explore.Progress) {
-		rate := 0.0
-		if s := p.Elapsed.Seconds(); s > 0 {
-			rate = float64(p.States) / s
-		}
 		prog.update(time.Now(), fmt.Sprintf("explore: depth %d, %d/%d of the frontier, %d states, %d transitions, %.0f states/s, %s",
-			p.Depth, p.Done, p.Frontier, p.States, p.Transitions, rate, p.Elapsed.Round(time.Second)))
+			p.Depth, p.Done, p.Frontier, p.States, p.Transitions, perSecond(p.States, p.Elapsed), p.Elapsed.Round(time.Second)))
 	}
 	res, err := explore.Explore(sctx, o.target, op)
 	x := &exploration{op: op, res: res, budget: budget, depthGiven: o.depthGiven}
@@ -317,14 +308,15 @@ func printExplore(w io.Writer, o *options, x *exploration, file string) {
 // exploreReportOptions are the options of a counterexample's report: where
 // it was saved (file, "" for nowhere) and the command that replays it.
 func exploreReportOptions(o *options, file string) properties.ReportOptions {
-	ro := properties.ReportOptions{Scenario: o.verbose, CorpusFile: file}
-	if file != "" {
-		ro.Replay = replayCommand(o, file)
-	}
-	return ro
+	return properties.ReportOptions{Scenario: o.verbose, CorpusFile: file, Replay: replayCommand(o, file)}
 }
 
+// replayCommand is the command that replays the corpus file of an
+// exploration's counterexample ("" for none).
 func replayCommand(o *options, file string) string {
+	if file == "" {
+		return ""
+	}
 	return fmt.Sprintf("go run ./cmd/fuzzrun replay %s -target %s", file, o.target.Name)
 }
 
@@ -373,12 +365,8 @@ func exploreHTML(o *options, x *exploration, file string, created bool) *report.
 // exploreCase is a counterexample of an exploration as a report case.
 // created says this run wrote the corpus file (it is new).
 func exploreCase(o *options, v properties.Verdict, out *runner.Outcome, file string, created bool) report.Case {
-	c := report.Case{Title: v.Property + " against " + o.target.Name, Property: v.Property, Target: o.target.Name,
-		Verdicts: []properties.Verdict{v}, CorpusFile: file, New: created, Outcome: out}
-	if file != "" {
-		c.Replay = replayCommand(o, file)
-	}
-	return c
+	return report.Case{Title: v.Property + " against " + o.target.Name, Property: v.Property, Target: o.target.Name,
+		Verdicts: []properties.Verdict{v}, CorpusFile: file, New: created, Outcome: out, Replay: replayCommand(o, file)}
 }
 
 // describeWorld says what a world holds, as the text report's first line.

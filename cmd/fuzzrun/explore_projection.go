@@ -46,12 +46,7 @@ func (o *options) parseProjection(given map[string]bool, copies, history string)
 	if o.target.Projection == nil {
 		return usagef("-target: %s has no projection parts to explore (an HLC or projector target, a projection mutant or the reference)", o.target.Name)
 	}
-	var ps []properties.Property
-	for _, p := range o.props {
-		if p.Kind == scenario.KindProjection {
-			ps = append(ps, p)
-		}
-	}
+	ps := ofKind(o.props, scenario.KindProjection)
 	if len(ps) == 0 {
 		return usagef("-property: %s selects no projection property; fuzzrun explore -projection judges projections", strings.Join(o.patterns, ","))
 	}

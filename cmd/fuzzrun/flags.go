@@ -13,6 +13,7 @@ import (
 
 	"github.com/idemcheck/idemcheck/explore"
 	"github.com/idemcheck/idemcheck/faults/gen"
+	"github.com/idemcheck/idemcheck/faults/scenario"
 	"github.com/idemcheck/idemcheck/impl/system"
 	"github.com/idemcheck/idemcheck/properties"
 )
@@ -362,6 +363,11 @@ func selectProperties(spec string) ([]string, []properties.Property, error) {
 		}
 	}
 	return patterns, out, nil
+}
+
+// ofKind are the properties of ps of kind k.
+func ofKind(ps []properties.Property, k scenario.Kind) []properties.Property {
+	return slices.DeleteFunc(slices.Clone(ps), func(p properties.Property) bool { return p.Kind != k })
 }
 
 func propertyNames(ps []properties.Property) []string {

@@ -89,6 +89,14 @@ func (c *campaign) jsonReport(code int) campaignJSON {
 	return r
 }
 
+// perSecond is a rate: n in d, 0 in no time.
+func perSecond[N int | int64](n N, d time.Duration) float64 {
+	if d <= 0 {
+		return 0
+	}
+	return float64(n) / d.Seconds()
+}
+
 // roundDuration rounds d for a person: to the millisecond, or finer below
 // one.
 func roundDuration(d time.Duration) time.Duration {

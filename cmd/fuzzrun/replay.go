@@ -53,12 +53,7 @@ func runReplay(o *options, stdout, stderr io.Writer) int {
 	if !corpus.HasKind(o.target, kind) {
 		return say(stderr, exitUsage, "-target: %q cannot play %s scenarios", o.target.Name, kind)
 	}
-	var props []properties.Property
-	for _, p := range o.props {
-		if p.Kind == kind {
-			props = append(props, p)
-		}
-	}
+	props := ofKind(o.props, kind)
 	if len(props) == 0 {
 		return say(stderr, exitUsage, "-property: %s selects no property of the scenario's kind, %s", strings.Join(o.patterns, ","), kind)
 	}
