@@ -162,10 +162,13 @@ func runBroker(ctx context.Context, o *options, stdout, stderr io.Writer) int {
 		if detail == "" {
 			detail = cell.Detail
 		}
-		fix := fixOr(ext.Registered.BrokerFix(rep.Broker, cell.Invariant))
-		if app != nil && ext.Registered.BrokerFix(rep.Broker, cell.Invariant) == "" {
+		fix := ext.Registered.BrokerFix(rep.Broker, cell.Invariant)
+		switch {
+		case fix == "" && app != nil:
 			fix = "The reference consumer keeps " + cell.Invariant + " over this configuration, so the consumer " + consumerName +
 				" breaks it: dedupe in the database, in the effect's own transaction (fuzzrun consumer " + consumerName + " finds its smallest case)."
+		case fix == "":
+			fix = "(no configuration of this broker is known to make it hold)"
 		}
 		path, err := corpus.WriteBrokerCase(o.corpusDir, &corpus.BrokerCase{Broker: rep.Broker, Consumer: consumerName, Invariant: cell.Invariant,
 			Detail: detail, Fix: fix, Seed: cell.Seed, Scenario: small})
@@ -183,13 +186,6 @@ func runBroker(ctx context.Context, o *options, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stdout, line)
 	}
 	return out.Exit
-}
-
-func fixOr(s string) string {
-	if s == "" {
-		return "(no configuration of this broker is known to make it hold)"
-	}
-	return s
 }
 
 func printBroker(w io.Writer, r brokerJSON, verbose bool) {

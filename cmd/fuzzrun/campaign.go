@@ -138,15 +138,11 @@ func (c *campaign) unchecked() []string {
 // verdict is the campaign's verdict when it found nothing: pass,
 // interrupted, or inconclusive (no check, or a property never checked).
 func (c *campaign) verdict() string {
-	switch {
-	case len(c.found) > 0 || c.coverageFailure() != "":
-		return verdictViolation
-	case c.interrupted:
-		return verdictInterrupted
-	case c.checks == 0 || len(c.unchecked()) > 0:
+	v, _ := verdictOf(len(c.found) > 0 || c.coverageFailure() != "", c.interrupted, c.checks)
+	if v == verdictPass && len(c.unchecked()) > 0 {
 		return verdictInconclusive
 	}
-	return verdictPass
+	return v
 }
 
 // rows returns the property rows in registry order.

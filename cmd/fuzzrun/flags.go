@@ -171,9 +171,7 @@ func (f *flagSet) budget()       { f.duration(); f.checks(); f.seed(); f.workers
 func (f *flagSet) events()       { f.str(&f.r.ef.events, "events") }
 func (f *flagSet) groupWorkers() { f.str(&f.r.ef.groupWorkers, "group-workers") }
 func (f *flagSet) noPOR()        { f.boolean(&f.r.ef.noPOR, "no-por") }
-func (f *flagSet) swarm()        { f.boolean(&f.o.swarm, "swarm") }
-func (f *flagSet) weightsFlag()  { f.str(&f.r.weights, "weights") }
-func (f *flagSet) generatorMix() { f.weightsFlag(); f.swarm() }
+func (f *flagSet) generatorMix() { f.str(&f.r.weights, "weights"); f.boolean(&f.o.swarm, "swarm") }
 func (f *flagSet) outputs(v bool) {
 	f.corpus()
 	f.html()
