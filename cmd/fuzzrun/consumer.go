@@ -204,14 +204,6 @@ type consumerJSON struct {
 	Exit  int    `json:"exit"`
 }
 
-// The verdicts of a run, in its -json report.
-const (
-	verdictPass         = "pass"
-	verdictViolation    = "violation"
-	verdictInterrupted  = "interrupted"
-	verdictInconclusive = "inconclusive"
-)
-
 // runConsumer runs a fuzzrun consumer campaign, or replays one file against it.
 func runConsumer(ctx context.Context, o *options, stdout, stderr io.Writer) int {
 	c, closer, err := resolveConsumer(o.consumer, o.db)

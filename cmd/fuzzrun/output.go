@@ -168,6 +168,14 @@ func notBuilt(stderr io.Writer, what, tag string, args []string) int {
 		what, tag, shellJoin(args))
 }
 
+// The verdicts of a run, in its -json report.
+const (
+	verdictPass         = "pass"
+	verdictViolation    = "violation"
+	verdictInterrupted  = "interrupted"
+	verdictInconclusive = "inconclusive"
+)
+
 // verdictOf is the verdict of a run and its exit status: a violation;
 // else interrupted by a signal, or inconclusive when it played nothing
 // (neither proves anything); else a pass.
