@@ -260,8 +260,7 @@ func runExplore(ctx context.Context, o *options, stdout, stderr io.Writer) int {
 		f, made, err := saveExploreCase(o, cx.Verdict, cx.Outcome, cx.Scenario)
 		if err != nil {
 			// The counterexample is shown all the same, then the error.
-			fmt.Fprintf(stderr, "fuzzrun: save the counterexample: %v\n", err)
-			rep.Exit = exitInternal
+			rep.Exit = failed(stderr, "save the counterexample: ", err)
 		}
 		file, rep.CorpusFile, created = f, f, made
 	}
