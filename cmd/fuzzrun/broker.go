@@ -54,15 +54,13 @@ func brokerConsumer(o *options) (func() (runner.LiveApp, error), string, io.Clos
 		return nil, "", nil, err
 	}
 	app, err := ext.Registered.LiveApp(c)
-	if err != nil {
-		if closer != nil {
-			closer.Close()
-		}
-		return nil, "", nil, usagef("-consumer: %v", err)
+	var probe runner.LiveApp
+	if err == nil {
+		// Set the consumer up once (its schema on a fresh database, its
+		// worker), so that a schema that fails is said at once, not
+		// mid-campaign.
+		probe, err = app()
 	}
-	// Set the consumer up once (its schema on a fresh database, its worker),
-	// so that a schema that fails is said at once, not mid-campaign.
-	probe, err := app()
 	if err == nil {
 		_, err = probe.Group(context.Background(), "probe")
 		err = errors.Join(err, probe.Close())
@@ -99,16 +97,14 @@ type brokerJSON struct {
 func runBroker(ctx context.Context, o *options, stdout, stderr io.Writer) int {
 	app, consumerName, closer, err := brokerConsumer(o)
 	if err != nil {
-		fmt.Fprintf(stderr, "fuzzrun: %v\n", err)
-		return exitUsage
+		return say(stderr, exitUsage, "%v", err)
 	}
 	if closer != nil {
 		defer closer.Close()
 	}
 	f, err := ext.Registered.Broker(o.broker)
 	if err != nil {
-		fmt.Fprintf(stderr, "fuzzrun: broker: %v\n", err)
-		return exitUsage
+		return say(stderr, exitUsage, "broker: %v", err)
 	}
 	defer f.Close()
 	target := o.target.Name
@@ -133,16 +129,14 @@ func runBroker(ctx context.Context, o *options, stdout, stderr io.Writer) int {
 	interrupted := false
 	switch {
 	case errors.Is(err, broker.ErrBrokerDown):
-		fmt.Fprintf(stderr, "fuzzrun: broker %s: the broker stopped answering mid-campaign after %d runs: %v\n", o.broker, rep.Runs, err)
-		return exitUsage
+		return say(stderr, exitUsage, "broker %s: the broker stopped answering mid-campaign after %d runs: %v", o.broker, rep.Runs, err)
 	case ctx.Err() != nil:
 		interrupted = true
 		fmt.Fprintf(stderr, "fuzzrun: interrupted after %d runs\n", rep.Runs)
 	case err != nil:
-		fmt.Fprintf(stderr, "fuzzrun: broker %s: %v\n", o.broker, err)
-		return exitInternal
+		return say(stderr, exitInternal, "broker %s: %v", o.broker, err)
 	}
-	out := brokerJSON{LiveReport: rep, Target: target, Seed: seed, Interrupted: interrupted, Verdict: verdictPass}
+	out := brokerJSON{LiveReport: rep, Target: target, Seed: seed, Interrupted: interrupted}
 	if rep.Runs == 0 {
 		// No run judged any invariant: none holds, none was checked.
 		for i := range rep.Cells {
@@ -151,10 +145,7 @@ func runBroker(ctx context.Context, o *options, stdout, stderr io.Writer) int {
 			}
 		}
 	}
-	if s := rep.Elapsed.Seconds(); s > 0 {
-		out.ScenariosPerSec = float64(rep.Runs) / s
-		out.DeliveriesPerS = float64(rep.Deliveries) / s
-	}
+	out.ScenariosPerSec, out.DeliveriesPerS = perSecond(rep.Runs, rep.Elapsed), perSecond(rep.Deliveries, rep.Elapsed)
 	violated := false
 	for _, cell := range rep.Cells {
 		if cell.Status != properties.LiveFails {
@@ -171,52 +162,30 @@ func runBroker(ctx context.Context, o *options, stdout, stderr io.Writer) int {
 		if detail == "" {
 			detail = cell.Detail
 		}
-		fix := fixOr(ext.Registered.BrokerFix(rep.Broker, cell.Invariant))
-		if app != nil && ext.Registered.BrokerFix(rep.Broker, cell.Invariant) == "" {
+		fix := ext.Registered.BrokerFix(rep.Broker, cell.Invariant)
+		switch {
+		case fix == "" && app != nil:
 			fix = "The reference consumer keeps " + cell.Invariant + " over this configuration, so the consumer " + consumerName +
 				" breaks it: dedupe in the database, in the effect's own transaction (fuzzrun consumer " + consumerName + " finds its smallest case)."
+		case fix == "":
+			fix = "(no configuration of this broker is known to make it hold)"
 		}
 		path, err := corpus.WriteBrokerCase(o.corpusDir, &corpus.BrokerCase{Broker: rep.Broker, Consumer: consumerName, Invariant: cell.Invariant,
 			Detail: detail, Fix: fix, Seed: cell.Seed, Scenario: small})
 		if err != nil {
-			fmt.Fprintf(stderr, "fuzzrun: %v\n", err)
-			return exitInternal
+			return say(stderr, exitInternal, "%v", err)
 		}
 		out.Saved = append(out.Saved, path)
 	}
-	code := exitOK
-	switch {
-	case violated:
-		out.Verdict, code = verdictViolation, exitViolation
-	case interrupted:
-		out.Verdict, code = verdictInterrupted, exitInconclusive
-	case rep.Runs == 0:
-		out.Verdict, code = verdictInconclusive, exitInconclusive
-	}
-	out.Exit = code
+	out.Verdict, out.Exit = verdictOf(violated, interrupted, int64(rep.Runs))
 	if o.json {
-		if err := writeJSON(stdout, out); err != nil {
-			return exitInternal
-		}
-	} else {
-		printBroker(stdout, out, o.verbose)
-		switch out.Verdict {
-		case verdictInterrupted:
-			fmt.Fprintf(stdout, "INTERRUPTED: stopped by a signal after %d scenarios in %s of a budget of %s; nothing proven beyond them\n",
-				rep.Runs, roundDuration(rep.Elapsed), o.duration)
-		case verdictInconclusive:
-			fmt.Fprintf(stdout, "INCONCLUSIVE: 0 scenarios played in %s (budget %s): nothing was proven; give a longer -duration or more -checks\n",
-				roundDuration(rep.Elapsed), o.duration)
-		}
+		return writeJSONOr(stdout, out, out.Exit)
 	}
-	return code
-}
-
-func fixOr(s string) string {
-	if s == "" {
-		return "(no configuration of this broker is known to make it hold)"
+	printBroker(stdout, out, o.verbose)
+	if line := shortRun(out.Verdict, "", "scenarios", int64(rep.Runs), rep.Elapsed, o.duration.String(), ""); line != "" {
+		fmt.Fprintln(stdout, line)
 	}
-	return s
+	return out.Exit
 }
 
 func printBroker(w io.Writer, r brokerJSON, verbose bool) {
@@ -269,19 +238,14 @@ func replayBroker(ctx context.Context, o *options, lc properties.LiveCampaign, s
 	f := lc.Factory
 	c, err := corpus.LoadBrokerCase(o.replay)
 	if err != nil {
-		fmt.Fprintf(stderr, "fuzzrun: -replay: %v\n", err)
-		return exitUsage
+		return say(stderr, exitUsage, "-replay: %v", err)
 	}
 	if c.Broker != f.Name() {
 		fmt.Fprintf(stderr, "fuzzrun: -replay: %s was found against %s; replaying it against %s\n", o.replay, c.Broker, f.Name())
 	}
 	h, broke, err := properties.ReplayLive(ctx, lc, c.Scenario, c.Invariant)
 	if err != nil {
-		fmt.Fprintf(stderr, "fuzzrun: -replay: %v\n", err)
-		if errors.Is(err, broker.ErrBrokerDown) {
-			return exitUsage
-		}
-		return exitInternal
+		return failed(stderr, "-replay: ", err, broker.ErrBrokerDown)
 	}
 	fmt.Fprintf(stdout, "%s against %s (at most %d runs on time):\n", o.replay, f.Name(), properties.ConfirmRuns)
 	for _, line := range h.Trace() {

@@ -16,16 +16,10 @@ import (
 	"github.com/idemcheck/idemcheck/report"
 )
 
-// stopGrace is how long workers may run past the time budget to finish the
-// hunt (and shrink) in hand before they are killed.
-const stopGrace = 30 * time.Second
-
 // campaign is the parent's state of a campaign. Only the main loop of
 // runCampaign touches it.
 type campaign struct {
-	o        *options
-	start    time.Time
-	elapsed  time.Duration
+	parent
 	checks   int64
 	stats    map[string]*report.PropertyRow
 	coverage coverage.Counts
@@ -33,9 +27,6 @@ type campaign struct {
 	// the coverage is judged.
 	unreachable map[string]string
 	found       []*finding
-	errors      []string
-	interrupted bool
-	overran     bool
 }
 
 // runCampaign runs workers until the budget is spent or ctx ends, saves
@@ -47,7 +38,7 @@ func runCampaign(ctx context.Context, o *options, stdout, stderr io.Writer) int 
 	if o.checks > 0 && int64(o.workers) > o.checks {
 		o.workers = int(o.checks) // a worker with no share of the budget would have no limit
 	}
-	c := &campaign{o: o, start: time.Now(), stats: map[string]*report.PropertyRow{}}
+	c := &campaign{parent: parent{o: o, start: time.Now(), pr: newProgress(stderr, o.every)}, stats: map[string]*report.PropertyRow{}}
 	playable := 0
 	for _, p := range o.props {
 		row := &report.PropertyRow{Name: p.Name, Invariant: p.Invariant, Kind: string(p.Kind), Doc: p.Doc, Status: "pass"}
@@ -67,61 +58,17 @@ func runCampaign(ctx context.Context, o *options, stdout, stderr io.Writer) int 
 		c.stats[p.Name] = row
 	}
 	if playable == 0 {
-		fmt.Fprintf(stderr, "fuzzrun: -target: %q plays no scenario the selected properties judge (%s)\n", o.target.Name, strings.Join(o.patterns, ","))
-		return exitUsage
+		return say(stderr, exitUsage, "-target: %q plays no scenario the selected properties judge (%s)", o.target.Name, strings.Join(o.patterns, ","))
 	}
-	pr := newProgress(stderr, o.every)
-	pr.println("fuzzrun: campaign against %s, seed %d, %d worker(s), budget %s", o.target.Name, o.seed, o.workers, c.budget())
-	pool, err := startPool(o, func(w int) int64 { return share(o.checks, o.workers, w) }, o.duration)
-	if err != nil {
-		fmt.Fprintf(stderr, "fuzzrun: %v\n", err)
-		return exitInternal
+	c.pr.println("fuzzrun: campaign against %s, seed %d, %d worker(s), budget %s", o.target.Name, o.seed, o.workers, c.budget())
+	if err := c.runPool(ctx, func(w int) int64 { return share(o.checks, o.workers, w) }, o.duration, c.handle, c.progressLine); err != nil {
+		return say(stderr, exitInternal, "%v", err)
 	}
-	c.loop(ctx, pool, pr)
-	pr.clear()
-	c.elapsed = time.Since(c.start)
 	return c.finish(stdout, stderr)
 }
 
-// loop handles the workers' messages until every worker has exited.
-func (c *campaign) loop(ctx context.Context, pool *pool, pr *progress) {
-	tick := time.NewTicker(250 * time.Millisecond)
-	defer tick.Stop()
-	var hardStop <-chan time.Time
-	if c.o.duration > 0 {
-		t := time.NewTimer(c.o.duration + stopGrace)
-		defer t.Stop()
-		hardStop = t.C
-	}
-	done := ctx.Done()
-	for pool.live > 0 {
-		select {
-		case ev := <-pool.events:
-			c.handle(ev, pool, pr)
-		case now := <-tick.C:
-			pr.update(now, c.progressLine(pool.live))
-		case <-done:
-			done = nil
-			c.interrupted = true
-			pr.println("fuzzrun: interrupted; stopping the workers and writing the report so far")
-			pool.kill()
-		case <-hardStop:
-			hardStop = nil
-			c.overran = true
-			pool.kill()
-		}
-	}
-}
-
-func (c *campaign) handle(ev event, pool *pool, pr *progress) {
-	if x := ev.exit; x != nil {
-		pool.live--
-		if x.err != nil && !c.interrupted && !c.overran {
-			c.errors = append(c.errors, fmt.Sprintf("worker %d failed: %v\n%s", x.worker, x.err, x.stderr))
-		}
-		return
-	}
-	m := ev.msg
+// handle takes a worker's report: a batch played, or a violation.
+func (c *campaign) handle(m *message) {
 	switch m.Type {
 	case msgBatch:
 		c.checks += int64(m.Checks)
@@ -146,9 +93,7 @@ func (c *campaign) handle(ev event, pool *pool, pr *progress) {
 		if f.err != "" {
 			c.errors = append(c.errors, f.err)
 		}
-		pr.println("fuzzrun: %s", f.line())
-	case "noise":
-		pr.println("fuzzrun: worker %d: %s", m.Worker, m.Message)
+		c.pr.println("fuzzrun: %s", f.line())
 	}
 }
 
@@ -193,15 +138,11 @@ func (c *campaign) unchecked() []string {
 // verdict is the campaign's verdict when it found nothing: pass,
 // interrupted, or inconclusive (no check, or a property never checked).
 func (c *campaign) verdict() string {
-	switch {
-	case len(c.found) > 0 || c.coverageFailure() != "":
-		return verdictViolation
-	case c.interrupted:
-		return verdictInterrupted
-	case c.checks == 0 || len(c.unchecked()) > 0:
+	v, _ := verdictOf(len(c.found) > 0 || c.coverageFailure() != "", c.interrupted, c.checks)
+	if v == verdictPass && len(c.unchecked()) > 0 {
 		return verdictInconclusive
 	}
-	return verdictPass
+	return v
 }
 
 // rows returns the property rows in registry order.
@@ -229,14 +170,7 @@ func (c *campaign) finish(stdout, stderr io.Writer) int {
 	if c.overran {
 		c.errors = append(c.errors, fmt.Sprintf("workers were still busy %s after the time budget and were stopped", stopGrace))
 	}
-	// "new" means added by this run, whichever worker's finding wrote it.
-	added := map[string]bool{}
-	for _, f := range c.found {
-		added[f.file] = added[f.file] || f.created
-	}
-	for _, f := range c.found {
-		f.created = f.file != "" && added[f.file]
-	}
+	markNew(c.found)
 	for _, row := range c.stats {
 		if row.Status == "pass" && row.Checks == 0 {
 			row.Status = statusUnchecked // no check judged it: it did not pass anything
@@ -256,18 +190,7 @@ func (c *campaign) finish(stdout, stderr io.Writer) int {
 		c.errors = append(c.errors, htmlErr.Error())
 		code = max(code, exitInternal)
 	}
-	if c.o.json {
-		if err := writeJSON(stdout, c.jsonReport(code)); err != nil {
-			fmt.Fprintf(stderr, "fuzzrun: %v\n", err)
-			return exitInternal
-		}
-	} else {
-		c.printSummary(stdout)
-	}
-	for _, e := range c.errors {
-		fmt.Fprintf(stderr, "fuzzrun: error: %s\n", e)
-	}
-	return code
+	return c.emit(stdout, stderr, code, func() any { return c.jsonReport(code) }, c.printSummary)
 }
 
 func (c *campaign) writeHTML() error {

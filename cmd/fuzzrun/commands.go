@@ -309,33 +309,26 @@ func runContext(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		return runCommand(ctx, lookupCommand("campaign"), nil, nil, stdout, stderr)
 	}
 	switch first := args[0]; {
-	case first == "-h" || first == "-help" || first == "--help":
-		fmt.Fprint(stdout, topUsage())
-		return exitOK
-	case first == "help":
-		if len(args) > 1 {
-			if c := lookupCommand(args[1]); c != nil && !c.hidden {
-				fmt.Fprint(stdout, c.usage())
-				return exitOK
-			}
-			fmt.Fprintf(stderr, "fuzzrun: help: %q is not a command; the commands are %s\n", args[1], strings.Join(visibleCommands(), ", "))
-			return exitUsage
+	case first == "help" && len(args) > 1:
+		if c := lookupCommand(args[1]); c != nil && !c.hidden {
+			fmt.Fprint(stdout, c.usage())
+			return exitOK
 		}
+		return say(stderr, exitUsage, "help: %q is not a command; the commands are %s", args[1], strings.Join(visibleCommands(), ", "))
+	case first == "-h" || first == "-help" || first == "--help" || first == "help":
 		fmt.Fprint(stdout, topUsage())
 		return exitOK
 	case strings.HasPrefix(first, "-"):
 		// Flags without a command are the campaign's, but a flag that once
 		// chose the mode is a command now.
 		if msg := commandAsFlag(args); msg != "" {
-			fmt.Fprintf(stderr, "fuzzrun: %s\n", msg)
-			return exitUsage
+			return say(stderr, exitUsage, "%s", msg)
 		}
 		return runCommand(ctx, lookupCommand("campaign"), args, args, stdout, stderr)
 	}
 	c := lookupCommand(args[0])
 	if c == nil {
-		fmt.Fprintf(stderr, "fuzzrun: %q is not a command; the commands are %s (run fuzzrun -h)\n", args[0], strings.Join(visibleCommands(), ", "))
-		return exitUsage
+		return say(stderr, exitUsage, "%q is not a command; the commands are %s (run fuzzrun -h)", args[0], strings.Join(visibleCommands(), ", "))
 	}
 	return runCommand(ctx, c, args[1:], args, stdout, stderr)
 }
@@ -344,24 +337,18 @@ func runContext(ctx context.Context, args []string, stdout, stderr io.Writer) in
 // reports quote (after "fuzzrun").
 func runCommand(ctx context.Context, c *command, args, shown []string, stdout, stderr io.Writer) int {
 	if c.tag != "" && !tagged(c.tag) {
-		fmt.Fprintf(stderr, "fuzzrun: fuzzrun %s is not in this build, which leaves out the adapters of real servers and brokers to build fast; run it as\n  go run -tags %s ./cmd/fuzzrun %s\n",
-			c.name, c.tag, shellJoin(shown))
-		return exitUsage
+		return notBuilt(stderr, "fuzzrun "+c.name, c.tag, shown)
 	}
 	o, err := c.parse(args)
-	var te *tagError
-	if errors.As(err, &te) {
-		fmt.Fprintf(stderr, "fuzzrun: %s is not in this build, which leaves out the adapters of real servers and brokers to build fast; run it as\n  go run -tags %s ./cmd/fuzzrun %s\n",
-			te.what, te.tag, shellJoin(shown))
-		return exitUsage
+	if te := (*tagError)(nil); errors.As(err, &te) {
+		return notBuilt(stderr, te.what, te.tag, shown)
 	}
 	if errors.Is(err, flag.ErrHelp) {
 		fmt.Fprint(stdout, c.usage())
 		return exitOK
 	}
 	if err != nil {
-		fmt.Fprintf(stderr, "fuzzrun: %v\n(run fuzzrun %s -h for its flags)\n", err, c.name)
-		return exitUsage
+		return say(stderr, exitUsage, "%v\n(run fuzzrun %s -h for its flags)", err, c.name)
 	}
 	o.args = shown
 	return c.run(ctx, o, stdout, stderr)

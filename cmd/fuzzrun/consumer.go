@@ -122,23 +122,6 @@ func schemeList() string {
 	return strings.Join(slices.Sorted(maps.Keys(consumerSchemes)), ", ")
 }
 
-// safeConsumerName makes a file-name-friendly name of a scheme spec.
-func safeConsumerName(spec string) string {
-	var b strings.Builder
-	for _, r := range strings.ToLower(spec) {
-		switch {
-		case r >= 'a' && r <= 'z', r >= '0' && r <= '9':
-			b.WriteRune(r)
-		default:
-			b.WriteByte('-')
-		}
-		if b.Len() >= 40 {
-			break
-		}
-	}
-	return strings.Trim(b.String(), "-")
-}
-
 // checkConsumer checks the flags of fuzzrun consumer together: a replay
 // or a model check, and the database of the run.
 func checkConsumer(o *options, r *rawFlags, given map[string]bool) error {
@@ -221,26 +204,14 @@ type consumerJSON struct {
 	Exit  int    `json:"exit"`
 }
 
-// The verdicts of a run, in its -json report.
-const (
-	verdictPass         = "pass"
-	verdictViolation    = "violation"
-	verdictInterrupted  = "interrupted"
-	verdictInconclusive = "inconclusive"
-)
-
 // runConsumer runs a fuzzrun consumer campaign, or replays one file against it.
 func runConsumer(ctx context.Context, o *options, stdout, stderr io.Writer) int {
 	c, closer, err := resolveConsumer(o.consumer, o.db)
-	var te *tagError
-	if errors.As(err, &te) {
-		fmt.Fprintf(stderr, "fuzzrun: %s is not in this build, which leaves out the adapters of real servers and brokers to build fast; run it as\n  go run -tags %s ./cmd/fuzzrun %s\n",
-			te.what, te.tag, shellJoin(o.args))
-		return exitUsage
+	if te := (*tagError)(nil); errors.As(err, &te) {
+		return notBuilt(stderr, te.what, te.tag, o.args)
 	}
 	if err != nil {
-		fmt.Fprintf(stderr, "fuzzrun: %v\n", err)
-		return exitUsage
+		return say(stderr, exitUsage, "%v", err)
 	}
 	if closer != nil {
 		defer closer.Close()
@@ -250,11 +221,7 @@ func runConsumer(ctx context.Context, o *options, stdout, stderr io.Writer) int 
 	}
 	if rc, ok := closer.(resetChecker); ok {
 		if err := rc.checkReset(c, o.dbOptions()); err != nil {
-			fmt.Fprintf(stderr, "fuzzrun: consumer %s: %v\n", o.consumer, err)
-			if errors.Is(err, consumerharness.ErrBadInput) || errors.Is(err, errKeepsState) {
-				return exitUsage
-			}
-			return exitInternal
+			return failed(stderr, "consumer "+o.consumer+": ", err, consumerharness.ErrBadInput, errKeepsState)
 		}
 	}
 	if o.explore {
@@ -264,11 +231,7 @@ func runConsumer(ctx context.Context, o *options, stdout, stderr io.Writer) int 
 	if !o.seedGiven {
 		seed = uint64(time.Now().UnixNano() % 1_000_000_000)
 	}
-	fmt.Fprintf(stderr, "fuzzrun: consumer %s on %s, seed %d, budget %s", c.Name, o.db, seed, o.duration)
-	if o.checks > 0 {
-		fmt.Fprintf(stderr, " or %d scenarios", o.checks)
-	}
-	fmt.Fprintln(stderr)
+	fmt.Fprintf(stderr, "fuzzrun: consumer %s on %s, seed %d, budget %s\n", c.Name, o.db, seed, consumerBudget(o))
 	start := time.Now()
 	var checks int64
 	rep := consumerJSON{Mode: "consumer", Consumer: c.Name, Seed: seed}
@@ -289,11 +252,7 @@ func runConsumer(ctx context.Context, o *options, stdout, stderr io.Writer) int 
 		}
 		res, err := consumerharness.Hunt(c, append(opts, o.dbOptions()...)...)
 		if err != nil && !res.Failed {
-			fmt.Fprintf(stderr, "fuzzrun: consumer %s: %v\n", c.Name, err)
-			if errors.Is(err, consumerharness.ErrBadInput) {
-				return exitUsage
-			}
-			return exitInternal
+			return failed(stderr, "consumer "+c.Name+": ", err, consumerharness.ErrBadInput)
 		}
 		// A counterexample found but not saved (err: -corpus could not be
 		// written) is still shown in full, then the error.
@@ -315,10 +274,7 @@ func runConsumer(ctx context.Context, o *options, stdout, stderr io.Writer) int 
 			if res.Scenario != nil {
 				rep.Size = res.Scenario.Size()
 			}
-			rep.CorpusFile = res.CorpusFile
-			if res.CorpusFile != "" {
-				rep.Replay = fmt.Sprintf("go run %s./cmd/fuzzrun consumer %s%s -replay %s", consumerTags(o.consumer), shellQuote(o.consumer), o.dbFlag(), shellQuote(res.CorpusFile))
-			}
+			rep.CorpusFile, rep.Replay = res.CorpusFile, consumerReplay(o, res.CorpusFile)
 			if res.Seed != 0 {
 				rep.RapidSeed = res.Seed
 				rep.ReplayBySeed = fmt.Sprintf("go run ./cmd/fuzzrun consumer %s%s -seed %d -checks 1", shellQuote(o.consumer), o.dbFlag(), res.Seed)
@@ -338,72 +294,62 @@ func runConsumer(ctx context.Context, o *options, stdout, stderr io.Writer) int 
 	elapsed := time.Since(start)
 	interrupted := ctx.Err() != nil && !rep.Failed
 	rep.Checks, rep.ElapsedMs, rep.Interrupted = checks, elapsed.Milliseconds(), interrupted
-	if elapsed > 0 {
-		rep.PerSecond = float64(checks) / elapsed.Seconds()
-	}
+	rep.PerSecond = perSecond(checks, elapsed)
 	for _, sit := range consumerharness.Situations {
 		if rep.Coverage[sit] == 0 {
 			rep.Unreached = append(rep.Unreached, sit)
 		}
 	}
-	switch {
-	case rep.Failed:
-		rep.Verdict, rep.Exit = verdictViolation, exitViolation
-	case interrupted:
-		rep.Verdict, rep.Exit = verdictInterrupted, exitInconclusive
-	case checks == 0:
-		rep.Verdict, rep.Exit = verdictInconclusive, exitInconclusive
-	default:
-		rep.Verdict, rep.Exit = verdictPass, exitOK
-	}
+	rep.Verdict, rep.Exit = verdictOf(rep.Failed, interrupted, checks)
 	if runErr != nil {
 		rep.Error = runErr.Error()
 		rep.Exit = max(rep.Exit, exitInternal)
 	}
-	if o.html != "" {
-		if err := report.WriteFile(o.html, consumerHTML(o, c, rep, found, known, elapsed, interrupted)); err != nil {
-			fmt.Fprintf(stderr, "fuzzrun: %v\n", err)
-			rep.Exit = max(rep.Exit, exitInternal)
-		} else {
-			rep.HTML = o.html
-		}
-	}
+	rep.HTML = writeReport(o, stderr, &rep.Exit, func() *report.Run { return consumerHTML(o, c, rep, found, known, elapsed, interrupted) })
 	if o.json {
 		if err := writeJSON(stdout, rep); err != nil {
 			return exitInternal
 		}
-	} else if !rep.Failed {
-		budget := o.duration.String()
-		if o.checks > 0 {
-			budget = fmt.Sprintf("%s or %d scenarios", o.duration, o.checks)
-		}
-		switch rep.Verdict {
-		case verdictInterrupted:
-			fmt.Fprintf(stdout, "INTERRUPTED %s: stopped by a signal after %d scenarios in %s of a budget of %s; no law broken in those, nothing proven beyond them\n",
-				c.Name, checks, roundDuration(elapsed), budget)
-		case verdictInconclusive:
-			fmt.Fprintf(stdout, "INCONCLUSIVE %s: 0 scenarios played in %s (budget %s): nothing was proven; give a longer -duration or more -checks\n",
-				c.Name, roundDuration(elapsed), budget)
-		default:
-			fmt.Fprintf(stdout, "PASS %s: no law broken in %d scenarios (%s, %.0f scenarios/s)\n", c.Name, checks, elapsed.Round(time.Millisecond), rep.PerSecond)
-		}
-		if checks > 0 {
-			printConsumerCoverage(stdout, rep.Coverage, rep.Unreached)
-		}
-		if len(rep.MachineClock) > 0 {
-			fmt.Fprintln(stdout, "NOTE: read the machine's clock, not the scenario's (times, and so traces and verdicts, may differ from one play to the next):")
-			for _, m := range rep.MachineClock {
-				fmt.Fprintf(stdout, "  - %s\n", m)
+	} else {
+		if !rep.Failed {
+			if line := shortRun(rep.Verdict, " "+c.Name, "scenarios", checks, elapsed, consumerBudget(o), "no law broken in those, "); line != "" {
+				fmt.Fprintln(stdout, line)
+			} else {
+				fmt.Fprintf(stdout, "PASS %s: no law broken in %d scenarios (%s, %.0f scenarios/s)\n", c.Name, checks, elapsed.Round(time.Millisecond), rep.PerSecond)
+			}
+			if checks > 0 {
+				printConsumerCoverage(stdout, rep.Coverage, rep.Unreached)
+			}
+			if len(rep.MachineClock) > 0 {
+				fmt.Fprintln(stdout, "NOTE: read the machine's clock, not the scenario's (times, and so traces and verdicts, may differ from one play to the next):")
+				for _, m := range rep.MachineClock {
+					fmt.Fprintf(stdout, "  - %s\n", m)
+				}
 			}
 		}
-	}
-	if rep.HTML != "" && !o.json {
-		fmt.Fprintf(stdout, "\nreport: %s\n", rep.HTML)
+		printReportFile(stdout, rep.HTML)
 	}
 	if runErr != nil {
 		fmt.Fprintf(stderr, "fuzzrun: consumer %s: %v\n", c.Name, runErr)
 	}
 	return rep.Exit
+}
+
+// consumerBudget describes the budget of a consumer campaign.
+func consumerBudget(o *options) string {
+	if o.checks > 0 {
+		return fmt.Sprintf("%s or %d scenarios", o.duration, o.checks)
+	}
+	return o.duration.String()
+}
+
+// consumerReplay is the command that replays the consumer's corpus case
+// file ("" for none).
+func consumerReplay(o *options, file string) string {
+	if file == "" {
+		return ""
+	}
+	return fmt.Sprintf("go run %s./cmd/fuzzrun consumer %s%s -replay %s", consumerTags(o.consumer), shellQuote(o.consumer), o.dbFlag(), shellQuote(file))
 }
 
 // printConsumerCoverage is the coverage table of a consumer campaign: the
@@ -437,8 +383,7 @@ func printConsumerCoverage(w io.Writer, reached map[string]int, unreached []stri
 func replayConsumer(o *options, c consumerharness.Consumer, stdout, stderr io.Writer) int {
 	s, err := consumerharness.LoadScenario(o.replay)
 	if err != nil {
-		fmt.Fprintf(stderr, "fuzzrun: -replay: %v\n", err)
-		return exitUsage
+		return say(stderr, exitUsage, "-replay: %v", err)
 	}
 	var recorded string
 	if cs, err := corpus.Load(o.replay); err == nil && cs.IsConsumer() {
@@ -447,38 +392,21 @@ func replayConsumer(o *options, c consumerharness.Consumer, stdout, stderr io.Wr
 	start := time.Now()
 	res, err := consumerharness.Replay(c, s, o.dbOptions()...)
 	if err != nil {
-		fmt.Fprintf(stderr, "fuzzrun: consumer %s -replay %s: %v\n", c.Name, o.replay, err)
-		if errors.Is(err, consumerharness.ErrBadInput) {
-			return exitUsage
-		}
-		return exitInternal
+		return failed(stderr, "consumer "+c.Name+" -replay "+o.replay+": ", err, consumerharness.ErrBadInput)
 	}
 	exit := exitOK
 	if res.Failed {
 		exit = exitViolation
 	}
-	html := ""
-	if o.html != "" {
-		if err := report.WriteFile(o.html, consumerReplayHTML(o, c, &res, time.Since(start))); err != nil {
-			fmt.Fprintf(stderr, "fuzzrun: %v\n", err)
-			exit = max(exit, exitInternal)
-		} else {
-			html = o.html
-		}
-	}
+	html := writeReport(o, stderr, &exit, func() *report.Run { return consumerReplayHTML(o, c, &res, time.Since(start)) })
 	if o.json {
 		rep := consumerJSON{Mode: "replay", Consumer: c.Name, Checks: 1, Failed: res.Failed, Law: res.Law, Summary: res.Summary(),
 			Size: s.Size(), Trace: res.Outcome.Trace.Lines(), HTML: html, MachineClock: res.MachineClock, Exit: exit}
-		if err := writeJSON(stdout, rep); err != nil {
-			return exitInternal
-		}
-		return exit
+		return writeJSONOr(stdout, rep, exit)
 	}
 	fmt.Fprint(stdout, recorded)
 	fmt.Fprint(stdout, res.Report())
-	if html != "" {
-		fmt.Fprintf(stdout, "\nreport: %s\n", html)
-	}
+	printReportFile(stdout, html)
 	return exit
 }
 

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"strconv"
@@ -11,7 +10,6 @@ import (
 
 	"github.com/idemcheck/idemcheck/examples/consumers/catalog"
 	"github.com/idemcheck/idemcheck/internal/consumerharness"
-	"github.com/idemcheck/idemcheck/properties/coverage"
 	"github.com/idemcheck/idemcheck/report"
 )
 
@@ -77,12 +75,13 @@ func (o *options) parseConsumerExplore(given map[string]bool, ef exploreFlags, f
 		}
 	}
 	b := consumerharness.DefaultBounds
-	if e, ok := catalog.Lookup(o.consumer); ok && !anyGiven(given, "events", "group-workers", "preemptions", "crashes", "failures", "duplicates", "advances", "replays", "durations") {
+	bounded := anyGiven(given, "events", "group-workers", "preemptions", "crashes", "failures", "duplicates", "advances", "replays", "durations")
+	if e, ok := catalog.Lookup(o.consumer); ok && !bounded {
 		// An example whose bug needs other bounds (time moving by its
 		// lease) is checked within those, unless the flags say otherwise.
 		b = e.VerifyBounds()
 	}
-	if anyGiven(given, "events", "group-workers", "preemptions", "crashes", "failures", "duplicates", "advances", "replays", "durations") {
+	if bounded {
 		// The flags describe one search: the default's further ones
 		// (a poison event, time moving) are not made.
 		b.Then = nil
@@ -192,14 +191,10 @@ func runConsumerExplore(ctx context.Context, o *options, c consumerharness.Consu
 	}
 	prog.clear()
 	if err != nil {
-		fmt.Fprintf(stderr, "fuzzrun: consumer %s -explore: %v\n", c.Name, err)
-		if errors.Is(err, consumerharness.ErrBadInput) {
-			return exitUsage
-		}
-		return exitInternal
+		return failed(stderr, "consumer "+c.Name+" -explore: ", err, consumerharness.ErrBadInput)
 	}
 	if res.CorpusFile != "" {
-		res.Replay = fmt.Sprintf("go run %s./cmd/fuzzrun consumer %s%s -replay %s", consumerTags(o.consumer), shellQuote(o.consumer), o.dbFlag(), shellQuote(res.CorpusFile))
+		res.Replay = consumerReplay(o, res.CorpusFile)
 	}
 	// Not verified and not failed: stopped by a budget or a signal, short
 	// of the bounds.
@@ -210,30 +205,17 @@ func runConsumerExplore(ctx context.Context, o *options, c consumerharness.Consu
 	case res.Verified:
 		exit = exitOK
 	}
-	html := ""
-	if o.html != "" {
-		if err := report.WriteFile(o.html, consumerExploreHTML(o, c, res, known)); err != nil {
-			fmt.Fprintf(stderr, "fuzzrun: %v\n", err)
-			exit = max(exit, exitInternal)
-		} else {
-			html = o.html
-		}
-	}
+	html := writeReport(o, stderr, &exit, func() *report.Run { return consumerExploreHTML(o, c, res, known) })
 	if o.json {
 		rep := consumerExploreJSON{VerifyResult: res, Explored: res.Explored(), Unreached: res.Unreached(),
 			SchedulesPerSec: res.SchedulesPerSecond(), HTML: html, Exit: exit}
 		if res.Outcome != nil {
 			rep.Trace = res.Outcome.Trace.Lines()
 		}
-		if err := writeJSON(stdout, rep); err != nil {
-			return exitInternal
-		}
-		return exit
+		return writeJSONOr(stdout, rep, exit)
 	}
 	fmt.Fprint(stdout, res.Report())
-	if html != "" {
-		fmt.Fprintf(stdout, "\nreport: %s\n", html)
-	}
+	printReportFile(stdout, html)
 	return exit
 }
 
@@ -266,12 +248,8 @@ func consumerExploreHTML(o *options, c consumerharness.Consumer, res consumerhar
 			transitions += d.Transitions
 		}
 	}
-	statesPerSecond := 0.0
-	if s := res.Elapsed.Seconds(); s > 0 {
-		statesPerSecond = float64(res.States) / s
-	}
 	e := &report.Exploration{World: res.Bounds.String(), Menu: choiceMenu(res.Bounds), Engine: "stateless search of the consumer on " + res.Backend,
-		States: res.States, Transitions: transitions, Skipped: res.SleepPruned, StatesPerSecond: statesPerSecond,
+		States: res.States, Transitions: transitions, Skipped: res.SleepPruned, StatesPerSecond: perSecond(res.States, res.Elapsed),
 		BytesPerState: res.BytesPerState, Schedules: res.Schedules, SchedulesPerSecond: res.SchedulesPerSecond(),
 		Verdict: verdict, Violated: res.Failed}
 	if l := deepestLevel(res); l != nil {
@@ -299,7 +277,7 @@ func consumerExploreHTML(o *options, c consumerharness.Consumer, res consumerhar
 	}
 	return &report.Run{Title: "fuzzrun consumer " + c.Name + " -explore", Mode: "explore", Command: commandLine(o.args), Target: c.Name,
 		Budget: o.cexplore.budget, Elapsed: res.Elapsed, Interrupted: res.Stopped == "interrupted", Checks: res.Schedules, Unit: "schedules",
-		Coverage: consumerCoverageRows(res.Coverage, res.Schedules), Explore: e, Notes: notes, Cases: cases}
+		Coverage: report.ConsumerCoverage(res.Coverage, res.Schedules), Explore: e, Notes: notes, Cases: cases}
 }
 
 // deepestLevel is the last full search of a preemption bound.
@@ -325,12 +303,6 @@ func choiceMenu(b consumerharness.Bounds) []string {
 		}
 	}
 	return out
-}
-
-// consumerCoverageRows is the coverage table of consumerharness.Situations in
-// the report's form.
-func consumerCoverageRows(reached map[string]int, runs int64) []coverage.Row {
-	return report.ConsumerCoverage(reached, runs)
 }
 
 // anyGiven reports whether any of the named flags was given.

@@ -3,7 +3,6 @@ package main
 import (
 	"os"
 	"path/filepath"
-	"strconv"
 	"time"
 
 	"github.com/idemcheck/idemcheck/internal/consumerharness"
@@ -34,12 +33,8 @@ func consumerHTML(o *options, c consumerharness.Consumer, rep consumerJSON, foun
 			}
 		}
 	}
-	budget := o.duration.String()
-	if o.checks > 0 {
-		budget += " or " + strconv.FormatInt(o.checks, 10) + " scenarios"
-	}
 	r := &report.Run{Title: "fuzzrun consumer " + c.Name, Mode: "consumer", Command: commandLine(o.args), Target: c.Name,
-		Seed: rep.Seed, Budget: budget, Elapsed: elapsed, Interrupted: interrupted, Checks: rep.Checks, Unit: "scenarios", Consumer: cr,
+		Seed: rep.Seed, Budget: consumerBudget(o), Elapsed: elapsed, Interrupted: interrupted, Checks: rep.Checks, Unit: "scenarios", Consumer: cr,
 		Coverage: report.ConsumerCoverage(rep.Coverage, rep.Checks)}
 	if found != nil {
 		r.Cases = []report.Case{{Title: found.Law + " against " + c.Name, Property: found.Law, Target: c.Name, Seed: found.Seed,

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -220,15 +219,9 @@ func runExplore(ctx context.Context, o *options, stdout, stderr io.Writer) int {
 	}
 	if o.exploreOp.Properties != nil {
 		// -property narrows the judges to the consumption properties named.
-		var ps []properties.Property
-		for _, p := range op.Properties {
-			if p.Kind == scenario.KindConsumption {
-				ps = append(ps, p)
-			}
-		}
+		ps := ofKind(op.Properties, scenario.KindConsumption)
 		if len(ps) == 0 {
-			fmt.Fprintf(stderr, "fuzzrun: -property: no consumption property selected; fuzzrun explore judges consumption (-projection: projections)\n")
-			return exitUsage
+			return say(stderr, exitUsage, "-property: no consumption property selected; fuzzrun explore judges consumption (-projection: projections)")
 		}
 		op.Properties = ps
 	}
@@ -240,12 +233,8 @@ func runExplore(ctx context.Context, o *options, stdout, stderr io.Writer) int {
 	}
 	prog.println("fuzzrun: explore %s: %s, %s; budget %s", o.target.Name, describeWorld(op.World), depth, budget)
 	op.Progress = func(p explore.Progress) {
-		rate := 0.0
-		if s := p.Elapsed.Seconds(); s > 0 {
-			rate = float64(p.States) / s
-		}
 		prog.update(time.Now(), fmt.Sprintf("explore: depth %d, %d/%d of the frontier, %d states, %d transitions, %.0f states/s, %s",
-			p.Depth, p.Done, p.Frontier, p.States, p.Transitions, rate, p.Elapsed.Round(time.Second)))
+			p.Depth, p.Done, p.Frontier, p.States, p.Transitions, perSecond(p.States, p.Elapsed), p.Elapsed.Round(time.Second)))
 	}
 	res, err := explore.Explore(sctx, o.target, op)
 	x := &exploration{op: op, res: res, budget: budget, depthGiven: o.depthGiven}
@@ -258,11 +247,7 @@ func runExplore(ctx context.Context, o *options, stdout, stderr io.Writer) int {
 	release()
 	prog.clear()
 	if err != nil {
-		fmt.Fprintf(stderr, "fuzzrun: %v\n", err)
-		if errors.Is(err, explore.ErrBounds) {
-			return exitUsage
-		}
-		return exitInternal
+		return failed(stderr, "", err, explore.ErrBounds)
 	}
 	rep := exploreReport{Target: o.target.Name, World: op.World, Menu: op.Menu, Result: res,
 		StatesPerSec: res.StatesPerSecond(), Verified: x.verified(), Stopped: x.stopped, Conclusion: x.verdict(), Exit: x.exit()}
@@ -275,35 +260,22 @@ func runExplore(ctx context.Context, o *options, stdout, stderr io.Writer) int {
 		f, made, err := saveExploreCase(o, cx.Verdict, cx.Outcome, cx.Scenario)
 		if err != nil {
 			// The counterexample is shown all the same, then the error.
-			fmt.Fprintf(stderr, "fuzzrun: save the counterexample: %v\n", err)
-			rep.Exit = exitInternal
+			rep.Exit = failed(stderr, "save the counterexample: ", err)
 		}
 		file, rep.CorpusFile, created = f, f, made
 	}
-	if o.html != "" {
-		if err := report.WriteFile(o.html, exploreHTML(o, x, file, created)); err != nil {
-			fmt.Fprintf(stderr, "fuzzrun: %v\n", err)
-			rep.Exit = exitInternal
-		} else {
-			rep.HTML = o.html
-		}
+	written := exitOK // a report not written is the harness's failure, even after an inconclusive search
+	if rep.HTML = writeReport(o, stderr, &written, func() *report.Run { return exploreHTML(o, x, file, created) }); written != exitOK {
+		rep.Exit = exitInternal
 	}
 	if o.json {
 		if cx := res.Counterexample; cx != nil {
-			if js, err := scenario.Marshal(cx.Scenario); err == nil {
-				raw := json.RawMessage(js)
-				rep.Counterexample = &raw
-			}
-			rep.Verdict = &cx.Verdict
+			rep.Counterexample, rep.Verdict = rawScenario(cx.Scenario), &cx.Verdict
 		}
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		_ = enc.Encode(rep)
+		_ = writeJSON(stdout, rep)
 	} else {
 		printExplore(stdout, o, x, file)
-		if rep.HTML != "" {
-			fmt.Fprintf(stdout, "\nreport: %s\n", rep.HTML)
-		}
+		printReportFile(stdout, rep.HTML)
 	}
 	return rep.Exit
 }
@@ -335,14 +307,15 @@ func printExplore(w io.Writer, o *options, x *exploration, file string) {
 // exploreReportOptions are the options of a counterexample's report: where
 // it was saved (file, "" for nowhere) and the command that replays it.
 func exploreReportOptions(o *options, file string) properties.ReportOptions {
-	ro := properties.ReportOptions{Scenario: o.verbose, CorpusFile: file}
-	if file != "" {
-		ro.Replay = replayCommand(o, file)
-	}
-	return ro
+	return properties.ReportOptions{Scenario: o.verbose, CorpusFile: file, Replay: replayCommand(o, file)}
 }
 
+// replayCommand is the command that replays the corpus file of an
+// exploration's counterexample ("" for none).
 func replayCommand(o *options, file string) string {
+	if file == "" {
+		return ""
+	}
 	return fmt.Sprintf("go run ./cmd/fuzzrun replay %s -target %s", file, o.target.Name)
 }
 
@@ -391,12 +364,8 @@ func exploreHTML(o *options, x *exploration, file string, created bool) *report.
 // exploreCase is a counterexample of an exploration as a report case.
 // created says this run wrote the corpus file (it is new).
 func exploreCase(o *options, v properties.Verdict, out *runner.Outcome, file string, created bool) report.Case {
-	c := report.Case{Title: v.Property + " against " + o.target.Name, Property: v.Property, Target: o.target.Name,
-		Verdicts: []properties.Verdict{v}, CorpusFile: file, New: created, Outcome: out}
-	if file != "" {
-		c.Replay = replayCommand(o, file)
-	}
-	return c
+	return report.Case{Title: v.Property + " against " + o.target.Name, Property: v.Property, Target: o.target.Name,
+		Verdicts: []properties.Verdict{v}, CorpusFile: file, New: created, Outcome: out, Replay: replayCommand(o, file)}
 }
 
 // describeWorld says what a world holds, as the text report's first line.

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"math/big"
@@ -47,12 +46,7 @@ func (o *options) parseProjection(given map[string]bool, copies, history string)
 	if o.target.Projection == nil {
 		return usagef("-target: %s has no projection parts to explore (an HLC or projector target, a projection mutant or the reference)", o.target.Name)
 	}
-	var ps []properties.Property
-	for _, p := range o.props {
-		if p.Kind == scenario.KindProjection {
-			ps = append(ps, p)
-		}
-	}
+	ps := ofKind(o.props, scenario.KindProjection)
 	if len(ps) == 0 {
 		return usagef("-property: %s selects no projection property; fuzzrun explore -projection judges projections", strings.Join(o.patterns, ","))
 	}
@@ -199,11 +193,7 @@ func runExploreProjection(ctx context.Context, o *options, stdout, stderr io.Wri
 			break
 		}
 		if err != nil {
-			fmt.Fprintf(stderr, "fuzzrun: -history %s: %v\n", h.Name, err)
-			if errors.Is(err, explore.ErrBounds) {
-				return exitUsage
-			}
-			return exitInternal
+			return failed(stderr, "-history "+h.Name+": ", err, explore.ErrBounds)
 		}
 		orders += int64(res.Orders)
 		hr := projectionHistoryReport{Name: h.Name, Doc: h.Doc, Orders: res.Orders, Verified: res.Counterexample == nil}
@@ -226,14 +216,9 @@ func runExploreProjection(ctx context.Context, o *options, stdout, stderr io.Wri
 		}
 		file, created, err := saveExploreCase(o, res.Verdict, res.Outcome, cx)
 		if err != nil {
-			fmt.Fprintf(stderr, "fuzzrun: save the counterexample: %v\n", err)
-			return exitInternal
+			return say(stderr, exitInternal, "save the counterexample: %v", err)
 		}
-		hr.CorpusFile, hr.Verdict = file, &res.Verdict
-		if js, err := scenario.Marshal(cx); err == nil {
-			raw := json.RawMessage(js)
-			hr.Counterexample = &raw
-		}
+		hr.CorpusFile, hr.Verdict, hr.Counterexample = file, &res.Verdict, rawScenario(cx)
 		fmt.Fprintf(text, "%s:\n", row.Verdict)
 		fmt.Fprint(text, properties.Report(res.Verdict, res.Outcome, exploreReportOptions(o, file)))
 		c := exploreCase(o, res.Verdict, res.Outcome, file, created)
@@ -275,28 +260,18 @@ func runExploreProjection(ctx context.Context, o *options, stdout, stderr io.Wri
 	case rep.Stopped != "":
 		rep.Exit = exitInconclusive
 	}
-	if o.html != "" {
-		r := &report.Run{Title: "fuzzrun explore -projection against " + o.target.Name, Mode: "explore", Command: commandLine(o.args),
+	rep.HTML = writeReport(o, stderr, &rep.Exit, func() *report.Run {
+		return &report.Run{Title: "fuzzrun explore -projection against " + o.target.Name, Mode: "explore", Command: commandLine(o.args),
 			Target: o.target.Name, Budget: fmt.Sprintf("%d copies, %s", o.projCopies, budget), Elapsed: time.Since(start), Interrupted: rep.Interrupted,
 			Checks: orders, Unit: "delivery orders", Explore: html, Cases: cases}
-		if err := report.WriteFile(o.html, r); err != nil {
-			fmt.Fprintf(stderr, "fuzzrun: %v\n", err)
-			rep.Exit = max(rep.Exit, exitInternal)
-		} else {
-			rep.HTML = o.html
-		}
-	}
+	})
 	if o.json {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		_ = enc.Encode(rep)
+		_ = writeJSON(stdout, rep)
 	} else {
 		if len(o.projHistories) > 1 || rep.Stopped != "" {
 			fmt.Fprintf(stdout, "\n%s\n", html.Verdict)
 		}
-		if rep.HTML != "" {
-			fmt.Fprintf(stdout, "\nreport: %s\n", rep.HTML)
-		}
+		printReportFile(stdout, rep.HTML)
 	}
 	return rep.Exit
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/idemcheck/idemcheck/explore"
 	"github.com/idemcheck/idemcheck/faults/gen"
+	"github.com/idemcheck/idemcheck/faults/scenario"
 	"github.com/idemcheck/idemcheck/impl/system"
 	"github.com/idemcheck/idemcheck/properties"
 )
@@ -170,9 +171,7 @@ func (f *flagSet) budget()       { f.duration(); f.checks(); f.seed(); f.workers
 func (f *flagSet) events()       { f.str(&f.r.ef.events, "events") }
 func (f *flagSet) groupWorkers() { f.str(&f.r.ef.groupWorkers, "group-workers") }
 func (f *flagSet) noPOR()        { f.boolean(&f.r.ef.noPOR, "no-por") }
-func (f *flagSet) swarm()        { f.boolean(&f.o.swarm, "swarm") }
-func (f *flagSet) weightsFlag()  { f.str(&f.r.weights, "weights") }
-func (f *flagSet) generatorMix() { f.weightsFlag(); f.swarm() }
+func (f *flagSet) generatorMix() { f.str(&f.r.weights, "weights"); f.boolean(&f.o.swarm, "swarm") }
 func (f *flagSet) outputs(v bool) {
 	f.corpus()
 	f.html()
@@ -362,6 +361,11 @@ func selectProperties(spec string) ([]string, []properties.Property, error) {
 		}
 	}
 	return patterns, out, nil
+}
+
+// ofKind are the properties of ps of kind k.
+func ofKind(ps []properties.Property, k scenario.Kind) []properties.Property {
+	return slices.DeleteFunc(slices.Clone(ps), func(p properties.Property) bool { return p.Kind != k })
 }
 
 func propertyNames(ps []properties.Property) []string {

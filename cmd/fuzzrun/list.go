@@ -56,10 +56,7 @@ func runList(o *options, stdout io.Writer) int {
 		for _, law := range consumerharness.Laws {
 			l.ConsumerLaws = append(l.ConsumerLaws, lawJSON{Name: law, Doc: consumerharness.LawDoc(law)})
 		}
-		if err := writeJSON(stdout, l); err != nil {
-			return exitInternal
-		}
-		return exitOK
+		return writeJSONOr(stdout, l, exitOK)
 	}
 	fmt.Fprintln(stdout, "properties:")
 	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)

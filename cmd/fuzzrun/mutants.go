@@ -20,13 +20,9 @@ const (
 
 // benchmark is the parent's state of a mutation benchmark.
 type benchmark struct {
-	o           *options
-	jobs        []mutantJob
-	kills       map[string][]*message
-	errors      []string
-	interrupted bool
-	start       time.Time
-	elapsed     time.Duration
+	parent
+	jobs  []mutantJob
+	kills map[string][]*message
 }
 
 // runMutants hunts every mutant o.runs times with the property it names and
@@ -34,52 +30,25 @@ type benchmark struct {
 // and the size of the shrunk counterexample; the smallest counterexample of
 // each mutant is saved in the corpus.
 func runMutants(ctx context.Context, o *options, stdout, stderr io.Writer) int {
-	b := &benchmark{o: o, jobs: mutantJobs(o), kills: map[string][]*message{}, start: time.Now()}
+	b := &benchmark{parent: parent{o: o, start: time.Now(), pr: newProgress(stderr, o.every)}, jobs: mutantJobs(o), kills: map[string][]*message{}}
 	o.workers = max(1, min(o.workers, len(b.jobs)))
-	pr := newProgress(stderr, o.every)
-	pr.println("fuzzrun: mutation benchmark: %d hunt(s) of at most %d checks, seed %d, %d worker(s)", len(b.jobs), o.checks, o.seed, o.workers)
-	pool, err := startPool(o, func(int) int64 { return o.checks }, 0)
-	if err != nil {
-		fmt.Fprintf(stderr, "fuzzrun: %v\n", err)
-		return exitInternal
+	b.pr.println("fuzzrun: mutation benchmark: %d hunt(s) of at most %d checks, seed %d, %d worker(s)", len(b.jobs), o.checks, o.seed, o.workers)
+	line := func(int) string {
+		return fmt.Sprintf("fuzzrun mutants %5.1fs  %d/%d hunts done", time.Since(b.start).Seconds(), b.done(), len(b.jobs))
 	}
-	tick := time.NewTicker(250 * time.Millisecond)
-	defer tick.Stop()
-	done := ctx.Done()
-	for pool.live > 0 {
-		select {
-		case ev := <-pool.events:
-			b.handle(ev, pool, pr)
-		case now := <-tick.C:
-			pr.update(now, fmt.Sprintf("fuzzrun mutants %5.1fs  %d/%d hunts done", time.Since(b.start).Seconds(), b.done(), len(b.jobs)))
-		case <-done:
-			done = nil
-			b.interrupted = true
-			pr.println("fuzzrun: interrupted; stopping the workers and writing the report so far")
-			pool.kill()
-		}
+	if err := b.runPool(ctx, func(int) int64 { return o.checks }, 0, b.handle, line); err != nil {
+		return say(stderr, exitInternal, "%v", err)
 	}
-	pr.clear()
-	b.elapsed = time.Since(b.start)
 	return b.finish(stdout, stderr)
 }
 
-func (b *benchmark) handle(ev event, pool *pool, pr *progress) {
-	if x := ev.exit; x != nil {
-		pool.live--
-		if x.err != nil && !b.interrupted {
-			b.errors = append(b.errors, fmt.Sprintf("worker %d failed: %v\n%s", x.worker, x.err, x.stderr))
-		}
-		return
-	}
-	switch m := ev.msg; m.Type {
-	case msgKill:
+// handle takes a worker's report of one hunt.
+func (b *benchmark) handle(m *message) {
+	if m.Type == msgKill {
 		b.kills[m.Mutant] = append(b.kills[m.Mutant], m)
 		if !m.Killed {
-			pr.println("fuzzrun: mutant %s survived %d checks of %s (run %d)", m.Mutant, m.Checks, m.Property, m.Run)
+			b.pr.println("fuzzrun: mutant %s survived %d checks of %s (run %d)", m.Mutant, m.Checks, m.Property, m.Run)
 		}
-	case "noise":
-		pr.println("fuzzrun: worker %d: %s", m.Worker, m.Message)
 	}
 }
 
@@ -155,6 +124,7 @@ func median[T int | float64](xs []T) T {
 func (b *benchmark) finish(stdout, stderr io.Writer) int {
 	results := b.results()
 	code := exitOK
+	var found []*finding
 	for _, r := range results {
 		if r.row.Killed < r.row.Runs || (r.row.Runs < b.o.runs && !b.interrupted) {
 			code = exitViolation
@@ -164,22 +134,12 @@ func (b *benchmark) finish(stdout, stderr io.Writer) int {
 		}
 		target, _ := system.Lookup(r.row.Mutant)
 		r.finding = newFinding(target, r.smallest, b.o.corpusDir)
+		found = append(found, r.finding)
 		if r.finding.err != "" {
 			b.errors = append(b.errors, r.finding.err)
 		}
 	}
-	// "new" means added by this run, whichever mutant's counterexample wrote it.
-	added := map[string]bool{}
-	for _, r := range results {
-		if r.finding != nil {
-			added[r.finding.file] = added[r.finding.file] || r.finding.created
-		}
-	}
-	for _, r := range results {
-		if r.finding != nil {
-			r.finding.created = r.finding.file != "" && added[r.finding.file]
-		}
-	}
+	markNew(found)
 	notes := b.goals(results)
 	if err := b.writeHTML(results, notes); err != nil {
 		b.errors = append(b.errors, err.Error())
@@ -190,18 +150,8 @@ func (b *benchmark) finish(stdout, stderr io.Writer) int {
 	if b.interrupted && code == exitOK {
 		code = exitInconclusive // no mutant survived the hunts finished, but not every hunt was
 	}
-	if b.o.json {
-		if err := writeJSON(stdout, b.jsonReport(results, notes, code)); err != nil {
-			fmt.Fprintf(stderr, "fuzzrun: %v\n", err)
-			return exitInternal
-		}
-	} else {
-		b.printTable(stdout, results, notes)
-	}
-	for _, e := range b.errors {
-		fmt.Fprintf(stderr, "fuzzrun: error: %s\n", e)
-	}
-	return code
+	return b.emit(stdout, stderr, code, func() any { return b.jsonReport(results, notes, code) },
+		func(w io.Writer) { b.printTable(w, results, notes) })
 }
 
 // goals says, in words, whether the benchmark meets its goals.

@@ -2,12 +2,15 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
 
+	"github.com/idemcheck/idemcheck/faults/scenario"
 	"github.com/idemcheck/idemcheck/properties/coverage"
 	"github.com/idemcheck/idemcheck/report"
 )
@@ -86,6 +89,14 @@ func (c *campaign) jsonReport(code int) campaignJSON {
 	return r
 }
 
+// perSecond is a rate: n in d, 0 in no time.
+func perSecond[N int | int64](n N, d time.Duration) float64 {
+	if d <= 0 {
+		return 0
+	}
+	return float64(n) / d.Seconds()
+}
+
 // roundDuration rounds d for a person: to the millisecond, or finer below
 // one.
 func roundDuration(d time.Duration) time.Duration {
@@ -99,6 +110,111 @@ func writeJSON(w io.Writer, v any) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(v)
+}
+
+// writeReport writes the HTML report run builds to -html (nothing when
+// -html is "") and returns the file written, "" for none: a report that
+// cannot be written is said on stderr and raises *code to exitInternal.
+func writeReport(o *options, stderr io.Writer, code *int, run func() *report.Run) string {
+	if o.html == "" {
+		return ""
+	}
+	if err := report.WriteFile(o.html, run()); err != nil {
+		fmt.Fprintf(stderr, "fuzzrun: %v\n", err)
+		*code = max(*code, exitInternal)
+		return ""
+	}
+	return o.html
+}
+
+// printReportFile says where the HTML report was written, if it was.
+func printReportFile(w io.Writer, file string) {
+	if file != "" {
+		fmt.Fprintf(w, "\nreport: %s\n", file)
+	}
+}
+
+// failed says on stderr that what failed with err, and is the exit
+// status: a usage error when err is one of usage (bad input), else the
+// harness's own failure.
+func failed(stderr io.Writer, what string, err error, usage ...error) int {
+	code := exitInternal
+	if slices.ContainsFunc(usage, func(u error) bool { return errors.Is(err, u) }) {
+		code = exitUsage
+	}
+	return say(stderr, code, "%s%v", what, err)
+}
+
+// say prints a line of fuzzrun's on stderr and returns the exit status
+// code, for a run that ends there.
+func say(stderr io.Writer, code int, format string, args ...any) int {
+	fmt.Fprintf(stderr, "fuzzrun: "+format+"\n", args...)
+	return code
+}
+
+// writeJSONOr writes v as JSON on w and returns code, or exitInternal when
+// it cannot be written.
+func writeJSONOr(w io.Writer, v any, code int) int {
+	if err := writeJSON(w, v); err != nil {
+		return exitInternal
+	}
+	return code
+}
+
+// notBuilt says that what needs a build with tag, and the command line
+// (args, after fuzzrun) that runs it; it is a usage error.
+func notBuilt(stderr io.Writer, what, tag string, args []string) int {
+	return say(stderr, exitUsage, "%s is not in this build, which leaves out the adapters of real servers and brokers to build fast; run it as\n  go run -tags %s ./cmd/fuzzrun %s",
+		what, tag, shellJoin(args))
+}
+
+// The verdicts of a run, in its -json report.
+const (
+	verdictPass         = "pass"
+	verdictViolation    = "violation"
+	verdictInterrupted  = "interrupted"
+	verdictInconclusive = "inconclusive"
+)
+
+// verdictOf is the verdict of a run and its exit status: a violation;
+// else interrupted by a signal, or inconclusive when it played nothing
+// (neither proves anything); else a pass.
+func verdictOf(violated, interrupted bool, played int64) (string, int) {
+	switch {
+	case violated:
+		return verdictViolation, exitViolation
+	case interrupted:
+		return verdictInterrupted, exitInconclusive
+	case played == 0:
+		return verdictInconclusive, exitInconclusive
+	}
+	return verdictPass, exitOK
+}
+
+// shortRun is the line of a run that broke nothing but proved nothing
+// either, interrupted by a signal or having played nothing (verdict; ""
+// for another verdict): who names the run (" NAME", or ""), unit what it
+// played, held what held in those.
+func shortRun(verdict, who, unit string, played int64, elapsed time.Duration, budget, held string) string {
+	switch verdict {
+	case verdictInterrupted:
+		return fmt.Sprintf("INTERRUPTED%s: stopped by a signal after %d %s in %s of a budget of %s; %snothing proven beyond them",
+			who, played, unit, roundDuration(elapsed), budget, held)
+	case verdictInconclusive:
+		return fmt.Sprintf("INCONCLUSIVE%s: 0 %s played in %s (budget %s): nothing was proven; give a longer -duration or more -checks",
+			who, unit, roundDuration(elapsed), budget)
+	}
+	return ""
+}
+
+// rawScenario is s as JSON for a report, nil when it does not marshal.
+func rawScenario(s *scenario.Scenario) *json.RawMessage {
+	js, err := scenario.Marshal(s)
+	if err != nil {
+		return nil
+	}
+	raw := json.RawMessage(js)
+	return &raw
 }
 
 // printSummary is the human summary: the table of properties, then each
@@ -127,12 +243,8 @@ func (c *campaign) printSummary(w io.Writer) {
 	case len(found) == 0 && c.coverageFailure() != "":
 		fmt.Fprintf(w, "\nno violation found, but the campaign fails: it never reached some situations (see coverage above).\n")
 	case len(found) > 0:
-	case c.interrupted:
-		fmt.Fprintf(w, "\nINTERRUPTED: stopped by a signal after %d checks in %s of a budget of %s; no violation in those, nothing proven beyond them.\n",
-			c.checks, roundDuration(c.elapsed), c.budget())
-	case c.checks == 0:
-		fmt.Fprintf(w, "\nINCONCLUSIVE: 0 checks played in %s (budget %s): nothing was proven; give a longer -duration or more -checks.\n",
-			roundDuration(c.elapsed), c.budget())
+	case c.interrupted || c.checks == 0:
+		fmt.Fprintf(w, "\n%s.\n", shortRun(c.verdict(), "", "checks", c.checks, c.elapsed, c.budget(), "no violation in those, "))
 	case len(c.unchecked()) > 0:
 		fmt.Fprintf(w, "\nINCONCLUSIVE: no violation in %d checks, but %d of the selected properties were never checked (%s): nothing was proven of them; give a longer -duration or more -checks.\n",
 			c.checks, len(c.unchecked()), strings.Join(c.unchecked(), ", "))

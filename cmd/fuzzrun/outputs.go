@@ -46,23 +46,32 @@ func defaultReportFile(name string) string {
 
 // safeFileName makes a file name of s: letters, digits, '-' and '.'.
 func safeFileName(s string) string {
+	if out := safeName(s, ".", 60); out != "" {
+		return out
+	}
+	return "fuzzrun"
+}
+
+// safeConsumerName makes a file-name-friendly name of a scheme spec.
+func safeConsumerName(spec string) string { return safeName(spec, "", 40) }
+
+// safeName is s in lower case, its letters, digits and the runes of keep
+// kept and every other rune a '-', cut after about limit bytes and
+// trimmed of '-' and keep at its ends.
+func safeName(s, keep string, limit int) string {
 	var b strings.Builder
 	for _, r := range strings.ToLower(s) {
 		switch {
-		case r >= 'a' && r <= 'z', r >= '0' && r <= '9', r == '.':
+		case r >= 'a' && r <= 'z', r >= '0' && r <= '9', strings.ContainsRune(keep, r):
 			b.WriteRune(r)
 		default:
 			b.WriteByte('-')
 		}
-		if b.Len() >= 60 {
+		if b.Len() >= limit {
 			break
 		}
 	}
-	out := strings.Trim(b.String(), "-.")
-	if out == "" {
-		out = "fuzzrun"
-	}
-	return out
+	return strings.Trim(b.String(), "-"+keep)
 }
 
 // placeOutputs sets -corpus and -html, where the command line did not, to

@@ -44,32 +44,22 @@ func runReplay(o *options, stdout, stderr io.Writer) int {
 	start := time.Now()
 	c, err := corpus.LoadAny(o.replay)
 	if err != nil {
-		fmt.Fprintf(stderr, "fuzzrun: replay: %v\n", err)
-		return exitUsage
+		return say(stderr, exitUsage, "replay: %v", err)
 	}
 	if c.IsConsumer() {
-		fmt.Fprintf(stderr, "fuzzrun: replay: %s is a consumer-level case (of %s): replay it with fuzzrun consumer NAME -replay %s\n", o.replay, c.Target, shellQuote(o.replay))
-		return exitUsage
+		return say(stderr, exitUsage, "replay: %s is a consumer-level case (of %s): replay it with fuzzrun consumer NAME -replay %s", o.replay, c.Target, shellQuote(o.replay))
 	}
 	kind := c.Scenario.Kind
 	if !corpus.HasKind(o.target, kind) {
-		fmt.Fprintf(stderr, "fuzzrun: -target: %q cannot play %s scenarios\n", o.target.Name, kind)
-		return exitUsage
+		return say(stderr, exitUsage, "-target: %q cannot play %s scenarios", o.target.Name, kind)
 	}
-	var props []properties.Property
-	for _, p := range o.props {
-		if p.Kind == kind {
-			props = append(props, p)
-		}
-	}
+	props := ofKind(o.props, kind)
 	if len(props) == 0 {
-		fmt.Fprintf(stderr, "fuzzrun: -property: %s selects no property of the scenario's kind, %s\n", strings.Join(o.patterns, ","), kind)
-		return exitUsage
+		return say(stderr, exitUsage, "-property: %s selects no property of the scenario's kind, %s", strings.Join(o.patterns, ","), kind)
 	}
 	out, verdicts, err := corpus.Judge(c.Scenario, o.target, props)
 	if err != nil {
-		fmt.Fprintf(stderr, "fuzzrun: replay %s against %s: %v\n", o.replay, o.target.Name, err)
-		return exitInternal
+		return say(stderr, exitInternal, "replay %s against %s: %v", o.replay, o.target.Name, err)
 	}
 	code, failed := exitOK, ""
 	for _, v := range verdicts {
@@ -80,25 +70,18 @@ func runReplay(o *options, stdout, stderr io.Writer) int {
 			}
 		}
 	}
-	if o.html != "" {
-		r := &report.Run{Title: "fuzzrun replay of " + o.replay, Mode: "replay", Command: commandLine(o.args), Target: o.target.Name,
+	writeReport(o, stderr, &code, func() *report.Run {
+		return &report.Run{Title: "fuzzrun replay of " + o.replay, Mode: "replay", Command: commandLine(o.args), Target: o.target.Name,
 			Checks: 1, Elapsed: time.Since(start), Cases: []report.Case{{Title: "replay of " + o.replay + " against " + o.target.Name,
 				Property: failed, Target: o.target.Name, Seed: c.Seed, Verdicts: verdicts, CorpusFile: corpusPath(c), Outcome: out}}}
-		if err := report.WriteFile(o.html, r); err != nil {
-			fmt.Fprintf(stderr, "fuzzrun: %v\n", err)
-			code = max(code, exitInternal)
-		}
-	}
+	})
 	if o.json {
 		r := replayJSON{Mode: "replay", File: o.replay, Target: o.target.Name, Kind: string(kind), Size: c.Scenario.Size(),
 			Pass: code == exitOK, Verdicts: verdicts, Trace: out.Trace.Lines(), Situations: reachedBy(c.Scenario, o.target), HTML: o.html, Exit: code}
 		if !c.Bare {
 			r.Recorded = &recordedJSON{Property: c.Property, Target: c.Target, CaughtBy: c.CaughtBy}
 		}
-		if err := writeJSON(stdout, r); err != nil {
-			return exitInternal
-		}
-		return code
+		return writeJSONOr(stdout, r, code)
 	}
 	fmt.Fprintf(stdout, "fuzzrun: replay of %s against %s: %s scenario of size %d\n", o.replay, o.target.Name, kind, c.Scenario.Size())
 	if !c.Bare {
