@@ -7,6 +7,7 @@ import (
 	"github.com/idemcheck/idemcheck/faults/runner"
 	"github.com/idemcheck/idemcheck/faults/scenario"
 	"github.com/idemcheck/idemcheck/impl/contract/broker"
+	"github.com/idemcheck/idemcheck/internal/history"
 	"github.com/idemcheck/idemcheck/internal/law"
 )
 
@@ -223,16 +224,13 @@ func gaveUp(h *runner.LiveHistory, group, key string) (runner.LiveDeliveryRecord
 	return runner.LiveDeliveryRecord{}, false
 }
 
+// liveGate judges producer-gate by the one function of not-reenqueued over
+// the history (package internal/history): the live verdict of
+// producer-gate has always been that law alone, and a live history
+// reports its first breach, in one line.
 func liveGate(h *runner.LiveHistory) string {
-	first := map[string]int64{}
-	for _, p := range h.Produces {
-		if p.Duplicate {
-			continue
-		}
-		if off, ok := first[p.Key]; ok {
-			return fmt.Sprintf("%s was enqueued twice: offsets %d and %d", p.Key, off, p.Offset)
-		}
-		first[p.Key] = p.Offset
+	if bs := history.Judge(h.History(), law.NotReenqueued); len(bs) > 0 {
+		return bs[0].Details[0]
 	}
 	return ""
 }
