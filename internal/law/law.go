@@ -285,8 +285,24 @@ func Situations() []Law {
 // Lookup returns the law whose ID, qualified name or alias is name.
 func Lookup(name string) (Law, bool) {
 	name = Canonical(name)
-	for _, l := range All() {
-		if l.ID == name || l.Qualified() == name {
+	if l, ok := lookupAlways(name); ok {
+		return l, true
+	}
+	for _, l := range Situations() {
+		if l.ID == name {
+			return l, true
+		}
+	}
+	return Law{}, false
+}
+
+// lookupAlways finds an Always law by ID or qualified name without
+// copying the registry: judges look laws up on every run.
+func lookupAlways(name string) (Law, bool) {
+	mu.RLock()
+	defer mu.RUnlock()
+	for _, l := range registry {
+		if l.ID == name || (l.Property != "" && len(name) == len(l.Property)+1+len(l.ID) && l.Qualified() == name) {
 			return l, true
 		}
 	}
