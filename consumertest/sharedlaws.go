@@ -40,7 +40,8 @@ func (c Consumer) History(o *Outcome) *runhistory.History {
 		if d.AfterReplay {
 			continue
 		}
-		h.Deliveries = append(h.Deliveries, runhistory.Delivery{Group: Group, Event: d.Event, Offset: d.Offset, GaveUp: d.gaveUp(), Account: d})
+		h.Deliveries = append(h.Deliveries, runhistory.Delivery{Group: Group, Event: d.Event, Offset: d.Offset, Attempt: d.Attempt,
+			Answer: string(d.Answer), Reason: d.Error, GaveUp: d.gaveUp(), Account: d})
 	}
 	return h
 }

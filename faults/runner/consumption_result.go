@@ -82,7 +82,8 @@ func (r *ConsumptionResult) History() *history.History {
 		h.Credits[law.GroupKey{Group: e.Consumer, Key: e.EventID}]++
 	}
 	for _, d := range r.deliveries() {
-		h.Deliveries = append(h.Deliveries, history.Delivery{Group: d.group, Event: d.event, Offset: d.offset, GaveUp: d.gaveUp, Account: d})
+		h.Deliveries = append(h.Deliveries, history.Delivery{Group: d.group, Event: d.event, Offset: d.offset, Attempt: d.attempts,
+			Answer: string(d.end), Reason: d.reason, GaveUp: d.gaveUp, Account: d})
 	}
 	r.hist = h
 	return h
@@ -107,6 +108,8 @@ type runDelivery struct {
 	end ActionKind
 	// gaveUp: it was nacked or dead-lettered with no fault of the harness.
 	gaveUp bool
+	// reason is the handler's reason for a nack or dead-letter.
+	reason string
 	what   []string
 }
 
@@ -189,6 +192,7 @@ func (d *runDelivery) step(a *Action, r *ConsumptionResult, holder map[string]*r
 		}
 		reason := ""
 		if a.Handler != nil {
+			d.reason = a.Handler.Reason
 			reason = fmt.Sprintf(" %q", a.Handler.Reason)
 		}
 		d.what = append(d.what, fmt.Sprintf("%s%s (line %d)", a.Kind, reason, a.Line))

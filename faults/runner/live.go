@@ -149,7 +149,8 @@ func (h *LiveHistory) History() *history.History {
 		k := law.GroupKey{Group: d.Consumer, Key: d.Key}
 		gaveUp := d.Outcome == LiveDeadLetter ||
 			(d.Outcome == LiveNacked && !LiveInjected(d.Reason) && (d.Reason != "locked" || !unsettled[k]))
-		out.Deliveries = append(out.Deliveries, history.Delivery{Group: d.Consumer, Event: d.Key, Offset: d.Offset, GaveUp: gaveUp, Account: d})
+		out.Deliveries = append(out.Deliveries, history.Delivery{Group: d.Consumer, Event: d.Key, Offset: d.Offset, Attempt: d.Attempts,
+			Answer: string(d.Outcome), Reason: d.Reason, GaveUp: gaveUp, Account: d})
 		switch {
 		case d.Outcome == LiveNacked && d.Reason == "locked" && unsettled[k]:
 		case d.Outcome == LiveCrashed, d.Outcome == LiveStalled, d.Outcome == LiveDropped, d.Outcome == LiveAckFailed:

@@ -80,6 +80,12 @@ type Produce struct {
 type Delivery struct {
 	Group, Event string
 	Offset       int64
+	// Attempt is the attempt count the delivery carried.
+	Attempt int
+	// Answer is how it ended, in the driver's words (ack, nack,
+	// dead-letter, poison, crash, ...; "" when it never ended), and Reason
+	// the error the answer gave.
+	Answer, Reason string
 	// GaveUp: the consumer gave up on it by itself (a nack or a
 	// dead-letter with no fault of the harness in the delivery).
 	GaveUp bool
