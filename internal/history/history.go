@@ -37,6 +37,7 @@ const (
 
 // History is one run, as every judge reads it.
 type History struct {
+	// Source is the driver that recorded it.
 	Source Source
 	// Groups are the consumer groups, in the scenario's order.
 	Groups []string
@@ -47,7 +48,8 @@ type History struct {
 	// Quiesced is false when the run never went quiet.
 	Quiesced bool
 	// Produces are the messages enqueued for the first group, in order:
-	// the producer's, the broker's duplicates and the replay's.
+	// the producer's, the broker's duplicates and the replay's (a live
+	// run: every produce, as the producer saw it).
 	Produces []Produce
 	// Deliveries are every delivery before the replay, in order.
 	Deliveries []Delivery
@@ -55,7 +57,8 @@ type History struct {
 	// DLQ the one at the end.
 	DLQQuiet, DLQ []broker.DLQEntry
 	// Credits count the effects of each event per group once quiet,
-	// before the replay.
+	// before the replay (nil when the driver cannot count them per event:
+	// a consumer whose effects are totals per user).
 	Credits map[law.GroupKey]int
 }
 
@@ -68,7 +71,8 @@ type Event struct {
 	Produced bool
 }
 
-// Produce is one message enqueued for the first group.
+// Produce is one message enqueued for the first group (see
+// History.Produces).
 type Produce struct {
 	Tenant, Topic, Key string
 	Offset             int64
