@@ -19,6 +19,20 @@ type groupOffset struct {
 	offset int64
 }
 
+// Excused returns the events of h the harness's own faults may have kept
+// from being applied (law.Excused): those with an entry in the dead-letter
+// queue once quiet for spent attempts, none of whose message's deliveries
+// the consumer gave up on by itself.
+func Excused(h *History) map[law.GroupKey]bool {
+	gaveUp := map[groupOffset]bool{}
+	for _, d := range h.Deliveries {
+		if d.GaveUp {
+			gaveUp[groupOffset{d.Group, d.Offset}] = true
+		}
+	}
+	return law.Excused(h.DLQQuiet, func(group string, offset int64) bool { return gaveUp[groupOffset{group, offset}] })
+}
+
 // healthyApplied judges law.HealthyApplied once quiet, before the replay:
 // an event whose handler can succeed (not poison) is credited in every
 // group, or a message of it sits in that group's DLQ with its attempts
@@ -27,17 +41,11 @@ func healthyApplied(h *History) []Breach {
 	if !h.Quiesced {
 		return nil // not judged: nothing is quiet to judge
 	}
-	gaveUp := map[groupOffset]bool{}
-	for _, d := range h.Deliveries {
-		if d.GaveUp {
-			gaveUp[groupOffset{d.Group, d.Offset}] = true
-		}
-	}
 	dead := map[law.GroupKey]bool{}
 	for _, d := range h.DLQQuiet {
 		dead[law.GroupKey{Group: d.Group, Key: d.Key}] = true
 	}
-	excused := law.Excused(h.DLQQuiet, func(group string, offset int64) bool { return gaveUp[groupOffset{group, offset}] })
+	excused := Excused(h)
 	var details []string
 	want, got := map[string]int{}, map[string]int{}
 	for _, g := range h.Groups {
