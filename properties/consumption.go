@@ -13,6 +13,7 @@ import (
 	"github.com/idemcheck/idemcheck/impl/contract/broker"
 	"github.com/idemcheck/idemcheck/impl/contract/store"
 	"github.com/idemcheck/idemcheck/impl/reference/consumer"
+	"github.com/idemcheck/idemcheck/internal/history"
 	"github.com/idemcheck/idemcheck/internal/law"
 	"github.com/idemcheck/idemcheck/model/ledger"
 )
@@ -386,7 +387,10 @@ func finalNothingLost(o *runner.Outcome, _ Monitor) []Breach {
 		b.Diff = gocmp.Diff(ledger.Credits(want, got), got)
 		out = append(out, b)
 	}
-	out = append(out, healthyApplied(r)...)
+	// The laws of nothing-lost judged by their one function over the
+	// run's history (package internal/history); the others need the
+	// store's probes, which a history does not hold.
+	out = append(out, history.Judge(r.History(), history.OfProperty(law.NothingLost, nothingLostOwn...)...)...)
 	var stuck, gone []string
 	for _, a := range r.Actions {
 		if a.Kind == runner.ActProbe && (a.Claim == nil || a.Claim.Outcome != store.Acquired) {
@@ -417,6 +421,11 @@ func finalNothingLost(o *runner.Outcome, _ Monitor) []Breach {
 	}
 	return out
 }
+
+// nothingLostOwn are the laws of nothing-lost this file judges itself:
+// quiesces and credited-or-dlq from the result's ledger and messages,
+// not-stuck from the store's probes.
+var nothingLostOwn = []string{LawQuiesces, LawCreditedOrDLQ, LawNotStuck}
 
 func errNote(e string) string {
 	if e == "" {
@@ -630,55 +639,8 @@ func (m *fenceMonitor) After(v *runner.View, a *runner.Action) {
 
 func (m *fenceMonitor) Breaches() []Breach { return m.breaches }
 
-// enqueuedTwice reports whether the producer enqueued a key twice for
-// group: the passing path of producer-gate, without building the report.
-func enqueuedTwice(msgs []broker.MessageState, group string) bool {
-	type topicKey struct{ tenant, topic, key string }
-	seen := make(map[topicKey]bool, len(msgs))
-	for _, m := range msgs {
-		if m.Message.Group != group || m.Message.Origin != broker.Produced {
-			continue
-		}
-		k := topicKey{m.Message.Tenant, m.Message.Topic, m.Message.Key}
-		if seen[k] {
-			return true
-		}
-		seen[k] = true
-	}
-	return false
-}
-
+// finalProducerGate judges producer-gate's laws, each by its one function
+// over the run's history (package internal/history).
 func finalProducerGate(o *runner.Outcome, _ Monitor) []Breach {
-	r := o.Consumption
-	var out []Breach
-	if len(r.Config.Consumers) > 0 && enqueuedTwice(r.Messages, r.Config.Consumers[0]) {
-		group := r.Config.Consumers[0]
-		produced := map[string][]int64{}
-		for _, m := range r.Messages {
-			if m.Message.Group == group && m.Message.Origin == broker.Produced {
-				k := m.Message.Tenant + "/" + m.Message.Topic + "/" + m.Message.Key
-				produced[k] = append(produced[k], m.Message.Offset)
-			}
-		}
-		for _, k := range slices.Sorted(maps.Keys(produced)) {
-			if offs := produced[k]; len(offs) > 1 {
-				out = append(out, breach(LawNotReenqueued, "a committed key was enqueued again",
-					fmt.Sprintf("%s was enqueued by the producer %d times (offsets %v) after its produce committed", k, len(offs), offs)))
-			}
-		}
-	}
-	dlq := map[msgID]int{}
-	for _, d := range r.DLQ {
-		dlq[msgID{d.Group, d.Offset}]++
-	}
-	ids := slices.SortedFunc(maps.Keys(dlq), func(a, b msgID) int {
-		return cmp.Or(strings.Compare(a.group, b.group), cmp.Compare(a.offset, b.offset))
-	})
-	for _, id := range ids {
-		if dlq[id] > 1 {
-			out = append(out, breach(LawDLQOnce, "a message was dead-lettered twice",
-				fmt.Sprintf("group %s offset %d was dead-lettered %d times", id.group, id.offset, dlq[id])))
-		}
-	}
-	return out
+	return history.Judge(o.Consumption.History(), history.OfProperty(law.ProducerGate)...)
 }

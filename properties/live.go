@@ -7,6 +7,7 @@ import (
 	"github.com/idemcheck/idemcheck/faults/runner"
 	"github.com/idemcheck/idemcheck/faults/scenario"
 	"github.com/idemcheck/idemcheck/impl/contract/broker"
+	"github.com/idemcheck/idemcheck/internal/history"
 	"github.com/idemcheck/idemcheck/internal/law"
 )
 
@@ -173,6 +174,12 @@ func liveLost(h *runner.LiveHistory) string {
 			}
 		}
 	}
+	var given []history.Delivery
+	for _, d := range h.History().Deliveries {
+		if d.GaveUp {
+			given = append(given, d)
+		}
+	}
 	for _, key := range keys {
 		for _, g := range h.Scenario.Consumers {
 			k := [2]string{g, key}
@@ -183,8 +190,12 @@ func liveLost(h *runner.LiveHistory) string {
 			case !spent[k]:
 				return fmt.Sprintf("healthy %s was dead-lettered as poison in %s, never credited", key, g)
 			default:
-				if d, ok := gaveUp(h, g, key); ok {
-					return fmt.Sprintf("healthy %s sits in %s's DLQ, never credited, though the consumer gave up on it by itself: attempt %d ended %s (%s)", key, g, d.Attempts, d.Outcome, d.Reason)
+				// Which deliveries the consumer gave up on by itself is the
+				// live run's record of its own faults (runner.LiveHistory.History).
+				for _, d := range given {
+					if d.Group == g && d.Event == key {
+						return fmt.Sprintf("healthy %s sits in %s's DLQ, never credited, though the consumer gave up on it by itself: attempt %d ended %s (%s)", key, g, d.Attempt, d.Answer, d.Reason)
+					}
 				}
 			}
 		}
@@ -192,47 +203,13 @@ func liveLost(h *runner.LiveHistory) string {
 	return ""
 }
 
-// gaveUp returns the first delivery of key in group that the consumer gave
-// up on by itself: nacked with a reason the run did not inject (but the
-// claim "locked" right after a delivery a crash, a stall or a takeover
-// left unsettled), or dead-lettered.
-func gaveUp(h *runner.LiveHistory, group, key string) (runner.LiveDeliveryRecord, bool) {
-	unsettled := false // the last delivery before, "locked" ones aside, was left unsettled by a fault
-	for _, d := range h.Deliveries {
-		if d.Consumer != group || d.Key != key {
-			continue
-		}
-		switch d.Outcome {
-		case runner.LiveDeadLetter:
-			return d, true
-		case runner.LiveNacked:
-			if d.Reason == "locked" && unsettled {
-				continue
-			}
-			if !runner.LiveInjected(d.Reason) {
-				return d, true
-			}
-		}
-		switch d.Outcome {
-		case runner.LiveCrashed, runner.LiveStalled, runner.LiveDropped, runner.LiveAckFailed:
-			unsettled = true
-		default:
-			unsettled = false
-		}
-	}
-	return runner.LiveDeliveryRecord{}, false
-}
-
+// liveGate judges producer-gate by the one function of not-reenqueued over
+// the history (package internal/history): the live verdict of
+// producer-gate has always been that law alone, and a live history
+// reports its first breach, in one line.
 func liveGate(h *runner.LiveHistory) string {
-	first := map[string]int64{}
-	for _, p := range h.Produces {
-		if p.Duplicate {
-			continue
-		}
-		if off, ok := first[p.Key]; ok {
-			return fmt.Sprintf("%s was enqueued twice: offsets %d and %d", p.Key, off, p.Offset)
-		}
-		first[p.Key] = p.Offset
+	if bs := history.Judge(h.History(), law.NotReenqueued); len(bs) > 0 {
+		return bs[0].Details[0]
 	}
 	return ""
 }

@@ -162,6 +162,25 @@ func (p Property) verdict(o *runner.Outcome, m Monitor, breaches []Breach, off m
 			}
 		}
 	}
+	for _, b := range breaches {
+		// A law registered after the property was (law.Register, with its
+		// judge function in package internal/history) is reported after
+		// the property's own, in the order judged.
+		if p.HasLaw(b.Law) {
+			continue
+		}
+		if r, ok := off[ID(p.Name, b.Law)]; ok {
+			if v.Off == nil {
+				v.Off = map[string]string{}
+			}
+			v.Off[b.Law] = r
+			continue
+		}
+		v.Breaches = append(v.Breaches, b)
+		for _, d := range b.Details {
+			v.Details = append(v.Details, b.Law+": "+d)
+		}
+	}
 	if len(v.Breaches) == 0 {
 		v.Pass = true
 		if summarise {

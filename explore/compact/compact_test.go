@@ -173,9 +173,12 @@ func compactView(s *State, cfg *Config) view {
 	return out
 }
 
-// TestStateMatchesTheReference plays drawn schedules on the reference,
-// through the runner, and on the compact state, and compares the whole
-// system after every step, after the drain and after the replay.
+// TestStateMatchesTheReference plays drawn schedules on the
+// compact model, the executable specification of the reference world,
+// and on the reference through the runner, and holds the runner to the
+// model: the whole system after every step, after the drain and after the
+// replay. Each step is taken by the model first; a runner that then
+// differs from it is the failure (-model +runner).
 func TestStateMatchesTheReference(t *testing.T) {
 	hunt.Check(t, func(t *rapid.T) {
 		sc := world(t)
@@ -198,35 +201,35 @@ func TestStateMatchesTheReference(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if err := w.Apply(i, st); err != nil {
-				t.Fatal(err)
-			}
 			s.Apply(cfg, j, cs)
 			var u State
 			u.Unpack(cfg, s.Pack(cfg, nil))
 			if !sameState(&u, s) {
-				t.Fatalf("after step %d the state does not survive Pack and Unpack:\n%+v\n%+v", i, *s, u)
+				t.Fatalf("after step %d the model's state does not survive Pack and Unpack:\n%+v\n%+v", i, *s, u)
 			}
-			if d := gocmp.Diff(runnerView(w, sc), compactView(s, cfg)); d != "" {
-				t.Fatalf("after step %d (%+v) the compact state differs from the reference (-runner +compact):\n%s", i, st, d)
+			if err := w.Apply(i, st); err != nil {
+				t.Fatal(err)
+			}
+			if d := gocmp.Diff(compactView(s, cfg), runnerView(w, sc)); d != "" {
+				t.Fatalf("after step %d (%+v) the reference departs from the compact model (-model +runner):\n%s", i, st, d)
 			}
 		}
 		if l := j.Broken(); l != LawNone {
-			t.Fatalf("the reference broke %s", l)
+			t.Fatalf("the model broke %s", l)
 		}
-		w.Finish()
 		s.Finish(cfg, j)
 		if l := j.Broken(); l != LawNone {
-			t.Fatalf("the reference broke %s at the end", l)
+			t.Fatalf("the model broke %s at the end", l)
 		}
-		if d := gocmp.Diff(runnerView(w, sc), compactView(s, cfg)); d != "" {
-			t.Fatalf("after the drain, replay and probe the compact state differs (-runner +compact):\n%s", d)
+		w.Finish()
+		if d := gocmp.Diff(compactView(s, cfg), runnerView(w, sc)); d != "" {
+			t.Fatalf("after the drain, replay and probe the reference departs from the compact model (-model +runner):\n%s", d)
 		}
 		if !w.Result().Quiesced {
 			t.Fatalf("the reference did not quiesce")
 		}
-		if got, want := s.Coverage(), trk.Reached(); got != want {
-			t.Fatalf("coverage: compact reached %v, the runner's tracker %v", got.Names(), want.Names())
+		if got, want := trk.Reached(), s.Coverage(); got != want {
+			t.Fatalf("coverage: the runner's tracker reached %v, the model %v", got.Names(), want.Names())
 		}
 	})
 }

@@ -1,6 +1,10 @@
 package compact
 
 import (
+	"fmt"
+
+	"github.com/idemcheck/idemcheck/impl/contract/broker"
+	"github.com/idemcheck/idemcheck/internal/history"
 	"github.com/idemcheck/idemcheck/internal/law"
 	"github.com/idemcheck/idemcheck/properties/coverage"
 )
@@ -510,3 +514,66 @@ func (s *State) judgeProducerGate(cfg *Config, j *judge) {
 		}
 	}
 }
+
+// --- the history ---
+
+// History converts s, as it stands, into the history the shared laws
+// judge (package internal/history), with quiesced as the drain's answer.
+// The state keeps no delivery list: each message the consumer gave up on
+// in a group (a nack or dead-letter with no fault of the harness) stands
+// as one delivery that gave up, which is all the shared laws read of the
+// deliveries; a DLQ entry's last error, kept as a code, is left out, as no
+// shared law reads it.
+func (s *State) History(cfg *Config, quiesced bool) *history.History {
+	sc := cfg.Sc
+	h := &history.History{Source: history.Reference, Groups: sc.Config.Consumers, MaxAttempts: cfg.MaxAttempts,
+		Quiesced: quiesced, Credits: map[law.GroupKey]int{}}
+	var produced [MaxEvents]bool
+	for off, m := range s.msgs {
+		produced[m.event] = true
+		e := sc.Events[m.event]
+		h.Produces = append(h.Produces, history.Produce{Tenant: e.Tenant, Topic: sc.Config.Topic, Key: e.ID, Offset: int64(off), Origin: historyOrigins[m.origin]})
+		for g, group := range sc.Config.Consumers {
+			if s.ent(cfg, int32(off), g).gaveUp {
+				h.Deliveries = append(h.Deliveries, history.Delivery{Group: group, Event: e.ID, Offset: int64(off), GaveUp: true,
+					Account: line(fmt.Sprintf("%s/%d %s: given up by the consumer", group, off, e.ID))})
+			}
+		}
+	}
+	for ev, e := range sc.Events {
+		h.Events = append(h.Events, history.Event{ID: e.ID, Poison: cfg.Events[ev].Poison, Produced: produced[ev]})
+		for g, group := range sc.Config.Consumers {
+			if n := s.ledger[g][ev]; n > 0 {
+				h.Credits[law.GroupKey{Group: group, Key: e.ID}] = int(n)
+			}
+		}
+	}
+	for _, d := range s.dlq {
+		e := sc.Events[s.msgs[d.offset].event]
+		h.DLQ = append(h.DLQ, broker.DLQEntry{Topic: sc.Config.Topic, Offset: int64(d.offset), Group: sc.Config.Consumers[d.group],
+			Attempts: int(d.attempts), Tenant: e.Tenant, Key: e.ID, Poison: d.poison})
+	}
+	h.DLQQuiet = h.DLQ
+	return h
+}
+
+// historyOrigins are the broker's names of the messages' origins.
+var historyOrigins = [...]broker.Origin{originProduced: broker.Produced, originDuplicated: broker.Duplicated, originReplayed: broker.Replayed}
+
+// line is a line of a history's delivery.
+type line string
+
+func (m line) String() string { return string(m) }
+
+// lawByID is each law's constant, by its ID in the registry.
+var lawByID = func() map[string]Law {
+	out := map[string]Law{}
+	for l := LawNone + 1; l < numLaws; l++ {
+		out[Laws[l][1]] = l
+	}
+	return out
+}()
+
+// LawOf returns the law whose registry ID is id (LawNone for none the
+// compact judge checks).
+func LawOf(id string) Law { return lawByID[id] }

@@ -3,8 +3,13 @@ package compact
 import (
 	"testing"
 
+	"pgregory.net/rapid"
+
 	"github.com/idemcheck/idemcheck/faults/scenario"
 	"github.com/idemcheck/idemcheck/impl/contract/broker"
+	"github.com/idemcheck/idemcheck/internal/history"
+	"github.com/idemcheck/idemcheck/internal/hunt"
+	"github.com/idemcheck/idemcheck/internal/law"
 	"github.com/idemcheck/idemcheck/properties"
 )
 
@@ -180,4 +185,98 @@ func TestLawsAreTheProperties(t *testing.T) {
 	for id := range known {
 		t.Errorf("law %s has no compact check", id)
 	}
+}
+
+// sharedLaws are the laws with one judge function over a history (package
+// internal/history) that the compact judge restates as its fast path.
+var sharedLaws = []Law{LawHealthyApplied, LawNotReenqueued, LawDLQOnce}
+
+// compactBroken finishes a copy of s with a judge of law l alone and
+// reports whether it broke l.
+func compactBroken(s *State, cfg *Config, l Law) bool {
+	var c State
+	c.CopyFrom(s)
+	j := NewJudge(func(x Law) bool { return x == l }, false)
+	c.Finish(cfg, j)
+	return j.Broken() == l
+}
+
+// sharedBroken finishes a copy of s as Finish does and judges the shared
+// laws by their functions over the history of the state once quiet
+// (healthy-applied, before the replay) and at the end (producer-gate).
+func sharedBroken(s *State, cfg *Config) map[Law]bool {
+	var c State
+	c.CopyFrom(s)
+	j := NewJudge(func(Law) bool { return false }, false)
+	out := map[Law]bool{}
+	if !c.Drain(cfg, j) {
+		return out // not quiet: only quiesces is judged, and no shared law
+	}
+	quiet := c.History(cfg, true)
+	c.replay(cfg)
+	again := c.Drain(cfg, j)
+	c.probe(cfg, j)
+	var bs []history.Breach
+	if again {
+		bs = history.Judge(quiet, law.HealthyApplied)
+	}
+	bs = append(bs, history.Judge(c.History(cfg, again), law.NotReenqueued, law.DLQOnce)...)
+	for _, b := range bs {
+		out[LawOf(b.Law)] = true
+	}
+	return out
+}
+
+// TestTheFastPathAgreesWithTheSharedJudge holds the compact judge, the
+// explorer's fast path, equal to the one function of each law it restates
+// (package internal/history): on states drawn schedules reach, and on
+// those states broken the way those laws see (a consumer's giving up, a
+// key enqueued again, a message dead-lettered twice), both name the same
+// laws broken. The draws are seeded, so that every law is seen broken
+// (and the comparison is not of passes alone) on every run of the test.
+func TestTheFastPathAgreesWithTheSharedJudge(t *testing.T) {
+	broken := map[Law]int{}
+	hunt.CheckWithFlags(t, map[string]string{"rapid.seed": "1", "rapid.checks": "2000"}, func(t *rapid.T) {
+		sc := world(t)
+		cfg, err := NewConfig(sc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := New(cfg)
+		j := NewJudge(nil, false)
+		for range rapid.IntRange(1, 25).Draw(t, "steps") {
+			cs, err := Compile(cfg, stepOf(t, sc))
+			if err != nil {
+				t.Fatal(err)
+			}
+			s.Apply(cfg, j, cs)
+		}
+		switch rapid.IntRange(0, 3).Draw(t, "break") {
+		case 1:
+			if len(s.ents) > 0 {
+				s.ents[rapid.IntRange(0, len(s.ents)-1).Draw(t, "entry")].gaveUp = true
+			}
+		case 2:
+			s.enqueue(cfg, int8(rapid.IntRange(0, len(sc.Events)-1).Draw(t, "event")), originProduced)
+		case 3:
+			if len(s.dlq) > 0 {
+				s.dlq = append(s.dlq, s.dlq[rapid.IntRange(0, len(s.dlq)-1).Draw(t, "dlq")])
+			}
+		}
+		shared := sharedBroken(s, cfg)
+		for _, l := range sharedLaws {
+			if got := compactBroken(s, cfg, l); got != shared[l] {
+				t.Fatalf("%s: the compact judge says broken=%t, the shared judge %t", l, got, shared[l])
+			}
+			if shared[l] {
+				broken[l]++
+			}
+		}
+	})
+	for _, l := range sharedLaws {
+		if broken[l] == 0 {
+			t.Errorf("no drawn state broke %s: the comparison never saw it fail", l)
+		}
+	}
+	t.Logf("states broken, by law: %v", broken)
 }

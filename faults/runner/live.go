@@ -15,6 +15,8 @@ import (
 	"github.com/idemcheck/idemcheck/impl/reference/consumer"
 	"github.com/idemcheck/idemcheck/impl/reference/producer"
 	"github.com/idemcheck/idemcheck/impl/system"
+	"github.com/idemcheck/idemcheck/internal/history"
+	"github.com/idemcheck/idemcheck/internal/law"
 )
 
 // A live run plays a scenario.Live against a real broker in real time and
@@ -115,6 +117,58 @@ type LiveHistory struct {
 	LagMs     int64 `json:"lagMs"`
 	HeldMs    int64 `json:"heldMs"`
 	ElapsedMs int64 `json:"elapsedMs"`
+}
+
+// History converts the live run into the history the shared laws judge
+// (package internal/history). A live run has no replay: the dead-letter
+// queue once quiet is the final one. A delivery is given up by the
+// consumer when it dead-lettered it, or nacked it with a reason the run
+// did not inject, but the claim "locked" right after a delivery of the
+// same event that a crash, a stall or a takeover left unsettled.
+func (h *LiveHistory) History() *history.History {
+	out := &history.History{Source: history.Live, Groups: h.Scenario.Consumers, MaxAttempts: h.Scenario.MaxAttempts,
+		Quiesced: h.Quiesced, DLQQuiet: h.DLQ, DLQ: h.DLQ, Credits: map[law.GroupKey]int{}}
+	produced := map[string]bool{}
+	for _, p := range h.Produces {
+		produced[p.Key] = true
+		origin := broker.Produced
+		if p.Duplicate {
+			origin = broker.Duplicated
+		}
+		out.Produces = append(out.Produces, history.Produce{Topic: h.Scenario.Topic, Key: p.Key, Offset: p.Offset, Origin: origin})
+	}
+	for _, e := range h.Scenario.Events {
+		out.Events = append(out.Events, history.Event{ID: e.ID, Poison: e.Fate == scenario.FatePoison, Produced: produced[e.ID]})
+	}
+	for _, e := range h.Ledger {
+		out.Credits[law.GroupKey{Group: e.Consumer, Key: e.EventID}]++
+	}
+	unsettled := map[law.GroupKey]bool{} // the event's last delivery, "locked" ones aside, was left unsettled
+	for i := range h.Deliveries {
+		d := &h.Deliveries[i]
+		k := law.GroupKey{Group: d.Consumer, Key: d.Key}
+		gaveUp := d.Outcome == LiveDeadLetter ||
+			(d.Outcome == LiveNacked && !LiveInjected(d.Reason) && (d.Reason != "locked" || !unsettled[k]))
+		out.Deliveries = append(out.Deliveries, history.Delivery{Group: d.Consumer, Event: d.Key, Offset: d.Offset, Attempt: d.Attempts,
+			Answer: string(d.Outcome), Reason: d.Reason, GaveUp: gaveUp, Account: d})
+		switch {
+		case d.Outcome == LiveNacked && d.Reason == "locked" && unsettled[k]:
+		case d.Outcome == LiveCrashed, d.Outcome == LiveStalled, d.Outcome == LiveDropped, d.Outcome == LiveAckFailed:
+			unsettled[k] = true
+		default:
+			unsettled[k] = false
+		}
+	}
+	return out
+}
+
+// String is the delivery's line in a breach's detail.
+func (d *LiveDeliveryRecord) String() string {
+	reason := ""
+	if d.Reason != "" {
+		reason = " (" + d.Reason + ")"
+	}
+	return fmt.Sprintf("%s got %s (offset %d, attempt %d): %s%s", d.Consumer, d.Key, d.Offset, d.Attempts, d.Outcome, reason)
 }
 
 // Trace is the history as numbered lines for a person: what was produced,

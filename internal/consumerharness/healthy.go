@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	"github.com/idemcheck/idemcheck/impl/contract/broker"
-	"github.com/idemcheck/idemcheck/internal/law"
+	runhistory "github.com/idemcheck/idemcheck/internal/history"
 )
 
 // The summaries of healthy-applied's breaches that do not depend on when
@@ -30,18 +30,12 @@ func quoteLong(s string) string {
 // for spent attempts, none of whose deliveries the consumer gave up on by
 // itself (a nack or a poison answer in a delivery the harness did not
 // fault: an injected failure, a crash, an ack timeout, a forced lock
-// timeout), by the rule the reference world judges too (law.Excused). A
+// timeout), by the rule the reference world judges too (history.Excused). A
 // delivery acked without the effect (another copy was in hand) is no
 // giving up.
 func (j judge) excused() map[string]bool {
-	gaveUp := map[int64]bool{} // offsets of the messages the consumer gave up on
-	for _, d := range j.o.Deliveries {
-		if !d.AfterReplay && d.gaveUp() {
-			gaveUp[d.Offset] = true
-		}
-	}
 	out := map[string]bool{}
-	for k := range law.Excused(j.o.DLQQuiet, func(_ string, offset int64) bool { return gaveUp[offset] }) {
+	for k := range runhistory.Excused(j.c.History(j.o)) {
 		out[k.Key] = true
 	}
 	// The consumer's own dead letters: it acked what it dead-lettered, so

@@ -13,6 +13,7 @@ import (
 
 	"github.com/idemcheck/idemcheck/impl/contract/broker"
 	"github.com/idemcheck/idemcheck/internal/consumerharness/backend"
+	runhistory "github.com/idemcheck/idemcheck/internal/history"
 	"github.com/idemcheck/idemcheck/internal/hunt"
 	"github.com/idemcheck/idemcheck/internal/law"
 	"github.com/idemcheck/idemcheck/internal/situation"
@@ -413,9 +414,10 @@ func Judge(c Consumer, o *Outcome) []Breach {
 	}
 	out = append(out, j.replay()...)
 	out = append(out, j.attempts()...)
-	slices.SortStableFunc(out, func(a, b Breach) int {
-		return slices.Index(Laws, a.Law) - slices.Index(Laws, b.Law)
-	})
+	if ids := shared(); len(ids) > 0 {
+		out = append(out, runhistory.Judge(c.History(o), ids...)...)
+	}
+	slices.SortStableFunc(out, func(a, b Breach) int { return rank(a.Law) - rank(b.Law) })
 	return out
 }
 

@@ -15,6 +15,7 @@ package law
 import (
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/idemcheck/idemcheck/faults/scenario"
 	"github.com/idemcheck/idemcheck/internal/situation"
@@ -215,13 +216,45 @@ func init() {
 	}
 }
 
+// mu guards registry against Register.
+var mu sync.RWMutex
+
+// Register adds an Always law to the registry, after its property's laws
+// (or at the end, for a law of no property), and returns what removes it
+// again: how a law kept outside this package, a test's, joins the judges
+// (its judge function goes to package internal/history, Register there).
+func Register(l Law) (remove func()) {
+	mu.Lock()
+	defer mu.Unlock()
+	if slices.ContainsFunc(registry, func(r Law) bool { return r.ID == l.ID }) {
+		panic("law: duplicate law " + l.ID)
+	}
+	l.Mode = Always
+	at := len(registry)
+	for i, r := range registry {
+		if l.Property != "" && (r.ID == l.Property || r.Property == l.Property) {
+			at = i + 1
+		}
+	}
+	registry = slices.Insert(registry, at, l)
+	return func() {
+		mu.Lock()
+		defer mu.Unlock()
+		registry = slices.DeleteFunc(registry, func(r Law) bool { return r.ID == l.ID })
+	}
+}
+
 // All returns every law: the Always laws in registry order, then one
 // Sometimes law per coverage situation name (Situations).
-func All() []Law { return append(slices.Clone(registry), Situations()...) }
+func All() []Law { return append(AlwaysLaws(), Situations()...) }
 
 // AlwaysLaws returns the laws that must hold in every run, in registry order:
 // each property followed by its laws.
-func AlwaysLaws() []Law { return slices.Clone(registry) }
+func AlwaysLaws() []Law {
+	mu.RLock()
+	defer mu.RUnlock()
+	return slices.Clone(registry)
+}
 
 // Situations returns the coverage situations as Sometimes laws, one per
 // name, in report order. They stay registered in package
@@ -252,8 +285,24 @@ func Situations() []Law {
 // Lookup returns the law whose ID, qualified name or alias is name.
 func Lookup(name string) (Law, bool) {
 	name = Canonical(name)
-	for _, l := range All() {
-		if l.ID == name || l.Qualified() == name {
+	if l, ok := lookupAlways(name); ok {
+		return l, true
+	}
+	for _, l := range Situations() {
+		if l.ID == name {
+			return l, true
+		}
+	}
+	return Law{}, false
+}
+
+// lookupAlways finds an Always law by ID or qualified name without
+// copying the registry: judges look laws up on every run.
+func lookupAlways(name string) (Law, bool) {
+	mu.RLock()
+	defer mu.RUnlock()
+	for _, l := range registry {
+		if l.ID == name || (l.Property != "" && len(name) == len(l.Property)+1+len(l.ID) && l.Qualified() == name) {
 			return l, true
 		}
 	}
@@ -263,6 +312,8 @@ func Lookup(name string) (Law, bool) {
 // Of returns the laws of property p, in the order its verdicts report
 // them.
 func Of(p string) []Law {
+	mu.RLock()
+	defer mu.RUnlock()
 	var out []Law
 	for _, l := range registry {
 		if l.Property == p {
@@ -295,6 +346,8 @@ func Canonical(name string) string {
 	if p, l, ok := strings.Cut(name, "/"); ok {
 		return Canonical(p) + "/" + Canonical(l)
 	}
+	mu.RLock()
+	defer mu.RUnlock()
 	for _, l := range registry {
 		if slices.Contains(l.Aliases, name) {
 			return l.ID
