@@ -10,26 +10,32 @@ import (
 )
 
 // ownJudged are the black-box laws each driver still judges with code of
-// its own, each with where: a law of the registry that needs only a black
-// box has a judge function in the table, or is named here.
+// its own, each with where and, for the laws the drivers share, why no one
+// rule over a history replaces that code without changing a stored
+// message or verdict: a law of the registry that needs only a black box
+// has a judge function in the table, or is named here.
 var ownJudged = map[string]string{
-	law.SingleCredit:        "properties (the credit monitor, at the action that broke it), consumertest (effect rows), the live judge (ledger and commits)",
-	law.AtMostOnce:          "properties: the credit monitor, at the action that broke it",
-	law.ReplayUnchanged:     "properties (the ledgers around the replay), consumertest (the effects around it)",
-	law.LedgerUnchanged:     "properties: the ledgers around the replay",
-	law.BoundedAttempts:     "properties (the attempts monitor), consumertest (the messages and DLQ), the live judge (the deliveries)",
-	law.AttemptsCount:       "properties: the attempts monitor, at each delivery",
-	law.AtMostMaxAttempts:   "properties: the attempts monitor, at each delivery",
-	law.DLQAfterMaxAttempts: "properties: the attempts monitor, at each DLQ entry",
-	law.PoisonAtOnce:        "properties: the attempts monitor, at each nack and DLQ entry",
-	law.DLQMetadata:         "properties (the attempts monitor), the live judge (the entry against the last delivery)",
-	law.NothingLost:         "properties (its laws), consumertest (effects, DLQ and the consumer's own dead letters), the live judge",
-	law.Quiesces:            "properties: the drain's result",
-	law.CreditedOrDLQ:       "properties: the final ledger against the model (package model/ledger)",
-	law.Atomicity:           "properties (the atomicity monitor), consumertest (effects against the dedupe query)",
-	law.EffectWithMark:      "properties: the atomicity monitor, after every store write",
-	law.ProducerGate:        "its laws' judge functions",
-	law.Runs:                "consumertest: the run's own failure (a panic, a hang, a leak)",
+	law.SingleCredit: "consumertest (effect rows once quiet and after the replay, its diff shared with nothing-lost and healthy-applied), the live judge (the first ledger entry or committed effect seen twice, one line); " +
+		"a history holds no effects after the replay, no effect rows and no commits, and the two rules differ",
+	law.AtMostOnce:      "properties: the credit monitor, at the action that wrote the second entry, its diff the ledger at that action (a history holds the ledger once quiet only)",
+	law.ReplayUnchanged: "consumertest: the effect rows of events applied before the replay, or an aggregate consumer's totals (a rise some dead-lettered events' amounts add up to is allowed); a history holds no effects after the replay",
+	law.LedgerUnchanged: "properties: the whole ledger around the replay, only an event dead-lettered before it may be credited by it (a rule consumertest's replay-unchanged does not hold)",
+	law.BoundedAttempts: "consumertest (the broker's final count per message, and each DLQ entry's attempts, in one breach), the live judge (the deliveries counted, first breach, in one line); " +
+		"the rules differ: the live judge reports a DLQ entry's attempts under dlq-metadata (corpus/brokers/rabbitmq-quorum-off-by-one-dlq-metadata.json) and counts deliveries the broker miscounts (corpus/brokers/kafka-kfake-bounded-attempts.json)",
+	law.AttemptsCount:       "properties: the attempts monitor, at each delivery, the replay's too; in the table it would also judge consumertest, and the compact state keeps no delivery list for TestTheFastPathAgreesWithTheSharedJudge to hold its fast path to",
+	law.AtMostMaxAttempts:   "properties: the attempts monitor, at each delivery, the replay's too (as attempts-count)",
+	law.DLQAfterMaxAttempts: "properties: the attempts monitor, at each DLQ entry, pointing at the action after which it appeared, which no record keeps",
+	law.PoisonAtOnce:        "properties: the attempts monitor, at each nack and DLQ entry (as dlq-after-max-attempts)",
+	law.DLQMetadata: "properties (the attempts monitor: attempts, last error, topic and key present, at the action after which the entry appeared), the live judge (key, topic, group and tenant against the run, attempts against max_attempts, last error against the last delivery, one line); " +
+		"the rules differ: the reference world's would pass corpus/brokers/rabbitmq-quorum-off-by-one-dlq-metadata.json",
+	law.NothingLost: "consumertest (effects, DLQ and the consumer's own dead letters, its diff shared with single-credit), the live judge (credited or dead-lettered, poison never credited, a healthy event dead-lettered as poison or given up by the consumer, one line); " +
+		"the reference world judges its laws instead (credited-or-dlq, quiesces, healthy-applied), and the live judge reports under nothing-lost what the others report under healthy-applied",
+	law.Quiesces:       "properties: the drain's result",
+	law.CreditedOrDLQ:  "properties: the final ledger against the model (package model/ledger)",
+	law.Atomicity:      "properties (the atomicity monitor), consumertest (effects against the dedupe query)",
+	law.EffectWithMark: "properties: the atomicity monitor, after every store write",
+	law.ProducerGate:   "its laws' judge functions",
+	law.Runs:           "consumertest: the run's own failure (a panic, a hang, a leak)",
 }
 
 // TestEveryBlackBoxLawIsJudgedOverTheHistory: a law a black box can show
