@@ -10,7 +10,6 @@ import (
 	"runtime/debug"
 	"runtime/pprof"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -304,17 +303,12 @@ func (r *run) clockDatabase() {
 		return
 	}
 	cl.SetClock(func() time.Time { return time.UnixMilli(r.clock.NowMs()).UTC() })
-	for _, q := range append(splitSQL(r.c.Schema), r.c.Effects.Query, r.c.Dedupe) {
+	for _, q := range append(sqlscan.Split(r.c.Schema), r.c.Effects.Query, r.c.Dedupe) {
 		_, notes := cl.Rewrite(q)
 		for _, n := range notes {
-			r.noteMachineClock(fmt.Sprintf("%s (the schema or a query of the harness: %s)", n, shortSQL(q)))
+			r.noteMachineClock(fmt.Sprintf("%s (the schema or a query of the harness: %s)", n, sqlscan.Short(q, 80)))
 		}
 	}
-}
-
-// shortSQL is a statement cut to one short line for a note.
-func shortSQL(q string) string {
-	return shorten(oneLine(q), 80)
 }
 
 // hook is the scheduling hook of one worker incarnation.
@@ -330,7 +324,7 @@ func (h hook) Before(c sqlhook.Call) error {
 	}
 	d := w.park(wevent{kind: evParked, p: point{call: c}})
 	for _, n := range c.Notes {
-		w.r.noteMachineClock(fmt.Sprintf("%s (%s: %s)", n, w.name, shortSQL(c.SQL)))
+		w.r.noteMachineClock(fmt.Sprintf("%s (%s: %s)", n, w.name, sqlscan.Short(c.SQL, 80)))
 	}
 	switch d {
 	case fail:
@@ -532,7 +526,7 @@ func newRun(ctx context.Context, be backend.Backend, c Consumer, s *Scenario, g 
 // runSchema runs the team's schema, statement by statement, each
 // rewritten by rw.
 func runSchema(ctx context.Context, db *sql.DB, schema string, rw func(string) (string, []string)) error {
-	for _, stmt := range splitSQL(schema) {
+	for _, stmt := range sqlscan.Split(schema) {
 		run, _ := rw(stmt)
 		if _, err := db.ExecContext(ctx, run); err != nil {
 			return fmt.Errorf("%w: the schema failed at %q: %w", ErrBadInput, stmt, err)
@@ -540,10 +534,6 @@ func runSchema(ctx context.Context, db *sql.DB, schema string, rw func(string) (
 	}
 	return nil
 }
-
-// splitSQL splits a script into its statements (internal/sqlscan: quotes,
-// comments, dollar-quoted bodies and trigger bodies are kept whole).
-func splitSQL(script string) []string { return sqlscan.Split(script) }
 
 // startWorkers starts every worker idle.
 func (r *run) startWorkers() error {
@@ -1010,15 +1000,6 @@ func handlerHung(p any) string {
 	return ""
 }
 
-// trimStack keeps the first lines of a panic's stack.
-func trimStack(b []byte) string {
-	lines := strings.Split(string(b), "\n")
-	if len(lines) > 16 {
-		lines = lines[:16]
-	}
-	return strings.Join(lines, "\n")
-}
-
 // act makes w's parked call (or settles its delivery) and runs it on.
 func (r *run) act(w *worker, d decision) {
 	p := w.at
@@ -1085,27 +1066,15 @@ func (r *run) endDelivery(w *worker) {
 }
 
 // othersCanMove reports whether a worker other than w is parked at a call.
-func (r *run) othersCanMove(w *worker) bool {
-	for _, o := range r.workers {
-		if o != w && o.state == parked {
-			return true
-		}
-	}
-	return false
-}
+func (r *run) othersCanMove(w *worker) bool { return r.othersIn(w, parked) }
 
 // othersBlocked reports whether a worker other than w, or a goroutine
 // other than the handlers', waits for a lock.
-func (r *run) othersBlocked(w *worker) bool {
-	if r.backgroundBlocked() {
-		return true
-	}
-	for _, o := range r.workers {
-		if o != w && o.state == blocked {
-			return true
-		}
-	}
-	return false
+func (r *run) othersBlocked(w *worker) bool { return r.backgroundBlocked() || r.othersIn(w, blocked) }
+
+// othersIn reports whether a worker other than w is in state st.
+func (r *run) othersIn(w *worker, st wstate) bool {
+	return slices.ContainsFunc(r.workers, func(o *worker) bool { return o != w && o.state == st })
 }
 
 // selfWait reports whether a blocked worker waits for a lock outside the
@@ -1245,58 +1214,42 @@ func (r *run) step(st Step) {
 // worker retried only when no other can move, time moved to the broker's
 // next deadline when nobody can.
 func (r *run) drain() {
-	n := len(r.workers)
 	for r.failure == nil {
 		r.actions++
 		if r.actions > maxActions {
 			r.fail(law.Quiesces, fmt.Sprintf("the system did not quiesce within %d calls: a handler loops", maxActions))
 			return
 		}
-		acted := false
 		eligible := -1 // unknown: asked of the broker only when an idle worker needs it
-		for k := 1; k <= n && !acted; k++ {
-			i := (r.cursor + k) % n
-			w := r.workers[i]
+		moves := r.roundRobin(func(w *worker) bool {
 			switch w.state {
 			case parked:
 				r.act(w, proceed)
-				acted = true
+				return true
 			case idle:
 				if eligible < 0 {
 					eligible = len(r.b.Eligible(Group)) // ticks the ack timeouts first
 				}
 				if eligible > 0 {
 					r.deliver(w, 0)
-					acted = true
+					return true
 				}
 			}
-			if acted {
-				r.cursor = i
+			return false
+		}) || r.roundRobin(func(w *worker) bool {
+			if w.state != blocked {
+				return false
 			}
-		}
-		if acted {
-			r.serveBackground()
-			continue
-		}
-		for k := 1; k <= n && !acted; k++ {
-			i := (r.cursor + k) % n
-			if w := r.workers[i]; w.state == blocked {
-				r.retry(w)
-				r.cursor, acted = i, true
+			r.retry(w)
+			return true
+		}) || r.unblockBackground() || r.roundRobin(func(w *worker) bool {
+			if w.state != down {
+				return false
 			}
-		}
-		if acted || r.unblockBackground() {
-			r.serveBackground()
-			continue
-		}
-		for k := 1; k <= n && !acted; k++ {
-			i := (r.cursor + k) % n
-			if w := r.workers[i]; w.state == down {
-				r.restartDown(w)
-				r.cursor, acted = i, true
-			}
-		}
-		if acted {
+			r.restartDown(w)
+			return true
+		})
+		if moves {
 			r.serveBackground()
 			continue
 		}
@@ -1307,6 +1260,20 @@ func (r *run) drain() {
 		d := max(next-r.clock.NowMs(), 1)
 		r.advance(d)
 	}
+}
+
+// roundRobin offers move the workers in turn, starting after the last
+// one that moved, until it takes one (returns true), and reports whether
+// one was taken.
+func (r *run) roundRobin(move func(w *worker) bool) bool {
+	n := len(r.workers)
+	for k := 1; k <= n; k++ {
+		if i := (r.cursor + k) % n; move(r.workers[i]) {
+			r.cursor = i
+			return true
+		}
+	}
+	return false
 }
 
 // close stops every worker and drops the database, then looks for
@@ -1363,88 +1330,4 @@ func (r *run) close() {
 		b := leakBreach(n, origin, stack)
 		r.failure = &b
 	}
-}
-
-// leakBreach is the breach of law runs for n goroutines left running, the
-// first started by origin with stack.
-func leakBreach(n int, origin, stack string) Breach {
-	return breach(LawRuns, "handler-goroutines", fmt.Sprintf("%d goroutine(s) are still running after the scenario ended and every worker was stopped (its Closer closed); the first was started by %s:\n%s\n"+
-		"A goroutine that a library keeps for the life of the process may be declared: Consumer.Lingering says why.", n, origin, stack))
-}
-
-// sqlWatcher reports whether a goroutine is database/sql's own watcher of
-// a context (it ends with its transaction or rows), not the handler's.
-func sqlWatcher(entry string) bool {
-	for _, line := range strings.Split(entry, "\n") {
-		if strings.HasPrefix(line, "#\t0x") {
-			fields := strings.Fields(line)
-			return len(fields) >= 3 && strings.HasPrefix(fields[2], "database/sql.")
-		}
-	}
-	return false
-}
-
-// leakSlack is how many more goroutines than at its start a run outside a
-// bubble may end with before the goroutine profile is read.
-const leakSlack = 8
-
-// runLabel is the pprof label that marks the goroutines of one run, and
-// originLabel the one that says who started them: a worker's handler, or
-// the Worker factory of one of its incarnations.
-const (
-	runLabel    = "idemcheck-run"
-	originLabel = "idemcheck-origin"
-)
-
-var runSeq atomic.Int64
-
-// leaked counts the goroutines still labelled with run id, and returns
-// the stack of the first. The goroutine profile is read only when the
-// process has more goroutines than the harness's own.
-func leaked(id string) (n int, origin, first string) {
-	var b strings.Builder
-	if err := pprof.Lookup("goroutine").WriteTo(&b, 1); err != nil {
-		return 0, "", ""
-	}
-	want := fmt.Sprintf("%q:%q", runLabel, id)
-	for _, entry := range strings.Split(b.String(), "\n\n") {
-		if !strings.Contains(entry, want) || sqlWatcher(entry) {
-			continue
-		}
-		count := 1
-		for _, line := range strings.Split(entry, "\n") {
-			if c, _, ok := strings.Cut(line, " @ "); ok {
-				if k, err := strconv.Atoi(c); err == nil {
-					count = k
-				}
-				break
-			}
-		}
-		n += count
-		if first == "" {
-			first = trimStack([]byte(entry))
-			origin = labelValue(entry, originLabel)
-		}
-	}
-	if origin == "" {
-		origin = "the handler"
-	}
-	return n, origin, first
-}
-
-// labelValue reads a label of a goroutine profile's entry ("# labels:
-// {"k":"v", ...}").
-func labelValue(entry, key string) string {
-	k := fmt.Sprintf("%q:", key)
-	i := strings.Index(entry, k)
-	if i < 0 {
-		return ""
-	}
-	rest := entry[i+len(k):]
-	if v, err := strconv.QuotedPrefix(rest); err == nil {
-		if u, err := strconv.Unquote(v); err == nil {
-			return u
-		}
-	}
-	return ""
 }
