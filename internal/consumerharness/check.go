@@ -241,24 +241,24 @@ func (r Result) Summary() string {
 // rapid and reduces it further, without failing any test: a failure is a
 // result. An error means c could not be run at all.
 func Hunt(c Consumer, opts ...Option) (Result, error) {
-	cfg := newConfig(opts)
-	stop, err := cfg.start()
-	if err != nil {
-		return Result{}, err
-	}
-	defer stop()
-	return huntConsumer(c, cfg, "hunt/"+c.displayName())
+	return withStarted(opts, func(cfg config) (Result, error) { return huntConsumer(c, cfg, "hunt/"+c.displayName()) })
 }
 
 // Replay plays one scenario against c and judges it.
 func Replay(c Consumer, s *Scenario, opts ...Option) (Result, error) {
+	return withStarted(opts, func(cfg config) (Result, error) { return replay(c, s, cfg) })
+}
+
+// withStarted calls f with the configuration opts make, its database
+// service started for the length of the call.
+func withStarted(opts []Option, f func(cfg config) (Result, error)) (Result, error) {
 	cfg := newConfig(opts)
 	stop, err := cfg.start()
 	if err != nil {
 		return Result{}, err
 	}
 	defer stop()
-	return replay(c, s, cfg)
+	return f(cfg)
 }
 
 func replay(c Consumer, s *Scenario, cfg config) (Result, error) {
@@ -358,9 +358,7 @@ func huntConsumer(c Consumer, cfg config, name string) (Result, error) {
 	res.noteMachineClock(found.Outcome)
 	res.ShrunkSize = found.Scenario.Size()
 	if !cfg.noReduce {
-		if red, r := Reduce(found.Scenario, stillFails(c, cfg, found.Law)); red != found.Scenario && r != nil {
-			res.Breaches, res.Scenario, res.Outcome = r.Breaches, red, r.Outcome
-		}
+		res.reduce(c, cfg, found.Scenario)
 	}
 	res.Elapsed = time.Since(start)
 	if cfg.corpusDir != "" {
@@ -372,6 +370,14 @@ func huntConsumer(c Consumer, cfg config, name string) (Result, error) {
 		res.Replay = replayCommand(path, name)
 	}
 	return res, nil
+}
+
+// reduce replaces r's counterexample by the reduction of s (see Reduce),
+// when the reduction removed anything.
+func (r *Result) reduce(c Consumer, cfg config, s *Scenario) {
+	if red, rr := Reduce(s, stillFails(c, cfg, r.Law)); red != s && rr != nil {
+		r.Breaches, r.Scenario, r.Outcome = rr.Breaches, red, rr.Outcome
+	}
 }
 
 // stillFails is the predicate of the reduction: s still breaks law.

@@ -121,12 +121,7 @@ func (c Consumer) validate() error {
 	return nil
 }
 
-func (c Consumer) displayName() string {
-	if c.Name == "" {
-		return "consumer"
-	}
-	return c.Name
-}
+func (c Consumer) displayName() string { return displayOr(c.Name) }
 
 // named gives s's events the ids c.EventIDs makes, in place: by index, so
 // that a scenario named already is named the same again.

@@ -122,13 +122,7 @@ func sqlDurations(query string) []time.Duration {
 		return v.([]time.Duration)
 	}
 	var out []time.Duration
-	toks, _ := sqlscan.Lex(query)
-	var words []sqlscan.Token
-	for _, t := range toks {
-		if t.Kind != sqlscan.Space {
-			words = append(words, t)
-		}
-	}
+	words := sqlscan.Significant(query)
 	for i, t := range words {
 		switch {
 		case t.Kind == sqlscan.String:

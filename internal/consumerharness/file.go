@@ -6,25 +6,6 @@ import (
 	"github.com/idemcheck/idemcheck/corpus/casefile"
 )
 
-// File is the shape of a saved consumer-level counterexample in the corpus
-// format (corpus/FORMAT.md, version 3): the scenario, the law it broke
-// against which consumer, and the trace, for a person.
-//
-// Deprecated: corpus files are written and read by package
-// corpus/casefile (SaveScenario and LoadScenario go through it); File is
-// kept so that code naming it still compiles.
-type File struct {
-	Format   string    `json:"format"`
-	Version  int       `json:"version"`
-	Property string    `json:"property"`
-	Law      string    `json:"law"`
-	Target   string    `json:"target"`
-	Summary  string    `json:"summary,omitempty"`
-	Seed     uint64    `json:"seed,omitempty"`
-	Trace    []string  `json:"trace,omitempty"`
-	Consumer *Scenario `json:"consumer"`
-}
-
 // SaveScenario writes s as a counterexample of law (summary: its one line)
 // against consumer into dir, atomically, named
 // <consumer>-<law>-<hash>.json (casefile.Write), and returns the path. A

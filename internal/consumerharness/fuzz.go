@@ -89,9 +89,7 @@ func Fuzz(f *testing.F, c Consumer, opts ...Option) {
 		}
 		res.ShrunkSize = s.Size()
 		if !fuzzing && !cfg.noReduce {
-			if red, r := Reduce(s, stillFails(c, played, res.Law)); red != s && r != nil {
-				res.Breaches, res.Scenario, res.Outcome = r.Breaches, red, r.Outcome
-			}
+			res.reduce(c, played, s)
 		}
 		res.Replay = fuzzReplayCommand(t.Name(), fuzzing, slices.ContainsFunc(seeds, func(in []byte) bool { return bytes.Equal(in, data) }))
 		if file := filepath.Join(append([]string{"testdata", "fuzz"}, strings.Split(t.Name(), "/")...)...); fileExists(file) {
@@ -182,9 +180,6 @@ func fileExists(path string) bool {
 // A missing header byte reads as 0; bytes past maxSteps steps are ignored.
 const fuzzHeader = 3
 
-// fuzzAdvance are the time steps an input can take, as Generator draws them.
-var fuzzAdvance = []int64{100, 1000, 6000, 60000}
-
 // FuzzScenario decodes a fuzzing input into a scenario of at most maxSteps
 // steps. Every input gives a valid scenario; the same input, the same
 // scenario. See Fuzz.
@@ -230,7 +225,7 @@ func FuzzScenario(data []byte, maxSteps int) *Scenario {
 		case op == 12:
 			st = Step{Op: OpFail, Worker: worker}
 		case op == 13:
-			st = Step{Op: OpAdvance, Ms: fuzzAdvance[a%len(fuzzAdvance)]}
+			st = Step{Op: OpAdvance, Ms: advances[a%len(advances)]}
 		case op == 14:
 			st = Step{Op: OpDuplicate, Pick: a % n}
 		default:
@@ -305,7 +300,7 @@ func FuzzInput(s *Scenario) ([]byte, error) {
 				}
 			}
 		case OpAdvance:
-			k := slices.Index(fuzzAdvance, st.Ms)
+			k := slices.Index(advances, st.Ms)
 			if k < 0 {
 				bad("step %d advances %d ms (100, 1000, 6000 or 60000)", i+1, st.Ms)
 				continue

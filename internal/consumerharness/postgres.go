@@ -75,14 +75,19 @@ func runSetup(ctx context.Context, db backend.Database, c Consumer) error {
 	if c.Setup == nil {
 		return nil
 	}
-	var opts []sqlhook.Option
-	if cl, ok := db.(backend.Clocked); ok {
-		opts = append(opts, sqlhook.WithRewriter(cl))
-	}
-	h := sql.OpenDB(sqlhook.NewConnector(db.Open, direct{}, db.IsBusy, opts...))
+	h := sql.OpenDB(sqlhook.NewConnector(db.Open, direct{}, db.IsBusy, clockedOpts(db)...))
 	defer h.Close()
 	if err := c.Setup(ctx, h); err != nil {
 		return fmt.Errorf("%w: the Setup of consumer %q failed: %w", ErrBadInput, c.displayName(), err)
+	}
+	return nil
+}
+
+// clockedOpts are the options of a handle on db whose statements are
+// rewritten onto the scenario's clock, when db follows it.
+func clockedOpts(db backend.Database) []sqlhook.Option {
+	if cl, ok := db.(backend.Clocked); ok {
+		return []sqlhook.Option{sqlhook.WithRewriter(cl)}
 	}
 	return nil
 }

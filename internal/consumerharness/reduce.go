@@ -168,9 +168,7 @@ func reductions(s *Scenario) []*Scenario {
 		out = append(out, withoutEvent(s, i))
 	}
 	for i := range s.Steps {
-		c := s.clone()
-		c.Steps = append(c.Steps[:i:i], s.Steps[i+1:]...)
-		out = append(out, c)
+		out = append(out, withoutSteps(s, i, i+1))
 	}
 	// An event together with the first steps, which may be the ones that
 	// handled it: without them the rest of the schedule lines up again.
@@ -186,39 +184,33 @@ func reductions(s *Scenario) []*Scenario {
 	// Blocks of steps, halves first (delta debugging's chunks).
 	for size := len(s.Steps) / 2; size >= 3; size /= 2 {
 		for i := 0; i+size <= len(s.Steps); i += size {
-			c := s.clone()
-			c.Steps = append(c.Steps[:i:i], s.Steps[i+size:]...)
-			out = append(out, c)
+			out = append(out, withoutSteps(s, i, i+size))
 		}
 	}
 	// Two steps at once: a worker's move and the move that lines it up
 	// with another's often go together.
 	for i := range s.Steps {
 		for j := i + 1; j < len(s.Steps); j++ {
-			c := s.clone()
-			c.Steps = append(append(c.Steps[:i:i], s.Steps[i+1:j]...), s.Steps[j+1:]...)
-			out = append(out, c)
+			out = append(out, withoutSteps(withoutSteps(s, j, j+1), i, i+1))
 		}
 	}
-	if s.Policy != DefaultPolicy {
+	// Simpler values, one at a time.
+	with := func(change func(c *Scenario)) {
 		c := s.clone()
-		c.Policy = DefaultPolicy
+		change(c)
 		out = append(out, c)
+	}
+	if s.Policy != DefaultPolicy {
+		with(func(c *Scenario) { c.Policy = DefaultPolicy })
 	}
 	for i, st := range s.Steps {
 		switch {
 		case st.Op == OpRun && st.Pick != 0:
-			c := s.clone()
-			c.Steps[i].Pick = 0
-			out = append(out, c)
+			with(func(c *Scenario) { c.Steps[i].Pick = 0 })
 		case st.Op == OpFail:
-			c := s.clone()
-			c.Steps[i].Op = OpRun
-			out = append(out, c)
+			with(func(c *Scenario) { c.Steps[i].Op = OpRun })
 		case st.Op == OpAdvance && st.Ms > 100:
-			c := s.clone()
-			c.Steps[i].Ms = 100
-			out = append(out, c)
+			with(func(c *Scenario) { c.Steps[i].Ms = 100 })
 		}
 	}
 	// Swap two workers' names, so that the one left doing nothing can go.
@@ -237,6 +229,13 @@ func reductions(s *Scenario) []*Scenario {
 		}
 	}
 	return out
+}
+
+// withoutSteps is s without its steps i to j-1.
+func withoutSteps(s *Scenario, i, j int) *Scenario {
+	c := s.clone()
+	c.Steps = append(c.Steps[:i:i], s.Steps[j:]...)
+	return c
 }
 
 // withoutEvent is s without event i and the duplicates of it.

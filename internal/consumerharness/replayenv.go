@@ -110,26 +110,22 @@ func shellWord(s string) string {
 // go test), else relative to the module's root. ok is false when none
 // exists; tried says where it looked.
 func replayFile(file string) (path string, ok bool, tried string) {
-	exists := func(p string) bool {
-		st, err := os.Stat(p)
-		return err == nil && st.Mode().IsRegular()
-	}
 	if filepath.IsAbs(file) {
-		return file, exists(file), file
+		return file, fileExists(file), file
 	}
 	wd, err := os.Getwd()
 	if err != nil {
-		return file, exists(file), file
+		return file, fileExists(file), file
 	}
 	places := []string{filepath.Join(wd, file)}
 	if root := moduleRoot(wd); root != "" && root != wd {
 		places = append(places, filepath.Join(root, file))
 	}
-	if exists(places[0]) {
+	if fileExists(places[0]) {
 		return file, true, ""
 	}
 	for _, p := range places[1:] {
-		if exists(p) {
+		if fileExists(p) {
 			return p, true, ""
 		}
 	}

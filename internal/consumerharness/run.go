@@ -7,10 +7,7 @@ import (
 	"fmt"
 	"io"
 	"runtime"
-	"runtime/debug"
-	"runtime/pprof"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -304,201 +301,11 @@ func (r *run) clockDatabase() {
 		return
 	}
 	cl.SetClock(func() time.Time { return time.UnixMilli(r.clock.NowMs()).UTC() })
-	for _, q := range append(splitSQL(r.c.Schema), r.c.Effects.Query, r.c.Dedupe) {
+	for _, q := range append(sqlscan.Split(r.c.Schema), r.c.Effects.Query, r.c.Dedupe) {
 		_, notes := cl.Rewrite(q)
 		for _, n := range notes {
-			r.noteMachineClock(fmt.Sprintf("%s (the schema or a query of the harness: %s)", n, shortSQL(q)))
+			r.noteMachineClock(fmt.Sprintf("%s (the schema or a query of the harness: %s)", n, sqlscan.Short(q, 80)))
 		}
-	}
-}
-
-// shortSQL is a statement cut to one short line for a note.
-func shortSQL(q string) string {
-	return shorten(oneLine(q), 80)
-}
-
-// hook is the scheduling hook of one worker incarnation.
-type hook struct{ w *worker }
-
-func (h hook) Before(c sqlhook.Call) error {
-	w := h.w
-	if w.crashing.Load() {
-		return errCrashing
-	}
-	if f := w.r.found; f != nil {
-		f.observe(c.SQL, c.Args, w.r.clock.NowMs())
-	}
-	d := w.park(wevent{kind: evParked, p: point{call: c}})
-	for _, n := range c.Notes {
-		w.r.noteMachineClock(fmt.Sprintf("%s (%s: %s)", n, w.name, shortSQL(c.SQL)))
-	}
-	switch d {
-	case fail:
-		return ErrInjected
-	case crash:
-		return crashHere(c)
-	case expired:
-		return c.ContextErr()
-	case giveUp:
-		// A call that may not wait (a goroutine's while the run starts
-		// or stops) meets no lock here: it runs.
-	}
-	return nil
-}
-
-// crashHere ends the crashed worker's goroutine at call c with
-// runtime.Goexit, so that it never returns into the handler; the deferred
-// calls of the handler run and find the connections dead. One exception:
-// a query, or the end of its rows, inside a transaction. database/sql holds
-// the transaction's lock across them and releases it only when the call
-// returns, so a Goexit there would hang the handler's deferred Rollback;
-// the call returns errCrashing instead, and every later call of the
-// crashed worker fails the same way until its handler returns.
-func crashHere(c sqlhook.Call) error {
-	if c.InTx && (c.Op == sqlhook.Query || c.Op == sqlhook.RowsEnd) {
-		return errCrashing
-	}
-	runtime.Goexit()
-	return nil
-}
-
-func (h hook) Busy(c sqlhook.Call, err error) error {
-	w := h.w
-	if w.crashing.Load() {
-		return err
-	}
-	switch w.park(wevent{kind: evBlocked, p: point{call: c, busy: err}}) {
-	case giveUp:
-		return err
-	case crash:
-		if c.InEngine {
-			// Inside the driver, which must get its answer back: the
-			// call fails, as every later call of the crashed worker
-			// does (see crashHere).
-			return errCrashing
-		}
-		return crashHere(c)
-	case expired:
-		return c.ContextErr()
-	}
-	return nil
-}
-
-// Conflict is sqlhook.Conflicter: the database answered w's call busy at
-// once, without waiting (no busy timeout, or SQLite's deadlock rule). When
-// another worker's transaction held the lock, the schedule made the
-// conflict: a fault of the harness's, as a lock timeout is.
-func (h hook) Conflict(c sqlhook.Call, err error) {
-	w := h.w
-	if goroutine.Current() != w.gid || w.crashing.Load() {
-		return
-	}
-	w.r.mu.Lock()
-	w.conflicts = append(w.conflicts, conflict{at: point{call: c}, err: err})
-	w.r.mu.Unlock()
-}
-
-// conflict is a busy answer a worker got at once.
-type conflict struct {
-	at  point
-	err error
-}
-
-// flushConflicts traces w's busy answers since it last parked.
-func (r *run) flushConflicts(w *worker) {
-	r.mu.Lock()
-	cs := w.conflicts
-	w.conflicts = nil
-	r.mu.Unlock()
-	for _, c := range cs {
-		by := r.lockHolders(w)
-		if by != "" {
-			r.fault(w, FaultLockTimeout, c.at.String())
-			by = " (the lock is " + by + "'s)"
-		}
-		r.tracef(w.callEntry(KindLockGiveUp, c.at), "%s gets busy at once at %s: %s%s", w.name, c.at, quoteShort(c.err.Error()), by)
-		r.trace.unbindResult(c.at.call.Seq)
-		r.reach(situation.ConsumerLockWait)
-	}
-}
-
-// lockHolders names the other workers that may hold a lock (inside a
-// transaction, or reading rows), "" for none.
-func (r *run) lockHolders(w *worker) string {
-	var names []string
-	for _, o := range r.workers {
-		if o == w || o.conn == nil {
-			continue
-		}
-		o.conn.EndEnded()
-		if o.conn.Holding() {
-			names = append(names, o.name)
-		}
-	}
-	return strings.Join(names, " or ")
-}
-
-// park hands control back to the scheduler and waits for its decision.
-// Only the handler's own goroutine parks as the worker; a call from the
-// scheduler's goroutine (the Worker factory) runs at once, and one from
-// any other goroutine (a library's clean-up ticker, a goroutine the
-// handler started) is an actor of its own (see actors.go).
-func (w *worker) park(ev wevent) decision {
-	r := w.r
-	switch g := goroutine.Current(); {
-	case g == w.gid:
-	case g == r.schedG:
-		if ev.kind == evBlocked {
-			return giveUp
-		}
-		return proceed
-	default:
-		return r.parkBackground(w, g, ev)
-	}
-	ev.w = w
-	w.send(ev)
-	d := awaitDecision(w.resume, ev.p, r.bubble)
-	if d == expired {
-		// Its context ended while it waited: it goes on with the error,
-		// on its own, and the scheduler hears of it once the bubble is
-		// settled (see collectWoken).
-		r.mu.Lock()
-		w.expiry = &expiry{at: ev.p, err: ev.p.call.ContextErr()}
-		r.mu.Unlock()
-		w.woke.Store(true)
-	}
-	return d
-}
-
-// send hands ev to the scheduler, or, while the worker moves on its own,
-// leaves it for collectWoken.
-func (w *worker) send(ev wevent) {
-	if w.woke.Load() {
-		w.r.mu.Lock()
-		w.pending = &ev
-		w.r.mu.Unlock()
-		return
-	}
-	w.r.events <- ev
-}
-
-// awaitDecision waits for the scheduler's decision on a call parked at p.
-// In a bubble a SQL call also wakes when its context, or its
-// transaction's, ends: database/sql would otherwise wait for the call to
-// return before it rolls the transaction back, and the bubble's clock
-// would stop with it.
-func awaitDecision(resume chan decision, p point, bubble bool) decision {
-	callDone, txDone := p.call.Done()
-	if !bubble || (callDone == nil && txDone == nil) || p.settle || p.what != "" {
-		return <-resume
-	}
-	select {
-	case d := <-resume:
-		return d
-	case <-callDone:
-		return expired
-	case <-txDone:
-		return expired
 	}
 }
 
@@ -532,7 +339,7 @@ func newRun(ctx context.Context, be backend.Backend, c Consumer, s *Scenario, g 
 // runSchema runs the team's schema, statement by statement, each
 // rewritten by rw.
 func runSchema(ctx context.Context, db *sql.DB, schema string, rw func(string) (string, []string)) error {
-	for _, stmt := range splitSQL(schema) {
+	for _, stmt := range sqlscan.Split(schema) {
 		run, _ := rw(stmt)
 		if _, err := db.ExecContext(ctx, run); err != nil {
 			return fmt.Errorf("%w: the schema failed at %q: %w", ErrBadInput, stmt, err)
@@ -540,10 +347,6 @@ func runSchema(ctx context.Context, db *sql.DB, schema string, rw func(string) (
 	}
 	return nil
 }
-
-// splitSQL splits a script into its statements (internal/sqlscan: quotes,
-// comments, dollar-quoted bodies and trigger bodies are kept whole).
-func splitSQL(script string) []string { return sqlscan.Split(script) }
 
 // startWorkers starts every worker idle.
 func (r *run) startWorkers() error {
@@ -566,10 +369,7 @@ func (r *run) startWorkers() error {
 // reported as the factory's.
 func (r *run) start(w *worker) error {
 	w.inc++
-	var opts []sqlhook.Option
-	if cl, ok := r.db.(backend.Clocked); ok {
-		opts = append(opts, sqlhook.WithRewriter(cl))
-	}
+	opts := clockedOpts(r.db)
 	if wdb, ok := r.db.(backend.Waiter); ok {
 		// The engine waits for locks itself: each wait it would make is a
 		// scheduling point, and a busy it answers at once is the call's.
@@ -907,118 +707,6 @@ func quoteShort(s string) string {
 	return fmt.Sprintf("%q", shorten(s, 60))
 }
 
-// job is one delivery for a worker's goroutine.
-type job struct {
-	ctx context.Context
-	m   handler.Message
-}
-
-// loop is a worker incarnation's goroutine: it handles one delivery after
-// another, so that its stack, grown by the database driver, is grown
-// once. A crash ends it (runtime.Goexit); the restarted worker has its own.
-func (w *worker) loop(jobs chan job, id string) {
-	defer w.r.loops.Done()
-	w.gid = goroutine.Current()
-	if !w.build(id) {
-		return
-	}
-	// Goroutines the handler starts inherit these labels: those still
-	// alive once the scenario is over are found by them (see leaked).
-	pprof.SetGoroutineLabels(pprof.WithLabels(context.Background(), pprof.Labels(runLabel, w.r.id, originLabel, w.name+"'s handler")))
-	for j := range jobs {
-		w.handle(j.ctx, j.m)
-	}
-}
-
-// build runs the Worker factory on the worker's goroutine and tells the
-// scheduler what it returned; false when the goroutine ends there (a crash
-// in the factory, or a panic, which the scheduler is told of).
-func (w *worker) build(id string) (ok bool) {
-	returned := false
-	defer func() {
-		if returned {
-			return
-		}
-		if p := recover(); p != nil {
-			w.send(wevent{w: w, kind: evPanic, panic: fmt.Sprintf("%v\n%s", p, trimStack(debug.Stack()))})
-			return
-		}
-		w.send(wevent{w: w, kind: evExited})
-	}()
-	var ev wevent
-	pprof.Do(context.Background(), pprof.Labels(runLabel, w.r.id, originLabel, "the Worker factory of "+id), func(context.Context) {
-		ev.fn, ev.closer, ev.startErr = w.r.c.worker()(id, w.db)
-	})
-	returned = true
-	ev.w, ev.kind = w, evStarted
-	w.send(ev)
-	return true
-}
-
-// handle runs the handler on w's goroutine, then parks to settle.
-func (w *worker) handle(ctx context.Context, m handler.Message) {
-	returned, done := false, false
-	defer func() {
-		if done {
-			return
-		}
-		if p := recover(); p != nil && !returned {
-			if h := handlerHung(p); h != "" {
-				w.send(wevent{w: w, kind: evPanic, panic: h, hung: h})
-				return
-			}
-			w.send(wevent{w: w, kind: evPanic, panic: fmt.Sprintf("%v\n%s", p, trimStack(debug.Stack()))})
-			return
-		}
-		w.send(wevent{w: w, kind: evExited})
-	}()
-	err := w.fn(ctx, w.db, m)
-	returned = true
-	if w.crashing.Load() {
-		done = true
-		w.send(wevent{w: w, kind: evExited})
-		return
-	}
-	what := "ack " + m.EventID
-	switch {
-	case err == nil:
-	case handler.IsPoison(err):
-		what = "dead-letter " + m.EventID + " (poison: " + quoteShort(err.Error()) + ")"
-	default:
-		what = "nack " + m.EventID + " (" + quoteShort(err.Error()) + ")"
-	}
-	if w.park(wevent{kind: evParked, p: point{what: what, settle: true, result: err}}) == crash {
-		runtime.Goexit()
-	}
-	done = true
-	w.send(wevent{w: w, kind: evDone})
-}
-
-// handlerHung is the text of a panic that says the handler hung, "" for
-// any other: an error with a HandlerHung method that returns true, as a
-// process consumer's (impl/adapter/consumerproc) whose process stopped
-// answering mid-delivery and was killed.
-func handlerHung(p any) string {
-	err, ok := p.(error)
-	if !ok {
-		return ""
-	}
-	var h interface{ HandlerHung() bool }
-	if errors.As(err, &h) && h.HandlerHung() {
-		return err.Error()
-	}
-	return ""
-}
-
-// trimStack keeps the first lines of a panic's stack.
-func trimStack(b []byte) string {
-	lines := strings.Split(string(b), "\n")
-	if len(lines) > 16 {
-		lines = lines[:16]
-	}
-	return strings.Join(lines, "\n")
-}
-
 // act makes w's parked call (or settles its delivery) and runs it on.
 func (r *run) act(w *worker, d decision) {
 	p := w.at
@@ -1085,27 +773,15 @@ func (r *run) endDelivery(w *worker) {
 }
 
 // othersCanMove reports whether a worker other than w is parked at a call.
-func (r *run) othersCanMove(w *worker) bool {
-	for _, o := range r.workers {
-		if o != w && o.state == parked {
-			return true
-		}
-	}
-	return false
-}
+func (r *run) othersCanMove(w *worker) bool { return r.othersIn(w, parked) }
 
 // othersBlocked reports whether a worker other than w, or a goroutine
 // other than the handlers', waits for a lock.
-func (r *run) othersBlocked(w *worker) bool {
-	if r.backgroundBlocked() {
-		return true
-	}
-	for _, o := range r.workers {
-		if o != w && o.state == blocked {
-			return true
-		}
-	}
-	return false
+func (r *run) othersBlocked(w *worker) bool { return r.backgroundBlocked() || r.othersIn(w, blocked) }
+
+// othersIn reports whether a worker other than w is in state st.
+func (r *run) othersIn(w *worker, st wstate) bool {
+	return slices.ContainsFunc(r.workers, func(o *worker) bool { return o != w && o.state == st })
 }
 
 // selfWait reports whether a blocked worker waits for a lock outside the
@@ -1245,58 +921,42 @@ func (r *run) step(st Step) {
 // worker retried only when no other can move, time moved to the broker's
 // next deadline when nobody can.
 func (r *run) drain() {
-	n := len(r.workers)
 	for r.failure == nil {
 		r.actions++
 		if r.actions > maxActions {
 			r.fail(law.Quiesces, fmt.Sprintf("the system did not quiesce within %d calls: a handler loops", maxActions))
 			return
 		}
-		acted := false
 		eligible := -1 // unknown: asked of the broker only when an idle worker needs it
-		for k := 1; k <= n && !acted; k++ {
-			i := (r.cursor + k) % n
-			w := r.workers[i]
+		moves := r.roundRobin(func(w *worker) bool {
 			switch w.state {
 			case parked:
 				r.act(w, proceed)
-				acted = true
+				return true
 			case idle:
 				if eligible < 0 {
 					eligible = len(r.b.Eligible(Group)) // ticks the ack timeouts first
 				}
 				if eligible > 0 {
 					r.deliver(w, 0)
-					acted = true
+					return true
 				}
 			}
-			if acted {
-				r.cursor = i
+			return false
+		}) || r.roundRobin(func(w *worker) bool {
+			if w.state != blocked {
+				return false
 			}
-		}
-		if acted {
-			r.serveBackground()
-			continue
-		}
-		for k := 1; k <= n && !acted; k++ {
-			i := (r.cursor + k) % n
-			if w := r.workers[i]; w.state == blocked {
-				r.retry(w)
-				r.cursor, acted = i, true
+			r.retry(w)
+			return true
+		}) || r.unblockBackground() || r.roundRobin(func(w *worker) bool {
+			if w.state != down {
+				return false
 			}
-		}
-		if acted || r.unblockBackground() {
-			r.serveBackground()
-			continue
-		}
-		for k := 1; k <= n && !acted; k++ {
-			i := (r.cursor + k) % n
-			if w := r.workers[i]; w.state == down {
-				r.restartDown(w)
-				r.cursor, acted = i, true
-			}
-		}
-		if acted {
+			r.restartDown(w)
+			return true
+		})
+		if moves {
 			r.serveBackground()
 			continue
 		}
@@ -1307,6 +967,20 @@ func (r *run) drain() {
 		d := max(next-r.clock.NowMs(), 1)
 		r.advance(d)
 	}
+}
+
+// roundRobin offers move the workers in turn, starting after the last
+// one that moved, until it takes one (returns true), and reports whether
+// one was taken.
+func (r *run) roundRobin(move func(w *worker) bool) bool {
+	n := len(r.workers)
+	for k := 1; k <= n; k++ {
+		if i := (r.cursor + k) % n; move(r.workers[i]) {
+			r.cursor = i
+			return true
+		}
+	}
+	return false
 }
 
 // close stops every worker and drops the database, then looks for
@@ -1363,88 +1037,4 @@ func (r *run) close() {
 		b := leakBreach(n, origin, stack)
 		r.failure = &b
 	}
-}
-
-// leakBreach is the breach of law runs for n goroutines left running, the
-// first started by origin with stack.
-func leakBreach(n int, origin, stack string) Breach {
-	return breach(LawRuns, "handler-goroutines", fmt.Sprintf("%d goroutine(s) are still running after the scenario ended and every worker was stopped (its Closer closed); the first was started by %s:\n%s\n"+
-		"A goroutine that a library keeps for the life of the process may be declared: Consumer.Lingering says why.", n, origin, stack))
-}
-
-// sqlWatcher reports whether a goroutine is database/sql's own watcher of
-// a context (it ends with its transaction or rows), not the handler's.
-func sqlWatcher(entry string) bool {
-	for _, line := range strings.Split(entry, "\n") {
-		if strings.HasPrefix(line, "#\t0x") {
-			fields := strings.Fields(line)
-			return len(fields) >= 3 && strings.HasPrefix(fields[2], "database/sql.")
-		}
-	}
-	return false
-}
-
-// leakSlack is how many more goroutines than at its start a run outside a
-// bubble may end with before the goroutine profile is read.
-const leakSlack = 8
-
-// runLabel is the pprof label that marks the goroutines of one run, and
-// originLabel the one that says who started them: a worker's handler, or
-// the Worker factory of one of its incarnations.
-const (
-	runLabel    = "idemcheck-run"
-	originLabel = "idemcheck-origin"
-)
-
-var runSeq atomic.Int64
-
-// leaked counts the goroutines still labelled with run id, and returns
-// the stack of the first. The goroutine profile is read only when the
-// process has more goroutines than the harness's own.
-func leaked(id string) (n int, origin, first string) {
-	var b strings.Builder
-	if err := pprof.Lookup("goroutine").WriteTo(&b, 1); err != nil {
-		return 0, "", ""
-	}
-	want := fmt.Sprintf("%q:%q", runLabel, id)
-	for _, entry := range strings.Split(b.String(), "\n\n") {
-		if !strings.Contains(entry, want) || sqlWatcher(entry) {
-			continue
-		}
-		count := 1
-		for _, line := range strings.Split(entry, "\n") {
-			if c, _, ok := strings.Cut(line, " @ "); ok {
-				if k, err := strconv.Atoi(c); err == nil {
-					count = k
-				}
-				break
-			}
-		}
-		n += count
-		if first == "" {
-			first = trimStack([]byte(entry))
-			origin = labelValue(entry, originLabel)
-		}
-	}
-	if origin == "" {
-		origin = "the handler"
-	}
-	return n, origin, first
-}
-
-// labelValue reads a label of a goroutine profile's entry ("# labels:
-// {"k":"v", ...}").
-func labelValue(entry, key string) string {
-	k := fmt.Sprintf("%q:", key)
-	i := strings.Index(entry, k)
-	if i < 0 {
-		return ""
-	}
-	rest := entry[i+len(k):]
-	if v, err := strconv.QuotedPrefix(rest); err == nil {
-		if u, err := strconv.Unquote(v); err == nil {
-			return u
-		}
-	}
-	return ""
 }

@@ -281,9 +281,10 @@ func Generator(maxSteps int) *rapid.Generator[*Scenario] {
 	})
 }
 
-// advances are the amounts of time an Advance step moves: a backoff, a
-// second, past the ack timeout, and a minute (past short retention
-// windows of processed records).
+// advances are the amounts of time an Advance step moves, drawn or
+// decoded from a fuzzing input: a backoff, a second, past the ack
+// timeout, and a minute (past short retention windows of processed
+// records).
 var advances = []int64{100, 1000, 6000, 60000}
 
 // stall draws a worker that runs several calls on end, then time that
