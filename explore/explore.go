@@ -314,41 +314,75 @@ const (
 
 // run searches on the runner engine.
 func (e *engine) run() error {
-	// Depth 0: the empty schedule.
-	root := &cand{Edge: search.Edge{Parent: -1, Move: -1}}
-	e.execute(e.pool.Get().(*executor), root, nil, -1)
-	if root.err != nil {
-		return fmt.Errorf("explore: target %q: %w", e.target.Name, root.err)
-	}
 	e.bfs.Batch = e.batchOf(batch)
-	return search.Run(e.bfs, runnerExpander{e}, root)
+	err := search.RunStepper(e.bfs, runnerModel{e}, e.parallel())
+	e.res.Skipped += e.bfs.Skipped
+	return err
 }
 
-// runnerExpander is the runner engine's side of the search.
-type runnerExpander struct{ e *engine }
+// runnerModel is the runner engine as the model of a breadth-first search
+// (search.Stepper): a state is a world the runner played, and a step a
+// menu step taken on a copy of it (runner.World.Clone), or, for a target
+// that cannot be copied, on a world that plays the schedule again.
+type runnerModel struct{ e *engine }
 
-func (r runnerExpander) Expand(d, lo, hi int) ([]*cand, int64, error) {
-	cands := r.e.expand(d, int32(lo), int32(hi))
-	for _, c := range cands {
-		if c.err != nil {
-			for _, c := range cands {
-				if c.world != nil {
-					c.world.Close()
-				}
-			}
-			return nil, 0, fmt.Errorf("explore: target %q: %w", r.e.target.Name, c.err)
-		}
+// Moves is the menu's size.
+func (r runnerModel) Moves() int { return len(r.e.menu) }
+
+// Scratch is a goroutine's fingerprinter and buffer.
+func (r runnerModel) Scratch() *executor { return r.e.executor() }
+
+// Release takes a goroutine's scratch back.
+func (r runnerModel) Release(x *executor) { r.e.release(x) }
+
+// Transition is the step move from parent, not yet taken.
+func (runnerModel) Transition(parent int32, move int16) *cand {
+	return &cand{Edge: search.Edge{Parent: parent, Move: move}}
+}
+
+// Restore plays the schedule of path on a fresh world.
+func (r runnerModel) Restore(x *executor, path []int16) (*cand, error) {
+	e := r.e
+	x.buf = x.buf[:0]
+	for _, m := range path {
+		x.buf = append(x.buf, e.menu[m])
 	}
-	return cands, int64(len(cands)), nil
+	c := &cand{}
+	e.execute(x, c, x.buf, -1)
+	if c.err != nil {
+		return nil, fmt.Errorf("explore: target %q: %w", e.target.Name, c.err)
+	}
+	return c, nil
 }
 
-func (runnerExpander) Keep(*cand, int) {}
+// Step takes c's step from parent's state: a self-loop when it leaves the
+// state as it is, else on a copy of parent's world, or on a world that
+// plays parent's schedule again.
+func (r runnerModel) Step(x *executor, parent, c *cand) error {
+	e := r.e
+	if !e.opts.NoDedup && e.noop(parent.world, e.menu[c.Move]) {
+		// The step leaves the state as it is: a self-loop, known.
+		c.SelfLoop = true
+		return nil
+	}
+	if !e.fork(x, parent, c) {
+		e.execute(x, c, parent.steps, int(c.Move))
+	}
+	if c.err != nil {
+		return fmt.Errorf("explore: target %q: %w", e.target.Name, c.err)
+	}
+	return nil
+}
 
-func (runnerExpander) Drop(c *cand) { c.world.Close() }
+// Drop closes c's world, if it has one.
+func (runnerModel) Drop(c *cand) {
+	if c != nil && c.world != nil {
+		c.world.Close()
+	}
+}
 
-func (r runnerExpander) Judge(cs []*cand, d int) bool { return r.e.finals(cs, d) }
-
-func (runnerExpander) Closed(int) {}
+// Judge finishes and judges each transition's run.
+func (r runnerModel) Judge(cs []*cand, d int) bool { return r.e.finals(cs, d) }
 
 // batchOf is the parents expanded between two merges: def, or the test's
 // choice.
@@ -357,59 +391,6 @@ func (e *engine) batchOf(def int) int {
 		return e.batch
 	}
 	return def
-}
-
-// expand executes every menu step from the parents lo..hi-1 of depth d-1,
-// on every core, and returns the transitions in a fixed order. Each parent
-// is rebuilt once by replaying its schedule; each step is then taken on a
-// copy of it (runner.World.Clone), or, for a target that cannot be copied,
-// on a world that replays the schedule again.
-func (e *engine) expand(d int, lo, hi int32) []*cand {
-	var cands []*cand
-	first := make([]int, 0, hi-lo+1)
-	for p := lo; p < hi; p++ {
-		first = append(first, len(cands))
-		skip := e.bfs.Nodes[d-1][p].Skip
-		for s := range e.menu {
-			if !e.opts.NoPOR && skip&(1<<s) != 0 {
-				e.res.Skipped++
-				continue
-			}
-			cands = append(cands, &cand{Edge: search.Edge{Parent: p, Move: int16(s)}})
-		}
-	}
-	first = append(first, len(cands))
-	search.Parallel(e.parallel(), int(hi-lo), e.executor, e.release, func(x *executor, i int) {
-		x.buf = e.path(d-1, lo+int32(i), x.buf)
-		e.expandParent(x, x.buf, cands[first[i]:first[i+1]])
-	})
-	return cands
-}
-
-// expandParent takes each of cs's steps from the state prefix reaches.
-func (e *engine) expandParent(x *executor, prefix []scenario.Step, cs []*cand) {
-	if len(cs) == 0 {
-		return
-	}
-	parent := &cand{}
-	e.execute(x, parent, prefix, -1)
-	if parent.err != nil {
-		for _, c := range cs {
-			c.err = parent.err
-		}
-		return
-	}
-	defer parent.world.Close()
-	for _, c := range cs {
-		if !e.opts.NoDedup && e.noop(parent.world, e.menu[c.Move]) {
-			// The step leaves the state as it is: a self-loop, known.
-			c.SelfLoop = true
-			continue
-		}
-		if !e.fork(x, parent, c) {
-			e.execute(x, c, prefix, int(c.Move))
-		}
-	}
 }
 
 // noop reports whether st leaves w's state as it is and records nothing:

@@ -197,7 +197,7 @@ func verifierOf(ctx context.Context, r *run) *verifyRun {
 	if s == nil {
 		return nil
 	}
-	v := &verifyRun{s: s, r: r, cur: -1, budget: s.budget, failed: make([]int, len(r.s.Events)), ws: make([]wview, len(r.workers)), dbDirty: true}
+	v := &verifyRun{s: s, r: r, cur: -1, budget: s.ch.Budget(), failed: make([]int, len(r.s.Events)), ws: make([]wview, len(r.workers)), dbDirty: true}
 	for i, w := range r.workers {
 		v.ws[i] = wview{inc: w.inc, blockedAt: -1}
 	}
@@ -336,10 +336,10 @@ func (v *verifyRun) choose() (Step, bool) {
 	}
 	i := v.s.decide(v, ts, boundPruned, key, keyOK)
 	switch i {
-	case decideAbandon:
+	case search.Abandon:
 		v.abandon()
 		return Step{}, false
-	case decideCut:
+	case search.Cut:
 		v.cut = true
 		return Step{}, false
 	}
@@ -710,7 +710,7 @@ func (v *verifyRun) key() (search.Key, bool) {
 			// nobody else can commit while it is held. That read still
 			// names the committed content.
 		default:
-			v.s.fail(fmt.Errorf("consumertest: read the database to name a state: %w", err))
+			v.s.ch.Fail(fmt.Errorf("consumertest: read the database to name a state: %w", err))
 			return search.Key{}, false
 		}
 	}

@@ -18,29 +18,29 @@ import (
 	"github.com/idemcheck/idemcheck/internal/search"
 )
 
-// The search of Verify: the search core's depth-first strategy (package
-// internal/search) over the choices of the scheduler, re-playing each
-// schedule from the start. The path is the stack of decision points of
-// the schedule being played; a run re-plays its prefix and decides the
-// rest, then the search backtracks to the deepest point with a choice
-// left to try. The core keeps the decision points, their sleep sets and
-// the state cache; this file plays the team's consumer as its model and
-// shares the subtrees among the walkers.
-
-const (
-	decideAbandon = -1
-	decideCut     = -2
-)
+// The search of Verify: the search core's depth-first strategy
+// (search.DFS) over the choices of the scheduler, re-playing each
+// schedule from the start. The team's consumer is its model (a
+// search.Replayer): a walker plays a schedule on a database of its own and
+// hands the core, at each decision point, the choices enabled there with
+// their footprints, the state's name and the budget left; the core decides
+// (the path's replay, the cut, the sleep sets, the state cache, the
+// counts), shares the subtrees among the walkers and searches the
+// preemption bounds in turn and the shortest prefix that breaks a law.
+// This file plays the model: it judges each schedule and keeps the ends
+// of quiet states and the counterexample.
 
 // frame is one decision point on the path.
 type frame = search.Frame[footprint]
 
 // pointOf is the search's own record of a decision point (frame.Aux): the
-// choices it was made of, and the parts of its state's name, for a report
-// of what differs when a run meets another state there.
+// choices it was made of, the parts of its state's name and the steps
+// before it, for a report of what differs when a run meets another state
+// there.
 type pointOf struct {
 	ts    []trans
 	parts []keyPart
+	steps []Step
 }
 
 func pointAt(f *frame) *pointOf { return f.Aux.(*pointOf) }
@@ -81,42 +81,41 @@ type searcher struct {
 	objects map[string]string
 	ddl     atomic.Bool
 	walkers []*walker
-	// subtrees are the level's subtrees no walker took yet.
-	subtrees *search.Tasks[footprint]
+	// dfs is the search of the world, the searcher its model.
+	dfs *search.DFS[footprint, budgets]
 
 	// mu guards what follows: the level being searched.
 	mu sync.Mutex
-	// cache holds the visits of each state named; quiet the ends of quiet
-	// states, at the index in ends its key maps to.
-	cache *search.Cache[budgets]
+	// quiet holds the ends of quiet states, at the index in ends its key
+	// maps to.
 	quiet *search.Set
 	ends  []*quietEnd
-	// budget is what every schedule of the level may spend.
-	budget budgets
 	// cutAt, in the search for a shorter counterexample, is the length of
 	// the prefixes tried: each is completed by the harness's drain.
 	cutAt int
 	best  *found
-	err   error
 
-	lvl     *VerifyLevel
-	res     *VerifyResult
-	start   time.Time
-	budget0 search.Budget
-	stopped string
+	lvl   *VerifyLevel
+	res   *VerifyResult
+	start time.Time
 }
 
 // walker searches subtrees, one schedule at a time, on a database of its
 // own.
 type walker struct {
 	*searcher
-	// Walker is the walker's path; the points above its root are not its
-	// to backtrack.
-	search.Walker[footprint]
+	// ch is the core's walker playing the schedule, which decides its
+	// choices.
+	ch      *search.Chooser[footprint, budgets]
 	cfg     config
 	stop    func()
 	current *verifyRun
-	perm    []int
+	// sc is the schedule played last; out is what the schedule played last came to; broke says it broke
+	// a law (or met the end of a quiet state that did).
+	sc    *Scenario
+	out   *Outcome
+	broke bool
+	perm  []int
 	// Buffers of the names of states.
 	keyEnc, dbEnc, scratch, fpEnc enc
 	// histScratch is the histories' own, written under the run's lock by
@@ -129,14 +128,6 @@ type walker struct {
 	tupleEnc      []enc
 	tuples        [][]byte
 	lastDelivery  [][2]int64
-}
-
-func (s *searcher) fail(err error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.err == nil {
-		s.err = err
-	}
 }
 
 // explore is Explore and Verify: the search of b, then of each of its
@@ -238,38 +229,24 @@ func exploreWorld(c Consumer, b Bounds, cfg config, name string) (VerifyResult, 
 	}
 	b = s.bounds
 	s.start = time.Now()
-	s.budget0 = search.Budget{Context: cfg.verify.ctx, Time: cfg.verify.timeBudget, Count: cfg.verify.maxSchedules, Unit: "schedule"}
-	s.budget0.Start(s.start)
+	s.dfs = &search.DFS[footprint, budgets]{Model: s, Walkers: n, MaxSteps: b.MaxSteps, NoPOR: cfg.verify.noPOR, Exhaustive: cfg.verify.exhaustive,
+		Budget: search.Budget{Context: cfg.verify.ctx, Time: cfg.verify.timeBudget, Count: cfg.verify.maxSchedules, Unit: "schedule"}}
+	s.dfs.Start(s.start)
 	res := VerifyResult{Consumer: c.displayName(), Backend: cfg.backend.Name(), Bounds: b, PreemptionsExplored: -1, Coverage: map[string]int{}}
 	s.res = &res
-	all := budgets{int16(b.Preemptions), int16(b.Crashes), int16(b.Failures), int16(b.Duplicates), int16(b.Advances), int16(b.Replays)}
 	first0, top := 0, b.Preemptions
 	if cfg.verify.exhaustive {
 		first0 = top
 	}
-	for k := first0; k <= top; k++ {
-		s.budget = all
-		s.budget[bPreempt] = int16(k)
-		if cfg.verify.noPreemptionBound {
-			s.budget[bPreempt] = 1000
-		}
-		if err := s.level(k, 0, n); err != nil {
-			return VerifyResult{}, err
-		}
-		if cfg.verify.exhaustive {
-			s.best = nil
-		}
-		if s.best != nil {
-			res.Failed, res.Preemptions = true, s.best.preemptions
-			break
-		}
-		if s.stopped != "" {
-			break
-		}
-		res.PreemptionsExplored = k
+	explored, failed, err := s.dfs.Bounded(first0, top)
+	if err != nil {
+		return VerifyResult{}, err
 	}
-	res.Stopped = s.stopped
-	res.Verified = !res.Failed && s.stopped == ""
+	res.PreemptionsExplored = explored
+	if failed {
+		res.Failed, res.Preemptions = true, s.best.preemptions
+	}
+	res.Verified = !res.Failed && s.dfs.Stopped == ""
 	if res.Verified {
 		res.PreemptionsExplored = b.Preemptions
 	}
@@ -278,39 +255,50 @@ func exploreWorld(c Consumer, b Bounds, cfg config, name string) (VerifyResult, 
 			return VerifyResult{}, err
 		}
 	}
-	res.Stopped = s.stopped
+	res.Stopped = s.dfs.Stopped
+	res.Schedules, res.States = s.dfs.Schedules, s.dfs.States
+	res.SleepPruned, res.CachePruned, res.BoundPruned = s.dfs.SleepPruned, s.dfs.CachePruned, s.dfs.BoundPruned
 	res.Elapsed = time.Since(s.start)
 	res.measureCache()
 	return res, nil
 }
 
-// level searches every schedule with at most k preemptions, on n
-// walkers; with cutAt set, every prefix of cutAt steps with at most k
-// preemptions, each completed by the drain (without state caching: two
-// states alike but for their workers' names drain differently).
-func (s *searcher) level(k, cutAt, n int) error {
-	s.res.Levels = append(s.res.Levels, VerifyLevel{Preemptions: k, PrefixSteps: cutAt})
+// Begin starts the search of a level (search.Replayer): its budget, and
+// the quiet ends of the level before forgotten, as the budget they were
+// met with differs.
+func (s *searcher) Begin(bound, cut int) budgets {
+	b := s.bounds
+	budget := budgets{int16(b.Preemptions), int16(b.Crashes), int16(b.Failures), int16(b.Duplicates), int16(b.Advances), int16(b.Replays)}
+	budget[bPreempt] = int16(bound)
+	if cut == 0 && s.cfg.verify.noPreemptionBound {
+		budget[bPreempt] = 1000
+	}
+	if cut > 0 {
+		s.best = nil
+	}
+	s.res.Levels = append(s.res.Levels, VerifyLevel{Preemptions: bound, PrefixSteps: cut})
 	s.lvl = &s.res.Levels[len(s.res.Levels)-1]
-	start := time.Now()
-	defer func() { s.lvl.Elapsed = time.Since(start) }()
-	s.cache, s.quiet, s.ends, s.cutAt = search.NewCache(budgets.covers), search.NewSet(), nil, cutAt
-	s.subtrees = search.NewTasks[footprint](n)
-	var wg sync.WaitGroup
-	for _, w := range s.walkers[:n] {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			w.walk()
-		}()
-	}
-	wg.Wait()
-	s.lvl.CacheBytes, s.lvl.CacheEntries = s.cacheBytes()
-	if s.err != nil {
-		return s.err
-	}
-	s.lvl.Complete = s.stopped == "" && (s.best == nil || s.cfg.verify.exhaustive)
-	return nil
+	s.quiet, s.ends, s.cutAt = search.NewSet(), nil, cut
+	return budget
 }
+
+// End takes what the core counted of the level into its row (see
+// search.Replayer).
+func (s *searcher) End(l *search.LevelTally) {
+	v := s.lvl
+	v.Complete, v.Schedules, v.States, v.Elapsed = l.Complete, l.Schedules, l.States, l.Elapsed
+	v.SleepPruned, v.CachePruned, v.BoundPruned = l.SleepPruned, l.CachePruned, l.BoundPruned
+	v.CacheBytes, v.CacheEntries = l.CacheBytes+s.quietBytes(), l.CacheEntries
+	for d, t := range l.Depths {
+		v.Depths = append(v.Depths, VerifyDepth{Depth: d, Nodes: t.Nodes, States: t.States, Transitions: t.Transitions, SleepPruned: t.SleepPruned, CachePruned: t.CachePruned})
+	}
+	if s.cfg.verify.exhaustive {
+		s.best = nil
+	}
+}
+
+// Covers reports whether budget a has at least what b has.
+func (s *searcher) Covers(a, b budgets) bool { return a.covers(b) }
 
 // measureCache sets BytesPerState from the levels' caches.
 func (r *VerifyResult) measureCache() {
@@ -325,11 +313,10 @@ func (r *VerifyResult) measureCache() {
 	}
 }
 
-// cacheBytes measures the memory of the level's state cache: its sets of
-// names, each visit kept of a state with its sleep set, and the ends of
-// the quiet states, counted from what they hold.
-func (s *searcher) cacheBytes() (bytes, entries int64) {
-	bytes = s.cache.Bytes() + s.quiet.Bytes()
+// quietBytes measures the memory of the level's ends of quiet states,
+// counted from what they hold (the core measures its state cache).
+func (s *searcher) quietBytes() (bytes int64) {
+	bytes = s.quiet.Bytes()
 	bytes += int64(cap(s.ends)) * int64(unsafe.Sizeof(&quietEnd{}))
 	for _, q := range s.ends {
 		bytes += int64(unsafe.Sizeof(*q)) + int64(len(q.summary)) + int64(cap(q.breaches))*int64(unsafe.Sizeof(Breach{}))
@@ -344,99 +331,42 @@ func (s *searcher) cacheBytes() (bytes, entries int64) {
 			bytes += int64((unsafe.Sizeof(k)+unsafe.Sizeof(0))*8/7) + 1 + int64(len(k))
 		}
 	}
-	return bytes, int64(s.cache.Len())
+	return bytes
 }
 
-// walk searches tasks until the level is over.
-func (w *walker) walk() {
-	for {
-		t := w.subtrees.Next()
-		if t == nil {
-			return
-		}
-		w.Start(t)
-		for {
-			if w.halt() {
-				return
-			}
-			if err := w.execute(); err != nil {
-				w.fail(err)
-				w.end()
-				return
-			}
-			w.donate()
-			if !w.backtrack() {
-				break
-			}
-		}
-	}
-}
-
-// end ends the level for every walker.
-func (w *walker) end() { w.subtrees.End() }
-
-// halt reports whether the walker must stop: the level is over, a budget
-// is spent, a counterexample was found, the search failed.
-func (w *walker) halt() bool {
-	s := w.searcher
-	s.mu.Lock()
-	over := s.subtrees.Over() || s.err != nil || (s.best != nil && !s.cfg.verify.exhaustive)
-	if !over {
-		if why := s.budgetSpent(); why != "" {
-			s.stopped, over = why, true
-		}
-	}
-	s.mu.Unlock()
-	if over {
-		w.end()
-	}
-	return over
-}
-
-// donate gives another walker, waiting for work, the untried choice
-// nearest the root of the walker's subtree.
-func (w *walker) donate() {
-	if d, ok := w.Donate(w.subtrees); ok {
-		w.mu.Lock()
-		w.depthRow(d).Transitions++
-		w.mu.Unlock()
-	}
-}
-
-// budgetSpent says why the search must stop now, if it must (s.mu held).
-func (s *searcher) budgetSpent() string {
-	return s.budget0.Reason(s.budget0.Spent(s.res.Schedules, 0))
-}
-
-// execute plays one schedule: the path's prefix, then new choices.
-func (w *walker) execute() error {
-	sc := w.base.clone()
+// Play plays one schedule on walker i's database (search.Replayer): the
+// path's prefix, then new choices, each decided by c.
+func (s *searcher) Play(i int, c *search.Chooser[footprint, budgets]) error {
+	w := s.walkers[i]
+	w.ch, w.sc, w.out, w.broke = c, w.base.clone(), nil, false
 	ctx := context.WithValue(context.Background(), verifyKey{}, w)
 	w.current = nil
-	out, err := w.play(ctx, sc)
+	out, err := w.play(ctx, w.sc)
 	if err != nil {
 		return err
 	}
-	v := w.current
-	if v == nil {
+	if w.current == nil {
 		return errors.New("consumertest: the search's run never started")
 	}
-	s := w.searcher
+	w.out = out
+	return nil
+}
+
+// Judge judges the schedule walker i played last (search.Replayer; the
+// core's lock held): its coverage, its verdict, the end of its quiet state.
+func (s *searcher) Judge(i int) bool {
+	w := s.walkers[i]
+	v, out := w.current, w.out
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.err != nil {
-		return nil
-	}
-	s.res.Schedules++
-	s.lvl.Schedules++
-	if f := s.cfg.verify.progress; f != nil && s.res.Schedules%2000 == 0 {
-		f(VerifyProgress{Preemptions: s.lvl.Preemptions, Schedules: s.res.Schedules, States: s.res.States, Elapsed: time.Since(s.start)})
+	if f := s.cfg.verify.progress; f != nil && s.dfs.Schedules%2000 == 0 {
+		f(VerifyProgress{Preemptions: s.lvl.Preemptions, Schedules: s.dfs.Schedules, States: s.dfs.States, Elapsed: time.Since(s.start)})
 	}
 	if v.abandoned {
 		// Its steps reached what they reached: the rest of the schedule
 		// is explored from the state it stopped at.
 		s.covered(out.Situations)
-		return nil
+		return w.broke
 	}
 	if v.cut && s.cutAt == 0 {
 		s.res.Cut++
@@ -461,9 +391,10 @@ func (w *walker) execute() error {
 	s.covered(sit)
 	s.judged(outcomeSummary(out, bs))
 	if len(bs) > 0 {
-		s.candidate(sc, bs, v.preempted)
+		s.candidate(w.sc, bs, v.preempted)
+		w.broke = true
 	}
-	return nil
+	return w.broke
 }
 
 // play plays sc as the search's run, as replay does: in a testing/synctest
@@ -503,7 +434,8 @@ func (s *searcher) quietEndOf(key search.Key) (*quietEnd, bool) {
 
 // quietHit counts a schedule that stopped in a quiet state judged before;
 // its run is then abandoned, which counts the situations of its steps.
-func (s *searcher) quietHit(v *verifyRun, q *quietEnd) {
+func (w *walker) quietHit(v *verifyRun, q *quietEnd) {
+	s := w.searcher
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for k := range q.endSit {
@@ -514,6 +446,7 @@ func (s *searcher) quietHit(v *verifyRun, q *quietEnd) {
 	s.judged(q.summary)
 	if len(q.breaches) > 0 {
 		s.candidate(v.r.s.clone(), q.breaches, v.preempted)
+		w.broke = true
 	}
 }
 
@@ -541,102 +474,31 @@ func outcomeSummary(o *Outcome, bs []Breach) string {
 	return b.String()
 }
 
-// backtrack moves the path to the next choice to try in the walker's
-// subtree; false when every choice of every point of it was tried.
-func (w *walker) backtrack() bool {
-	d, ok := w.Backtrack()
-	if ok {
-		w.mu.Lock()
-		w.depthRow(d).Transitions++
-		w.mu.Unlock()
-	}
-	return ok
-}
-
-// depthRow is the level's row of depth d (s.mu held).
-func (s *searcher) depthRow(d int) *VerifyDepth {
-	for len(s.lvl.Depths) <= d {
-		s.lvl.Depths = append(s.lvl.Depths, VerifyDepth{Depth: len(s.lvl.Depths)})
-	}
-	return &s.lvl.Depths[d]
-}
-
-// decide is called by a run at each decision point: it returns the index
-// of the choice to take among ts, or decideAbandon to stop the run short,
-// or decideCut to leave the rest to the drain.
+// decide is called by a run at each decision point: it hands the point to
+// the core, which returns the index of the choice to take among ts, or
+// search.Abandon to stop the run short, or search.Cut to leave the rest
+// to the drain.
 func (w *walker) decide(v *verifyRun, ts []trans, boundPruned int, key search.Key, keyOK bool) int {
-	d := v.depth
-	if d < len(w.Path) {
-		f := w.Path[d]
-		p := pointAt(f)
-		if !sameChoices(p.ts, ts) || (f.KeyOK && keyOK && f.Key != key) {
-			what := fmt.Sprintf("the choices differ: %s, then %s", describeChoices(p.ts), describeChoices(ts))
-			if sameChoices(p.ts, ts) {
-				what = "what differs: " + strings.Join(differing(p.parts, v.parts), "; ")
-			}
-			w.fail(fmt.Errorf("%w: consumer %q is not deterministic: the same schedule, played again, reached another state after %d step(s) (%s) of %s; "+
-				"a consumer whose moves depend on something other than what the database returned to it (the machine's clock, randomness, a file, a remote service not behind handler.Point) cannot be model-checked: switch state caching off with NoCache to search it anyway",
-				ErrBadInput, w.c.displayName(), d, what, describeSteps(v.r.s.Steps)))
-			return decideAbandon
-		}
-		return f.Cur
-	}
-	if d > 0 {
-		parent := w.Path[d-1]
-		if t := pointAt(parent).ts[parent.Cur].id; t.w >= 0 && v.movable(int(t.w)) {
-			parent.After[parent.Cur] = 1
-		} else {
-			parent.After[parent.Cur] = 0
-		}
-	}
-	if d >= w.bounds.MaxSteps || (w.cutAt > 0 && d >= w.cutAt) {
-		return decideCut
-	}
-	var sleep []search.Sleeper[footprint]
-	if d > 0 && !w.cfg.verify.noPOR {
-		sleep = w.Path[d-1].ChildSleep(w.conflicts, w.costSafe)
-	}
-	var canon []search.MoveID
-	if keyOK && w.cutAt == 0 {
-		canon = search.Canonical(sleep, w.perm)
-	}
 	moves := make([]search.Move[footprint], len(ts))
 	for i, t := range ts {
 		moves[i] = search.Move[footprint]{ID: t.id.move(), Footprint: t.fp, Own: t.id.workerMove(), Crash: t.id.kind == kCrash}
 	}
-	s := w.searcher
-	s.mu.Lock()
-	row := s.depthRow(d)
-	row.Nodes++
-	if canon != nil || (keyOK && w.cutAt == 0) {
-		if s.cache.Dominated(key, v.budget, canon) {
-			s.res.CachePruned++
-			s.lvl.CachePruned++
-			row.CachePruned++
-			s.mu.Unlock()
-			return decideAbandon
-		}
-		if s.cache.Remember(key, search.Visit[budgets]{Budget: v.budget, Sleep: canon, Depth: int32(d)}) {
-			s.res.States++
-			s.lvl.States++
-			row.States++
-		}
+	p := &search.Point[footprint, budgets]{Moves: moves, Worker: v.cur, Movable: v.movable(v.cur), Key: key, KeyOK: keyOK,
+		Budget: v.budget, Perm: w.perm, BoundPruned: boundPruned, Aux: &pointOf{ts: ts, parts: slices.Clone(v.parts), steps: v.r.s.Steps}, CanMove: v.movable}
+	return w.ch.Choose(p)
+}
+
+// Diverged explains why a run playing a path again met another decision
+// point (search.Replayer): the consumer is not deterministic.
+func (s *searcher) Diverged(f *frame, p *search.Point[footprint, budgets], d int) error {
+	was, now := pointAt(f), p.Aux.(*pointOf)
+	what := fmt.Sprintf("the choices differ: %s, then %s", describeChoices(was.ts), describeChoices(now.ts))
+	if sameChoices(was.ts, now.ts) {
+		what = "what differs: " + strings.Join(differing(was.parts, now.parts), "; ")
 	}
-	s.res.BoundPruned += int64(boundPruned)
-	s.lvl.BoundPruned += int64(boundPruned)
-	f, asleep := search.NewFrame(moves, sleep, v.cur, v.movable(v.cur), key, keyOK, &pointOf{ts: ts, parts: slices.Clone(v.parts)})
-	s.res.SleepPruned += int64(asleep)
-	s.lvl.SleepPruned += int64(asleep)
-	row.SleepPruned += int64(asleep)
-	if f.Cur >= 0 {
-		row.Transitions++
-	}
-	s.mu.Unlock()
-	if f.Cur < 0 {
-		return decideAbandon
-	}
-	w.Path = append(w.Path, f)
-	return f.Cur
+	return fmt.Errorf("%w: consumer %q is not deterministic: the same schedule, played again, reached another state after %d step(s) (%s) of %s; "+
+		"a consumer whose moves depend on something other than what the database returned to it (the machine's clock, randomness, a file, a remote service not behind handler.Point) cannot be model-checked: switch state caching off with NoCache to search it anyway",
+		ErrBadInput, s.c.displayName(), d, what, describeSteps(now.steps))
 }
 
 // describeSteps renders a schedule's steps for a report.
@@ -672,17 +534,20 @@ func describeChoices(ts []trans) string {
 // the soundness tests must catch each.
 var reductionMutants = []string{"commute-all", "no-cost-check", "key-ignores-db", "key-ignores-history", "key-ignores-broker"}
 
-func (w *walker) conflicts(a, b footprint) bool {
-	switch w.cfg.verify.mutant {
+// Conflicts reports whether two choices' footprints conflict
+// (search.Replayer): conflicts, but where a test breaks it on purpose.
+func (s *searcher) Conflicts(a, b footprint) bool {
+	switch s.cfg.verify.mutant {
 	case "commute-all":
 		return (a.ws|a.rs)&(b.ws|b.rs)&(resOwn0*0xff) != 0
 	}
 	return conflicts(a, b)
 }
 
-// costSafe is search.CostSafe, but where a test breaks it on purpose.
-func (w *walker) costSafe(f *search.Frame[footprint], z search.Sleeper[footprint], t search.Move[footprint]) bool {
-	return w.cfg.verify.mutant == "no-cost-check" || search.CostSafe(f, z, t)
+// CostSafe is search.CostSafe (search.Replayer), but where a test breaks
+// it on purpose.
+func (s *searcher) CostSafe(f *search.Frame[footprint], z search.Sleeper[footprint], t search.Move[footprint]) bool {
+	return s.cfg.verify.mutant == "no-cost-check" || search.CostSafe(f, z, t)
 }
 
 // discover reads the tables the schema made, on a database of its own:
@@ -980,31 +845,15 @@ func (s *searcher) counterexample(res *VerifyResult, name string) error {
 	if r == nil {
 		return fmt.Errorf("%w: consumer %q is not deterministic: the schedule that broke %s does not break it when played again", ErrBadInput, s.c.displayName(), law)
 	}
-	res.Shortest = true
-	k := best.preemptions
-	for cut := 1; cut <= sc.Size(); cut++ {
-		s.mu.Lock()
-		why := s.budgetSpent()
-		s.mu.Unlock()
-		if why != "" {
-			res.Shortest = false
-			break
-		}
-		s.best = nil
-		s.budget[bPreempt] = int16(k)
-		if err := s.level(k, cut, 1); err != nil {
-			return err
-		}
-		if s.stopped != "" {
-			res.Shortest, s.stopped = false, ""
-			break
-		}
-		if s.best != nil {
-			law = s.best.breaches[0].Law
-			if p, pr := s.shortestPrefix(cfg, s.best.scenario, law); pr != nil {
-				sc, r = p, pr
-			}
-			break
+	found, complete, err := s.dfs.Shortest(best.preemptions, sc.Size())
+	if err != nil {
+		return err
+	}
+	res.Shortest = complete
+	if found {
+		law = s.best.breaches[0].Law
+		if p, pr := s.shortestPrefix(cfg, s.best.scenario, law); pr != nil {
+			sc, r = p, pr
 		}
 	}
 	res.Steps = sc.Size()

@@ -116,6 +116,9 @@ type BFS struct {
 	Levels      []Level
 	// Stopped is the bound that ended the search early (Unbound: none).
 	Stopped Bound
+	// Skipped counts the moves a Stepper's search did not take for its
+	// skip sets (an Expander counts its own).
+	Skipped int64
 }
 
 // Bytes is the memory of the visited set and the parent links.
