@@ -28,11 +28,13 @@ import (
 // database of its own, idemcheck_r<pid>_<n>_<random>_w, where the team's
 // schema runs once; the rows the schema seeded are copied into a second
 // database of the run's (_s). Every scenario after the first starts from
-// the same state: each of the team's tables truncated (TRUNCATE, not
-// DELETE: a table made anew holds no delete-marked records, whose gap
-// locks would depend on when the server's purge ran), the seeded rows put
-// back and each AUTO_INCREMENT counter set back, in one round trip with
-// foreign key checks off. When a worker ran a statement that may change the
+// the same state: each of the team's tables a worker's statement may have
+// written (one that names it and is no plain read; any table, when a
+// foreign key cascades or the schema has stored routines) truncated
+// (TRUNCATE, not DELETE: a table made anew holds no delete-marked
+// records, whose gap locks would depend on when the server's purge ran),
+// its seeded rows put back and its AUTO_INCREMENT counter set back, in
+// one round trip with foreign key checks off. When a worker ran a statement that may change the
 // schema (CREATE, ALTER, DROP, RENAME of anything but a temporary table,
 // or CALL, PREPARE, EXECUTE, whose SQL the harness cannot read), or the
 // schema made triggers (which TRUNCATE skips but the restoring INSERT
@@ -73,8 +75,10 @@ import (
 // named as on the machine's clock otherwise. The schema runs at Epoch.
 //
 // Connections: a worker's connection is dialled when it opens and closed
-// when it closes, after a ROLLBACK, so that its transaction is rolled
-// back before Close returns.
+// when it closes, after a ROLLBACK when a transaction may be open, so
+// that it is rolled back before Close returns. The reset (1-2 TRUNCATEs,
+// a few milliseconds each) and the dials are most of what a scenario
+// costs on the server: BenchmarkMySQLReset.
 type MySQL struct{ DSN string }
 
 // Name implements Backend.
@@ -147,10 +151,35 @@ type mySession struct {
 	made, prepared bool
 	rebuild        atomic.Bool
 	always         bool
-	// reset restores the state the schema left, in one round trip.
-	reset string
-	// ddl caches whether a statement may change the schema.
-	ddl sync.Map // string -> bool
+	// tables are the team's tables, as the reset restores them; names
+	// finds one by its lower-cased name; everyWrite: a write may touch
+	// any table (a foreign key's cascade, a stored routine).
+	tables     []myTable
+	names      map[string]int
+	everyWrite bool
+	// dirty marks the tables a worker's statement may have written since
+	// the last reset: only those are truncated and restored.
+	dirtyMu sync.Mutex
+	dirty   []bool
+	// seen caches what each statement a worker ran may do.
+	seen sync.Map // string -> *myStatement
+}
+
+// myTable is one of the team's tables: what restores it.
+type myTable struct {
+	name string
+	// restore truncates it, puts its seeded rows back and sets its
+	// AUTO_INCREMENT counter back.
+	restore string
+}
+
+// myStatement is what a worker's statement may do, read once.
+type myStatement struct {
+	// ddl: it may change the schema; the database is made anew.
+	ddl bool
+	// all: it may write any table; tables, the ones it names.
+	all    bool
+	tables []int
 }
 
 // open sweeps the leftovers, takes the run's lock, makes its databases,
@@ -294,8 +323,10 @@ func (s *mySession) Close() error {
 // made anew), by the reset script otherwise.
 func (s *mySession) prepare(ctx context.Context, run func(*sql.DB) error) error {
 	if s.prepared && !s.always && !s.rebuild.Load() {
-		if _, err := s.admin.ExecContext(ctx, s.reset); err != nil {
-			return fmt.Errorf("mysql: reset the schema's state: %w", err)
+		if script := s.resetScript(); script != "" {
+			if _, err := s.admin.ExecContext(ctx, script); err != nil {
+				return fmt.Errorf("mysql: reset the schema's state: %w", err)
+			}
 		}
 		return nil
 	}
@@ -374,12 +405,10 @@ FROM information_schema.TABLES t WHERE t.TABLE_SCHEMA = DATABASE() AND t.TABLE_T
 	if err := rows.Err(); err != nil {
 		return err
 	}
-	var b strings.Builder
-	b.WriteString("SET FOREIGN_KEY_CHECKS = 0; ")
-	for _, t := range tables {
-		fmt.Fprintf(&b, "TRUNCATE TABLE %s; ", myIdent(t.name))
-	}
+	s.tables, s.names = nil, map[string]int{}
 	for i, t := range tables {
+		var b strings.Builder
+		fmt.Fprintf(&b, "TRUNCATE TABLE %s; ", myIdent(t.name))
 		var any int
 		if err := s.admin.QueryRowContext(ctx, "SELECT COUNT(*) FROM (SELECT 1 FROM "+myIdent(t.name)+" LIMIT 1) x").Scan(&any); err != nil {
 			return err
@@ -394,36 +423,132 @@ FROM information_schema.TABLES t WHERE t.TABLE_SCHEMA = DATABASE() AND t.TABLE_T
 		if t.autoInc > 1 {
 			fmt.Fprintf(&b, "ALTER TABLE %s AUTO_INCREMENT = %d; ", myIdent(t.name), t.autoInc)
 		}
+		s.names[strings.ToLower(t.name)] = len(s.tables)
+		s.tables = append(s.tables, myTable{name: t.name, restore: b.String()})
 	}
-	b.WriteString("SET FOREIGN_KEY_CHECKS = 1")
-	s.reset = b.String()
+	// A cascading foreign key or a stored routine writes tables the
+	// statement does not name.
+	var hidden int
+	if err := s.admin.QueryRowContext(ctx, `SELECT (SELECT COUNT(*) FROM information_schema.REFERENTIAL_CONSTRAINTS
+  WHERE CONSTRAINT_SCHEMA = DATABASE() AND (DELETE_RULE NOT IN ('RESTRICT', 'NO ACTION') OR UPDATE_RULE NOT IN ('RESTRICT', 'NO ACTION')))
+  + (SELECT COUNT(*) FROM information_schema.ROUTINES WHERE ROUTINE_SCHEMA = DATABASE())`).Scan(&hidden); err != nil {
+		return err
+	}
+	s.everyWrite = hidden > 0
+	s.seen.Clear()
+	s.dirtyMu.Lock()
+	s.dirty = make([]bool, len(s.tables))
+	s.dirtyMu.Unlock()
 	return nil
+}
+
+// resetScript restores the tables written since the last reset, and
+// forgets them; "" when none was.
+func (s *mySession) resetScript() string {
+	s.dirtyMu.Lock()
+	defer s.dirtyMu.Unlock()
+	var b strings.Builder
+	for i, d := range s.dirty {
+		if d {
+			b.WriteString(s.tables[i].restore)
+			s.dirty[i] = false
+		}
+	}
+	if b.Len() == 0 {
+		return ""
+	}
+	return "SET FOREIGN_KEY_CHECKS = 0; " + b.String() + "SET FOREIGN_KEY_CHECKS = 1"
+}
+
+// note records what a worker's statement may do before it runs: DDL has
+// the next scenario's database made anew; a write marks the tables it
+// may write for the reset.
+func (s *mySession) note(query string) {
+	v, ok := s.seen.Load(query)
+	if !ok {
+		v, _ = s.seen.LoadOrStore(query, s.read(query))
+	}
+	st := v.(*myStatement)
+	if st.ddl {
+		s.rebuild.Store(true)
+		return
+	}
+	if !st.all && len(st.tables) == 0 {
+		return
+	}
+	s.dirtyMu.Lock()
+	defer s.dirtyMu.Unlock()
+	for i := range s.dirty {
+		if st.all {
+			s.dirty[i] = true
+		}
+	}
+	for _, i := range st.tables {
+		if i < len(s.dirty) {
+			s.dirty[i] = true
+		}
+	}
+}
+
+// readOnly are the first words of statements that write no table (a
+// locking read leaves no deleted records behind).
+var readOnly = map[string]bool{
+	"select": true, "show": true, "describe": true, "desc": true, "explain": true, "begin": true, "start": true,
+	"commit": true, "rollback": true, "savepoint": true, "release": true, "set": true, "do": true, "lock": true,
+	"unlock": true, "xa": true, "help": true, "use": true,
+}
+
+// read reads what a statement may do (see myStatement). It errs on the
+// side of writing: a statement whose text the project's scanner may not
+// read as MySQL does (backslash escapes, # comments) may write any table.
+func (s *mySession) read(query string) *myStatement {
+	st := &myStatement{ddl: mayChangeSchema(query)}
+	if st.ddl {
+		return st
+	}
+	w := sqlscan.Significant(query)
+	if len(w) == 0 {
+		return st
+	}
+	several := false
+	for _, t := range w[:len(w)-1] {
+		several = several || t.Kind == sqlscan.Semicolon
+	}
+	if w[0].Kind == sqlscan.Word && readOnly[strings.ToLower(w[0].Text)] && !several && !s.everyWrite {
+		return st
+	}
+	if s.everyWrite || strings.ContainsAny(query, "\\#") {
+		st.all = true
+		return st
+	}
+	for _, t := range w {
+		if i, ok := s.names[strings.ToLower(t.Ident())]; ok && t.Ident() != "" {
+			st.tables = append(st.tables, i)
+		}
+	}
+	return st
 }
 
 // mayChangeSchema reports whether a worker's statement may change the
 // schema: DDL on anything but a temporary table, or SQL the harness cannot
 // read (CALL, PREPARE, EXECUTE). TRUNCATE changes no schema: the reset
 // truncates anyway.
-func (s *mySession) mayChangeSchema(query string) bool {
-	if v, ok := s.ddl.Load(query); ok {
-		return v.(bool)
-	}
+func mayChangeSchema(query string) bool {
 	w := sqlscan.Significant(query)
-	changes := false
 	for i, t := range w {
 		if i > 0 && w[i-1].Kind != sqlscan.Semicolon {
 			continue
 		}
 		switch {
 		case t.Is("create"), t.Is("drop"):
-			temporary := i+1 < len(w) && w[i+1].Is("temporary")
-			changes = changes || !temporary
+			if i+1 >= len(w) || !w[i+1].Is("temporary") {
+				return true
+			}
 		case t.Is("alter"), t.Is("rename"), t.Is("call"), t.Is("prepare"), t.Is("execute"), t.Is("import"):
-			changes = true
+			return true
 		}
 	}
-	s.ddl.Store(query, changes)
-	return changes
+	return false
 }
 
 // myIdent quotes a name.

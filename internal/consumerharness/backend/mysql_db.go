@@ -155,6 +155,50 @@ type myConn struct {
 	at     time.Time
 	closed bool
 	mu     sync.Mutex
+	// rawTx: a statement may have begun a transaction (see notesTx).
+	rawTx bool
+	// txOpen: BeginTx began a transaction not ended yet. Close rolls
+	// back first when either may be open.
+	txOpen bool
+}
+
+// mayBeginTx are the first words of statements that may leave a
+// transaction open (BEGIN, START TRANSACTION, SET autocommit = 0, XA
+// START, or several statements at once).
+var mayBeginTx = map[string]bool{"begin": true, "start": true, "set": true, "xa": true}
+
+// notesTx records that query may leave a transaction open.
+func (c *myConn) notesTx(query string) {
+	if c.rawTx {
+		return
+	}
+	w := sqlscan.Significant(query)
+	if len(w) > 0 && (w[0].Kind != sqlscan.Word || mayBeginTx[strings.ToLower(w[0].Text)]) {
+		c.rawTx = true
+	}
+	for _, t := range w {
+		if t.Kind == sqlscan.Semicolon {
+			c.rawTx = true
+		}
+	}
+}
+
+// myTx ends a transaction BeginTx began.
+type myTx struct {
+	c   *myConn
+	raw driver.Tx
+}
+
+func (t myTx) Commit() error   { return t.end(t.raw.Commit()) }
+func (t myTx) Rollback() error { return t.end(t.raw.Rollback()) }
+
+// end notes a transaction ended by err == nil; a statement since may
+// have begun another (see notesTx), which Close still rolls back.
+func (t myTx) end(err error) error {
+	if err == nil {
+		t.c.txOpen = false
+	}
+	return err
 }
 
 var (
@@ -184,7 +228,7 @@ func (c *myConn) Close() error {
 		}
 	}
 	c.db.mu.Unlock()
-	if ex, ok := c.raw.(driver.ExecerContext); ok {
+	if ex, ok := c.raw.(driver.ExecerContext); ok && (c.txOpen || c.rawTx) {
 		_, _ = ex.ExecContext(context.Background(), "ROLLBACK", nil)
 	}
 	return c.raw.Close()
@@ -206,9 +250,8 @@ func (c *myConn) syncClock() error {
 
 // before readies a statement: the clock, and a note of DDL.
 func (c *myConn) before(query string) error {
-	if c.db.s.mayChangeSchema(query) {
-		c.db.s.rebuild.Store(true)
-	}
+	c.db.s.note(query)
+	c.notesTx(query)
 	return c.syncClock()
 }
 
@@ -270,7 +313,12 @@ func (c *myConn) BeginTx(_ context.Context, opts driver.TxOptions) (driver.Tx, e
 	if err := c.syncClock(); err != nil {
 		return nil, err
 	}
-	return c.raw.(driver.ConnBeginTx).BeginTx(context.Background(), opts)
+	c.txOpen = true
+	tx, err := c.raw.(driver.ConnBeginTx).BeginTx(context.Background(), opts)
+	if err != nil {
+		return nil, err
+	}
+	return myTx{c: c, raw: tx}, nil
 }
 
 func (c *myConn) CheckNamedValue(nv *driver.NamedValue) error {

@@ -160,7 +160,7 @@ func TestMySQLResetRestoresTheSeededStateAndCounters(t *testing.T) {
 		t.Fatalf("after the schema: %q", want)
 	}
 	for _, q := range []string{
-		"UPDATE accounts SET balance_cents = 99 WHERE user_id = 'u1'",
+		"UPDATE `accounts` SET balance_cents = 99 WHERE user_id = 'u1'",
 		"INSERT INTO accounts VALUES ('u3', 30)",
 		"INSERT INTO ledger (user_id, cents) VALUES ('u1', 5), ('u2', 7)",
 	} {
@@ -373,4 +373,39 @@ func TestMySQLClockFollowsSetClock(t *testing.T) {
 	if _, notes := db.(Clocked).Rewrite(`SELECT SYSDATE() FROM t WHERE s = 'a\'b'`); len(notes) != 1 {
 		t.Fatalf("SYSDATE where the scanner cannot read MySQL's escapes: notes %v, want one", notes)
 	}
+}
+
+// BenchmarkMySQLReset measures what a scenario's database costs on MySQL:
+// reset, the state the schema left restored; open, a worker's connection
+// dialled and closed.
+func BenchmarkMySQLReset(b *testing.B) {
+	s := mySessionForTest(b)
+	ctx := context.Background()
+	prepare := func() Database {
+		db, err := s.Fresh(ctx)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := db.(Preparer).Prepare(ctx, func(a *sql.DB) error { return runScript(a, mySeededSchema) }); err != nil {
+			b.Fatal(err)
+		}
+		return db
+	}
+	prepare().Close()
+	b.Run("reset", func(b *testing.B) {
+		for b.Loop() {
+			prepare().Close()
+		}
+	})
+	b.Run("open", func(b *testing.B) {
+		db := prepare()
+		defer db.Close()
+		for b.Loop() {
+			c, err := db.Open()
+			if err != nil {
+				b.Fatal(err)
+			}
+			c.Close()
+		}
+	})
 }
