@@ -182,3 +182,30 @@ func TestMySQLBadInputIsAClearError(t *testing.T) {
 		t.Fatalf("got %v, want an error about the unreachable server", err)
 	}
 }
+
+// myFirstUse makes its table on first use, as a library does, then
+// credits like myBalance: every scenario after one that made it starts
+// on the database made anew.
+func myFirstUse(ctx context.Context, db *sql.DB, m handler.Message) error {
+	if _, err := db.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS audit (event_id VARCHAR(32) NOT NULL)`); err != nil {
+		return err
+	}
+	if err := myBalance(ctx, db, m); err != nil {
+		return err
+	}
+	_, err := db.ExecContext(ctx, `INSERT INTO audit (event_id) VALUES (?)`, m.EventID)
+	return err
+}
+
+func TestMySQLTableMadeOnFirstUseIsNeverFlagged(t *testing.T) {
+	dsn := myDSN(t)
+	c := myBalanceConsumer()
+	c.Name, c.Handler = "my-first-use", myFirstUse
+	res, err := Hunt(c, Checks(30), Seed(1), MySQL(dsn))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Failed {
+		t.Fatalf("flagged:\n%s", res.Report())
+	}
+}

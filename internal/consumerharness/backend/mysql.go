@@ -327,6 +327,10 @@ func (s *mySession) Close() error {
 // leaves: by running it the first time (and whenever the database must be
 // made anew), by the reset script otherwise.
 func (s *mySession) prepare(ctx context.Context, run func(*sql.DB) error) error {
+	// The driver watches a cancellable context on a goroutine of the
+	// connection's, made outside the scenario's bubble: the harness's own
+	// statements are bounded by their lock wait timeouts instead.
+	ctx = context.WithoutCancel(ctx)
 	if s.prepared && !s.always && !s.rebuild.Load() {
 		if script := s.resetScript(); script != "" {
 			if _, err := s.admin.ExecContext(ctx, script); err != nil {
