@@ -63,7 +63,9 @@ import (
 // (error 1213, the transaction rolled back) answers only where a
 // statement would wait for a lock in a cycle the server sees at once.
 // Named locks (GET_LOCK with a timeout) and SLEEP wait on the server, on
-// the machine's clock.
+// the machine's clock; named locks belong to the whole server, shared by
+// runs in parallel. Statements that change the whole server (users,
+// grants, SET GLOBAL, other databases) are not refused.
 //
 // Clock: before a worker's statement, when the scenario's time has moved
 // since the connection last set it, SET timestamp makes the session's
