@@ -110,6 +110,14 @@ func CorpusDir(dir string) Option { return consumerharness.CorpusDir(dir) }
 // string), each in a database of its own; see PostgresEnv.
 func Postgres(dsn string) Option { return consumerharness.Postgres(dsn) }
 
+// MySQL plays every scenario on MySQL or MariaDB at dsn (a
+// go-sql-driver/mysql DSN such as root@tcp(127.0.0.1:3306)/test), each run
+// in databases of its own; conventionally the DSN is in
+// $IDEMCHECK_MYSQL_DSN. Lock waits are scheduling points and the
+// session's timestamp follows the scenario's clock; see "MySQL and
+// MariaDB" in docs/consumers.md.
+func MySQL(dsn string) Option { return consumerharness.MySQL(dsn) }
+
 // SQLite declares the settings the team runs SQLite with, as the query
 // parameters of its modernc.org/sqlite DSN, e.g.
 // "_pragma=journal_mode(WAL)&_pragma=busy_timeout(5000)&_txlock=immediate".

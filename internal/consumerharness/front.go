@@ -46,6 +46,6 @@ func IsPoison(err error) bool { return handler.IsPoison(err) }
 // (handler.Point).
 func Point(ctx context.Context, what string) { handler.Point(ctx, what) }
 
-// Database names the database of the delivery in ctx, "sqlite" or
-// "postgres", or "" outside the harness (handler.Database).
+// Database names the database of the delivery in ctx, "sqlite",
+// "postgres" or "mysql", or "" outside the harness (handler.Database).
 func Database(ctx context.Context) string { return handler.Database(ctx) }

@@ -120,6 +120,10 @@ WHERE m.name NOT LIKE 'sqlite_%' ORDER BY m.type, m.name, p.cid`
 		q = `SELECT table_name, column_name, data_type FROM information_schema.columns
 WHERE table_schema NOT IN ('pg_catalog', 'information_schema') AND table_schema NOT LIKE 'idemcheck%' ORDER BY table_name, ordinal_position`
 	}
+	if dbName == "mysql" {
+		q = `SELECT table_name, column_name, column_type FROM information_schema.columns
+WHERE table_schema = DATABASE() ORDER BY table_name, ordinal_position`
+	}
 	rows, err := readRows(ctx, db.Admin(), q)
 	if err != nil {
 		return "", err

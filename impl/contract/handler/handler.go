@@ -119,7 +119,7 @@ func WithDatabase(ctx context.Context, name string) context.Context {
 }
 
 // Database names the database of the delivery in ctx ("sqlite",
-// "postgres"), or "" when ctx carries none (outside the harness).
+// "postgres", "mysql"), or "" when ctx carries none (outside the harness).
 func Database(ctx context.Context) string {
 	name, _ := ctx.Value(databaseKey{}).(string)
 	return name

@@ -1,0 +1,45 @@
+package adrmysql_test
+
+import (
+	"os"
+	"testing"
+
+	"github.com/idemcheck/idemcheck/consumertest"
+	"github.com/idemcheck/idemcheck/examples/consumers/adrmysql"
+)
+
+func mysqlDSN(tb testing.TB) string {
+	tb.Helper()
+	dsn := os.Getenv("IDEMCHECK_MYSQL_DSN")
+	if dsn == "" {
+		tb.Skip("IDEMCHECK_MYSQL_DSN is not set: skipping the ADR consumer on MySQL")
+	}
+	return dsn
+}
+
+var adr = consumertest.Consumer{
+	Name:    "adrmysql",
+	Schema:  adrmysql.Schema,
+	Handler: adrmysql.Handle,
+	Effects: consumertest.PerEvent("SELECT event_id, amount_cents FROM ledger"),
+	Dedupe:  "SELECT event_id FROM processed_events",
+}
+
+func TestADRConsumerIsNeverFlaggedOnMySQL(t *testing.T) {
+	consumertest.Check(t, adr, consumertest.Checks(300), consumertest.MySQL(mysqlDSN(t)))
+}
+
+// BenchmarkADRScenariosMySQL: drawn scenarios of the ADR consumer played
+// and judged one after another on the server at IDEMCHECK_MYSQL_DSN, the
+// state reset between them.
+func BenchmarkADRScenariosMySQL(b *testing.B) {
+	dsn := mysqlDSN(b)
+	res, err := consumertest.Hunt(adr, consumertest.Checks(b.N), consumertest.Seed(1), consumertest.NoReduce(), consumertest.MySQL(dsn))
+	if err != nil {
+		b.Fatal(err)
+	}
+	if res.Failed {
+		b.Fatalf("the ADR consumer was flagged:\n%s", res.Report())
+	}
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "scenarios/s")
+}
