@@ -58,7 +58,7 @@ var vocabulary = []Term{
 	{OpFail, "the call a worker is parked at fails transiently, as a lost connection does", consumer},
 	{OpCrash, "a worker crashes where it stands: its delivery and open transaction are lost, it restarts idle", both},
 	{OpAdvance, "true time moves forward by Ms milliseconds", both},
-	{OpDuplicate, "the broker delivers an event's message once more", both},
+	{OpDuplicate, "the broker delivers an event's message again (N extra copies in the reference world, one in a consumer)", both},
 	{OpReplay, "the broker delivers the whole stream again", both},
 	{OpSkew, "a node's wall clock is set Ms away from true time", reference},
 	{OpClockStep, "a node's wall clock jumps by Ms", reference},
