@@ -127,7 +127,9 @@ func Steps(sc *scenario.Consumption, menu []string) ([]scenario.Step, error) {
 }
 
 // ParseMenu splits a comma-separated menu; "full" and "core" name FullMenu
-// and CoreMenu.
+// and CoreMenu. An op's old spelling is given its current name ("step:x"
+// is "run:x"), so that what a search reports names ops as the vocabulary
+// does.
 func ParseMenu(s string) []string {
 	switch s {
 	case "full", "":
@@ -138,6 +140,11 @@ func ParseMenu(s string) []string {
 	var out []string
 	for _, p := range strings.Split(s, ",") {
 		if p = strings.TrimSpace(p); p != "" {
+			kind, arg, hasArg := strings.Cut(p, ":")
+			p = string(scenario.Canonical(scenario.Op(kind)))
+			if hasArg {
+				p += ":" + arg
+			}
 			out = append(out, p)
 		}
 	}

@@ -44,3 +44,11 @@ func TestMenuReadsStepAsRun(t *testing.T) {
 		t.Fatal("run and step listed together: no error")
 	}
 }
+
+// A menu given on the command line names run by its current name, however
+// it was spelled.
+func TestParseMenuNamesRun(t *testing.T) {
+	if got := ParseMenu("produce, step,advance:5"); !slices.Equal(got, []string{"produce", "run", "advance:5"}) {
+		t.Fatalf("ParseMenu: %v", got)
+	}
+}

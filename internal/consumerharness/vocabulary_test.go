@@ -112,3 +112,15 @@ func TestParseWeights(t *testing.T) {
 		t.Fatal("a weight over the maximum validated")
 	}
 }
+
+// Faults reaches Hunt's generator: a kind the consumer's world does not
+// play is an error naming the option, and weights it plays are drawn by.
+func TestGeneratorFaultsOption(t *testing.T) {
+	if _, err := Hunt(adrConsumer(), Checks(1), Faults(gen.Weights{gen.KindSkew: 1})); err == nil || !strings.Contains(err.Error(), "Faults") {
+		t.Fatalf("skew for a consumer: %v", err)
+	}
+	res, err := Hunt(adrConsumer(), Checks(5), Seed(1), Faults(gen.Weights{gen.KindCrash: 0, gen.KindFail: 0, gen.KindDuplicate: 0, gen.KindReplay: 0, gen.KindAdvance: 0}))
+	if err != nil || res.Failed {
+		t.Fatalf("runs alone: %v\n%s", err, res.Report())
+	}
+}
