@@ -102,6 +102,11 @@ const MaxWeight = 1000
 //
 // Produce weighs the extra produces (a producer retrying): every event is
 // produced once whatever its weight.
+//
+// A team's consumer is drawn by the same type over the kinds its world
+// plays (run, fail, crash, advance, duplicate, replay; see
+// consumertest.Faults), with defaults of its own: one type, so that a
+// kind means the same weight of the same op in both worlds.
 type Weights map[StepKind]int
 
 // Of is the weight of kind in w.

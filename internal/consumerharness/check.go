@@ -72,7 +72,8 @@ func MaxSteps(n int) Option { return func(c *config) { c.maxSteps = max(n, 0) } 
 // one of weight 0 never; a kind left out keeps its default
 // (DefaultWeight). Without it, a seed draws the scenario it always drew.
 // A kind the consumer's world does not play is an error of Check and
-// Hunt.
+// Hunt. Fuzz decodes its inputs as it always did: the fuzzing engine, not
+// weights, chooses the bytes a schedule is read from.
 func Faults(w gen.Weights) Option { return func(c *config) { c.weights = w } }
 
 // CorpusDir is where a counterexample is saved. Check saves into
