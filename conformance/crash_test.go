@@ -14,7 +14,7 @@ import (
 // process adapter the whole store process dies, and w2's unit with it.
 // Either way every invariant must hold.
 func twoWorkersOneCrash() *scenario.Scenario {
-	step := func(w string) scenario.Step { return scenario.Step{Op: scenario.OpStep, Worker: w} }
+	step := func(w string) scenario.Step { return scenario.Step{Op: scenario.OpRun, Worker: w} }
 	return &scenario.Scenario{Version: scenario.Version, Kind: scenario.KindConsumption, Consumption: &scenario.Consumption{
 		Config: scenario.Config{Topic: "orders", Consumers: []string{"ledger"},
 			Nodes:   []scenario.Node{{Name: "n1"}},

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/idemcheck/idemcheck/consumertest/scenario"
+	"github.com/idemcheck/idemcheck/faults/gen"
 	"github.com/idemcheck/idemcheck/internal/consumerharness"
 )
 
@@ -101,6 +102,16 @@ func Checks(n int) Option { return consumerharness.Checks(n) }
 
 // MaxSteps bounds the explicit schedule of a drawn scenario (default 16).
 func MaxSteps(n int) Option { return consumerharness.MaxSteps(n) }
+
+// Faults weighs the kinds of step Check and Hunt draw a scenario's
+// schedule from, with the reference world's weights type (gen.Weights of
+// package faults/gen) and the kinds of the consumer's world: run, fail,
+// crash, advance, duplicate, replay. A kind of weight 0 is never drawn, a
+// kind left out keeps its default; without Faults a seed draws the
+// scenario it always drew.
+//
+//	consumertest.Check(t, c, consumertest.Faults(gen.Weights{gen.KindCrash: 6, gen.KindReplay: 0}))
+func Faults(w gen.Weights) Option { return consumerharness.Faults(w) }
 
 // CorpusDir is where a counterexample is saved. Check saves into
 // testdata/consumertest by default; Hunt saves only when this is given.

@@ -23,7 +23,7 @@ func smallCase() *corpus.Case {
 		},
 		Events: []scenario.Event{{ID: "evt-0001", OrderID: "ord-1", UserID: "usr-1", AmountCents: 100}},
 		Steps: []scenario.Step{
-			{Op: scenario.OpProduce}, {Op: scenario.OpDeliver, Worker: "w1"}, {Op: scenario.OpStep, Worker: "w1"},
+			{Op: scenario.OpProduce}, {Op: scenario.OpDeliver, Worker: "w1"}, {Op: scenario.OpRun, Worker: "w1"},
 			{Op: scenario.OpAdvance, Ms: 200},
 		},
 	}}

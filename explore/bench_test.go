@@ -59,7 +59,7 @@ func BenchmarkFingerprint(b *testing.B) {
 	}
 	defer w.Close()
 	for i, st := range []scenario.Step{{Op: "produce"}, {Op: "produce", Event: 1}, {Op: "duplicate", N: 1}, {Op: "deliver", Worker: "w1"},
-		{Op: "step", Worker: "w1"}, {Op: "deliver", Worker: "w2"}} {
+		{Op: "run", Worker: "w1"}, {Op: "deliver", Worker: "w2"}} {
 		if err := w.Apply(i, st); err != nil {
 			b.Fatal(err)
 		}

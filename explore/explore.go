@@ -397,7 +397,7 @@ func (e *engine) batchOf(def int) int {
 // a pipeline step of an idle worker, or a delivery to a busy one.
 func (e *engine) noop(w *runner.World, st scenario.Step) bool {
 	switch st.Op {
-	case scenario.OpStep:
+	case scenario.OpRun:
 		_, busy := w.View().Busy(st.Worker)
 		return !busy
 	case scenario.OpDeliver:
@@ -508,7 +508,7 @@ func (e *engine) take(x *executor, c *cand, s int) {
 // busyEvent is the index of the event the worker of a step or crash holds
 // a delivery of (-1: another kind of step, or an idle worker).
 func (e *engine) busyEvent(w *runner.World, st scenario.Step) int {
-	if st.Op != scenario.OpStep && st.Op != scenario.OpCrash {
+	if st.Op != scenario.OpRun && st.Op != scenario.OpCrash {
 		return -1
 	}
 	k, busy := w.View().Busy(st.Worker)
@@ -535,7 +535,7 @@ func (e *engine) skipSet(w *runner.World, y, ey int) uint64 {
 	sy := e.menu[y]
 	for x := 0; x < y; x++ {
 		sx := e.menu[x]
-		if (sx.Op != scenario.OpStep && sx.Op != scenario.OpCrash) || sx.Worker == sy.Worker {
+		if (sx.Op != scenario.OpRun && sx.Op != scenario.OpCrash) || sx.Worker == sy.Worker {
 			continue
 		}
 		if ex := e.busyEvent(w, sx); ex >= 0 && ex != ey {

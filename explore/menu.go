@@ -12,14 +12,14 @@ import (
 // FullMenu is every step kind of the Scenario vocabulary.
 var FullMenu = []string{
 	string(scenario.OpProduce), string(scenario.OpProduceFail), string(scenario.OpDuplicate),
-	string(scenario.OpDeliver), string(scenario.OpStep), string(scenario.OpCrash),
+	string(scenario.OpDeliver), string(scenario.OpRun), string(scenario.OpCrash),
 	string(scenario.OpAdvance), string(scenario.OpSkew), string(scenario.OpClockStep),
 	string(scenario.OpCleanup), string(scenario.OpReplay),
 }
 
 // CoreMenu is the steps of a fault-free run and the faults that matter most
 // for consumption: duplicates, crashes and time passing.
-var CoreMenu = []string{"produce", "duplicate", "deliver", "step", "crash", "advance"}
+var CoreMenu = []string{"produce", "duplicate", "deliver", "run", "crash", "advance"}
 
 // Steps expands a menu of step kinds into the concrete steps tried from
 // every state, in a fixed order. A kind may carry a value after a colon:
@@ -36,10 +36,14 @@ func Steps(sc *scenario.Consumption, menu []string) ([]scenario.Step, error) {
 	seen := map[string]bool{}
 	for _, item := range menu {
 		kind, arg, hasArg := strings.Cut(strings.TrimSpace(item), ":")
-		if seen[item] {
+		// An old spelling ("step") names the op it now is ("run"), and
+		// listing both is listing one op twice.
+		op := scenario.Canonical(scenario.Op(kind))
+		key := string(op) + strings.TrimPrefix(strings.TrimSpace(item), kind)
+		if seen[key] {
 			return nil, fmt.Errorf("step menu: %q is listed twice", item)
 		}
-		seen[item] = true
+		seen[key] = true
 		num := func(def int64) (int64, error) {
 			if !hasArg {
 				return def, nil
@@ -50,7 +54,6 @@ func Steps(sc *scenario.Consumption, menu []string) ([]scenario.Step, error) {
 			}
 			return v, nil
 		}
-		op := scenario.Op(kind)
 		switch op {
 		case scenario.OpProduce, scenario.OpProduceFail:
 			if hasArg {
@@ -83,7 +86,7 @@ func Steps(sc *scenario.Consumption, menu []string) ([]scenario.Step, error) {
 					out = append(out, scenario.Step{Op: op, Worker: w.Name, Pick: int(p)})
 				}
 			}
-		case scenario.OpStep, scenario.OpCrash, scenario.OpCleanup:
+		case scenario.OpRun, scenario.OpCrash, scenario.OpCleanup:
 			if hasArg {
 				return nil, fmt.Errorf("step menu: %q takes no value", kind)
 			}
@@ -124,7 +127,9 @@ func Steps(sc *scenario.Consumption, menu []string) ([]scenario.Step, error) {
 }
 
 // ParseMenu splits a comma-separated menu; "full" and "core" name FullMenu
-// and CoreMenu.
+// and CoreMenu. An op's old spelling is given its current name ("step:x"
+// is "run:x"), so that what a search reports names ops as the vocabulary
+// does.
 func ParseMenu(s string) []string {
 	switch s {
 	case "full", "":
@@ -135,6 +140,11 @@ func ParseMenu(s string) []string {
 	var out []string
 	for _, p := range strings.Split(s, ",") {
 		if p = strings.TrimSpace(p); p != "" {
+			kind, arg, hasArg := strings.Cut(p, ":")
+			p = string(scenario.Canonical(scenario.Op(kind)))
+			if hasArg {
+				p += ":" + arg
+			}
 			out = append(out, p)
 		}
 	}

@@ -16,7 +16,7 @@ func TestCanonicalNamesWhatAReductionLeft(t *testing.T) {
 			Workers: []scenario.Worker{{Name: "w2", Consumer: "ledger", Node: "n2"}, {Name: "w3", Consumer: "ledger", Node: "n2"}},
 			LeaseMs: 200, RetentionMs: 6400},
 		Events: []scenario.Event{{ID: "evt-0003", OrderID: "ord-3", UserID: "usr-2", AmountCents: 300}},
-		Steps:  []scenario.Step{{Op: scenario.OpProduce}, {Op: "deliver", Worker: "w3"}, {Op: "step", Worker: "w2"}, {Op: "skew", Node: "n2", Ms: 5}},
+		Steps:  []scenario.Step{{Op: scenario.OpProduce}, {Op: "deliver", Worker: "w3"}, {Op: "run", Worker: "w2"}, {Op: "skew", Node: "n2", Ms: 5}},
 	}}
 	c := properties.Canonical(s)
 	if c == nil {

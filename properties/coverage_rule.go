@@ -124,7 +124,7 @@ func retentionProbe() *scenario.Scenario {
 	const retention = 10_000
 	steps := []scenario.Step{{Op: scenario.OpProduce, Event: 0}, {Op: scenario.OpDeliver, Worker: "w1"}}
 	for range 6 { // claim, handle, commit, ack, and spares: a step of an idle worker does nothing
-		steps = append(steps, scenario.Step{Op: scenario.OpStep, Worker: "w1"})
+		steps = append(steps, scenario.Step{Op: scenario.OpRun, Worker: "w1"})
 	}
 	steps = append(steps, scenario.Step{Op: scenario.OpAdvance, Ms: retention}, scenario.Step{Op: scenario.OpCleanup, Worker: "w1"})
 	return &scenario.Scenario{Version: scenario.Version, Kind: scenario.KindConsumption, Consumption: &scenario.Consumption{

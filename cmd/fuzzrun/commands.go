@@ -63,6 +63,7 @@ var commands = []*command{
 			f.budget()
 			f.str(&f.o.db, "db")
 			f.str(&f.o.sqlite, "sqlite")
+			f.str(&f.r.weights, "weights")
 			f.batch()
 			f.replay()
 			f.outputs(false)
@@ -553,6 +554,9 @@ var flagHelp = map[string]string{
 		"                   repeat for more laws\n",
 	"weights": "  -weights K=N,... how often the consumption generator draws each kind of step,\n" +
 		"                   e.g. crash=0,skew=3 (0: never); see below\n",
+	"consumer.weights": "  -weights K=N,... how often the consumer's scenarios draw each kind of step:\n" +
+		"                   run, fail, crash, advance, duplicate, replay (0: never), e.g.\n" +
+		"                   crash=6,replay=0; the kinds not named keep their defaults\n",
 	"swarm": "  -swarm           swarm mode: each scenario plays its own random mix of the fault\n" +
 		"                   kinds of non-zero weight, reaching combinations the full mix dilutes\n",
 	"progress-every": "  -progress-every D  interval of progress lines when stderr is not a terminal (default 5s)\n",

@@ -156,6 +156,9 @@ func checkConsumer(o *options, r *rawFlags, given map[string]bool) error {
 	default:
 		return usagef("-db: %q is not a database; give sqlite or postgres", o.db)
 	}
+	if given["weights"] && (o.explore || o.replay != "") {
+		return usagef("-weights: weighs the steps a campaign draws; -explore tries every schedule and -replay plays a saved one")
+	}
 	if !o.explore {
 		for _, f := range []string{"workers", "progress-every", "max-memory"} {
 			if given[f] {
@@ -246,7 +249,7 @@ func runConsumer(ctx context.Context, o *options, stdout, stderr io.Writer) int 
 		if o.checks > 0 {
 			batch = min(batch, o.checks-checks)
 		}
-		opts := []consumerharness.Option{consumerharness.Checks(int(batch)), consumerharness.Seed(seed + round)}
+		opts := []consumerharness.Option{consumerharness.Checks(int(batch)), consumerharness.Seed(seed + round), consumerharness.Faults(o.weights)}
 		if o.corpusDir != "" {
 			opts = append(opts, consumerharness.CorpusDir(o.corpusDir))
 		}
@@ -277,7 +280,7 @@ func runConsumer(ctx context.Context, o *options, stdout, stderr io.Writer) int 
 			rep.CorpusFile, rep.Replay = res.CorpusFile, consumerReplay(o, res.CorpusFile)
 			if res.Seed != 0 {
 				rep.RapidSeed = res.Seed
-				rep.ReplayBySeed = fmt.Sprintf("go run ./cmd/fuzzrun consumer %s%s -seed %d -checks 1", shellQuote(o.consumer), o.dbFlag(), res.Seed)
+				rep.ReplayBySeed = fmt.Sprintf("go run ./cmd/fuzzrun consumer %s%s%s -seed %d -checks 1", shellQuote(o.consumer), o.dbFlag(), o.consumerWeightsFlag(), res.Seed)
 			}
 			if res.Outcome != nil {
 				rep.Trace = res.Outcome.Trace.Lines()
@@ -333,6 +336,20 @@ func runConsumer(ctx context.Context, o *options, stdout, stderr io.Writer) int 
 		fmt.Fprintf(stderr, "fuzzrun: consumer %s: %v\n", c.Name, runErr)
 	}
 	return rep.Exit
+}
+
+// consumerWeightsFlag is the -weights flag that draws a consumer's
+// scenarios again as this run drew them ("" for the defaults): every
+// kind given, in name order, since a seed's scenario depends on them.
+func (o *options) consumerWeightsFlag() string {
+	if len(o.weights) == 0 {
+		return ""
+	}
+	var parts []string
+	for _, k := range slices.Sorted(maps.Keys(o.weights)) {
+		parts = append(parts, fmt.Sprintf("%s=%d", k, o.weights[k]))
+	}
+	return " -weights " + strings.Join(parts, ",")
 }
 
 // consumerBudget describes the budget of a consumer campaign.

@@ -15,6 +15,7 @@ import (
 	"github.com/idemcheck/idemcheck/faults/gen"
 	"github.com/idemcheck/idemcheck/faults/scenario"
 	"github.com/idemcheck/idemcheck/impl/system"
+	"github.com/idemcheck/idemcheck/internal/consumerharness"
 	"github.com/idemcheck/idemcheck/properties"
 )
 
@@ -223,7 +224,13 @@ func (o *options) validate(c *command, r *rawFlags, given map[string]bool) error
 	if o.every, err = time.ParseDuration(r.every); err != nil || o.every <= 0 {
 		return usagef("-progress-every: %q is not a positive duration", r.every)
 	}
-	if o.weights, err = gen.ParseWeights(r.weights); err != nil {
+	// A team's consumer is drawn from the kinds of its own world (fail,
+	// no skew), under the same weights type.
+	parseWeights := gen.ParseWeights
+	if c.name == "consumer" {
+		parseWeights = consumerharness.ParseWeights
+	}
+	if o.weights, err = parseWeights(r.weights); err != nil {
 		return usagef("-weights: %v", err)
 	}
 	o.maxMemory = defaultMaxMemory()

@@ -20,6 +20,7 @@ package scenario
 import (
 	"pgregory.net/rapid"
 
+	"github.com/idemcheck/idemcheck/faults/gen"
 	"github.com/idemcheck/idemcheck/internal/consumerharness"
 )
 
@@ -43,9 +44,11 @@ type Step = consumerharness.Step
 // StepOp names what a step does.
 type StepOp = consumerharness.StepOp
 
-// The steps of a schedule. A step that does not apply in the state it
-// meets does nothing, so that any list of steps is a valid schedule and
-// dropping a step keeps it valid.
+// The steps of a schedule: the consumer's words of the one scenario
+// vocabulary both worlds share (faults/scenario.Vocabulary), under its
+// names. A step that does not apply in the state it meets does nothing,
+// so that any list of steps is a valid schedule and dropping a step keeps
+// it valid.
 const (
 	// OpRun moves worker W by one call: an idle worker receives a
 	// delivery (the Pick-th eligible message), a worker parked at a call
@@ -126,9 +129,18 @@ func Save(dir, consumer, law, summary string, s *Scenario, out *Outcome, seed ui
 	return consumerharness.SaveScenario(dir, consumer, law, summary, s, out, seed)
 }
 
-// Generator draws scenarios of at most maxSteps steps, as Check does.
+// Generator draws scenarios of at most maxSteps steps, as Check does
+// without consumertest.Faults: each kind of step by its default weight.
 func Generator(maxSteps int) *rapid.Generator[*Scenario] {
 	return consumerharness.Generator(maxSteps)
+}
+
+// GeneratorWith draws scenarios as Check does with consumertest.Faults(w):
+// each kind of step (run, fail, crash, advance, duplicate, replay) by its
+// weight in w, a kind left out by its default. w must name only those
+// kinds, with weights from 0 to gen.MaxWeight.
+func GeneratorWith(maxSteps int, w gen.Weights) *rapid.Generator[*Scenario] {
+	return consumerharness.GeneratorWith(maxSteps, w)
 }
 
 // FuzzScenario decodes a fuzzing input into a scenario of at most

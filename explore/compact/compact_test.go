@@ -75,7 +75,7 @@ func stepOf(t *rapid.T, c *scenario.Consumption) scenario.Step {
 	case 4, 5:
 		return scenario.Step{Op: scenario.OpDeliver, Worker: worker(), Pick: rapid.IntRange(0, 2).Draw(t, "pick")}
 	case 6, 7, 8, 9:
-		return scenario.Step{Op: scenario.OpStep, Worker: worker()}
+		return scenario.Step{Op: scenario.OpRun, Worker: worker()}
 	case 10:
 		return scenario.Step{Op: scenario.OpCrash, Worker: worker()}
 	case 11, 12:

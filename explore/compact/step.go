@@ -69,8 +69,8 @@ func Compile(cfg *Config, st scenario.Step) (Step, error) {
 	case scenario.OpDeliver:
 		out.Op, out.N = opDeliver, st.Pick
 		out.Worker, err = worker()
-	case scenario.OpStep, scenario.OpCrash, scenario.OpCleanup:
-		out.Op = map[scenario.Op]op{scenario.OpStep: opStep, scenario.OpCrash: opCrash, scenario.OpCleanup: opCleanup}[st.Op]
+	case scenario.OpRun, scenario.OpCrash, scenario.OpCleanup:
+		out.Op = map[scenario.Op]op{scenario.OpRun: opStep, scenario.OpCrash: opCrash, scenario.OpCleanup: opCleanup}[st.Op]
 		out.Worker, err = worker()
 	case scenario.OpAdvance:
 		out.Op, out.Ms = opAdvance, st.Ms

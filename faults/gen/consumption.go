@@ -211,9 +211,9 @@ const (
 
 // shapeOps are the ops each shape plays.
 var shapeOps = map[scenario.Op][]scenario.Op{
-	shapeCrashAt:        {scenario.OpDeliver, scenario.OpStep, scenario.OpCrash},
-	shapeTakeover:       {scenario.OpDeliver, scenario.OpStep, scenario.OpAdvance},
-	shapeCleanupReclaim: {scenario.OpDeliver, scenario.OpStep, scenario.OpAdvance, scenario.OpReplay, scenario.OpCleanup},
+	shapeCrashAt:        {scenario.OpDeliver, scenario.OpRun, scenario.OpCrash},
+	shapeTakeover:       {scenario.OpDeliver, scenario.OpRun, scenario.OpAdvance},
+	shapeCleanupReclaim: {scenario.OpDeliver, scenario.OpRun, scenario.OpAdvance, scenario.OpReplay, scenario.OpCleanup},
 }
 
 // steps draws the schedule: steps from ops (a shape plays its steps), a
@@ -272,7 +272,7 @@ func steps(t *rapid.T, c *scenario.Consumption, ops []scenario.Op, reorder int) 
 					st.Pick = 1 + (p-1)%3
 				}
 			}
-		case scenario.OpStep, scenario.OpCrash, scenario.OpCleanup:
+		case scenario.OpRun, scenario.OpCrash, scenario.OpCleanup:
 			st.Worker = worker.Draw(t, "worker")
 		case scenario.OpAdvance:
 			st.Ms = advanceGen.Draw(t, "ms")
@@ -286,7 +286,7 @@ func steps(t *rapid.T, c *scenario.Consumption, ops []scenario.Op, reorder int) 
 			w := worker.Draw(t, "worker")
 			out := []scenario.Step{{Op: scenario.OpDeliver, Worker: w}}
 			for range intTo(4).Draw(t, "steps_before_crash") {
-				out = append(out, scenario.Step{Op: scenario.OpStep, Worker: w})
+				out = append(out, scenario.Step{Op: scenario.OpRun, Worker: w})
 			}
 			return drawnStep{shape: append(out, scenario.Step{Op: scenario.OpCrash, Worker: w})}
 		case shapeTakeover, shapeCleanupReclaim:
@@ -296,7 +296,7 @@ func steps(t *rapid.T, c *scenario.Consumption, ops []scenario.Op, reorder int) 
 			if st.Op == shapeCleanupReclaim {
 				out = append(out, cleanupReclaim(cfg, slow, fast)...)
 			}
-			return drawnStep{shape: append(out, scenario.Step{Op: scenario.OpStep, Worker: slow})}
+			return drawnStep{shape: append(out, scenario.Step{Op: scenario.OpRun, Worker: slow})}
 		}
 		return drawnStep{one: st}
 	})
@@ -336,11 +336,11 @@ type drawnStep struct {
 func takeover(cfg scenario.Config, slow, fast string) []scenario.Step {
 	return []scenario.Step{
 		{Op: scenario.OpDeliver, Worker: slow},
-		{Op: scenario.OpStep, Worker: slow}, // claim
-		{Op: scenario.OpStep, Worker: slow}, // handle
+		{Op: scenario.OpRun, Worker: slow}, // claim
+		{Op: scenario.OpRun, Worker: slow}, // handle
 		{Op: scenario.OpAdvance, Ms: cfg.AckTimeoutMs},
 		{Op: scenario.OpDeliver, Worker: fast},
-		{Op: scenario.OpStep, Worker: fast}, // claim: the takeover
+		{Op: scenario.OpRun, Worker: fast}, // claim: the takeover
 	}
 }
 
@@ -349,14 +349,14 @@ func takeover(cfg scenario.Config, slow, fast string) []scenario.Step {
 // replayed copies are pending; fast claims the key again.
 func cleanupReclaim(cfg scenario.Config, slow, fast string) []scenario.Step {
 	return []scenario.Step{
-		{Op: scenario.OpStep, Worker: fast}, // handle
-		{Op: scenario.OpStep, Worker: fast}, // commit
-		{Op: scenario.OpStep, Worker: fast}, // ack
+		{Op: scenario.OpRun, Worker: fast}, // handle
+		{Op: scenario.OpRun, Worker: fast}, // commit
+		{Op: scenario.OpRun, Worker: fast}, // ack
 		{Op: scenario.OpReplay},
 		{Op: scenario.OpAdvance, Ms: cfg.RetentionMs},
 		{Op: scenario.OpAdvance, Ms: cfg.MaxBackoffMs},
 		{Op: scenario.OpCleanup, Worker: fast},
 		{Op: scenario.OpDeliver, Worker: fast},
-		{Op: scenario.OpStep, Worker: fast}, // claim: the re-claim
+		{Op: scenario.OpRun, Worker: fast}, // claim: the re-claim
 	}
 }

@@ -17,7 +17,9 @@ type StepKind string
 
 // The kinds Consumption draws, each with a weight (Weights).
 const (
-	KindStep        StepKind = "step"
+	// KindRun weighs scenario.OpRun. Weights read its old spelling, "step",
+	// as this kind.
+	KindRun         StepKind = "run"
 	KindDeliver     StepKind = "deliver"
 	KindProduce     StepKind = "produce"
 	KindAdvance     StepKind = "advance"
@@ -38,7 +40,21 @@ const (
 	KindTakeover StepKind = "takeover"
 	// KindCleanupReclaim is the shape of a cleanup racing a redelivery.
 	KindCleanupReclaim StepKind = "cleanup-reclaim"
+	// KindFail weighs scenario.OpFail, which only a team's consumer plays:
+	// Consumption never draws it, and Weights given to it reject it.
+	KindFail StepKind = "fail"
+	// KindStep is KindRun's old name.
+	//
+	// Deprecated: use KindRun; the kind is written "run" and "step" is only
+	// read.
+	KindStep = KindRun
 )
+
+// CanonicalKind is kind under its current name: an old spelling ("step")
+// is the kind it now names ("run").
+func CanonicalKind(kind StepKind) StepKind {
+	return StepKind(scenario.Canonical(scenario.Op(kind)))
+}
 
 // kinds are the kinds in the order of Kinds, each with its default weight.
 var kinds = []struct {
@@ -48,7 +64,7 @@ var kinds = []struct {
 	// are the work every scenario needs to be about anything.
 	fault bool
 }{
-	{KindStep, 3, false}, {KindDeliver, 2, false}, {KindProduce, 2, false},
+	{KindRun, 3, false}, {KindDeliver, 2, false}, {KindProduce, 2, false},
 	{KindDuplicate, 1, true}, {KindReorder, 3, true}, {KindCrash, 1, true}, {KindAdvance, 1, true},
 	{KindSkew, 1, true}, {KindClockStep, 1, true}, {KindCleanup, 1, true}, {KindReplay, 1, true},
 	{KindProduceFail, 1, true}, {KindCrashAt, 1, true}, {KindTakeover, 1, true}, {KindCleanupReclaim, 1, true},
@@ -86,23 +102,52 @@ const MaxWeight = 1000
 //
 // Produce weighs the extra produces (a producer retrying): every event is
 // produced once whatever its weight.
+//
+// A team's consumer is drawn by the same type over the kinds its world
+// plays (run, fail, crash, advance, duplicate, replay; see
+// consumertest.Faults), with defaults of its own: one type, so that a
+// kind means the same weight of the same op in both worlds.
 type Weights map[StepKind]int
 
 // Of is the weight of kind in w.
 func (w Weights) Of(kind StepKind) int {
-	if n, ok := w[kind]; ok {
+	if n, ok := w.Given(kind); ok {
 		return n
 	}
 	return DefaultWeight(kind)
 }
 
+// Given is the weight w gives kind, under its name or an old spelling of
+// it, and whether it gives one.
+func (w Weights) Given(kind StepKind) (int, bool) {
+	if n, ok := w[kind]; ok {
+		return n, true
+	}
+	for k, n := range w {
+		if CanonicalKind(k) == kind {
+			return n, true
+		}
+	}
+	return 0, false
+}
+
 // Validate rejects a kind Consumption does not draw and a weight outside
 // 0..MaxWeight.
-func (w Weights) Validate() error {
+func (w Weights) Validate() error { return w.ValidateOf(Kinds()) }
+
+// ValidateOf rejects a kind not among known (a world's kinds) and a
+// weight outside 0..MaxWeight; a kind given twice, under its name and an
+// old spelling, is an error too.
+func (w Weights) ValidateOf(known []StepKind) error {
+	seen := map[StepKind]bool{}
 	for _, k := range slices.Sorted(maps.Keys(w)) {
-		if !slices.Contains(Kinds(), k) {
-			return fmt.Errorf("%q is not a kind of step; the kinds are %s", k, kindNames())
+		if !slices.Contains(known, CanonicalKind(k)) {
+			return fmt.Errorf("%q is not a kind of step; the kinds are %s", k, kindList(known))
 		}
+		if seen[CanonicalKind(k)] {
+			return fmt.Errorf("%s is given twice", CanonicalKind(k))
+		}
+		seen[CanonicalKind(k)] = true
 		if n := w[k]; n < 0 || n > MaxWeight {
 			return fmt.Errorf("%s=%d: a weight is a whole number from 0 to %d", k, n, MaxWeight)
 		}
@@ -124,7 +169,12 @@ func (w Weights) String() string {
 
 // ParseWeights reads weights written KIND=N,KIND=N (e.g. crash=0,skew=3);
 // the kinds not named keep their default.
-func ParseWeights(spec string) (Weights, error) {
+func ParseWeights(spec string) (Weights, error) { return ParseWeightsOf(spec, Kinds()) }
+
+// ParseWeightsOf reads weights written KIND=N,KIND=N for a world whose
+// kinds are known; an old spelling ("step=2") is read as the kind it now
+// names.
+func ParseWeightsOf(spec string, known []StepKind) (Weights, error) {
 	w := Weights{}
 	for _, part := range strings.Split(spec, ",") {
 		part = strings.TrimSpace(part)
@@ -132,12 +182,12 @@ func ParseWeights(spec string) (Weights, error) {
 			continue
 		}
 		k, v, ok := strings.Cut(part, "=")
-		kind := StepKind(strings.TrimSpace(k))
+		kind := CanonicalKind(StepKind(strings.TrimSpace(k)))
 		if !ok {
 			return nil, fmt.Errorf("%q is not KIND=WEIGHT (e.g. crash=0,skew=3)", part)
 		}
-		if !slices.Contains(Kinds(), kind) {
-			return nil, fmt.Errorf("%q is not a kind of step; the kinds are %s", kind, kindNames())
+		if !slices.Contains(known, kind) {
+			return nil, fmt.Errorf("%q is not a kind of step; the kinds are %s", kind, kindList(known))
 		}
 		if _, dup := w[kind]; dup {
 			return nil, fmt.Errorf("%s is given twice", kind)
@@ -151,12 +201,12 @@ func ParseWeights(spec string) (Weights, error) {
 	return w, nil
 }
 
-func kindNames() string {
-	names := make([]string, len(kinds))
-	for i, k := range kinds {
-		names[i] = string(k.kind)
+func kindList(known []StepKind) string {
+	out := make([]string, len(known))
+	for i, k := range known {
+		out[i] = string(k)
 	}
-	return strings.Join(names, ", ")
+	return strings.Join(out, ", ")
 }
 
 // Config shapes what Consumption draws.
@@ -177,8 +227,8 @@ type Config struct {
 // least useful, the shapes last. Weights keep this order; a kind weighted
 // above its default adds its further copies after it, in the order of Kinds.
 var baseOps = []scenario.Op{
-	scenario.OpStep, scenario.OpDeliver, scenario.OpProduce, scenario.OpStep, scenario.OpDeliver,
-	scenario.OpAdvance, scenario.OpStep, scenario.OpCrash, scenario.OpDuplicate, scenario.OpCleanup,
+	scenario.OpRun, scenario.OpDeliver, scenario.OpProduce, scenario.OpRun, scenario.OpDeliver,
+	scenario.OpAdvance, scenario.OpRun, scenario.OpCrash, scenario.OpDuplicate, scenario.OpCleanup,
 	scenario.OpProduce, scenario.OpSkew, scenario.OpClockStep, scenario.OpReplay, scenario.OpProduceFail,
 	shapeCrashAt, shapeTakeover, shapeCleanupReclaim,
 }

@@ -110,15 +110,15 @@ func TestWeightsAreFrequencies(t *testing.T) {
 	if m := menu(Weights(nil).Of); !reflect.DeepEqual(m, baseOps) {
 		t.Fatalf("default menu %v, want %v", m, baseOps)
 	}
-	m := menu(Weights{KindCrash: 4, KindStep: 1}.Of)
+	m := menu(Weights{KindCrash: 4, KindRun: 1}.Of)
 	count := map[scenario.Op]int{}
 	for _, op := range m {
 		count[op]++
 	}
-	if count[scenario.OpCrash] != 4 || count[scenario.OpStep] != 1 || count[scenario.OpDeliver] != 2 || count[shapeTakeover] != 1 {
+	if count[scenario.OpCrash] != 4 || count[scenario.OpRun] != 1 || count[scenario.OpDeliver] != 2 || count[shapeTakeover] != 1 {
 		t.Fatalf("menu %v", m)
 	}
-	want := append([]scenario.Op{scenario.OpStep, scenario.OpDeliver, scenario.OpProduce, scenario.OpDeliver, scenario.OpAdvance}, baseOps[7:]...)
+	want := append([]scenario.Op{scenario.OpRun, scenario.OpDeliver, scenario.OpProduce, scenario.OpDeliver, scenario.OpAdvance}, baseOps[7:]...)
 	if !reflect.DeepEqual(m, append(want, scenario.OpCrash, scenario.OpCrash, scenario.OpCrash)) {
 		t.Fatalf("menu %v: the default order is not kept", m)
 	}
@@ -137,7 +137,7 @@ func TestWeightsDeterministic(t *testing.T) {
 		}
 	}
 	for i := range 50 {
-		if !reflect.DeepEqual(Consumption().Example(i), ConsumptionWith(Config{Weights: Weights{KindCrash: 1, KindStep: 3}}).Example(i)) {
+		if !reflect.DeepEqual(Consumption().Example(i), ConsumptionWith(Config{Weights: Weights{KindCrash: 1, KindRun: 3}}).Example(i)) {
 			t.Fatalf("seed %d: the default weights given explicitly draw another scenario", i)
 		}
 		if !reflect.DeepEqual(ConsumptionWithout(scenario.OpCrash).Example(i), ConsumptionWith(Config{Weights: Weights{KindCrash: 0}}).Example(i)) {
@@ -171,7 +171,7 @@ func TestSwarmVariesTheMix(t *testing.T) {
 
 func TestParseWeights(t *testing.T) {
 	w, err := ParseWeights(" crash=0, skew=3 ,reorder=10")
-	if err != nil || w.Of(KindCrash) != 0 || w.Of(KindSkew) != 3 || w.Of(KindReorder) != 10 || w.Of(KindStep) != 3 {
+	if err != nil || w.Of(KindCrash) != 0 || w.Of(KindSkew) != 3 || w.Of(KindReorder) != 10 || w.Of(KindRun) != 3 {
 		t.Fatalf("%v %v", w, err)
 	}
 	if got := w.String(); got != "reorder=10,crash=0,skew=3" {
@@ -181,7 +181,7 @@ func TestParseWeights(t *testing.T) {
 		t.Fatalf("round trip: %v %v", again, err)
 	}
 	for spec, want := range map[string]string{
-		"crashes=0":       `"crashes" is not a kind of step; the kinds are step, deliver, produce, duplicate, reorder, crash,`,
+		"crashes=0":       `"crashes" is not a kind of step; the kinds are run, deliver, produce, duplicate, reorder, crash,`,
 		"crash":           `"crash" is not KIND=WEIGHT`,
 		"crash=-1":        "crash=-1: a weight is a whole number from 0 to 1000",
 		"crash=x":         "crash=x: a weight is a whole number",
@@ -193,5 +193,22 @@ func TestParseWeights(t *testing.T) {
 	}
 	if err := (Weights{"nope": 1}).Validate(); err == nil {
 		t.Error("Validate accepts a kind that is not drawn")
+	}
+}
+
+// Weights read step, run's old name, as run: parsed or given in the map.
+func TestWeightsReadStepAsRun(t *testing.T) {
+	w, err := ParseWeights("step=5")
+	if err != nil || w.Of(KindRun) != 5 {
+		t.Fatalf("step=5: %v, %v", w, err)
+	}
+	if (Weights{"step": 0}).Of(KindRun) != 0 || (Weights{"step": 0}).Validate() != nil {
+		t.Fatal("a weight given under the old spelling is not run's")
+	}
+	if err := (Weights{"step": 1, KindRun: 2}).Validate(); err == nil {
+		t.Fatal("run given twice validated")
+	}
+	if _, err := ParseWeights("fail=1"); err == nil {
+		t.Fatal("fail, which only a team's consumer plays, parsed for the reference world")
 	}
 }

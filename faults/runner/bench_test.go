@@ -35,16 +35,16 @@ func benchScenario() *scenario.Scenario {
 	steps := []scenario.Step{
 		{Op: scenario.OpProduce, Event: 0}, {Op: scenario.OpProduce, Event: 1}, {Op: scenario.OpProduce, Event: 2},
 		{Op: scenario.OpDuplicate, Event: 0, N: 2},
-		w(scenario.OpDeliver, "w1"), w(scenario.OpDeliver, "w2"), w(scenario.OpStep, "w1"), w(scenario.OpStep, "w2"),
+		w(scenario.OpDeliver, "w1"), w(scenario.OpDeliver, "w2"), w(scenario.OpRun, "w1"), w(scenario.OpRun, "w2"),
 		w(scenario.OpCrash, "w2"), {Op: scenario.OpAdvance, Ms: 200},
-		w(scenario.OpDeliver, "w2"), w(scenario.OpStep, "w2"), w(scenario.OpStep, "w1"), w(scenario.OpStep, "w1"),
+		w(scenario.OpDeliver, "w2"), w(scenario.OpRun, "w2"), w(scenario.OpRun, "w1"), w(scenario.OpRun, "w1"),
 		{Op: scenario.OpProduce, Event: 3}, {Op: scenario.OpDuplicate, Event: 3, N: 1},
-		w(scenario.OpDeliver, "w3"), w(scenario.OpStep, "w3"), w(scenario.OpDeliver, "w4"), w(scenario.OpStep, "w4"),
+		w(scenario.OpDeliver, "w3"), w(scenario.OpRun, "w3"), w(scenario.OpDeliver, "w4"), w(scenario.OpRun, "w4"),
 		{Op: scenario.OpSkew, Node: "n2", Ms: -300_000}, {Op: scenario.OpClockStep, Node: "n1", Ms: -60_000},
 		{Op: scenario.OpProduce, Event: 0}, {Op: scenario.OpProduceFail, Event: 3},
-		w(scenario.OpStep, "w3"), w(scenario.OpStep, "w3"), w(scenario.OpStep, "w4"), w(scenario.OpCleanup, "w1"),
+		w(scenario.OpRun, "w3"), w(scenario.OpRun, "w3"), w(scenario.OpRun, "w4"), w(scenario.OpCleanup, "w1"),
 		{Op: scenario.OpAdvance, Ms: 1000}, {Op: scenario.OpReplay},
-		w(scenario.OpDeliver, "w1"), w(scenario.OpStep, "w1"), w(scenario.OpStep, "w1"), w(scenario.OpStep, "w1"),
+		w(scenario.OpDeliver, "w1"), w(scenario.OpRun, "w1"), w(scenario.OpRun, "w1"), w(scenario.OpRun, "w1"),
 	}
 	return &scenario.Scenario{Version: scenario.Version, Kind: scenario.KindConsumption, Consumption: &scenario.Consumption{
 		Config: scenario.Config{
@@ -224,7 +224,7 @@ func (d *direct) apply(st scenario.Step) {
 		}
 	case scenario.OpDeliver:
 		d.deliver(d.byName[st.Worker], st.Pick)
-	case scenario.OpStep:
+	case scenario.OpRun:
 		d.step(d.byName[st.Worker])
 	case scenario.OpCrash:
 		d.byName[st.Worker].Crash(d.ctx)

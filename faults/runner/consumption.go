@@ -237,7 +237,7 @@ func (w *World) Apply(i int, st scenario.Step) error {
 		w.duplicate(st.Event, st.N)
 	case scenario.OpDeliver:
 		w.deliver(w.byName[st.Worker], st.Pick)
-	case scenario.OpStep:
+	case scenario.OpRun:
 		w.stepWorker(w.byName[st.Worker])
 	case scenario.OpCrash:
 		w.crash(w.byName[st.Worker])

@@ -99,13 +99,13 @@ func TestCrashAfterCommitBeforeAck(t *testing.T) {
 	s := handWritten(
 		scenario.Step{Op: scenario.OpProduce},
 		scenario.Step{Op: scenario.OpDeliver, Worker: "w1"},
-		scenario.Step{Op: scenario.OpStep, Worker: "w1"}, // claim
-		scenario.Step{Op: scenario.OpStep, Worker: "w1"}, // handle
-		scenario.Step{Op: scenario.OpStep, Worker: "w1"}, // commit
+		scenario.Step{Op: scenario.OpRun, Worker: "w1"}, // claim
+		scenario.Step{Op: scenario.OpRun, Worker: "w1"}, // handle
+		scenario.Step{Op: scenario.OpRun, Worker: "w1"}, // commit
 		scenario.Step{Op: scenario.OpCrash, Worker: "w1"},
 		scenario.Step{Op: scenario.OpAdvance, Ms: 1000},
 		scenario.Step{Op: scenario.OpDeliver, Worker: "w2"},
-		scenario.Step{Op: scenario.OpStep, Worker: "w2"},
+		scenario.Step{Op: scenario.OpRun, Worker: "w2"},
 	)
 	if err := s.Validate(); err != nil {
 		t.Fatal(err)
@@ -135,12 +135,12 @@ func TestStaleCommitIsObserved(t *testing.T) {
 	s := handWritten(
 		scenario.Step{Op: scenario.OpProduce},
 		scenario.Step{Op: scenario.OpDeliver, Worker: "w1"},
-		scenario.Step{Op: scenario.OpStep, Worker: "w1"},
-		scenario.Step{Op: scenario.OpStep, Worker: "w1"},
+		scenario.Step{Op: scenario.OpRun, Worker: "w1"},
+		scenario.Step{Op: scenario.OpRun, Worker: "w1"},
 		scenario.Step{Op: scenario.OpAdvance, Ms: 1000},
 		scenario.Step{Op: scenario.OpDeliver, Worker: "w2"},
-		scenario.Step{Op: scenario.OpStep, Worker: "w2"}, // takeover
-		scenario.Step{Op: scenario.OpStep, Worker: "w1"}, // stale commit
+		scenario.Step{Op: scenario.OpRun, Worker: "w2"}, // takeover
+		scenario.Step{Op: scenario.OpRun, Worker: "w1"}, // stale commit
 	)
 	obs := &recordingObserver{}
 	out, err := Run(s, system.Reference(), obs)

@@ -89,8 +89,14 @@ const (
 	// OpDeliver: the broker hands Worker the Pick-th eligible message of its
 	// consumer group (modulo their number): reordering within and across keys.
 	OpDeliver Op = "deliver"
-	// OpStep: Worker advances its pipeline by one step.
-	OpStep Op = "step"
+	// OpRun: Worker runs to its next scheduling point: its pipeline
+	// advances by one step. Stored scenarios may spell it "step", its old
+	// name (Canonical).
+	OpRun Op = "run"
+	// OpStep is OpRun's old name.
+	//
+	// Deprecated: use OpRun; the op is written "run" and "step" is only read.
+	OpStep = OpRun
 	// OpCrash: Worker crashes where it stands; its delivery and open unit of
 	// work are lost, and it restarts idle.
 	OpCrash Op = "crash"
@@ -104,6 +110,10 @@ const (
 	OpCleanup Op = "cleanup"
 	// OpReplay: the whole stream is delivered again to every consumer group.
 	OpReplay Op = "replay"
+	// OpFail: the call Worker is parked at fails transiently, as a lost
+	// connection does. Only a team's consumer plays it (WorldConsumer): the
+	// reference world's faults are crashes and produce failures.
+	OpFail Op = "fail"
 )
 
 // Step is one scheduled action. Only the fields its Op names are read.
@@ -232,7 +242,7 @@ func (c *Consumption) validateStep(st Step, workers, nodes map[string]bool) erro
 			return fmt.Errorf("pick: %d is negative", st.Pick)
 		}
 		return needWorker()
-	case OpStep, OpCrash, OpCleanup:
+	case OpRun, OpCrash, OpCleanup:
 		return needWorker()
 	case OpAdvance:
 		if st.Ms < 0 {

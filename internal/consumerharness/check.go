@@ -15,6 +15,7 @@ import (
 
 	"pgregory.net/rapid"
 
+	"github.com/idemcheck/idemcheck/faults/gen"
 	"github.com/idemcheck/idemcheck/internal/consumerharness/backend"
 	"github.com/idemcheck/idemcheck/internal/hunt"
 )
@@ -23,9 +24,12 @@ import (
 type Option func(*config)
 
 type config struct {
-	checks     int
-	seed       uint64
-	maxSteps   int
+	checks   int
+	seed     uint64
+	maxSteps int
+	// weights weigh the kinds of step drawn scenarios are made of (nil:
+	// the defaults; see GeneratorWith).
+	weights    gen.Weights
 	corpusDir  string
 	noReduce   bool
 	shrinkTime time.Duration
@@ -61,6 +65,16 @@ func Seed(seed uint64) Option { return func(c *config) { c.seed = seed } }
 
 // MaxSteps bounds the explicit schedule of a drawn scenario (default 16).
 func MaxSteps(n int) Option { return func(c *config) { c.maxSteps = max(n, 0) } }
+
+// Faults weighs the kinds of step Check and Hunt draw a scenario's
+// schedule from (run, fail, crash, advance, duplicate, replay; see
+// Kinds): a kind of weight 6 is drawn twice as often as one of weight 3,
+// one of weight 0 never; a kind left out keeps its default
+// (DefaultWeight). Without it, a seed draws the scenario it always drew.
+// A kind the consumer's world does not play is an error of Check and
+// Hunt. Fuzz decodes its inputs as it always did: the fuzzing engine, not
+// weights, chooses the bytes a schedule is read from.
+func Faults(w gen.Weights) Option { return func(c *config) { c.weights = w } }
 
 // CorpusDir is where a counterexample is saved. Check saves into
 // testdata/consumertest by default; Hunt saves only when this is given.
@@ -318,9 +332,12 @@ func huntConsumer(c Consumer, cfg config, name string) (Result, error) {
 	start := time.Now()
 	res := Result{Consumer: c.displayName(), Coverage: map[string]int{}}
 	var badInput error
-	gen := Generator(cfg.maxSteps)
+	if err := ValidateWeights(cfg.weights); err != nil {
+		return Result{}, fmt.Errorf("consumertest: Faults: %w", err)
+	}
+	scenarios := GeneratorWith(cfg.maxSteps, cfg.weights)
 	h := hunt.Run(hunt.Config{Name: name, Checks: cfg.checks, Seed: cfg.seed, ShrinkTime: cfg.shrinkTime},
-		func(t *rapid.T) *Scenario { return gen.Draw(t, "scenario") },
+		func(t *rapid.T) *Scenario { return scenarios.Draw(t, "scenario") },
 		func(t *rapid.T, s *Scenario, shrinking bool) hunt.Verdict[Result] {
 			r, err := replay(c, s, cfg)
 			if err != nil {

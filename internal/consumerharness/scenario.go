@@ -10,6 +10,8 @@ import (
 	"pgregory.net/rapid"
 
 	"github.com/idemcheck/idemcheck/corpus/casefile"
+	"github.com/idemcheck/idemcheck/faults/gen"
+	vocab "github.com/idemcheck/idemcheck/faults/scenario"
 	"github.com/idemcheck/idemcheck/impl/contract/broker"
 )
 
@@ -66,29 +68,31 @@ func (e Event) order() string {
 // StepOp names what a step does.
 type StepOp string
 
-// The steps of a schedule. A step that does not apply in the state it
+// The steps of a schedule: the ops the scenario vocabulary's table
+// (faults/scenario.Vocabulary) gives WorldConsumer, under the table's
+// names. A step that does not apply in the state it
 // meets (a worker to run that has nothing to do) does nothing, so that any
 // list of steps is a valid schedule and dropping a step keeps it valid.
 const (
 	// Run moves worker W by one call: an idle worker receives a delivery
 	// (the Pick-th eligible message), a worker parked at a call makes it
 	// and runs on to its next call, a worker waiting for a lock retries.
-	OpRun StepOp = "run"
+	OpRun = StepOp(vocab.OpRun)
 	// Crash stops worker W where it is parked: its goroutine never
 	// returns into the handler, its connections close (open transactions
 	// roll back), its delivery is never acked, and it restarts idle. An
 	// idle worker restarts (losing whatever it kept in memory).
-	OpCrash StepOp = "crash"
+	OpCrash = StepOp(vocab.OpCrash)
 	// Fail makes the call worker W is parked at (begin, exec, query)
 	// return a transient error instead of running, as a lost connection
 	// does; at another point it is a Run.
-	OpFail StepOp = "fail"
+	OpFail = StepOp(vocab.OpFail)
 	// Advance moves time forward by Ms milliseconds.
-	OpAdvance StepOp = "advance"
+	OpAdvance = StepOp(vocab.OpAdvance)
 	// Duplicate makes the broker deliver event Pick's message once more.
-	OpDuplicate StepOp = "duplicate"
+	OpDuplicate = StepOp(vocab.OpDuplicate)
 	// Replay makes the broker deliver the whole stream again.
-	OpReplay StepOp = "replay"
+	OpReplay = StepOp(vocab.OpReplay)
 )
 
 // Step is one entry of the schedule.
@@ -223,8 +227,80 @@ var DefaultPolicy = Policy{MaxAttempts: 4, BackoffMs: 100, MaxBackoffMs: 800, Ac
 // in six repeating the payload of the event before under an id of its
 // own), one
 // to three workers, max_attempts from 1 to the default 4, and up to
-// maxSteps steps, mostly runs, some of them in stalls (see stall).
+// maxSteps steps, mostly runs, some of them in stalls (see stall). It is
+// GeneratorWith(maxSteps, nil): the default weights.
 func Generator(maxSteps int) *rapid.Generator[*Scenario] {
+	return GeneratorWith(maxSteps, nil)
+}
+
+// Kinds are the kinds of step a consumer's scenario is drawn from, each
+// weighed by gen.Weights: the ops the vocabulary gives WorldConsumer
+// (run, fail, crash, advance, duplicate, replay).
+func Kinds() []gen.StepKind {
+	var out []gen.StepKind
+	for _, op := range vocab.OpsOf(vocab.WorldConsumer) {
+		out = append(out, gen.StepKind(op))
+	}
+	return out
+}
+
+// defaultWeights are the weights the generator draws with unless told
+// otherwise: out of 23 chunks, 13 runs (one of them naming the message it
+// receives), 2 crashes, a fail, 2 advances, a duplicate, a replay and 3
+// stalls. Changing them changes what every seed draws.
+var defaultWeights = map[gen.StepKind]int{
+	gen.KindRun: 13, gen.KindCrash: 2, gen.KindFail: 1, gen.KindAdvance: 2, gen.KindDuplicate: 1, gen.KindReplay: 1,
+}
+
+// stallWeight is the weight of a stall (see stall), which is not a kind
+// of its own: it is runs and an advance, drawn whenever both are on.
+const stallWeight = 3
+
+// DefaultWeight is the weight kind has in a consumer's scenarios unless
+// gen.Weights says otherwise; 0 for a kind the consumer does not play.
+func DefaultWeight(kind gen.StepKind) int { return defaultWeights[gen.CanonicalKind(kind)] }
+
+// weightOf is kind's weight under w.
+func weightOf(w gen.Weights, kind gen.StepKind) int {
+	if n, ok := w.Given(kind); ok {
+		return n
+	}
+	return DefaultWeight(kind)
+}
+
+// ValidateWeights rejects a kind a consumer's scenario is not drawn from
+// (skew, cleanup: the reference world's alone) and a weight outside
+// 0..gen.MaxWeight.
+func ValidateWeights(w gen.Weights) error { return w.ValidateOf(Kinds()) }
+
+// ParseWeights reads weights written KIND=N,KIND=N (e.g. crash=0,fail=3)
+// for a consumer's scenarios; the kinds not named keep their default.
+func ParseWeights(spec string) (gen.Weights, error) { return gen.ParseWeightsOf(spec, Kinds()) }
+
+// GeneratorWith is Generator drawing each kind of step by its weight in w
+// (nil: the defaults, which draw what Generator always drew for the same
+// seed). A kind of weight 0 is never drawn; a stall is drawn while both
+// run and advance are on. w must pass ValidateWeights; kinds it does not
+// know weigh nothing.
+func GeneratorWith(maxSteps int, w gen.Weights) *rapid.Generator[*Scenario] {
+	// The menu of one chunk, as consecutive ranges of one draw in the
+	// order below: with the defaults, the draw of 0..22 it always was.
+	type entry struct {
+		kind gen.StepKind
+		n    int
+	}
+	var menu []entry
+	total := 0
+	for _, k := range []gen.StepKind{gen.KindRun, gen.KindCrash, gen.KindFail, gen.KindAdvance, gen.KindDuplicate, gen.KindReplay} {
+		if n := weightOf(w, k); n > 0 {
+			menu = append(menu, entry{k, n})
+			total += n
+		}
+	}
+	stalls := weightOf(w, gen.KindRun) > 0 && weightOf(w, gen.KindAdvance) > 0
+	if stalls {
+		total += stallWeight
+	}
 	return rapid.Custom(func(t *rapid.T) *Scenario {
 		s := &Scenario{Version: ScenarioVersion, Policy: DefaultPolicy}
 		// Fewer attempts let a crash or two spend them all; shrinking goes
@@ -244,31 +320,45 @@ func Generator(maxSteps int) *rapid.Generator[*Scenario] {
 			}
 			s.Events = append(s.Events, e)
 		}
+		if total == 0 {
+			// Every kind off: the schedule is empty, and the drain alone
+			// plays the scenario.
+			return s
+		}
 		// A slice generator, so that rapid's shrinker can delete any chunk
 		// of steps, not only the last ones. A chunk is one step, or a
 		// stall (see stall).
 		chunk := rapid.Custom(func(t *rapid.T) []Step {
-			var st Step
-			switch k := rapid.IntRange(0, 22).Draw(t, "op"); {
-			case k < 13:
-				st = Step{Op: OpRun, Worker: 1 + rapid.IntRange(0, s.Workers-1).Draw(t, "worker")}
-				if k == 12 {
-					st.Pick = rapid.IntRange(0, 3).Draw(t, "pick")
+			k := rapid.IntRange(0, total-1).Draw(t, "op")
+			for _, m := range menu {
+				if k >= m.n {
+					k -= m.n
+					continue
 				}
-			case k < 15:
-				st = Step{Op: OpCrash, Worker: 1 + rapid.IntRange(0, s.Workers-1).Draw(t, "worker")}
-			case k < 16:
-				st = Step{Op: OpFail, Worker: 1 + rapid.IntRange(0, s.Workers-1).Draw(t, "worker")}
-			case k < 18:
-				st = Step{Op: OpAdvance, Ms: rapid.SampledFrom(advances).Draw(t, "ms")}
-			case k < 19:
-				st = Step{Op: OpDuplicate, Pick: rapid.IntRange(0, n-1).Draw(t, "event")}
-			case k < 20:
-				st = Step{Op: OpReplay}
-			default:
-				return stall(t, s.Workers)
+				worker := func() int { return 1 + rapid.IntRange(0, s.Workers-1).Draw(t, "worker") }
+				var st Step
+				switch m.kind {
+				case gen.KindRun:
+					st = Step{Op: OpRun, Worker: worker()}
+					// The last run of the range names the message it
+					// receives: one run in 13 with the defaults.
+					if k == m.n-1 {
+						st.Pick = rapid.IntRange(0, 3).Draw(t, "pick")
+					}
+				case gen.KindCrash:
+					st = Step{Op: OpCrash, Worker: worker()}
+				case gen.KindFail:
+					st = Step{Op: OpFail, Worker: worker()}
+				case gen.KindAdvance:
+					st = Step{Op: OpAdvance, Ms: rapid.SampledFrom(advances).Draw(t, "ms")}
+				case gen.KindDuplicate:
+					st = Step{Op: OpDuplicate, Pick: rapid.IntRange(0, n-1).Draw(t, "event")}
+				case gen.KindReplay:
+					st = Step{Op: OpReplay}
+				}
+				return []Step{st}
 			}
-			return []Step{st}
+			return stall(t, s.Workers)
 		})
 		for _, c := range rapid.SliceOfN(chunk, 0, maxSteps).Draw(t, "steps") {
 			s.Steps = append(s.Steps, c...)

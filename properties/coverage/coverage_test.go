@@ -139,7 +139,7 @@ var evt = scenario.Event{ID: "evt-1", OrderID: "ord-1", UserID: "usr-1", AmountC
 // situations each reaches — and that a plain run reaches none of them.
 func TestTrackerNamesWhatHappened(t *testing.T) {
 	deliver := func(w string) scenario.Step { return scenario.Step{Op: scenario.OpDeliver, Worker: w} }
-	step := func(w string) scenario.Step { return scenario.Step{Op: scenario.OpStep, Worker: w} }
+	step := func(w string) scenario.Step { return scenario.Step{Op: scenario.OpRun, Worker: w} }
 	produce := scenario.Step{Op: scenario.OpProduce}
 	cases := []struct {
 		name   string
@@ -207,7 +207,7 @@ func TestCloneIsIndependent(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer w.Close()
-	for i, st := range []scenario.Step{{Op: scenario.OpProduce}, {Op: scenario.OpDeliver, Worker: "w1"}, {Op: scenario.OpStep, Worker: "w1"}} {
+	for i, st := range []scenario.Step{{Op: scenario.OpProduce}, {Op: scenario.OpDeliver, Worker: "w1"}, {Op: scenario.OpRun, Worker: "w1"}} {
 		if err := w.Apply(i, st); err != nil {
 			t.Fatal(err)
 		}

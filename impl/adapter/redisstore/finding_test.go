@@ -29,7 +29,7 @@ func target(t testing.TB) system.Target {
 // effect, dies before the mark, and the redelivery's holder applies the
 // effect again.
 func crashBetweenEffectAndMark() *scenario.Scenario {
-	step := scenario.Step{Op: scenario.OpStep, Worker: "w1"}
+	step := scenario.Step{Op: scenario.OpRun, Worker: "w1"}
 	return &scenario.Scenario{Version: scenario.Version, Kind: scenario.KindConsumption, Consumption: &scenario.Consumption{
 		Config: scenario.Config{Topic: "orders", Consumers: []string{"ledger"},
 			Nodes:   []scenario.Node{{Name: "n1"}},
