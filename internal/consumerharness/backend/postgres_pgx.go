@@ -1,0 +1,46 @@
+package backend
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+var _ Pgx = (*pgDB)(nil)
+
+// PgxConfig implements Pgx. The pool's connections are the workers'
+// (search_path, lock_timeout and the run's name), on the scenarios'
+// database. Its own clocks are put out of the schedule's way: a scenario
+// moves its time by hours, and a pool that pinged, expired or checked its
+// connections as that time passes would make round trips no schedule
+// decides.
+func (d *pgDB) PgxConfig() (*pgxpool.Config, error) {
+	cfg, err := pgxpool.ParseConfig(d.s.dsn)
+	if err != nil {
+		return nil, fmt.Errorf("postgres DSN: %w", err)
+	}
+	cfg.ConnConfig = d.s.workerCfg.Copy()
+	cfg.MaxConnLifetime = 0
+	cfg.MaxConnLifetimeJitter = 0
+	cfg.MaxConnIdleTime = time.Duration(math.MaxInt64)
+	cfg.MinConns = 0
+	cfg.HealthCheckPeriod = time.Duration(math.MaxInt64)
+	cfg.ShouldPing = func(context.Context, pgxpool.ShouldPingParams) bool { return false }
+	return cfg, nil
+}
+
+// PgxBefore implements Pgx.
+func (d *pgDB) PgxBefore() error {
+	if !d.readsClock.Load() {
+		return nil
+	}
+	return d.s.syncClock(d.now())
+}
+
+// PgxTxStart implements Pgx: the statement BeginTx sends with BEGIN.
+func (d *pgDB) PgxTxStart() string {
+	return "SELECT pg_catalog.set_config('idemcheck.tx_now', " + pgTimeText(d.now()) + ", true)"
+}
