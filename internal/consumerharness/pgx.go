@@ -102,6 +102,17 @@ func pgxDatabase(c Consumer, db backend.Database, name string) (backend.Pgx, err
 	return p, nil
 }
 
+// pgxUnverified refuses a PgxHandler to Verify and Explore: their
+// partial-order reduction reads which calls are independent from the
+// statements and the database/sql route's lock waits, and the pgx route
+// orders transactions its own way (see above).
+func pgxUnverified(c Consumer) error {
+	if c.PgxHandler == nil {
+		return nil
+	}
+	return fmt.Errorf("%w: consumer %q: Verify and Explore do not take a PgxHandler; use Check or Hunt", ErrBadInput, c.displayName())
+}
+
 // startPgx makes w's pool.
 func (r *run) startPgx(w *worker) error {
 	db, err := pgxDatabase(r.c, r.db, r.dbName)
