@@ -125,6 +125,12 @@ func (r *run) startPgx(w *worker) error {
 	}
 	pw := &pgxWorker{w: w, db: db, last: map[*pgx.Conn]string{}}
 	cfg.ConnConfig.Tracer = pgxTracer{pw}
+	// The pool opens its first connection at once, on a goroutine of its
+	// own: the workers' connections are made side by side while the
+	// scenario starts, rather than one after another at each worker's
+	// first call. Which connection a call gets never matters: they are
+	// alike.
+	cfg.MinConns = 1
 	cfg.AfterConnect = func(_ context.Context, c *pgx.Conn) error {
 		pw.mu.Lock()
 		defer pw.mu.Unlock()
