@@ -121,7 +121,7 @@ func (c Consumer) validate() error {
 	var errs []string
 	switch n := countSet(c.Handler != nil, c.Worker != nil, c.PgxHandler != nil); {
 	case n == 0:
-		errs = append(errs, "give a Handler, a Worker or a PgxHandler")
+		errs = append(errs, "give a Handler or a Worker (or a PgxHandler)")
 	case n > 1:
 		errs = append(errs, "give one of Handler, Worker and PgxHandler, not several")
 	}
