@@ -266,7 +266,7 @@ func pgxOp(query string) sqlhook.Op {
 
 // start is where every traced call stops: the worker's hook decides, then
 // the worker waits while another worker's transaction is open.
-func (t pgxTracer) start(ctx context.Context, conn *pgx.Conn, op sqlhook.Op, query string, args []any) context.Context {
+func (t pgxTracer) start(ctx context.Context, conn *pgx.Conn, op sqlhook.Op, query string, args []any, stmts ...string) context.Context {
 	p, w := t.p, t.p.w
 	p.mu.Lock()
 	killed := p.killed
@@ -282,12 +282,18 @@ func (t pgxTracer) start(ctx context.Context, conn *pgx.Conn, op sqlhook.Op, que
 		named[i] = driver.NamedValue{Ordinal: i + 1, Value: a}
 	}
 	call := sqlhook.Call{Op: op, SQL: query, Args: named, InTx: conn.PgConn().TxStatus() != 'I', Ctx: ctx, Seq: pgxSeqs.Add(1)}
+	if len(stmts) == 0 {
+		stmts = []string{query}
+	}
 	if cl, ok := w.r.db.(backend.Clocked); ok {
-		rewritten, notes := cl.Rewrite(query)
-		if rewritten != query {
-			notes = append(notes, "a clock keyword of the SQL standard (CURRENT_TIMESTAMP, LOCALTIMESTAMP, ...): pgx sends the statement as written; call now() instead")
+		for _, q := range stmts {
+			rewritten, notes := cl.Rewrite(q)
+			if rewritten != q {
+				notes = append(notes, "a clock keyword of the SQL standard (CURRENT_TIMESTAMP, LOCALTIMESTAMP, ...): pgx sends the statement as written; call now() instead")
+			}
+			call.Notes = append(call.Notes, notes...)
 		}
-		call.Notes = append(notes, cl.ArgNotes(named)...)
+		call.Notes = append(call.Notes, cl.ArgNotes(named)...)
 	}
 	h := hook{w}
 	if err := h.before(call); err != nil {
@@ -298,8 +304,10 @@ func (t pgxTracer) start(ctx context.Context, conn *pgx.Conn, op sqlhook.Op, que
 			return failCall(ctx, crashed(err))
 		}
 	}
-	if err := p.db.PgxBefore(); err != nil {
-		return failCall(ctx, err)
+	for _, q := range stmts {
+		if err := p.db.PgxBefore(q); err != nil {
+			return failCall(ctx, err)
+		}
 	}
 	return ctx
 }
@@ -354,7 +362,7 @@ func (t pgxTracer) TraceBatchStart(ctx context.Context, conn *pgx.Conn, d pgx.Tr
 		args = append(args, q.Arguments...)
 	}
 	query := strings.Join(sqls, "; ")
-	return context.WithValue(t.start(ctx, conn, sqlhook.Exec, "batch: "+query, args), pgxCallKey{}, pgxCall{sqlhook.Exec, query})
+	return context.WithValue(t.start(ctx, conn, sqlhook.Exec, "batch: "+query, args, sqls...), pgxCallKey{}, pgxCall{sqlhook.Exec, query})
 }
 
 // TraceBatchQuery implements pgx.BatchTracer.

@@ -134,3 +134,30 @@ func TestPgxNeedsPostgres(t *testing.T) {
 		t.Fatalf("a Handler and a PgxHandler: want an error, got %v", err)
 	}
 }
+
+// TestPgxRefusesWhatARunCannotIsolate: a pgx handler's CREATE ROLE is
+// refused as a database/sql handler's is: bad input naming it, and no
+// role made.
+func TestPgxRefusesWhatARunCannotIsolate(t *testing.T) {
+	dsn := pgDSN(t)
+	c := pgxBalanceConsumer()
+	c.PgxHandler = func(ctx context.Context, pool *pgxpool.Pool, m handler.Message) error {
+		if _, err := pool.Exec(ctx, "CREATE ROLE idemcheck_test_pgx_reader"); err != nil {
+			return err
+		}
+		return pgxBalance(ctx, pool, m)
+	}
+	_, err := Hunt(c, Checks(5), Postgres(dsn))
+	if !errors.Is(err, ErrBadInput) || !strings.Contains(err.Error(), "CREATE ROLE idemcheck_test_pgx_reader") {
+		t.Fatalf("a pgx handler's CREATE ROLE: %v, want a bad-input error naming it", err)
+	}
+	conn, err := pgx.Connect(context.Background(), dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	var made bool
+	if err := conn.QueryRow(context.Background(), "SELECT EXISTS (SELECT 1 FROM pg_catalog.pg_roles WHERE rolname = 'idemcheck_test_pgx_reader')").Scan(&made); err != nil || made {
+		t.Fatalf("the role was made (%v, %v)", made, err)
+	}
+}

@@ -130,9 +130,11 @@ type Pgx interface {
 	// scenario's database, with the session every worker connection has
 	// (search_path, lock_timeout): a new one at each call.
 	PgxConfig() (*pgxpool.Config, error)
-	// PgxBefore readies the database for a worker's statement: the clock
-	// table follows the scenario's time once the scenario reads it.
-	PgxBefore() error
+	// PgxBefore readies the database for a worker's statement (as
+	// written; a batch's statements one by one): it refuses a statement
+	// a run cannot isolate (see Refused), and the clock table follows the
+	// scenario's time once the scenario reads it.
+	PgxBefore(query string) error
 	// PgxTxStart is the statement that records, right after a worker's
 	// BEGIN, the time the transaction began (what now() reads in it).
 	PgxTxStart() string

@@ -32,12 +32,41 @@ func (d *pgDB) PgxConfig() (*pgxpool.Config, error) {
 	return cfg, nil
 }
 
-// PgxBefore implements Pgx.
-func (d *pgDB) PgxBefore() error {
+// PgxBefore implements Pgx. A statement is screened as a database/sql
+// worker's is (see Refused): refused, it fails and the run's next
+// scenario does not start; DDL on an event trigger is noted.
+func (d *pgDB) PgxBefore(query string) error {
+	v, ok := d.s.refusals.Load(query)
+	if !ok {
+		v, _ = d.s.refusals.LoadOrStore(query, verdictOf(query))
+	}
+	r := v.(verdict)
+	if r.unseen {
+		d.s.unseen.Store(true)
+	}
+	if r.refused != nil && !d.hasExtension(r.refused.extension) {
+		d.s.mu.Lock()
+		if d.s.refused == nil {
+			d.s.refused = r.refused
+		}
+		d.s.mu.Unlock()
+		return r.refused
+	}
 	if !d.readsClock.Load() {
 		return nil
 	}
 	return d.s.syncClock(d.now())
+}
+
+// hasExtension reports whether the run's database has extension name
+// already (a CREATE EXTENSION IF NOT EXISTS of it is let through).
+func (d *pgDB) hasExtension(name string) bool {
+	if name == "" {
+		return false
+	}
+	var has bool
+	err := d.s.admin.QueryRow("SELECT EXISTS (SELECT 1 FROM pg_catalog.pg_extension WHERE extname = $1)", name).Scan(&has)
+	return err == nil && has
 }
 
 // PgxTxStart implements Pgx: the statement BeginTx sends with BEGIN.
