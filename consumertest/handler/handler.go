@@ -13,8 +13,9 @@
 // door's path: aliases, so that a value of one is a value of the other
 // and a handler written against either is passed to consumertest.Check
 // unchanged. Like that package, it depends on nothing but the event's
-// type: a production package may import it without linking the harness
-// (and with it package testing and the SQLite and PostgreSQL drivers).
+// type and pgx's pool (for PgxHandler): a production package may import
+// it without linking the harness (and with it package testing and the
+// SQLite driver).
 package handler
 
 import (
@@ -22,6 +23,8 @@ import (
 	"database/sql"
 	"errors"
 	"io"
+
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/idemcheck/idemcheck/impl/contract/event"
 	contract "github.com/idemcheck/idemcheck/impl/contract/handler"
@@ -39,6 +42,12 @@ type OrderPaid = event.OrderPaid
 // ack, Poison(err) for a message that can never succeed, any other error
 // for a transient failure.
 type Handler = contract.Func
+
+// PgxHandler is a team's handler written against pgx rather than
+// database/sql (consumertest.Consumer.PgxHandler), unchanged from
+// production: each worker runs it on a pool of its own, on the scenario's
+// PostgreSQL database. Return what Handler returns.
+type PgxHandler func(ctx context.Context, pool *pgxpool.Pool, m Message) error
 
 // Worker builds the handler one worker runs, for a consumer with state in
 // its process (consumertest.Consumer.Worker): the contract's Worker.

@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/idemcheck/idemcheck/internal/bubble"
-	"github.com/idemcheck/idemcheck/internal/consumerharness/sqlhook"
 )
 
 // Every entry point (Check, Hunt, Replay, and so cmd/fuzzrun and corpus
@@ -40,7 +39,7 @@ type guard struct {
 	trace atomic.Pointer[Trace]
 
 	mu    sync.Mutex
-	conns []*sqlhook.Connector
+	conns []conns
 }
 
 // enter marks a phase of the run.
@@ -53,7 +52,7 @@ func (g *guard) enter(p runPhase) {
 }
 
 // connector records a worker's connector, killed if the run is given up.
-func (g *guard) connector(c *sqlhook.Connector) {
+func (g *guard) connector(c conns) {
 	if g == nil {
 		return
 	}

@@ -312,6 +312,11 @@ func preflight(c Consumer, cfg *config) error {
 		return fmt.Errorf("%w: open a fresh %s database: %w", ErrBadInput, be.Name(), err)
 	}
 	defer db.Close()
+	if c.PgxHandler != nil {
+		if _, err := pgxDatabase(c, db, be.Name()); err != nil {
+			return err
+		}
+	}
 	if err := prepareSchema(ctx, db, c); err != nil {
 		return err
 	}

@@ -8,6 +8,7 @@ import (
 	"io"
 	"strings"
 
+	teamhandler "github.com/idemcheck/idemcheck/consumertest/handler"
 	"github.com/idemcheck/idemcheck/impl/contract/handler"
 )
 
@@ -37,6 +38,16 @@ type Consumer struct {
 	// called when a worker starts and again when a crashed worker
 	// restarts, after the Closer of the crashed one was closed.
 	Worker Worker
+	// PgxHandler is a handler written against pgx rather than
+	// database/sql: give it instead of Handler and Worker, with the
+	// Postgres option. Each worker gets a *pgxpool.Pool of its own on the
+	// scenario's database (a new one when it restarts after a crash), and
+	// every query, exec, batch and copy of it — BEGIN, COMMIT
+	// and ROLLBACK among them — is a scheduling and crash point, as a
+	// database/sql handler's calls are. The transactions of different
+	// workers do not overlap: a worker's call waits while another
+	// worker's transaction is open (see docs/consumers.md, "pgx").
+	PgxHandler teamhandler.PgxHandler
 	// Effects reads what the consumer did; the invariants are judged from
 	// its rows. See PerEvent and Aggregate.
 	Effects Effects
@@ -98,6 +109,9 @@ func (c Consumer) worker() handler.Worker {
 	if c.Worker != nil {
 		return c.Worker
 	}
+	if c.PgxHandler != nil {
+		return pgxFactory(c.PgxHandler)
+	}
 	h := c.Handler
 	return func(string, *sql.DB) (handler.Func, io.Closer, error) { return h, nil, nil }
 }
@@ -105,11 +119,11 @@ func (c Consumer) worker() handler.Worker {
 // validate reports what is missing from c.
 func (c Consumer) validate() error {
 	var errs []string
-	if c.Handler == nil && c.Worker == nil {
-		errs = append(errs, "give a Handler or a Worker")
-	}
-	if c.Handler != nil && c.Worker != nil {
-		errs = append(errs, "give a Handler or a Worker, not both")
+	switch n := countSet(c.Handler != nil, c.Worker != nil, c.PgxHandler != nil); {
+	case n == 0:
+		errs = append(errs, "give a Handler or a Worker (or a PgxHandler)")
+	case n > 1:
+		errs = append(errs, "give one of Handler, Worker and PgxHandler, not several")
 	}
 	if strings.TrimSpace(c.Effects.Query) == "" {
 		errs = append(errs, "give an Effects query (PerEvent or Aggregate)")
@@ -119,6 +133,17 @@ func (c Consumer) validate() error {
 		return fmt.Errorf("consumertest: consumer %q: %s", c.displayName(), strings.Join(errs, "; "))
 	}
 	return nil
+}
+
+// countSet counts the true values.
+func countSet(bs ...bool) int {
+	n := 0
+	for _, b := range bs {
+		if b {
+			n++
+		}
+	}
+	return n
 }
 
 func (c Consumer) displayName() string { return displayOr(c.Name) }

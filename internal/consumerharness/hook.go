@@ -1,6 +1,7 @@
 package consumerharness
 
 import (
+	"errors"
 	"fmt"
 	"runtime"
 	"strings"
@@ -18,6 +19,18 @@ import (
 type hook struct{ w *worker }
 
 func (h hook) Before(c sqlhook.Call) error {
+	if err := h.before(c); err != errCrashAt {
+		return err
+	}
+	return crashHere(c)
+}
+
+// errCrashAt is what before and busy answer when the scheduler crashes
+// the worker at the call: their caller ends the worker its own way.
+var errCrashAt = errors.New("consumertest: the worker crashes here")
+
+// before is Before, but for a crash, which it answers with errCrashAt.
+func (h hook) before(c sqlhook.Call) error {
 	w := h.w
 	if w.crashing.Load() {
 		return errCrashing
@@ -33,7 +46,7 @@ func (h hook) Before(c sqlhook.Call) error {
 	case fail:
 		return ErrInjected
 	case crash:
-		return crashHere(c)
+		return errCrashAt
 	case expired:
 		return c.ContextErr()
 	case giveUp:
@@ -60,6 +73,15 @@ func crashHere(c sqlhook.Call) error {
 }
 
 func (h hook) Busy(c sqlhook.Call, err error) error {
+	if berr := h.busy(c, err); berr != errCrashAt {
+		return berr
+	}
+	return crashHere(c)
+}
+
+// busy is Busy, but for a crash outside the engine, which it answers
+// with errCrashAt.
+func (h hook) busy(c sqlhook.Call, err error) error {
 	w := h.w
 	if w.crashing.Load() {
 		return err
@@ -74,7 +96,7 @@ func (h hook) Busy(c sqlhook.Call, err error) error {
 			// does (see crashHere).
 			return errCrashing
 		}
-		return crashHere(c)
+		return errCrashAt
 	case expired:
 		return c.ContextErr()
 	}

@@ -178,9 +178,12 @@ type worker struct {
 	fn       handler.Func
 	closer   io.Closer
 	startErr error
-	conn     *sqlhook.Connector
-	db       *sql.DB
-	resume   chan decision
+	// conn are the incarnation's connections: sqlhook's Connector under
+	// db, or pgx's pool on the pgx route (see pgx.go).
+	conn   conns
+	db     *sql.DB
+	pgx    *pgxWorker
+	resume chan decision
 	// crashing is set while a crashed worker's goroutine unwinds.
 	crashing atomic.Bool
 	jobs     chan job
@@ -369,15 +372,22 @@ func (r *run) startWorkers() error {
 // reported as the factory's.
 func (r *run) start(w *worker) error {
 	w.inc++
-	opts := clockedOpts(r.db)
-	if wdb, ok := r.db.(backend.Waiter); ok {
-		// The engine waits for locks itself: each wait it would make is a
-		// scheduling point, and a busy it answers at once is the call's.
-		opts = append(opts, sqlhook.WithWaits(wdb.OpenWaiting))
+	if r.c.PgxHandler != nil {
+		if err := r.startPgx(w); err != nil {
+			return err
+		}
+	} else {
+		opts := clockedOpts(r.db)
+		if wdb, ok := r.db.(backend.Waiter); ok {
+			// The engine waits for locks itself: each wait it would make is a
+			// scheduling point, and a busy it answers at once is the call's.
+			opts = append(opts, sqlhook.WithWaits(wdb.OpenWaiting))
+		}
+		c := sqlhook.NewConnector(r.db.Open, hook{w}, r.db.IsBusy, opts...)
+		w.conn = c
+		w.db = sql.OpenDB(c)
 	}
-	w.conn = sqlhook.NewConnector(r.db.Open, hook{w}, r.db.IsBusy, opts...)
 	r.g.connector(w.conn)
-	w.db = sql.OpenDB(w.conn)
 	w.resume = make(chan decision)
 	w.crashing.Store(false)
 	w.woke.Store(false)
@@ -424,7 +434,7 @@ func (r *run) restartDown(w *worker) {
 // connections when graceful: a service shutting down; after them for a
 // crash, the process being gone).
 func (r *run) stop(w *worker, graceful bool) {
-	if w.db == nil {
+	if w.db == nil && w.pgx == nil {
 		return // stopped already
 	}
 	// Its goroutine is gone or idle: its delivery's context ends (not
@@ -441,8 +451,14 @@ func (r *run) stop(w *worker, graceful bool) {
 		w.closer = nil
 	}
 	w.conn.Kill()
-	w.db.Close()
-	w.db = nil
+	if w.db != nil {
+		w.db.Close()
+		w.db = nil
+	}
+	if w.pgx != nil {
+		w.pgx.close()
+		w.pgx = nil
+	}
 	if w.closer != nil {
 		_ = w.closer.Close()
 		w.closer = nil
@@ -678,6 +694,9 @@ func (r *run) deliver(w *worker, pick int) bool {
 	// worker crashed (a process that died takes its contexts with it):
 	// database/sql's watchers of what the handler left end with it.
 	base, cancel := context.WithCancel(handler.WithDatabase(context.Background(), r.dbName))
+	if w.pgx != nil {
+		base = context.WithValue(base, pgxPoolKey{}, w.pgx.pool)
+	}
 	w.cancel = cancel
 	ctx := handler.WithPoint(base, func(what string) {
 		if w.crashing.Load() {

@@ -25,6 +25,8 @@ import (
 	"database/sql/driver"
 	"io"
 	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
 )
 
 // Backend makes fresh databases.
@@ -118,3 +120,22 @@ type Clocked interface {
 // Epoch is the scenario's time zero, 2000-01-01T00:00:00Z: where a
 // Clocked database's clock stands before SetClock (its schema runs then).
 var Epoch = time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// Pgx is a Database a consumer written against pgx runs on: PostgreSQL's.
+// The consumer gets pools of its own (one per worker), whose calls the
+// harness schedules through pgx's tracer hooks rather than a wrapping
+// database/sql driver.
+type Pgx interface {
+	// PgxConfig is the configuration of a worker's pool on the
+	// scenario's database, with the session every worker connection has
+	// (search_path, lock_timeout): a new one at each call.
+	PgxConfig() (*pgxpool.Config, error)
+	// PgxBefore readies the database for a worker's statement (as
+	// written; a batch's statements one by one): it refuses a statement
+	// a run cannot isolate (see Refused), and the clock table follows the
+	// scenario's time once the scenario reads it.
+	PgxBefore(query string) error
+	// PgxTxStart is the statement that records, right after a worker's
+	// BEGIN, the time the transaction began (what now() reads in it).
+	PgxTxStart() string
+}

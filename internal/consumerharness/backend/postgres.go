@@ -148,7 +148,7 @@ func (p Postgres) Start(ctx context.Context) (Session, error) {
 		cfg.ConnectTimeout = 10 * time.Second
 	}
 	run := fmt.Sprintf("%s%d_%d_%08x", pgRunPrefix, os.Getpid(), pgRunSeq.Add(1), rand.Uint32())
-	s := &pgSession{run: run, tmpl: run + "_t", work: run + "_w", clockAt: Epoch}
+	s := &pgSession{run: run, tmpl: run + "_t", work: run + "_w", clockAt: Epoch, dsn: p.DSN}
 	// A run's data need not survive a crash of the server: commits do not
 	// wait for the write-ahead log to reach the disk.
 	cfg.RuntimeParams["synchronous_commit"] = "off"
@@ -185,6 +185,11 @@ type pgSession struct {
 	// workers'.
 	clockCfg *pgx.ConnConfig
 	workers  driver.Connector
+	// dsn is the DSN the run was started with, workerCfg the workers'
+	// configuration: a pgx consumer's pools are made from them (see
+	// PgxConfig).
+	dsn       string
+	workerCfg *pgx.ConnConfig
 	// fast: the role may reset the state in place and watch for DDL
 	// (a superuser); otherwise every scenario gets a new copy.
 	fast bool
@@ -272,6 +277,7 @@ func (s *pgSession) open(ctx context.Context, cfg *pgx.ConnConfig) error {
 	workerCfg.RuntimeParams["search_path"] = searchPath
 	workerCfg.RuntimeParams["lock_timeout"] = fmt.Sprintf("%dms", LockWait.Milliseconds())
 	s.workers = stdlib.GetConnector(*workerCfg)
+	s.workerCfg = workerCfg
 	return s.makeWork()
 }
 

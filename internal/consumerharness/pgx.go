@@ -1,0 +1,398 @@
+package consumerharness
+
+import (
+	"context"
+	"database/sql"
+	"database/sql/driver"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/idemcheck/idemcheck/impl/contract/handler"
+	"github.com/idemcheck/idemcheck/internal/consumerharness/backend"
+	"github.com/idemcheck/idemcheck/internal/consumerharness/sqlhook"
+	"github.com/idemcheck/idemcheck/internal/sqlscan"
+)
+
+// The pgx route: a consumer written against pgx (Consumer.PgxHandler)
+// gets a *pgxpool.Pool of its own per worker incarnation, on the
+// scenario's PostgreSQL database. pgx calls its tracer synchronously
+// before every query, exec, batch and copy (BEGIN, COMMIT and ROLLBACK
+// are execs), on the caller's goroutine: the tracer calls the
+// worker's hook there, as the wrapping database/sql driver does, so that
+// the scheduler decides at each of them. A tracer cannot fail a call by
+// returning an error: it returns a context already cancelled, which pgx
+// checks before it sends anything, so the call fails with nothing done.
+//
+// Lock waits: pgx sends a statement as it is, and the savepoint the
+// database/sql route runs a waiting statement under cannot be put around
+// it from a tracer, nor the statement run again. So the pgx route never
+// lets two workers' transactions meet: a worker's call waits, parked as
+// waiting for a lock, while another worker's connection is inside a
+// transaction, and goes on once it ended. The transactions of different
+// workers are serialised; everything between them (what a handler does
+// outside its transaction, crashes, redeliveries) is interleaved as on
+// the database/sql route.
+
+// errOtherTx is the wait of a pgx worker's call while another worker is
+// inside a transaction.
+var errOtherTx = errors.New("postgres: another worker's transaction is open (the pgx route serialises transactions)")
+
+// pgxSeqs numbers the pgx calls (sqlhook.Call.Seq), in a range of their
+// own: far above the numbers sqlhook gives.
+var pgxSeqs atomic.Uint64
+
+func init() { pgxSeqs.Store(1 << 62) }
+
+// pgxPoolKey carries a pgx worker's pool in its deliveries' contexts.
+type pgxPoolKey struct{}
+
+// pgxWorker is one worker incarnation's pool and the connections it
+// opened; it stands for the worker's connections as sqlhook's Connector
+// does on the database/sql route (see conns).
+type pgxWorker struct {
+	w    *worker
+	db   backend.Pgx
+	pool *pgxpool.Pool
+	mu   sync.Mutex
+	// conns are the connections the pool opened, killed is set by Kill,
+	// last is the statement each connection last ran.
+	conns  []*pgx.Conn
+	last   map[*pgx.Conn]string
+	killed bool
+}
+
+// conns is what the scheduler asks of a worker's connections, on either
+// route.
+type conns interface {
+	Kill()
+	InTx() (bool, string)
+	Holding() bool
+	EndEnded()
+}
+
+var (
+	_ conns = (*sqlhook.Connector)(nil)
+	_ conns = (*pgxWorker)(nil)
+)
+
+// pgxFactory returns the factory of a PgxHandler consumer: the handler
+// runs on the pool its delivery's context carries.
+func pgxFactory(h func(ctx context.Context, pool *pgxpool.Pool, m handler.Message) error) handler.Worker {
+	f := func(ctx context.Context, _ *sql.DB, m handler.Message) error {
+		pool, _ := ctx.Value(pgxPoolKey{}).(*pgxpool.Pool)
+		return h(ctx, pool, m)
+	}
+	return func(string, *sql.DB) (handler.Func, io.Closer, error) { return f, nil, nil }
+}
+
+// pgxDatabase returns db as a database a pgx consumer runs on, or a bad
+// input error.
+func pgxDatabase(c Consumer, db backend.Database, name string) (backend.Pgx, error) {
+	p, ok := db.(backend.Pgx)
+	if !ok {
+		return nil, fmt.Errorf("%w: consumer %q: a PgxHandler runs on PostgreSQL only: give the Postgres(dsn) option (the backend is %s)", ErrBadInput, c.displayName(), name)
+	}
+	return p, nil
+}
+
+// pgxUnverified refuses a PgxHandler to Verify and Explore: their
+// partial-order reduction reads which calls are independent from the
+// statements and the database/sql route's lock waits, and the pgx route
+// orders transactions its own way (see above).
+func pgxUnverified(c Consumer) error {
+	if c.PgxHandler == nil {
+		return nil
+	}
+	return fmt.Errorf("%w: consumer %q: Verify and Explore do not take a PgxHandler; use Check or Hunt", ErrBadInput, c.displayName())
+}
+
+// startPgx makes w's pool.
+func (r *run) startPgx(w *worker) error {
+	db, err := pgxDatabase(r.c, r.db, r.dbName)
+	if err != nil {
+		return err
+	}
+	cfg, err := db.PgxConfig()
+	if err != nil {
+		return fmt.Errorf("%w: %w", ErrBadInput, err)
+	}
+	pw := &pgxWorker{w: w, db: db, last: map[*pgx.Conn]string{}}
+	cfg.ConnConfig.Tracer = pgxTracer{pw}
+	// The pool opens its first connection at once, on a goroutine of its
+	// own: the workers' connections are made side by side while the
+	// scenario starts, rather than one after another at each worker's
+	// first call. Which connection a call gets never matters: they are
+	// alike.
+	cfg.MinConns = 1
+	cfg.AfterConnect = func(_ context.Context, c *pgx.Conn) error {
+		pw.mu.Lock()
+		defer pw.mu.Unlock()
+		pw.conns = append(pw.conns, c)
+		return nil
+	}
+	pool, err := pgxpool.NewWithConfig(context.Background(), cfg)
+	if err != nil {
+		return fmt.Errorf("%w: open a pgx pool: %w", ErrBadInput, err)
+	}
+	pw.pool = pool
+	w.pgx, w.conn = pw, pw
+	return nil
+}
+
+// Kill rolls back, at once, what each connection was doing, then closes
+// it: the database releases the worker's locks before the schedule goes
+// on (closing alone would let the server roll back at a moment of its
+// own), and every later call of the worker fails.
+func (p *pgxWorker) Kill() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.killed {
+		return
+	}
+	p.killed = true
+	for _, c := range p.conns {
+		pc := c.PgConn()
+		if pc.IsClosed() {
+			continue
+		}
+		if !pc.IsBusy() && pc.TxStatus() != 'I' {
+			_ = pc.Exec(context.Background(), "ROLLBACK").Close()
+		}
+		if !pc.IsBusy() {
+			_ = pc.Exec(context.Background(), "SELECT pg_catalog.pg_advisory_unlock_all()").Close()
+		}
+		_ = pc.Conn().Close()
+	}
+}
+
+// InTx reports whether one of the connections is inside a transaction,
+// and the statement it last ran.
+func (p *pgxWorker) InTx() (bool, string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.killed {
+		return false, ""
+	}
+	for _, c := range p.conns {
+		if !c.PgConn().IsClosed() && c.PgConn().TxStatus() != 'I' {
+			return true, p.last[c]
+		}
+	}
+	return false, ""
+}
+
+// Holding reports whether one of the connections is inside a
+// transaction.
+func (p *pgxWorker) Holding() bool {
+	open, _ := p.InTx()
+	return open
+}
+
+// EndEnded does nothing: pgx ends a transaction whose context ended on
+// the caller's next call, which is a call of the schedule's.
+func (p *pgxWorker) EndEnded() {}
+
+// close closes the pool. Connections a crashed handler never released
+// were closed by Kill; Close does not wait for them.
+func (p *pgxWorker) close() { p.pool.Close() }
+
+// othersInTx reports whether a worker other than w is inside a
+// transaction on the pgx route.
+func (r *run) othersInTx(w *worker) bool {
+	for _, o := range r.workers {
+		if o != w && o.pgx != nil && o.pgx.Holding() {
+			return true
+		}
+	}
+	return false
+}
+
+// pgxTracer is the tracer of a pgx worker's connections.
+type pgxTracer struct{ p *pgxWorker }
+
+var (
+	_ pgx.QueryTracer    = pgxTracer{}
+	_ pgx.BatchTracer    = pgxTracer{}
+	_ pgx.CopyFromTracer = pgxTracer{}
+	_ pgx.PrepareTracer  = pgxTracer{}
+)
+
+// failCall makes the call that gets the returned context fail with err
+// before anything is sent.
+func failCall(ctx context.Context, err error) context.Context {
+	c, cancel := context.WithCancelCause(ctx)
+	cancel(err)
+	return c
+}
+
+// crashed is the error a pgx call fails with for err of the hook's. A
+// crash does not end the worker's goroutine here, as it does on the
+// database/sql route: pgx and its pool would skip giving the connection
+// back, and the pool could not be closed. The call fails instead, as
+// every later call of the crashed worker does (its connections were
+// killed), until the handler returns.
+func crashed(err error) error {
+	if err == errCrashAt {
+		return errCrashing
+	}
+	return err
+}
+
+// pgxOp names a statement's call as the database/sql route does.
+func pgxOp(query string) sqlhook.Op {
+	w := sqlscan.Significant(query)
+	if len(w) == 0 {
+		return sqlhook.Exec
+	}
+	switch {
+	case w[0].Is("begin"), w[0].Is("start"):
+		return sqlhook.Begin
+	case w[0].Is("commit"), w[0].Is("end"):
+		return sqlhook.Commit
+	case w[0].Is("rollback") && !(len(w) > 1 && w[1].Is("to")), w[0].Is("abort"):
+		return sqlhook.Rollback
+	case w[0].Is("select"), w[0].Is("with"), w[0].Is("values"), w[0].Is("table"), w[0].Is("show"):
+		return sqlhook.Query
+	}
+	return sqlhook.Exec
+}
+
+// start is where every traced call stops: the worker's hook decides, then
+// the worker waits while another worker's transaction is open.
+func (t pgxTracer) start(ctx context.Context, conn *pgx.Conn, op sqlhook.Op, query string, args []any, stmts ...string) context.Context {
+	p, w := t.p, t.p.w
+	p.mu.Lock()
+	killed := p.killed
+	if !killed {
+		p.last[conn] = query
+	}
+	p.mu.Unlock()
+	if killed || w.crashing.Load() {
+		return failCall(ctx, errCrashing)
+	}
+	named := make([]driver.NamedValue, len(args))
+	for i, a := range args {
+		named[i] = driver.NamedValue{Ordinal: i + 1, Value: a}
+	}
+	call := sqlhook.Call{Op: op, SQL: query, Args: named, InTx: conn.PgConn().TxStatus() != 'I', Ctx: ctx, Seq: pgxSeqs.Add(1)}
+	if len(stmts) == 0 {
+		stmts = []string{query}
+	}
+	if cl, ok := w.r.db.(backend.Clocked); ok {
+		for _, q := range stmts {
+			rewritten, notes := cl.Rewrite(q)
+			if rewritten != q {
+				notes = append(notes, "a clock keyword of the SQL standard (CURRENT_TIMESTAMP, LOCALTIMESTAMP, ...): pgx sends the statement as written; call now() instead")
+			}
+			call.Notes = append(call.Notes, notes...)
+		}
+		call.Notes = append(call.Notes, cl.ArgNotes(named)...)
+	}
+	h := hook{w}
+	if err := h.before(call); err != nil {
+		return failCall(ctx, crashed(err))
+	}
+	for w.r.othersInTx(w) {
+		if err := h.busy(call, errOtherTx); err != nil {
+			return failCall(ctx, crashed(err))
+		}
+	}
+	for _, q := range stmts {
+		if err := p.db.PgxBefore(q); err != nil {
+			return failCall(ctx, err)
+		}
+	}
+	return ctx
+}
+
+// end follows a call: a transaction begun records its start (now()); a
+// transaction a failed call left open is rolled back at once, as the
+// database/sql route's connection does, rather than by the server once
+// pgx closed the connection; a lock timeout is told to the hook.
+func (t pgxTracer) end(conn *pgx.Conn, op sqlhook.Op, query string, err error) {
+	pc := conn.PgConn()
+	if pc.IsClosed() || pc.IsBusy() {
+		return
+	}
+	switch {
+	case op == sqlhook.Begin && err == nil && pc.TxStatus() == 'T':
+		_ = pc.Exec(context.Background(), t.p.db.PgxTxStart()).Close()
+	case err != nil && (op == sqlhook.Commit || op == sqlhook.Rollback) && pc.TxStatus() != 'I':
+		_ = pc.Exec(context.Background(), "ROLLBACK").Close()
+	}
+	if err != nil && t.p.w.r.db.IsBusy(err) {
+		hook{t.p.w}.Conflict(sqlhook.Call{Op: op, SQL: query, InTx: pc.TxStatus() != 'I'}, err)
+	}
+}
+
+// TraceQueryStart implements pgx.QueryTracer.
+func (t pgxTracer) TraceQueryStart(ctx context.Context, conn *pgx.Conn, d pgx.TraceQueryStartData) context.Context {
+	op := pgxOp(d.SQL)
+	return context.WithValue(t.start(ctx, conn, op, d.SQL, d.Args), pgxCallKey{}, pgxCall{op, d.SQL})
+}
+
+// TraceQueryEnd implements pgx.QueryTracer.
+func (t pgxTracer) TraceQueryEnd(ctx context.Context, conn *pgx.Conn, d pgx.TraceQueryEndData) {
+	c, _ := ctx.Value(pgxCallKey{}).(pgxCall)
+	t.end(conn, c.op, c.sql, d.Err)
+}
+
+// pgxCall is the call a context of the tracer's is for.
+type pgxCall struct {
+	op  sqlhook.Op
+	sql string
+}
+
+type pgxCallKey struct{}
+
+// TraceBatchStart implements pgx.BatchTracer: a batch is one call, its
+// statements joined.
+func (t pgxTracer) TraceBatchStart(ctx context.Context, conn *pgx.Conn, d pgx.TraceBatchStartData) context.Context {
+	var sqls []string
+	var args []any
+	for _, q := range d.Batch.QueuedQueries {
+		sqls = append(sqls, q.SQL)
+		args = append(args, q.Arguments...)
+	}
+	query := strings.Join(sqls, "; ")
+	return context.WithValue(t.start(ctx, conn, sqlhook.Exec, "batch: "+query, args, sqls...), pgxCallKey{}, pgxCall{sqlhook.Exec, query})
+}
+
+// TraceBatchQuery implements pgx.BatchTracer.
+func (pgxTracer) TraceBatchQuery(context.Context, *pgx.Conn, pgx.TraceBatchQueryData) {}
+
+// TraceBatchEnd implements pgx.BatchTracer.
+func (t pgxTracer) TraceBatchEnd(ctx context.Context, conn *pgx.Conn, d pgx.TraceBatchEndData) {
+	c, _ := ctx.Value(pgxCallKey{}).(pgxCall)
+	t.end(conn, c.op, c.sql, d.Err)
+}
+
+// TraceCopyFromStart implements pgx.CopyFromTracer.
+func (t pgxTracer) TraceCopyFromStart(ctx context.Context, conn *pgx.Conn, d pgx.TraceCopyFromStartData) context.Context {
+	query := "COPY " + d.TableName.Sanitize() + " (" + strings.Join(d.ColumnNames, ", ") + ") FROM STDIN"
+	return context.WithValue(t.start(ctx, conn, sqlhook.Exec, query, nil), pgxCallKey{}, pgxCall{sqlhook.Exec, query})
+}
+
+// TraceCopyFromEnd implements pgx.CopyFromTracer.
+func (t pgxTracer) TraceCopyFromEnd(ctx context.Context, conn *pgx.Conn, d pgx.TraceCopyFromEndData) {
+	c, _ := ctx.Value(pgxCallKey{}).(pgxCall)
+	t.end(conn, c.op, c.sql, d.Err)
+}
+
+// TracePrepareStart implements pgx.PrepareTracer. A prepare is no
+// scheduling point: pgx prepares each new statement before its first run
+// (its statement cache), a round trip that reads the catalog and takes no
+// lock a worker could meet; the statement's run is the point.
+func (pgxTracer) TracePrepareStart(ctx context.Context, _ *pgx.Conn, _ pgx.TracePrepareStartData) context.Context {
+	return ctx
+}
+
+// TracePrepareEnd implements pgx.PrepareTracer.
+func (pgxTracer) TracePrepareEnd(context.Context, *pgx.Conn, pgx.TracePrepareEndData) {}

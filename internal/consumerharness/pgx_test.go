@@ -1,0 +1,163 @@
+package consumerharness
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/idemcheck/idemcheck/impl/contract/handler"
+)
+
+// pgxBalance is pgBalance written against pgx: it credits the user's
+// balance and marks the event in one transaction, and refuses to run on
+// any clock but the scenario's (now(), in and out of the transaction,
+// must read a time of 2000, the scenario's year).
+func pgxBalance(ctx context.Context, pool *pgxpool.Pool, m handler.Message) error {
+	if m.Poisoned() {
+		return handler.Poison(errors.New("no such account"))
+	}
+	var now time.Time
+	if err := pool.QueryRow(ctx, `SELECT now()`).Scan(&now); err != nil {
+		return err
+	}
+	if now.Year() != 2000 {
+		return handler.Poison(fmt.Errorf("now() outside a transaction reads %s, not the scenario's time", now))
+	}
+	return pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+		if err := tx.QueryRow(ctx, `SELECT now()`).Scan(&now); err != nil {
+			return err
+		}
+		if now.Year() != 2000 {
+			return handler.Poison(fmt.Errorf("now() in a transaction reads %s, not the scenario's time", now))
+		}
+		tag, err := tx.Exec(ctx, `INSERT INTO processed_events (event_id) VALUES ($1) ON CONFLICT DO NOTHING`, m.EventID)
+		if err != nil || tag.RowsAffected() == 0 {
+			return err
+		}
+		_, err = tx.Exec(ctx, `UPDATE accounts SET balance_cents = balance_cents + $1 WHERE user_id = $2`, m.Event.AmountCents, m.Event.UserID)
+		return err
+	})
+}
+
+func pgxBalanceConsumer() Consumer {
+	return Consumer{Name: "pgx-balance", Schema: pgAccountsSchema, PgxHandler: pgxBalance,
+		Effects: Aggregate("SELECT user_id, balance_cents FROM accounts"), Dedupe: "SELECT event_id FROM processed_events"}
+}
+
+// TestPgxDrawnScenariosReplayTheSame plays drawn scenarios of a correct
+// pgx consumer twice each: the traces agree, nothing is flagged, and the
+// workers' calls (their queries, begins, commits) are in the trace as
+// the scheduler's points.
+func TestPgxDrawnScenariosReplayTheSame(t *testing.T) {
+	cfg := pgStarted(t)
+	gen := Generator(12)
+	crashes, begins := 0, 0
+	for i := range 40 {
+		s := gen.Example(i)
+		a, err := replay(pgxBalanceConsumer(), s, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := replay(pgxBalanceConsumer(), s, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if a.Outcome.Trace.String() != b.Outcome.Trace.String() {
+			t.Fatalf("two plays of scenario %d differ:\n%s\nthen:\n%s", i, a.Outcome.Trace, b.Outcome.Trace)
+		}
+		if a.Failed {
+			t.Fatalf("flagged:\n%s", a.Report())
+		}
+		tr := a.Outcome.Trace.String()
+		if strings.Contains(tr, " crashes at ") {
+			crashes++
+		}
+		if strings.Contains(tr, " begin\n") {
+			begins++
+		}
+	}
+	if begins == 0 {
+		t.Fatal("no begin of a pgx transaction in any trace")
+	}
+	if crashes == 0 {
+		t.Fatal("no drawn scenario crashed a worker at a pgx call")
+	}
+}
+
+// TestPgxSerialisesTransactions: two workers on one event, the second
+// parked at its BEGIN while the first's transaction is open, waits for a
+// lock there and gets it once the first committed.
+func TestPgxSerialisesTransactions(t *testing.T) {
+	dsn := pgDSN(t)
+	res, err := Hunt(pgxBalanceConsumer(), Postgres(dsn), Checks(300), Seed(3))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Failed {
+		t.Fatalf("flagged:\n%s", res.Report())
+	}
+	cfg := pgStarted(t)
+	waited := false
+	gen := Generator(16)
+	for i := 0; i < 200 && !waited; i++ {
+		out, err := replay(pgxBalanceConsumer(), gen.Example(i), cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tr := out.Outcome.Trace.String()
+		waited = strings.Contains(tr, "waits for a lock at begin") && strings.Contains(tr, "gets the lock at begin")
+	}
+	if !waited {
+		t.Fatal("no drawn scenario made a worker wait for another's transaction")
+	}
+}
+
+// TestPgxNeedsPostgres: a PgxHandler on SQLite is bad input, said before
+// any scenario.
+func TestPgxNeedsPostgres(t *testing.T) {
+	_, err := Hunt(pgxBalanceConsumer(), Checks(1))
+	if !errors.Is(err, ErrBadInput) || !strings.Contains(err.Error(), "Postgres(dsn)") {
+		t.Fatalf("want a bad input error naming Postgres(dsn), got %v", err)
+	}
+	if _, err := Explore(pgxBalanceConsumer(), Bounds{Events: []Fate{FateOK}, Workers: 2}); !errors.Is(err, ErrBadInput) {
+		t.Fatalf("Explore of a PgxHandler: want a bad input error, got %v", err)
+	}
+	c := pgxBalanceConsumer()
+	c.Handler = pgBalance
+	if err := c.validate(); err == nil || !strings.Contains(err.Error(), "not several") {
+		t.Fatalf("a Handler and a PgxHandler: want an error, got %v", err)
+	}
+}
+
+// TestPgxRefusesWhatARunCannotIsolate: a pgx handler's CREATE ROLE is
+// refused as a database/sql handler's is: bad input naming it, and no
+// role made.
+func TestPgxRefusesWhatARunCannotIsolate(t *testing.T) {
+	dsn := pgDSN(t)
+	c := pgxBalanceConsumer()
+	c.PgxHandler = func(ctx context.Context, pool *pgxpool.Pool, m handler.Message) error {
+		if _, err := pool.Exec(ctx, "CREATE ROLE idemcheck_test_pgx_reader"); err != nil {
+			return err
+		}
+		return pgxBalance(ctx, pool, m)
+	}
+	_, err := Hunt(c, Checks(5), Postgres(dsn))
+	if !errors.Is(err, ErrBadInput) || !strings.Contains(err.Error(), "CREATE ROLE idemcheck_test_pgx_reader") {
+		t.Fatalf("a pgx handler's CREATE ROLE: %v, want a bad-input error naming it", err)
+	}
+	conn, err := pgx.Connect(context.Background(), dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	var made bool
+	if err := conn.QueryRow(context.Background(), "SELECT EXISTS (SELECT 1 FROM pg_catalog.pg_roles WHERE rolname = 'idemcheck_test_pgx_reader')").Scan(&made); err != nil || made {
+		t.Fatalf("the role was made (%v, %v)", made, err)
+	}
+}
