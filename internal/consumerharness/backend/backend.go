@@ -118,3 +118,29 @@ type Clocked interface {
 // Epoch is the scenario's time zero, 2000-01-01T00:00:00Z: where a
 // Clocked database's clock stands before SetClock (its schema runs then).
 var Epoch = time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// Describer is a Database that describes its own content to the model
+// checker (Verify), which names a state by what the database holds. A
+// Database that is no Describer is read through SQLite's or PostgreSQL's
+// catalog, by its Backend's Name.
+type Describer interface {
+	// Describe reads the catalog as it stands: the tables the team's
+	// code made, and how to read them.
+	Describe(ctx context.Context) (Description, error)
+}
+
+// Description is what a Describer's database holds.
+type Description struct {
+	// Queries read the content, row for row, in an order that depends on
+	// the content only (never on the rows' physical order, nor on the
+	// database's own name): every table the team's code made, and every
+	// counter the next statement reads (AUTO_INCREMENT, sequences).
+	Queries []string
+	// Tables are the tables' names, lower-cased, as statements name them.
+	Tables []string
+	// Snapshot: a transaction's plain reads see the database as it stood
+	// at its first read (REPEATABLE READ), so that a read inside a
+	// transaction does not commute with another connection's commit,
+	// whatever tables each touches.
+	Snapshot bool
+}
