@@ -6,8 +6,8 @@
 // internal/consumerharness/sqlhook so that each call is a scheduling point.
 //
 // SQLite (modernc.org/sqlite, the default: a real file on a RAM-backed
-// directory, with the team's journal mode, busy timeout and BEGIN mode)
-// and PostgreSQL are the backends. Another database plugs in by
+// directory, with the team's journal mode, busy timeout and BEGIN mode),
+// PostgreSQL and MySQL (or MariaDB) are the backends. Another database plugs in by
 // implementing Backend: it must give each scenario a database no other
 // scenario sees, and roll a transaction back when its connection is
 // closed, before Close returns. Where its engine meets a lock held by
@@ -16,7 +16,10 @@
 // or, if it is a Waiter, hand the wait to the scheduler. A Database that
 // also implements Clocked has its own clock (CURRENT_TIMESTAMP, now(),
 // column defaults) follow the scenario's; the harness reports the clock of
-// one that does not as the machine's.
+// one that does not as the machine's. The model checker names a state by
+// a Describer's own description of its content (SQLite's and
+// PostgreSQL's catalogs are read directly), and a Deadlocker answers a
+// wait the scheduler gives up in a deadlock as its engine would.
 package backend
 
 import (
@@ -76,6 +79,18 @@ type Waiter interface {
 	// closed until it has (Close blocks). To crash a waiting worker, make
 	// wait return false and crash the worker at its next point.
 	OpenWaiting(wait func(timeout time.Duration) bool) (driver.Conn, error)
+}
+
+// Deadlocker is a Database whose engine finds a deadlock between
+// connections itself and answers it: where the scheduler finds workers
+// waiting for each other's locks and gives one wait up, that call
+// answers as the engine would, not with the busy error it got. Its
+// worker connections (as Open returns them) implement
+// sqlhook.Deadlocker: Deadlock(busy error) error ends the connection's
+// transaction as the engine's detector would and returns its error.
+type Deadlocker interface {
+	// DeadlockAnswer says, for the trace, what the engine answers.
+	DeadlockAnswer() string
 }
 
 // Starter is a Backend that keeps state across the scenarios of one run

@@ -126,6 +126,29 @@ func isMyLockWait(err error) bool {
 	return errors.As(err, &me) && me.Number == myLockWaitTimeout
 }
 
+var _ Deadlocker = (*myDB)(nil)
+
+// DeadlockAnswer implements Deadlocker.
+func (d *myDB) DeadlockAnswer() string {
+	return "InnoDB answers error 1213 (ER_LOCK_DEADLOCK, SQLSTATE 40001) and rolls the transaction back"
+}
+
+// Deadlock answers a statement given up in a deadlock between workers as
+// InnoDB's detector would: the transaction rolled back on the server,
+// then error 1213. The workers run with innodb_lock_wait_timeout 0, so
+// the server never sees the cycle itself: each wait was answered 1205 at
+// once, and the waiter's transaction is still open until here. Should
+// the ROLLBACK fail, the transaction's fate is not what 1213 says, and
+// the statement keeps its 1205 (a lock wait timeout: the transaction
+// open).
+func (c *myConn) Deadlock(busy error) error {
+	if _, err := c.raw.(driver.ExecerContext).ExecContext(context.Background(), "ROLLBACK", nil); err != nil {
+		return busy
+	}
+	return serverDeadlock{&mysql.MySQLError{Number: myDeadlock, SQLState: [5]byte{'4', '0', '0', '0', '1'},
+		Message: "Deadlock found when trying to get lock; try restarting transaction"}}
+}
+
 // Close closes the connections the scenario still holds.
 func (d *myDB) Close() error {
 	d.mu.Lock()
