@@ -88,6 +88,12 @@ func (h hook) busy(c sqlhook.Call, err error) error {
 	}
 	switch w.park(wevent{kind: evBlocked, p: point{call: c, busy: err}}) {
 	case giveUp:
+		if w.deadlocked {
+			// Given up in a deadlock between workers: the connection
+			// answers as its engine's detector would (sqlhook.Deadlocker).
+			w.deadlocked = false
+			return sqlhook.ErrDeadlock
+		}
 		return err
 	case crash:
 		if c.InEngine {

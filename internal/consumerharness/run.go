@@ -184,6 +184,9 @@ type worker struct {
 	db     *sql.DB
 	pgx    *pgxWorker
 	resume chan decision
+	// deadlocked is set when the scheduler gives the worker's wait up in
+	// a deadlock between workers (see retry), until its hook reads it.
+	deadlocked bool
 	// crashing is set while a crashed worker's goroutine unwinds.
 	crashing atomic.Bool
 	jobs     chan job
@@ -228,6 +231,10 @@ type run struct {
 	// cursor is the worker the drain moved last: it moves the next one
 	// first (-1 before it moved any: w1 first).
 	cursor int
+	// rolledBack is the worker whose transaction the server rolled back
+	// in a deadlock (see retry): the drain retries the workers that
+	// waited for its locks before it moves again.
+	rolledBack *worker
 	// offsets maps each produced event to its offset.
 	offsets []int64
 	// deliveries records every delivery: what the consumer answered and
@@ -830,9 +837,15 @@ func (r *run) retry(w *worker) {
 		return
 	}
 	if ev.w == w && ev.kind == evBlocked && !r.othersCanMove(w) {
-		r.tracef(w.callEntry(KindLockGiveUp, call), "%s gives up waiting at %s: %s", w.name, call, quoteShort(ev.p.busy.Error()))
+		deadlock := r.othersBlocked(w) && !r.selfWait()
+		if dl, ok := r.db.(backend.Deadlocker); ok && deadlock {
+			w.deadlocked = true
+			r.tracef(w.callEntry(KindLockGiveUp, call), "%s gives up waiting at %s: a deadlock between workers, which the server would detect: %s", w.name, call, dl.DeadlockAnswer())
+		} else {
+			r.tracef(w.callEntry(KindLockGiveUp, call), "%s gives up waiting at %s: %s", w.name, call, quoteShort(ev.p.busy.Error()))
+		}
 		r.trace.unbindResult(call.call.Seq)
-		if r.othersBlocked(w) && !r.selfWait() {
+		if deadlock {
 			// A deadlock between workers, which the interleaving made. With
 			// every other worker idle (none holds a transaction), or with a
 			// worker waiting outside the transaction it holds itself on
@@ -843,6 +856,12 @@ func (r *run) retry(w *worker) {
 		r.reach(situation.ConsumerLockWaitGivenUp)
 		w.resume <- giveUp
 		r.await(w)
+		if w.deadlocked {
+			// The hook never read it (the worker crashed on the way).
+			w.deadlocked = false
+		} else if _, ok := r.db.(backend.Deadlocker); ok && deadlock {
+			r.rolledBack = w
+		}
 		return
 	}
 	if ev.w == w && ev.kind == evBlocked {
@@ -945,6 +964,25 @@ func (r *run) drain() {
 		if r.actions > maxActions {
 			r.fail(law.Quiesces, fmt.Sprintf("the system did not quiesce within %d calls: a handler loops", maxActions))
 			return
+		}
+		if v := r.rolledBack; v != nil {
+			// InnoDB grants a lock the rollback released to the
+			// connections waiting for it, before the one rolled back
+			// can take it again: without this, a consumer that runs its
+			// transaction again on 1213 would meet the same deadlock at
+			// every turn of the drain.
+			r.rolledBack = nil
+			granted := false
+			for _, o := range r.workers {
+				if o != v && o.state == blocked {
+					r.retry(o)
+					granted = true
+				}
+			}
+			if granted {
+				r.serveBackground()
+				continue
+			}
 		}
 		eligible := -1 // unknown: asked of the broker only when an idle worker needs it
 		moves := r.roundRobin(func(w *worker) bool {

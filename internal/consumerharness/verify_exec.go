@@ -639,6 +639,10 @@ func (v *verifyRun) callFootprint(i int, c sqlhook.Call, fp *footprint, t *trans
 		fp.acc = append(fp.acc, wv.tx...)
 		t.ends = true
 		t.dirty = c.Op == sqlhook.Commit
+		if v.s.snapshot && t.dirty {
+			// What another transaction's first read will see.
+			fp.ws |= resSnap
+		}
 	case sqlhook.RowsEnd:
 		if sqlite {
 			fp.rs |= resLock
@@ -667,6 +671,16 @@ func (v *verifyRun) callFootprint(i int, c sqlhook.Call, fp *footprint, t *trans
 				}
 			} else if writes {
 				t.dirty = true
+			}
+		}
+		if v.s.snapshot {
+			// A read inside a transaction may take its snapshot of the
+			// whole database; a write outside one commits at once.
+			switch {
+			case c.InTx && !writes:
+				fp.rs |= resSnap
+			case !c.InTx && writes:
+				fp.ws |= resSnap
 			}
 		}
 		if sqlite {

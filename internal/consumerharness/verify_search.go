@@ -70,7 +70,10 @@ type searcher struct {
 	fates  []Fate
 	base   *Scenario
 
-	sqlite        bool
+	sqlite bool
+	// snapshot: the database's transactions read a snapshot taken at
+	// their first read (see backend.Description).
+	snapshot      bool
 	tables        map[string]bool
 	dumpQueries   []string
 	complexSchema bool
@@ -576,6 +579,17 @@ func (s *searcher) discover(be backend.Backend) error {
 	if s.sqlite {
 		return s.discoverSQLite(ctx, admin)
 	}
+	if d, ok := db.(backend.Describer); ok {
+		desc, err := d.Describe(ctx)
+		if err != nil {
+			return fmt.Errorf("consumertest: read the schema's tables: %w", err)
+		}
+		for _, t := range desc.Tables {
+			s.tables[t] = true
+		}
+		s.dumpQueries, s.snapshot = desc.Queries, desc.Snapshot
+		return nil
+	}
 	return s.discoverPostgres(ctx, admin)
 }
 
@@ -717,20 +731,30 @@ func (w *walker) dump(r *run) (search.Key, error) {
 		if err := w.dumpAdded(admin, e); err != nil {
 			return search.Key{}, err
 		}
-	} else if err := w.dumpAddedPostgres(admin, e); err != nil {
+	} else if err := w.dumpAddedCatalog(r.db, e); err != nil {
 		return search.Key{}, err
 	}
 	return sumOf(e.b), nil
 }
 
-// dumpAddedPostgres adds to a state's name the tables and sequences a
-// scenario created on PostgreSQL beyond the schema's (the catalog is read
-// at every name: states are named only between transactions there, and a
-// PostgreSQL search is slow anyway).
-func (w *walker) dumpAddedPostgres(admin *sql.DB, e *enc) error {
-	queries, err := pgDumpQueries(context.Background(), admin, nil)
-	if err != nil {
-		return err
+// dumpAddedCatalog adds to a state's name the tables and sequences a
+// scenario created on PostgreSQL (or a Describer) beyond the schema's
+// (the catalog is read at every name: states are named only between
+// transactions there, and such a search is slow anyway).
+func (w *walker) dumpAddedCatalog(db backend.Database, e *enc) error {
+	admin := db.Admin()
+	var queries []string
+	if d, ok := db.(backend.Describer); ok {
+		desc, err := d.Describe(context.Background())
+		if err != nil {
+			return err
+		}
+		queries = desc.Queries
+	} else {
+		var err error
+		if queries, err = pgDumpQueries(context.Background(), admin, nil); err != nil {
+			return err
+		}
 	}
 	for _, q := range queries {
 		if slices.Contains(w.dumpQueries, q) {

@@ -27,6 +27,7 @@ const (
 	resDLQ                        // the dead-letter queue
 	resLock                       // SQLite's database lock
 	resDB                         // every table and the lock
+	resSnap                       // the snapshot a transaction's first read takes (REPEATABLE READ)
 	resOwn0    uint64 = 1 << 8    // worker i's own state: resOwn0 << i (8 workers)
 	resMsg0    uint64 = 1 << 16   // the message at offset o: resMsg0 << o (o < maxMsgBits)
 )
@@ -127,7 +128,7 @@ func (f footprint) String() string {
 		return "everything"
 	}
 	var parts []string
-	names := []string{"clock", "outside", "broker", "offsets", "dlq", "lock", "db"}
+	names := []string{"clock", "outside", "broker", "offsets", "dlq", "lock", "db", "snapshot"}
 	for i, n := range names {
 		bit := uint64(1) << i
 		switch {
@@ -357,9 +358,13 @@ func (p *sqlParser) subqueries() bool {
 	return false
 }
 
-// locksRows reports a SELECT ... FOR UPDATE (or SHARE): it takes row locks.
+// locksRows reports a SELECT ... FOR UPDATE (or SHARE, or MySQL's LOCK IN
+// SHARE MODE): it takes row locks.
 func (p *sqlParser) locksRows() bool {
 	for i := 0; i+1 < len(p.toks); i++ {
+		if p.toks[i].is("lock") && p.toks[i+1].is("in") {
+			return true // MySQL's LOCK IN SHARE MODE
+		}
 		if p.toks[i].is("for") && (p.toks[i+1].is("update") || p.toks[i+1].is("share") || p.toks[i+1].is("no") || p.toks[i+1].is("key")) {
 			return true
 		}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/idemcheck/idemcheck/consumertest"
 	"github.com/idemcheck/idemcheck/consumertest/laws"
+	"github.com/idemcheck/idemcheck/consumertest/scenario"
 	"github.com/idemcheck/idemcheck/examples/consumers/insertignore"
 	"github.com/idemcheck/idemcheck/impl/contract/handler"
 )
@@ -50,4 +51,21 @@ func TestInsertIgnoreUncheckedCreditsARedeliveryAgain(t *testing.T) {
 		t.Fatalf("the counterexample ran on %q", res.Outcome.Backend)
 	}
 	t.Logf("found after %d scenario(s):\n%s", res.Checks, res.Report())
+}
+
+// TestVerifyFindsInsertIgnoreUncheckedOnMySQL: the model checker finds
+// the unchecked consumer's double credit on the server, with a
+// counterexample that replays there.
+func TestVerifyFindsInsertIgnoreUncheckedOnMySQL(t *testing.T) {
+	dsn := mysqlDSN(t)
+	b := consumertest.Bounds{Events: []scenario.Fate{scenario.FateOK}, Workers: 2, Preemptions: 1, Duplicates: 1}
+	res, err := consumertest.Explore(consumer("insertignore-unchecked", insertignore.HandleUnchecked), b,
+		consumertest.MySQL(dsn), consumertest.CorpusDir(t.TempDir()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Failed || res.Law != laws.SingleCredit || res.Scenario == nil || res.Outcome.Backend != "mysql" {
+		t.Fatalf("want %s broken on mysql with a counterexample, got:\n%s", laws.SingleCredit, res.Report())
+	}
+	t.Logf("%d schedules, %d states:\n%s", res.Schedules, res.States, res.Report())
 }

@@ -6,8 +6,8 @@
 // internal/consumerharness/sqlhook so that each call is a scheduling point.
 //
 // SQLite (modernc.org/sqlite, the default: a real file on a RAM-backed
-// directory, with the team's journal mode, busy timeout and BEGIN mode)
-// and PostgreSQL are the backends. Another database plugs in by
+// directory, with the team's journal mode, busy timeout and BEGIN mode),
+// PostgreSQL and MySQL (or MariaDB) are the backends. Another database plugs in by
 // implementing Backend: it must give each scenario a database no other
 // scenario sees, and roll a transaction back when its connection is
 // closed, before Close returns. Where its engine meets a lock held by
@@ -16,7 +16,10 @@
 // or, if it is a Waiter, hand the wait to the scheduler. A Database that
 // also implements Clocked has its own clock (CURRENT_TIMESTAMP, now(),
 // column defaults) follow the scenario's; the harness reports the clock of
-// one that does not as the machine's.
+// one that does not as the machine's. The model checker names a state by
+// a Describer's own description of its content (SQLite's and
+// PostgreSQL's catalogs are read directly), and a Deadlocker answers a
+// wait the scheduler gives up in a deadlock as its engine would.
 package backend
 
 import (
@@ -80,6 +83,18 @@ type Waiter interface {
 	OpenWaiting(wait func(timeout time.Duration) bool) (driver.Conn, error)
 }
 
+// Deadlocker is a Database whose engine finds a deadlock between
+// connections itself and answers it: where the scheduler finds workers
+// waiting for each other's locks and gives one wait up, that call
+// answers as the engine would, not with the busy error it got. Its
+// worker connections (as Open returns them) implement
+// sqlhook.Deadlocker: Deadlock(busy error) error ends the connection's
+// transaction as the engine's detector would and returns its error.
+type Deadlocker interface {
+	// DeadlockAnswer says, for the trace, what the engine answers.
+	DeadlockAnswer() string
+}
+
 // Starter is a Backend that keeps state across the scenarios of one run
 // (pooled connections, a schema of the run's own): the harness starts it
 // once per run, outside any testing/synctest bubble, uses the Session as
@@ -138,4 +153,30 @@ type Pgx interface {
 	// PgxTxStart is the statement that records, right after a worker's
 	// BEGIN, the time the transaction began (what now() reads in it).
 	PgxTxStart() string
+}
+
+// Describer is a Database that describes its own content to the model
+// checker (Verify), which names a state by what the database holds. A
+// Database that is no Describer is read through SQLite's or PostgreSQL's
+// catalog, by its Backend's Name.
+type Describer interface {
+	// Describe reads the catalog as it stands: the tables the team's
+	// code made, and how to read them.
+	Describe(ctx context.Context) (Description, error)
+}
+
+// Description is what a Describer's database holds.
+type Description struct {
+	// Queries read the content, row for row, in an order that depends on
+	// the content only (never on the rows' physical order, nor on the
+	// database's own name): every table the team's code made, and every
+	// counter the next statement reads (AUTO_INCREMENT, sequences).
+	Queries []string
+	// Tables are the tables' names, lower-cased, as statements name them.
+	Tables []string
+	// Snapshot: a transaction's plain reads see the database as it stood
+	// at its first read (REPEATABLE READ), so that a read inside a
+	// transaction does not commute with another connection's commit,
+	// whatever tables each touches.
+	Snapshot bool
 }

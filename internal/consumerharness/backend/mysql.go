@@ -57,11 +57,15 @@ import (
 // and the harness parks the worker as waiting and runs the statement
 // again when another worker has moved. A statement that says NOWAIT or
 // WAIT n gets its 1205 as its answer: the team asked not to wait. Where
-// the scheduler gives up (a deadlock between workers, every one waiting),
-// the statement answers 1205 and its transaction stays open, as on a
-// server whose lock wait timed out; the server's own deadlock detector
-// (error 1213, the transaction rolled back) answers only where a
-// statement would wait for a lock in a cycle the server sees at once.
+// the scheduler gives up in a deadlock between workers (each waits for
+// another's lock, a cycle the server never sees, every wait having been
+// answered at once), the connection answers as InnoDB's detector would
+// (Deadlocker): the transaction rolled back, then error 1213. Where it
+// gives up another wait (a lock the handler holds itself on another
+// connection), the statement answers 1205 and its transaction stays
+// open, as on a server whose lock wait timed out. The server's own
+// detector answers 1213 where a statement would wait for a lock in a
+// cycle it sees at once.
 // Named locks (GET_LOCK with a timeout) and SLEEP wait on the server, on
 // the machine's clock; named locks belong to the whole server, shared by
 // runs in parallel. Statements that change the whole server (users,

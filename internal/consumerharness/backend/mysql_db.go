@@ -126,6 +126,29 @@ func isMyLockWait(err error) bool {
 	return errors.As(err, &me) && me.Number == myLockWaitTimeout
 }
 
+var _ Deadlocker = (*myDB)(nil)
+
+// DeadlockAnswer implements Deadlocker.
+func (d *myDB) DeadlockAnswer() string {
+	return "InnoDB answers error 1213 (ER_LOCK_DEADLOCK, SQLSTATE 40001) and rolls the transaction back"
+}
+
+// Deadlock answers a statement given up in a deadlock between workers as
+// InnoDB's detector would: the transaction rolled back on the server,
+// then error 1213. The workers run with innodb_lock_wait_timeout 0, so
+// the server never sees the cycle itself: each wait was answered 1205 at
+// once, and the waiter's transaction is still open until here. Should
+// the ROLLBACK fail, the transaction's fate is not what 1213 says, and
+// the statement keeps its 1205 (a lock wait timeout: the transaction
+// open).
+func (c *myConn) Deadlock(busy error) error {
+	if _, err := c.raw.(driver.ExecerContext).ExecContext(context.Background(), "ROLLBACK", nil); err != nil {
+		return busy
+	}
+	return serverDeadlock{&mysql.MySQLError{Number: myDeadlock, SQLState: [5]byte{'4', '0', '0', '0', '1'},
+		Message: "Deadlock found when trying to get lock; try restarting transaction"}}
+}
+
 // Close closes the connections the scenario still holds.
 func (d *myDB) Close() error {
 	d.mu.Lock()
@@ -403,4 +426,57 @@ func (s *myStmt) ExecContext(ctx context.Context, args []driver.NamedValue) (dri
 
 func (s *myStmt) QueryContext(ctx context.Context, args []driver.NamedValue) (driver.Rows, error) {
 	return s.c.QueryContext(ctx, s.query, args)
+}
+
+var _ Describer = (*myDB)(nil)
+
+// Describe implements Describer from information_schema. Rows are ordered
+// by every column's bytes, then by the column itself: a case-insensitive
+// collation ties 'a' and 'A', and a tie would leave the order to the
+// server's plan. AUTO_INCREMENT counters are read with SHOW CREATE TABLE,
+// which reads the live counter (MySQL 8's information_schema.TABLES may
+// answer a cached one); an InnoDB counter does not go back when an insert
+// rolls back, so the next row's id is part of the state. Snapshot: the
+// isolation is REPEATABLE READ unless the team's DSN says otherwise, and
+// a READ COMMITTED read treated as one only costs the search some
+// reduction.
+func (d *myDB) Describe(ctx context.Context) (Description, error) {
+	rows, err := d.s.admin.QueryContext(ctx, `SELECT c.TABLE_NAME, c.COLUMN_NAME, c.EXTRA FROM information_schema.COLUMNS c
+JOIN information_schema.TABLES t ON t.TABLE_SCHEMA = c.TABLE_SCHEMA AND t.TABLE_NAME = c.TABLE_NAME
+WHERE c.TABLE_SCHEMA = DATABASE() AND t.TABLE_TYPE = 'BASE TABLE'
+ORDER BY CAST(c.TABLE_NAME AS BINARY), c.ORDINAL_POSITION`)
+	if err != nil {
+		return Description{}, err
+	}
+	defer rows.Close()
+	type table struct {
+		name    string
+		order   []string
+		autoInc bool
+	}
+	var tables []*table
+	for rows.Next() {
+		var name, col, extra string
+		if err := rows.Scan(&name, &col, &extra); err != nil {
+			return Description{}, err
+		}
+		if len(tables) == 0 || tables[len(tables)-1].name != name {
+			tables = append(tables, &table{name: name})
+		}
+		t := tables[len(tables)-1]
+		t.order = append(t.order, "CAST("+myIdent(col)+" AS BINARY)", myIdent(col))
+		t.autoInc = t.autoInc || strings.Contains(strings.ToLower(extra), "auto_increment")
+	}
+	if err := rows.Err(); err != nil {
+		return Description{}, err
+	}
+	desc := Description{Snapshot: true}
+	for _, t := range tables {
+		desc.Tables = append(desc.Tables, strings.ToLower(t.name))
+		desc.Queries = append(desc.Queries, "SELECT * FROM "+myIdent(t.name)+" ORDER BY "+strings.Join(t.order, ", "))
+		if t.autoInc {
+			desc.Queries = append(desc.Queries, "SHOW CREATE TABLE "+myIdent(t.name))
+		}
+	}
+	return desc, nil
 }

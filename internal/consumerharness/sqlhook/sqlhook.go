@@ -156,6 +156,40 @@ type Hook interface {
 	Busy(c Call, err error) error
 }
 
+// ErrDeadlock is what a Hook's Busy returns to give a call up in a
+// deadlock between connections (every one waits for another's lock): on
+// a connection whose driver is a Deadlocker, the call answers as that
+// engine's deadlock detector would; on any other, with the busy error it
+// got, as when Busy returns it.
+var ErrDeadlock = errors.New("sqlhook: given up in a deadlock between connections")
+
+// Deadlocker is a driver connection whose engine detects deadlocks
+// itself, where the scheduler finds them instead (see ErrDeadlock).
+type Deadlocker interface {
+	// Deadlock ends the connection's transaction as the engine's
+	// detector would (rolled back on the server) and returns the
+	// engine's answer to a statement given up in a deadlock; busy is the
+	// answer the statement got.
+	Deadlock(busy error) error
+}
+
+// answerDeadlock is the answer of a call whose hook gave it up with herr
+// after the busy answer err (see ErrDeadlock).
+func (cn *conn) answerDeadlock(herr, err error) error {
+	if herr != ErrDeadlock {
+		return herr
+	}
+	d, ok := cn.inner.(Deadlocker)
+	if !ok {
+		return err
+	}
+	var out error
+	if derr := cn.do(func() error { out = d.Deadlock(err); return nil }); derr != nil {
+		return derr
+	}
+	return out
+}
+
 // Rewriter changes a statement before it reaches the database.
 type Rewriter interface {
 	// Rewrite returns the text to run instead of query, and notes about
@@ -545,6 +579,7 @@ func (cn *conn) call(c Call, do func() error) error {
 			return err
 		}
 		if herr := cn.c.hook.Busy(c, err); herr != nil {
+			herr = cn.answerDeadlock(herr, err)
 			if c.ContextErr() != nil {
 				cn.endTx()
 			}
@@ -979,6 +1014,7 @@ func (r *wrappedRows) Next(dest []driver.Value) error {
 			return err
 		}
 		if herr := r.cn.c.hook.Busy(Call{Op: Query, SQL: r.query, InTx: r.cn.inTxNow(), Ctx: r.ctx, TxCtx: r.txCtx}, err); herr != nil {
+			herr = r.cn.answerDeadlock(herr, err)
 			r.cn.tell(Call{Op: Query, SQL: r.query}, nil, herr)
 			return herr
 		}
