@@ -321,7 +321,7 @@ func (c *myConn) Prepare(query string) (driver.Stmt, error) {
 // PrepareContext returns a statement that runs query through the
 // connection.
 func (c *myConn) PrepareContext(_ context.Context, query string) (driver.Stmt, error) {
-	return &myStmt{c: c, query: query}, nil
+	return &connStmt{c: c, query: query}, nil
 }
 
 func (c *myConn) Begin() (driver.Tx, error) {
@@ -396,36 +396,6 @@ func (c *myConn) QueryContext(_ context.Context, query string, args []driver.Nam
 		return nil, answer(query, err)
 	}
 	return buf, nil
-}
-
-// myStmt runs its query through the connection.
-type myStmt struct {
-	c     *myConn
-	query string
-}
-
-var (
-	_ driver.StmtExecContext  = (*myStmt)(nil)
-	_ driver.StmtQueryContext = (*myStmt)(nil)
-)
-
-func (s *myStmt) Close() error  { return nil }
-func (s *myStmt) NumInput() int { return -1 }
-
-func (s *myStmt) Exec(args []driver.Value) (driver.Result, error) {
-	return s.ExecContext(context.Background(), toNamed(args))
-}
-
-func (s *myStmt) Query(args []driver.Value) (driver.Rows, error) {
-	return s.QueryContext(context.Background(), toNamed(args))
-}
-
-func (s *myStmt) ExecContext(ctx context.Context, args []driver.NamedValue) (driver.Result, error) {
-	return s.c.ExecContext(ctx, s.query, args)
-}
-
-func (s *myStmt) QueryContext(ctx context.Context, args []driver.NamedValue) (driver.Rows, error) {
-	return s.c.QueryContext(ctx, s.query, args)
 }
 
 var _ Describer = (*myDB)(nil)

@@ -763,7 +763,7 @@ func (c *pgConn) Prepare(query string) (driver.Stmt, error) {
 // PrepareContext returns a statement that runs query through the
 // connection (pgx caches its prepared form).
 func (c *pgConn) PrepareContext(_ context.Context, query string) (driver.Stmt, error) {
-	return &pgStmt{c: c, query: query}, nil
+	return &connStmt{c: c, query: query}, nil
 }
 
 func (c *pgConn) Begin() (driver.Tx, error) {
@@ -1016,33 +1016,41 @@ func (b *bufRows) Next(dest []driver.Value) error {
 	return nil
 }
 
-// pgStmt runs its query through the connection.
-type pgStmt struct {
-	c     *pgConn
+// queryConn is a connection a statement runs its query through: the
+// PostgreSQL and MySQL backends' connections prepare nothing on the server.
+type queryConn interface {
+	ExecContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Result, error)
+	QueryContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Rows, error)
+}
+
+// connStmt is a prepared statement that runs its query through the
+// connection each time.
+type connStmt struct {
+	c     queryConn
 	query string
 }
 
 var (
-	_ driver.StmtExecContext  = (*pgStmt)(nil)
-	_ driver.StmtQueryContext = (*pgStmt)(nil)
+	_ driver.StmtExecContext  = (*connStmt)(nil)
+	_ driver.StmtQueryContext = (*connStmt)(nil)
 )
 
-func (s *pgStmt) Close() error  { return nil }
-func (s *pgStmt) NumInput() int { return -1 }
+func (s *connStmt) Close() error  { return nil }
+func (s *connStmt) NumInput() int { return -1 }
 
-func (s *pgStmt) Exec(args []driver.Value) (driver.Result, error) {
+func (s *connStmt) Exec(args []driver.Value) (driver.Result, error) {
 	return s.ExecContext(context.Background(), toNamed(args))
 }
 
-func (s *pgStmt) Query(args []driver.Value) (driver.Rows, error) {
+func (s *connStmt) Query(args []driver.Value) (driver.Rows, error) {
 	return s.QueryContext(context.Background(), toNamed(args))
 }
 
-func (s *pgStmt) ExecContext(ctx context.Context, args []driver.NamedValue) (driver.Result, error) {
+func (s *connStmt) ExecContext(ctx context.Context, args []driver.NamedValue) (driver.Result, error) {
 	return s.c.ExecContext(ctx, s.query, args)
 }
 
-func (s *pgStmt) QueryContext(ctx context.Context, args []driver.NamedValue) (driver.Rows, error) {
+func (s *connStmt) QueryContext(ctx context.Context, args []driver.NamedValue) (driver.Rows, error) {
 	return s.c.QueryContext(ctx, s.query, args)
 }
 
