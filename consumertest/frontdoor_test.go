@@ -16,6 +16,7 @@ import (
 	"github.com/idemcheck/idemcheck/consumertest/handler"
 	"github.com/idemcheck/idemcheck/consumertest/laws"
 	"github.com/idemcheck/idemcheck/consumertest/scenario"
+	"github.com/idemcheck/idemcheck/faults/gen"
 )
 
 // maxFrontDoor bounds the names package consumertest exports. The front
@@ -131,4 +132,68 @@ func TestTheFrontDoorPlaysAScenarioOfTheVocabulary(t *testing.T) {
 	if res.Outcome == nil || res.Outcome.Trace == nil || res.Outcome.Trace.Len() == 0 {
 		t.Error("the counterexample has no trace")
 	}
+}
+
+// A crash stops a worker inside the handler, so it never returns. The
+// options that shape the drawn schedule are seen from the handler alone:
+// with crash weighed 0 (Faults), or with no explicit step at all
+// (MaxSteps(0): only the harness's drain, which never crashes), every
+// handler call returns; with crashes weighed heavily, some never do.
+func TestFaultsAndMaxStepsShapeTheDrawnSchedules(t *testing.T) {
+	hunt := func(opts ...consumertest.Option) (entered, returned int) {
+		c := consumertest.Consumer{
+			Name: "counted",
+			Schema: `CREATE TABLE ledger (event_id TEXT PRIMARY KEY, amount_cents INTEGER NOT NULL);
+				CREATE TABLE processed (event_id TEXT PRIMARY KEY)`,
+			Handler: func(ctx context.Context, db *sql.DB, m handler.Message) error {
+				entered++
+				err := markAndCredit(ctx, db, m)
+				returned++ // not deferred: a crash unwinds the worker's goroutine
+				return err
+			},
+			Effects: consumertest.PerEvent("SELECT event_id, amount_cents FROM ledger"),
+		}
+		res, err := consumertest.Hunt(c, append([]consumertest.Option{consumertest.Seed(7), consumertest.Checks(25)}, opts...)...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Failed {
+			t.Fatalf("a correct consumer was flagged:\n%s", res.Report())
+		}
+		return entered, returned
+	}
+	crashy := gen.Weights{gen.KindCrash: 40}
+	if e, r := hunt(consumertest.Faults(crashy)); e == r {
+		t.Fatalf("with crashes weighed 40, every one of %d handler calls returned: no crash was drawn", e)
+	}
+	if e, r := hunt(consumertest.Faults(gen.Weights{gen.KindCrash: 0})); e != r {
+		t.Errorf("with crash weighed 0, %d of %d handler calls never returned", e-r, e)
+	}
+	if e, r := hunt(consumertest.Faults(crashy), consumertest.MaxSteps(0)); e != r || e == 0 {
+		t.Errorf("with MaxSteps(0), %d of %d handler calls never returned (want every call to return, and some calls)", e-r, e)
+	}
+}
+
+// markAndCredit is a correct consumer's work: the mark and the credit in
+// one transaction, the credit skipped when the mark was there.
+func markAndCredit(ctx context.Context, db *sql.DB, m handler.Message) error {
+	if m.Poisoned() {
+		return handler.Poison(errors.New("no amount"))
+	}
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	res, err := tx.ExecContext(ctx, `INSERT INTO processed (event_id) VALUES ($1) ON CONFLICT DO NOTHING`, m.EventID)
+	if err != nil {
+		return err
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return nil
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO ledger (event_id, amount_cents) VALUES ($1, $2)`, m.EventID, m.Event.AmountCents); err != nil {
+		return err
+	}
+	return tx.Commit()
 }

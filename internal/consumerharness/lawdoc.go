@@ -3,7 +3,6 @@ package consumerharness
 import (
 	"slices"
 
-	runhistory "github.com/idemcheck/idemcheck/internal/history"
 	"github.com/idemcheck/idemcheck/internal/law"
 )
 
@@ -23,22 +22,6 @@ func (c Consumer) Judged() []string {
 	out := slices.Clone(Laws)
 	if c.Dedupe == "" {
 		out = slices.DeleteFunc(out, func(l string) bool { return l == LawAtomicity })
-	}
-	return out
-}
-
-// NotApplicable lists the laws of the properties in Laws that a team's
-// consumer cannot be judged by, each with why: they need what a black box
-// does not show (the claim store's own actions), so they are judged only
-// where the harness's store runs (package properties).
-func NotApplicable() map[string]string {
-	out := map[string]string{}
-	for _, p := range Laws {
-		for _, l := range law.Of(p) {
-			if why := runhistory.NotApplicable(l.ID); why != "" {
-				out[l.ID] = why
-			}
-		}
 	}
 	return out
 }

@@ -329,15 +329,6 @@ func Doc(id string) string {
 	return l.Doc
 }
 
-// Qualified returns id's name in the reference world: "property/law" for a
-// law of a property, id otherwise.
-func Qualified(id string) string {
-	if l, ok := Lookup(id); ok {
-		return l.Qualified()
-	}
-	return id
-}
-
 // Canonical returns name with every former ID in it replaced by the
 // current one: a law ("healthy-credited"), or either half of a
 // "property/law" ("nothing-lost/healthy-credited"). It is what a loader of

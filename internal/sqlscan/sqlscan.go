@@ -390,9 +390,6 @@ func Short(q string, n int) string {
 	return s[:cut] + "..."
 }
 
-// Statements reports how many statements s holds (as Split counts them).
-func Statements(s string) int { return len(Split(s)) }
-
 // endQuote returns the index just past the quote that closes the one at
 // s[i], and whether one does; a doubled quote is part of the text, and so
 // is a backslashed one when backslash is set.
