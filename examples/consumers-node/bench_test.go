@@ -127,3 +127,44 @@ func BenchmarkScenarios(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkVerify is the model checker's speed on insert-first.js:
+// schedules of the search within smallBounds, each played from the start,
+// per second. "pool" reuses processes that declare reset from worker to
+// worker and schedule to schedule (after the warm-up fuzzrun's reset check
+// gives them: three drawn scenarios, twice); "fresh" starts a process for
+// every worker of every schedule and every restart, as a process that
+// does not declare reset is served. Run it with -benchtime 500x (pool) or
+// 10x (fresh).
+func BenchmarkVerify(b *testing.B) {
+	gen := scenario.Generator(16)
+	for _, mode := range []struct {
+		name    string
+		maxIdle int
+	}{{"pool", 0}, {"fresh", -1}} {
+		b.Run("insert-first.js/"+mode.name, func(b *testing.B) {
+			d := declared(b, "insert-first.js")
+			pl := consumerproc.NewPool([]string{node(b), "insert-first.js"}, consumerproc.Options{MaxIdle: mode.maxIdle})
+			defer pl.Close()
+			pl.Warm(3)
+			c := consumertest.Consumer{Name: "insert-first", Schema: d.Schema, Worker: pl.Worker, Effects: consumertest.PerEvent(d.Effects)}
+			for i := range 6 {
+				if _, err := consumertest.Replay(c, gen.Example(i/2)); err != nil {
+					b.Fatal(err)
+				}
+			}
+			started := pl.Stats().Started
+			b.ResetTimer()
+			res, err := consumertest.Explore(c, smallBounds, consumertest.CorpusDir(b.TempDir()),
+				consumertest.VerifyWith(consumertest.VerifyOptions{Schedules: int64(b.N)}))
+			if err != nil {
+				b.Fatal(err)
+			}
+			if res.Failed {
+				b.Fatalf("insert-first.js flagged:\n%s", res.Report())
+			}
+			b.ReportMetric(float64(res.Schedules)/b.Elapsed().Seconds(), "schedules/s")
+			b.ReportMetric(float64(pl.Stats().Started-started), "processes")
+		})
+	}
+}
