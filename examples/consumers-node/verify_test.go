@@ -108,3 +108,39 @@ func breaks(bs []laws.Breach, law string) bool {
 	}
 	return false
 }
+
+// TestVerifySameOnFreshProcesses: reuse changes nothing the search
+// decides. lru.js, whose memory its reset must drop, searched on the
+// pool's reused processes and on a process started for every worker (as a
+// process that does not declare reset is served), gives the same
+// counterexample with the same trace, after the same schedules and states.
+func TestVerifySameOnFreshProcesses(t *testing.T) {
+	d := declared(t, "lru.js")
+	search := func(maxIdle int) (consumertest.VerifyResult, consumerproc.Stats) {
+		pl := consumerproc.NewPool([]string{node(t), "lru.js"}, consumerproc.Options{MaxIdle: maxIdle})
+		defer pl.Close()
+		c := consumertest.Consumer{Name: "lru", Schema: d.Schema, Worker: pl.Worker, Effects: consumertest.PerEvent(d.Effects)}
+		// A first search leaves the pool's processes with memory to
+		// forget.
+		if _, err := consumertest.Explore(c, smallBounds, consumertest.CorpusDir(t.TempDir())); err != nil {
+			t.Fatal(err)
+		}
+		res, err := consumertest.Explore(c, smallBounds, consumertest.CorpusDir(t.TempDir()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res, pl.Stats()
+	}
+	pooled, pst := search(0)
+	fresh, fst := search(-1)
+	if pst.Reused == 0 || fst.Reused != 0 {
+		t.Fatalf("reused %d processes on the pool and %d fresh; want some and none", pst.Reused, fst.Reused)
+	}
+	if !pooled.Failed || !fresh.Failed {
+		t.Fatalf("failed on the pool %v, fresh %v; want both", pooled.Failed, fresh.Failed)
+	}
+	if pooled.Law != fresh.Law || pooled.Schedules != fresh.Schedules || pooled.States != fresh.States ||
+		pooled.Outcome.Trace.String() != fresh.Outcome.Trace.String() {
+		t.Fatalf("the pool's search differs from the fresh processes':\npool:\n%s\nfresh:\n%s", pooled.Report(), fresh.Report())
+	}
+}
