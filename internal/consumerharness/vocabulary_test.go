@@ -24,7 +24,7 @@ func TestScenarioOpsAreTheTables(t *testing.T) {
 			t.Errorf("%s: the consumer world does not play it, yet validation says %v", term.Op, err)
 		}
 	}
-	want := []StepOp{OpRun, OpFail, OpCrash, OpAdvance, OpDuplicate, OpReplay}
+	want := []StepOp{OpRun, OpFail, OpCrash, OpAdvance, OpDuplicate, OpReplay, OpRebalance}
 	var got []StepOp
 	for _, op := range vocab.OpsOf(vocab.WorldConsumer) {
 		got = append(got, StepOp(op))
