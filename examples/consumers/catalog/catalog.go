@@ -23,6 +23,10 @@ import (
 	"github.com/idemcheck/idemcheck/examples/consumers/effectthenmark"
 	"github.com/idemcheck/idemcheck/examples/consumers/insertfirst"
 	"github.com/idemcheck/idemcheck/examples/consumers/lease"
+	"github.com/idemcheck/idemcheck/examples/consumers/logapplythencommit"
+	"github.com/idemcheck/idemcheck/examples/consumers/logautocommit"
+	"github.com/idemcheck/idemcheck/examples/consumers/logcommitfirst"
+	"github.com/idemcheck/idemcheck/examples/consumers/logoffsets"
 	"github.com/idemcheck/idemcheck/examples/consumers/lru"
 	"github.com/idemcheck/idemcheck/examples/consumers/markfirst"
 	"github.com/idemcheck/idemcheck/examples/consumers/migrations"
@@ -37,10 +41,6 @@ import (
 	"github.com/idemcheck/idemcheck/examples/consumers/sweeper"
 	"github.com/idemcheck/idemcheck/examples/consumers/tablefirstuse"
 	"github.com/idemcheck/idemcheck/examples/consumers/ttl"
-	"github.com/idemcheck/idemcheck/examples/consumers/logapplythencommit"
-	"github.com/idemcheck/idemcheck/examples/consumers/logautocommit"
-	"github.com/idemcheck/idemcheck/examples/consumers/logcommitfirst"
-	"github.com/idemcheck/idemcheck/examples/consumers/logoffsets"
 	"github.com/idemcheck/idemcheck/examples/consumers/upsertfirst"
 )
 
