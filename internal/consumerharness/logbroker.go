@@ -133,8 +133,6 @@ func (o logOffsets) Commit(ctx context.Context, partition int, next int64) error
 	return req.err
 }
 
-func (r *run) isLog() bool { return r.lg != nil }
-
 // logInit lays the events out in their partitions and gives each worker
 // its partitions, to be assigned at its first move.
 func (r *run) logInit() {
