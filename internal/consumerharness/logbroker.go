@@ -552,10 +552,29 @@ func (j judge) judgeLog() []Breach {
 	if j.c.Dedupe != "" {
 		out = append(out, j.atomicity("once quiet", j.o.Quiet)...)
 	}
+	for i := range out {
+		out[i].Details = append(out[i].Details, j.where(out[i].Details)...)
+	}
 	if j.o.CommitGap != nil {
 		out = append(out, *j.o.CommitGap)
 	}
 	out = append(out, j.order()...)
 	slices.SortStableFunc(out, func(a, b Breach) int { return rank(a.Law) - rank(b.Law) })
+	return out
+}
+
+// where names the partition and offset of each event details speak of
+// (a detail starts with the event's id).
+func (j judge) where(details []string) []string {
+	offsets := make([]int, j.s.Partitions)
+	var out []string
+	for _, e := range j.s.Events {
+		p := partitionOf(e.User, j.s.Partitions)
+		off := offsets[p]
+		offsets[p]++
+		if slices.ContainsFunc(details, func(d string) bool { return strings.HasPrefix(d, e.ID+" ") }) {
+			out = append(out, fmt.Sprintf("%s is the record at p%d offset %d", e.ID, p, off))
+		}
+	}
 	return out
 }

@@ -284,8 +284,6 @@ func ttlConsumer(d ttl.Dialect, window string) consumertest.Consumer {
 	return consumertest.Consumer{Schema: ttl.Schema(d), Handler: ttl.Handler(d, window), Effects: consumertest.PerEvent(ledgerEffects), Dedupe: processedEvents}
 }
 
-func ptr[T any](v T) *T { return &v }
-
 // Lookup returns the example named name.
 func Lookup(name string) (Entry, bool) {
 	es := append(All(), Logs()...)
@@ -315,7 +313,7 @@ func Logs() []Entry {
 	}
 	es := []Entry{
 		{Name: "logoffsets", Doc: "a log's positions kept in the effects' transaction, moved only from the value read (zombies roll back)",
-			Consumer: c(&logoffsets.Consumer, logoffsets.Schema, logoffsets.Effects)},
+			Consumer: c(&logoffsets.Consumer, logoffsets.Schema, logoffsets.Effects), Postgres: ptr(c(&logoffsets.Consumer, logoffsets.SchemaPostgres, logoffsets.Effects))},
 		{Name: "logcommitfirst", Law: laws.CommitAfterApply, Doc: "a log's offset committed to the broker before the effect: a crash or a rebalance loses the record",
 			Consumer: c(&logcommitfirst.Consumer, logcommitfirst.Schema, logcommitfirst.Effects)},
 		{Name: "logapplythencommit", Law: laws.SingleCredit, Doc: "a log's batch applied, then its offset committed, no dedupe: a rebalance's zombie and the new owner both apply it",
@@ -325,6 +323,11 @@ func Logs() []Entry {
 	}
 	for i := range es {
 		es[i].Consumer.Name = es[i].Name
+		if es[i].Postgres != nil {
+			es[i].Postgres.Name = es[i].Name
+		}
 	}
 	return es
 }
+
+func ptr[T any](v T) *T { return &v }

@@ -32,6 +32,20 @@ CREATE TABLE positions (
 	next_offset  INTEGER NOT NULL
 );`
 
+// SchemaPostgres is Schema in PostgreSQL's SQL (a sequence column of its
+// own kind); the consumer's statements are the same.
+const SchemaPostgres = `
+CREATE TABLE ledger (
+	seq          BIGSERIAL PRIMARY KEY,
+	event_id     TEXT    NOT NULL,
+	user_id      TEXT    NOT NULL,
+	amount_cents INTEGER NOT NULL
+);
+CREATE TABLE positions (
+	partition_id INTEGER PRIMARY KEY,
+	next_offset  INTEGER NOT NULL
+);`
+
 // Effects reads the ledger in apply order.
 const Effects = "SELECT event_id, amount_cents FROM ledger ORDER BY seq"
 

@@ -33,3 +33,6 @@ func TestOffsetsInTheTransactionHold(t *testing.T) {
 func TestCheck(t *testing.T) {
 	consumertest.Check(t, consumer(), consumertest.Checks(100))
 }
+
+// Fuzz plays a log consumer too: each input is a log scenario.
+func FuzzLogOffsets(f *testing.F) { consumertest.Fuzz(f, consumer()) }
