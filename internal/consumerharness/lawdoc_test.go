@@ -38,4 +38,3 @@ func TestALogConsumerIsJudgedByTheLogsLaws(t *testing.T) {
 		t.Errorf("a log consumer that claims no order is judged by %v", got)
 	}
 }
-
