@@ -211,3 +211,36 @@ func TestFuzzInputsMakeLogScenarios(t *testing.T) {
 		}
 	}
 }
+
+// A log counterexample saved as a corpus file loads and replays to the
+// same law.
+func TestLogCorpusFileReplays(t *testing.T) {
+	commitFirst := ownPositions(false)
+	apply := commitFirst.Handle
+	commitFirst.Handle = func(ctx context.Context, db *sql.DB, rs []handler.Record, log handler.Offsets) error {
+		if err := log.Commit(ctx, rs[0].Partition, rs[len(rs)-1].Offset+1); err != nil {
+			return err
+		}
+		return apply(ctx, db, rs, log)
+	}
+	c := logConsumer(commitFirst)
+	res, err := Hunt(c, Checks(50), Seed(1))
+	if err != nil || !res.Failed {
+		t.Fatalf("not caught: %v\n%s", err, res.Report())
+	}
+	path, err := SaveScenario(t.TempDir(), "log", res.Law, res.Summary(), res.Scenario, res.Outcome, res.Seed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := LoadScenario(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Partitions == 0 {
+		t.Fatalf("the file lost the partitions: %+v", s)
+	}
+	again, err := Replay(c, s)
+	if err != nil || !again.Failed || again.Law != res.Law {
+		t.Fatalf("the file replays to %q (%v), want %q", again.Law, err, res.Law)
+	}
+}
