@@ -51,15 +51,33 @@ func ConsumerLaws(c consumerharness.Consumer, breaches []consumerharness.Breach)
 	judged := c.Judged()
 	var out []LawRow
 	for _, law := range consumerharness.Laws {
+		if consumerharness.LogOnly(law) && c.Log == nil {
+			continue // a queue consumer's table is as it always was
+		}
 		row := LawRow{Law: law, Doc: consumerharness.LawDoc(law), Status: "pass"}
 		if i := slices.IndexFunc(breaches, func(b consumerharness.Breach) bool { return b.Law == law }); i >= 0 {
 			row.Status, row.Summary = "violated", breaches[i].Summary
 		} else if !slices.Contains(judged, law) {
-			row.Status, row.Summary = "n/a", "the consumer gives no Dedupe query"
+			row.Status, row.Summary = "n/a", notJudged(c, law)
 		}
 		out = append(out, row)
 	}
 	return out
+}
+
+// notJudged says why c is not judged by law.
+func notJudged(c consumerharness.Consumer, law string) string {
+	switch law {
+	case consumerharness.LawBoundedAttempts:
+		return "a log broker has no retry policy"
+	case consumerharness.LawReplay:
+		return "a log broker's run ends once quiet: reprocessing is the replay step, judged under single-credit"
+	case consumerharness.LawCommitAfterApply:
+		return "the effects are totals, which say nothing of one record"
+	case consumerharness.LawPartitionOrder:
+		return "the consumer claims no per-partition order"
+	}
+	return "the consumer gives no Dedupe query"
 }
 
 // ConsumerKind is the kind of the coverage rows of a consumer run.

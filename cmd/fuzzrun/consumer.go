@@ -434,7 +434,7 @@ func listConsumers(w io.Writer) {
 		fmt.Fprintf(w, "  %-17s %s\n", law, consumerharness.LawDoc(law))
 	}
 	fmt.Fprintln(w, "\nconsumers (fuzzrun consumer NAME):")
-	for _, e := range catalog.All() {
+	for _, e := range append(catalog.All(), catalog.Logs()...) {
 		verdict := "correct"
 		if !e.Correct() {
 			verdict = "broken: " + e.Law

@@ -38,6 +38,12 @@ const (
 	// Runs: the handler can be run at all (no panic, no transaction left
 	// open, no stray goroutine, no hang, the system quiesces).
 	Runs = consumerharness.LawRuns
+	// CommitAfterApply: on a log broker, a committed offset never runs
+	// ahead of the effects (judged as each commit lands).
+	CommitAfterApply = consumerharness.LawCommitAfterApply
+	// PartitionOrder: on a log broker, a consumer that claims order
+	// (LogConsumer.Ordered) applies each partition in offset order.
+	PartitionOrder = consumerharness.LawPartitionOrder
 )
 
 // All lists every law, in the order breaches are reported.

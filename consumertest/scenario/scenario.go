@@ -64,8 +64,11 @@ const (
 	OpAdvance = consumerharness.OpAdvance
 	// OpDuplicate makes the broker deliver event Pick's message once more.
 	OpDuplicate = consumerharness.OpDuplicate
-	// OpReplay makes the broker deliver the whole stream again.
+	// OpReplay makes the broker deliver the whole stream again (on a log
+	// broker: resets the group's committed offsets to the start).
 	OpReplay = consumerharness.OpReplay
+	// OpRebalance moves partition Pick of a log broker to worker W.
+	OpRebalance = consumerharness.OpRebalance
 )
 
 // Policy is the broker's retry policy (max_attempts, backoff, ack
@@ -141,6 +144,13 @@ func Generator(maxSteps int) *rapid.Generator[*Scenario] {
 // kinds, with weights from 0 to gen.MaxWeight.
 func GeneratorWith(maxSteps int, w gen.Weights) *rapid.Generator[*Scenario] {
 	return consumerharness.GeneratorWith(maxSteps, w)
+}
+
+// LogGeneratorWith draws the scenarios of a consumer of a log broker
+// (partitions, rebalances, no duplicates), each kind of step by its
+// weight in w (nil: the defaults).
+func LogGeneratorWith(maxSteps int, w gen.Weights) *rapid.Generator[*Scenario] {
+	return consumerharness.LogGeneratorWith(maxSteps, w)
 }
 
 // FuzzScenario decodes a fuzzing input into a scenario of at most

@@ -43,6 +43,9 @@ const (
 	// KindFail weighs scenario.OpFail, which only a team's consumer plays:
 	// Consumption never draws it, and Weights given to it reject it.
 	KindFail StepKind = "fail"
+	// KindRebalance weighs scenario.OpRebalance, which only a team's
+	// consumer of a log broker plays: Consumption never draws it.
+	KindRebalance StepKind = "rebalance"
 	// KindStep is KindRun's old name.
 	//
 	// Deprecated: use KindRun; the kind is written "run" and "step" is only

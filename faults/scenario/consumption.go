@@ -114,6 +114,10 @@ const (
 	// connection does. Only a team's consumer plays it (WorldConsumer): the
 	// reference world's faults are crashes and produce failures.
 	OpFail Op = "fail"
+	// OpRebalance: the consumer group moves partition Pick of a log
+	// broker to Worker. Only a team's consumer of a log plays it
+	// (WorldConsumer); on a queue it does nothing.
+	OpRebalance Op = "rebalance"
 )
 
 // Step is one scheduled action. Only the fields its Op names are read.

@@ -60,6 +60,7 @@ var vocabulary = []Term{
 	{OpAdvance, "true time moves forward by Ms milliseconds", both},
 	{OpDuplicate, "the broker delivers an event's message again (N extra copies in the reference world, one in a consumer)", both},
 	{OpReplay, "the broker delivers the whole stream again", both},
+	{OpRebalance, "a log's consumer group moves a partition to another worker: the old owner's commits are fenced, the new owner is assigned it", consumer},
 	{OpSkew, "a node's wall clock is set Ms away from true time", reference},
 	{OpClockStep, "a node's wall clock jumps by Ms", reference},
 	{OpCleanup, "the retention job runs on a worker's node", reference},

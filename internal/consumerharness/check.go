@@ -341,6 +341,9 @@ func huntConsumer(c Consumer, cfg config, name string) (Result, error) {
 		return Result{}, fmt.Errorf("consumertest: Faults: %w", err)
 	}
 	scenarios := GeneratorWith(cfg.maxSteps, cfg.weights)
+	if c.Log != nil {
+		scenarios = LogGeneratorWith(cfg.maxSteps, cfg.weights)
+	}
 	h := hunt.Run(hunt.Config{Name: name, Checks: cfg.checks, Seed: cfg.seed, ShrinkTime: cfg.shrinkTime},
 		func(t *rapid.T) *Scenario { return scenarios.Draw(t, "scenario") },
 		func(t *rapid.T, s *Scenario, shrinking bool) hunt.Verdict[Result] {

@@ -48,6 +48,11 @@ type Consumer struct {
 	// workers do not overlap: a worker's call waits while another
 	// worker's transaction is open (see docs/consumers.md, "pgx").
 	PgxHandler teamhandler.PgxHandler
+	// Log is a consumer of a log broker (Kafka's model: partitions,
+	// offsets, a consumer group and its rebalances), given instead of
+	// Handler, Worker and PgxHandler. Its scenarios have partitions and
+	// rebalances; see docs/consumers.md, "On a log broker".
+	Log *teamhandler.LogConsumer
 	// Effects reads what the consumer did; the invariants are judged from
 	// its rows. See PerEvent and Aggregate.
 	Effects Effects
@@ -112,6 +117,9 @@ func (c Consumer) worker() handler.Worker {
 	if c.PgxHandler != nil {
 		return pgxFactory(c.PgxHandler)
 	}
+	if c.Log != nil {
+		return logFactory(c.Log)
+	}
 	h := c.Handler
 	return func(string, *sql.DB) (handler.Func, io.Closer, error) { return h, nil, nil }
 }
@@ -119,11 +127,22 @@ func (c Consumer) worker() handler.Worker {
 // validate reports what is missing from c.
 func (c Consumer) validate() error {
 	var errs []string
-	switch n := countSet(c.Handler != nil, c.Worker != nil, c.PgxHandler != nil); {
+	switch n := countSet(c.Handler != nil, c.Worker != nil, c.PgxHandler != nil, c.Log != nil); {
 	case n == 0:
-		errs = append(errs, "give a Handler or a Worker (or a PgxHandler)")
+		errs = append(errs, "give a Handler or a Worker (or a PgxHandler, or a Log)")
 	case n > 1:
-		errs = append(errs, "give one of Handler, Worker and PgxHandler, not several")
+		errs = append(errs, "give one of Handler, Worker, PgxHandler and Log, not several")
+	}
+	if c.Log != nil {
+		if c.Log.Assigned == nil || c.Log.Handle == nil {
+			errs = append(errs, "give the Log consumer both Assigned and Handle")
+		}
+		if c.Log.MaxBatch < 0 || c.Log.AutoCommit < 0 {
+			errs = append(errs, "the Log consumer's MaxBatch and AutoCommit are 0 or more")
+		}
+		if c.Log.Ordered && c.Effects.Aggregate {
+			errs = append(errs, "an Ordered Log consumer is judged from the order of its effects' rows: give PerEvent effects")
+		}
 	}
 	if strings.TrimSpace(c.Effects.Query) == "" {
 		errs = append(errs, "give an Effects query (PerEvent or Aggregate)")

@@ -80,6 +80,9 @@ func Fuzz(f *testing.F, c Consumer, opts ...Option) {
 		played := cfg
 		played.t = t
 		s := FuzzScenario(data, cfg.maxSteps)
+		if c.Log != nil {
+			s = asLog(s)
+		}
 		res, err := replay(c, s, played)
 		if err != nil {
 			t.Fatal(err)

@@ -51,10 +51,22 @@ const (
 	// LawRuns: the handler can be run at all (no panic, no transaction
 	// left open, no stray goroutine, no hang, the system quiesces).
 	LawRuns = law.Runs
+	// LawCommitAfterApply: on a log broker, a committed offset never runs
+	// ahead of the applied effects; judged for Log consumers with
+	// per-event effects, at each commit.
+	LawCommitAfterApply = law.CommitAfterApply
+	// LawPartitionOrder: on a log broker, each partition's records are
+	// applied in offset order; judged for Log consumers that claim it
+	// (LogConsumer.Ordered).
+	LawPartitionOrder = law.PartitionOrder
 )
 
 // Laws lists every law, in the order breaches are reported.
-var Laws = []string{LawRuns, LawSingleCredit, LawNothingLost, LawHealthyApplied, LawAtomicity, LawReplay, LawBoundedAttempts}
+var Laws = []string{LawRuns, LawSingleCredit, LawNothingLost, LawHealthyApplied, LawAtomicity, LawReplay, LawBoundedAttempts, LawCommitAfterApply, LawPartitionOrder}
+
+// LogOnly reports whether law is judged only on consumers of a log
+// broker (Consumer.Log).
+func LogOnly(law string) bool { return law == LawCommitAfterApply || law == LawPartitionOrder }
 
 // Breach is one law broken in one run. Its Diff is of what should be
 // (-want) against what was done (+got).
@@ -75,6 +87,10 @@ type Snapshot struct {
 	DeadLetters []string `json:"deadLetters,omitempty"`
 	// missing are the queries that read a table that did not exist.
 	missing []string
+	// order is the first column of the effects' rows in the order the
+	// query returned them (Rows are sorted): the apply order of an
+	// Ordered log consumer (law partition-order).
+	order []string
 }
 
 // missingRelation reports whether err says a query named a table that
@@ -124,6 +140,9 @@ type Outcome struct {
 	Deliveries []Delivery `json:"deliveries"`
 	// Failure is set when the run could not go on (law runs).
 	Failure *Breach `json:"failure,omitempty"`
+	// CommitGap, on a log broker, is the first commit that ran ahead of
+	// the effects (law commit-after-apply).
+	CommitGap *Breach `json:"commitGap,omitempty"`
 	// Situations counts what the run reached, by name (see Situations).
 	Situations map[string]int `json:"situations,omitempty"`
 	// MachineClock names what in the run read the machine's clock
@@ -189,6 +208,11 @@ func snapshot(ctx context.Context, be backend.Database, c Consumer) (Snapshot, e
 		}
 	}
 	s.Rows = rows
+	for _, row := range rows {
+		if len(row) > 0 {
+			s.order = append(s.order, row[0])
+		}
+	}
 	if c.Dedupe != "" {
 		d, err := read("dedupe", c.Dedupe)
 		if err != nil {
@@ -268,6 +292,12 @@ func play(ctx context.Context, be backend.Backend, c Consumer, s *Scenario, g *g
 	if err := s.Validate(); err != nil {
 		return nil, err
 	}
+	switch {
+	case c.Log != nil && s.Partitions == 0:
+		return nil, fmt.Errorf("%w: consumer %q reads a log broker, and the scenario has no partitions (a queue broker's scenario)", ErrBadInput, c.displayName())
+	case c.Log == nil && s.Partitions > 0:
+		return nil, fmt.Errorf("%w: the scenario has partitions (a log broker's), and consumer %q is no Log consumer", ErrBadInput, c.displayName())
+	}
 	g.enter(phaseStarting)
 	r, err := newRun(ctx, be, c, s, g, bubble)
 	if err != nil {
@@ -280,6 +310,10 @@ func play(ctx context.Context, be backend.Backend, c Consumer, s *Scenario, g *g
 	}
 	if err := r.startWorkers(); err != nil {
 		return nil, err
+	}
+	if c.Log != nil {
+		r.logInit()
+		r.lg.base = out.Base
 	}
 	// Under Verify the search decides each step as the run goes
 	// (verify_exec.go); otherwise the steps are the scenario's.
@@ -313,12 +347,19 @@ func play(ctx context.Context, be backend.Backend, c Consumer, s *Scenario, g *g
 		if c.DeadLetters != "" {
 			own = fmt.Sprintf(" (and %d in the consumer's own dead letters)", len(out.Quiet.DeadLetters)-len(out.Base.DeadLetters))
 		}
-		r.tracef(Entry{Kind: KindPhase}, "-- quiet at t=%dms: %d effect row(s), %d dead-lettered%s; the whole stream is replayed --", r.now(), len(out.Quiet.Rows)-len(out.Base.Rows), len(out.DLQQuiet), own)
-		r.replayed = true
-		r.b.Replay(Topic)
-		r.drain()
+		if r.lg != nil {
+			// A log's reprocessing is the replay step, drawn as any
+			// fault: the run ends once quiet (see docs/consumers.md).
+			r.tracef(Entry{Kind: KindPhase}, "-- quiet at t=%dms: %d effect row(s)%s; every partition read to its end --", r.now(), len(out.Quiet.Rows)-len(out.Base.Rows), own)
+			out.Replayed = out.Quiet
+		} else {
+			r.tracef(Entry{Kind: KindPhase}, "-- quiet at t=%dms: %d effect row(s), %d dead-lettered%s; the whole stream is replayed --", r.now(), len(out.Quiet.Rows)-len(out.Base.Rows), len(out.DLQQuiet), own)
+			r.replayed = true
+			r.b.Replay(Topic)
+			r.drain()
+		}
 	}
-	if r.failure == nil {
+	if r.failure == nil && r.lg == nil {
 		if out.Replayed, err = snapshot(ctx, r.db, c); err != nil {
 			return nil, err
 		}
@@ -337,6 +378,9 @@ func play(ctx context.Context, be backend.Backend, c Consumer, s *Scenario, g *g
 	}
 	r.close()
 	out.Failure, out.Situations = r.failure, r.situations
+	if r.lg != nil {
+		out.CommitGap = r.lg.gap
+	}
 	for _, m := range r.machineClock {
 		out.noteMachineClock(m)
 	}
@@ -400,6 +444,9 @@ func Judge(c Consumer, o *Outcome) []Breach {
 		return []Breach{*o.Failure}
 	}
 	j := judge{c: c, o: o, s: o.Scenario}
+	if c.Log != nil {
+		return j.judgeLog()
+	}
 	var out []Breach
 	if c.Effects.Aggregate {
 		out = append(out, j.aggregate("once quiet", o.Quiet, o.DLQQuiet, true)...)

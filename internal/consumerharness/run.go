@@ -96,6 +96,8 @@ type point struct {
 	settle bool   // the worker answered and waits to ack/nack
 	result error
 	busy   error // blocked: the lock conflict
+	// commit is the broker commit a log consumer's worker is parked at.
+	commit *commitReq
 }
 
 func (p point) String() string {
@@ -120,6 +122,9 @@ func (p point) situation() string {
 }
 
 func (p point) injectable() bool {
+	if p.commit != nil {
+		return true
+	}
 	if p.settle || p.what != "" {
 		return false
 	}
@@ -204,6 +209,8 @@ type worker struct {
 	// incarnation is a restart (a failure of its factory is then a breach
 	// of law runs, not bad input).
 	starting, restarted bool
+	// lg is its client's state on a log broker (nil on a queue).
+	lg *logWorker
 }
 
 // run is one scenario being played.
@@ -242,6 +249,8 @@ type run struct {
 	deliveries []Delivery
 	// replayed is set once the stream has been replayed.
 	replayed bool
+	// lg is the log broker, for a consumer of one (nil: the queue broker).
+	lg *logState
 
 	// mu guards what goroutines other than the scheduler's write: the
 	// workers' pending events and expiries, the actors, the notes.
@@ -404,6 +413,9 @@ func (r *run) start(w *worker) error {
 	w.jobs = make(chan job)
 	r.loops.Add(1)
 	r.active.Store(w)
+	if r.lg != nil {
+		r.logRestarted(w)
+	}
 	go w.loop(w.jobs, fmt.Sprintf("%s#%d", w.name, w.inc))
 	r.await(w)
 	for r.failure == nil && w.starting && w.state == parked {
@@ -474,6 +486,10 @@ func (r *run) stop(w *worker, graceful bool) {
 
 // produce publishes every event, in order.
 func (r *run) produce() {
+	if r.lg != nil {
+		r.produceLog()
+		return
+	}
 	for _, e := range r.s.Events {
 		ev := event.OrderPaid{EventID: e.ID, OccurredAtMs: r.clock.NowMs(), OrderID: e.order(), UserID: e.User, AmountCents: e.Amount}
 		off := r.b.Enqueue(Topic, "", e.ID, ev.Encode(), broker.Produced)
@@ -741,6 +757,11 @@ func (r *run) act(w *worker, d decision) {
 		r.resume(w, proceed)
 		return
 	}
+	if p.commit != nil && d != fail {
+		r.actCommit(w, p)
+		r.resume(w, d)
+		return
+	}
 	if d == fail {
 		r.fault(w, FaultInjected, p.String())
 		r.tracef(w.callEntry(KindInjected, p), "%s %s -> injected failure", w.name, p)
@@ -772,6 +793,10 @@ func (r *run) traceCall(p point, idx int) {
 
 // settle applies w's answer to the broker.
 func (r *run) settle(w *worker, p point) {
+	if r.lg != nil {
+		r.settleLog(w, p)
+		return
+	}
 	r.endDelivery(w)
 	r.deliveries[w.rec].Settled = true
 	switch {
@@ -921,7 +946,11 @@ func (r *run) step(st Step) {
 		w := r.workers[st.Worker-1]
 		switch w.state {
 		case idle:
-			if !r.deliver(w, st.Pick) {
+			if r.lg != nil {
+				if !r.logFetch(w, st.Pick) {
+					r.tracef(Entry{Kind: KindIdle, Worker: w.name}, "%s finds nothing to fetch", w.name)
+				}
+			} else if !r.deliver(w, st.Pick) {
 				r.tracef(Entry{Kind: KindIdle, Worker: w.name}, "%s finds nothing to receive", w.name)
 			}
 		case blocked:
@@ -948,8 +977,16 @@ func (r *run) step(st Step) {
 			r.tracef(Entry{Kind: KindDuplicate, Event: r.s.Events[st.Pick].ID}, "the broker duplicates %s (offset %d)", r.s.Events[st.Pick].ID, offs[0])
 		}
 	case OpReplay:
+		if r.lg != nil {
+			r.replayLog()
+			return
+		}
 		offs := r.b.Replay(Topic)
 		r.tracef(Entry{Kind: KindReplay}, "the broker replays the stream (%d messages)", len(offs))
+	case OpRebalance:
+		if r.lg != nil {
+			r.rebalanceLog(st)
+		}
 	}
 }
 
@@ -991,6 +1028,9 @@ func (r *run) drain() {
 				r.act(w, proceed)
 				return true
 			case idle:
+				if r.lg != nil {
+					return r.logCanMove(w) && r.logFetch(w, 0)
+				}
 				if eligible < 0 {
 					eligible = len(r.b.Eligible(Group)) // ticks the ack timeouts first
 				}
@@ -1018,6 +1058,10 @@ func (r *run) drain() {
 			continue
 		}
 		quiet, next := r.b.Quiet()
+		if r.lg != nil {
+			quiet, next = r.quietLog()
+			next += startMs
+		}
 		if quiet {
 			return
 		}

@@ -33,6 +33,13 @@ type Scenario struct {
 	Policy  Policy  `json:"policy"`
 	Events  []Event `json:"events"`
 	Steps   []Step  `json:"steps"`
+	// Partitions, for a consumer of a log broker (Consumer.Log), is the
+	// number of partitions of the topic (1 to 8); 0 for a queue broker.
+	Partitions int `json:"partitions,omitempty"`
+	// Assignment, for a log broker, names the worker (from 1) that owns
+	// each partition at the start; empty, partition p goes to worker
+	// p mod Workers + 1 (round robin).
+	Assignment []int `json:"assignment,omitempty"`
 }
 
 // Policy is the broker's retry policy: broker.Policy, the one
@@ -91,8 +98,17 @@ const (
 	OpAdvance = StepOp(vocab.OpAdvance)
 	// Duplicate makes the broker deliver event Pick's message once more.
 	OpDuplicate = StepOp(vocab.OpDuplicate)
-	// Replay makes the broker deliver the whole stream again.
+	// Replay makes the broker deliver the whole stream again. On a log
+	// broker it resets the group's committed offsets to the start of
+	// every partition and assigns every partition again, as a team
+	// reprocessing the topic does.
 	OpReplay = StepOp(vocab.OpReplay)
+	// Rebalance moves partition Pick of a log broker to worker W: the
+	// worker that owned it keeps running what it holds, but its commits
+	// to the broker for it fail (ErrFenced); W is assigned it (its
+	// Assigned is called) before it fetches from it. It does nothing on
+	// a queue broker, or when W owns the partition already.
+	OpRebalance = StepOp(vocab.OpRebalance)
 )
 
 // Step is one entry of the schedule.
@@ -112,6 +128,8 @@ func (s Step) String() string {
 		return fmt.Sprintf("duplicate event #%d", s.Pick)
 	case OpReplay:
 		return "replay"
+	case OpRebalance:
+		return fmt.Sprintf("rebalance p%d to w%d", s.Pick, s.Worker)
 	case OpRun:
 		if s.Pick != 0 {
 			return fmt.Sprintf("run w%d (pick %d)", s.Worker, s.Pick)
@@ -179,10 +197,18 @@ func (s *Scenario) Validate() error {
 				errs = append(errs, fmt.Sprintf("step %d: duplicate of event #%d of %d", i+1, st.Pick, len(s.Events)))
 			}
 		case OpReplay:
+		case OpRebalance:
+			if st.Worker < 1 || st.Worker > s.Workers {
+				errs = append(errs, fmt.Sprintf("step %d: worker %d of %d", i+1, st.Worker, s.Workers))
+			}
+			if st.Pick < 0 || (s.Partitions > 0 && st.Pick >= s.Partitions) {
+				errs = append(errs, fmt.Sprintf("step %d: rebalance of partition %d of %d", i+1, st.Pick, s.Partitions))
+			}
 		default:
 			errs = append(errs, fmt.Sprintf("step %d: unknown op %q", i+1, st.Op))
 		}
 	}
+	errs = append(errs, s.validateLog()...)
 	if len(errs) > 0 {
 		return fmt.Errorf("consumer scenario: %s", strings.Join(errs, "; "))
 	}
@@ -216,6 +242,7 @@ func (s *Scenario) clone() *Scenario {
 	out := *s
 	out.Events = append([]Event(nil), s.Events...)
 	out.Steps = append([]Step(nil), s.Steps...)
+	out.Assignment = slices.Clone(s.Assignment)
 	return &out
 }
 
@@ -250,6 +277,9 @@ func Kinds() []gen.StepKind {
 // stalls. Changing them changes what every seed draws.
 var defaultWeights = map[gen.StepKind]int{
 	gen.KindRun: 13, gen.KindCrash: 2, gen.KindFail: 1, gen.KindAdvance: 2, gen.KindDuplicate: 1, gen.KindReplay: 1,
+	// Drawn in log scenarios only (LogGeneratorWith): a queue's menu
+	// below never offers it.
+	gen.KindRebalance: 2,
 }
 
 // stallWeight is the weight of a stall (see stall), which is not a kind

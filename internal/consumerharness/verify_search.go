@@ -139,6 +139,9 @@ func explore(c Consumer, b Bounds, cfg config, name string) (VerifyResult, error
 	if err := pgxUnverified(c); err != nil {
 		return VerifyResult{}, err
 	}
+	if c.Log != nil {
+		return VerifyResult{}, fmt.Errorf("%w: consumer %q reads a log broker: Verify does not enumerate a log's schedules yet; use Check, Hunt or Fuzz", ErrBadInput, c.displayName())
+	}
 	if err := b.Validate(); err != nil {
 		return VerifyResult{}, err
 	}

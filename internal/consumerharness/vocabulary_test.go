@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"pgregory.net/rapid"
+
 	"github.com/idemcheck/idemcheck/faults/gen"
 	vocab "github.com/idemcheck/idemcheck/faults/scenario"
 )
@@ -24,7 +26,7 @@ func TestScenarioOpsAreTheTables(t *testing.T) {
 			t.Errorf("%s: the consumer world does not play it, yet validation says %v", term.Op, err)
 		}
 	}
-	want := []StepOp{OpRun, OpFail, OpCrash, OpAdvance, OpDuplicate, OpReplay}
+	want := []StepOp{OpRun, OpFail, OpCrash, OpAdvance, OpDuplicate, OpReplay, OpRebalance}
 	var got []StepOp
 	for _, op := range vocab.OpsOf(vocab.WorldConsumer) {
 		got = append(got, StepOp(op))
@@ -42,16 +44,8 @@ func TestScenarioOpsAreTheTables(t *testing.T) {
 // A kind of weight 0 is never drawn, and a kind alone is all a schedule
 // holds (a stall is runs and an advance, so only while both are on).
 func TestGeneratorWeights(t *testing.T) {
-	ops := func(w gen.Weights) map[StepOp]int {
-		out := map[StepOp]int{}
-		g := GeneratorWith(16, w)
-		for i := range 300 {
-			for _, st := range g.Example(i).Steps {
-				out[st.Op]++
-			}
-		}
-		return out
-	}
+	ops := func(w gen.Weights) map[StepOp]int { return opsOf(GeneratorWith(16, w)) }
+	logOps := func(w gen.Weights) map[StepOp]int { return opsOf(LogGeneratorWith(16, w)) }
 	off := gen.Weights{gen.KindCrash: 0, gen.KindFail: 0}
 	if got := ops(off); got[OpCrash] != 0 || got[OpFail] != 0 || got[OpRun] == 0 || got[OpReplay] == 0 {
 		t.Errorf("crash and fail off: %v", got)
@@ -62,9 +56,15 @@ func TestGeneratorWeights(t *testing.T) {
 			w[o] = 0
 		}
 		w[k] = 1
-		got := ops(w)
-		if len(got) != 1 || got[StepOp(k)] == 0 {
-			t.Errorf("%s alone: %v", k, got)
+		if k != gen.KindRebalance {
+			if got := ops(w); len(got) != 1 || got[StepOp(k)] == 0 {
+				t.Errorf("%s alone: %v", k, got)
+			}
+		}
+		// A log scenario is drawn from the same kinds but duplicate (a
+		// record appended twice would be two records).
+		if got := logOps(w); (k == gen.KindDuplicate) != (len(got) == 0) || (k != gen.KindDuplicate && (len(got) != 1 || got[StepOp(k)] == 0)) {
+			t.Errorf("%s alone, on a log: %v", k, got)
 		}
 	}
 	none := gen.Weights{}
@@ -87,6 +87,17 @@ func TestGeneratorWeights(t *testing.T) {
 			}
 		}
 	}
+}
+
+// opsOf counts the ops of 300 scenarios g draws.
+func opsOf(g *rapid.Generator[*Scenario]) map[StepOp]int {
+	out := map[StepOp]int{}
+	for i := range 300 {
+		for _, st := range g.Example(i).Steps {
+			out[st.Op]++
+		}
+	}
+	return out
 }
 
 // The consumer world's weights are the reference world's type, over the

@@ -89,6 +89,8 @@ func (w *worker) handle(ctx context.Context, m handler.Message) {
 	}
 	what := "ack " + m.EventID
 	switch {
+	case w.lg != nil:
+		what = w.logSettleWhat(err)
 	case err == nil:
 	case handler.IsPoison(err):
 		what = "dead-letter " + m.EventID + " (poison: " + quoteShort(err.Error()) + ")"

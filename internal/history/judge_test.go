@@ -30,12 +30,14 @@ var ownJudged = map[string]string{
 		"the rules differ: the reference world's would pass corpus/brokers/rabbitmq-quorum-off-by-one-dlq-metadata.json",
 	law.NothingLost: "consumertest (effects, DLQ and the consumer's own dead letters, its diff shared with single-credit), the live judge (credited or dead-lettered, poison never credited, a healthy event dead-lettered as poison or given up by the consumer, one line); " +
 		"the reference world judges its laws instead (credited-or-dlq, quiesces, healthy-applied), and the live judge reports under nothing-lost what the others report under healthy-applied",
-	law.Quiesces:       "properties: the drain's result",
-	law.CreditedOrDLQ:  "properties: the final ledger against the model (package model/ledger)",
-	law.Atomicity:      "properties (the atomicity monitor), consumertest (effects against the dedupe query)",
-	law.EffectWithMark: "properties: the atomicity monitor, after every store write",
-	law.ProducerGate:   "its laws' judge functions",
-	law.Runs:           "consumertest: the run's own failure (a panic, a hang, a leak)",
+	law.Quiesces:         "properties: the drain's result",
+	law.CreditedOrDLQ:    "properties: the final ledger against the model (package model/ledger)",
+	law.Atomicity:        "properties (the atomicity monitor), consumertest (effects against the dedupe query)",
+	law.EffectWithMark:   "properties: the atomicity monitor, after every store write",
+	law.ProducerGate:     "its laws' judge functions",
+	law.Runs:             "consumertest: the run's own failure (a panic, a hang, a leak)",
+	law.CommitAfterApply: "consumertest: a log broker's commits, each judged as it lands against the effects read then; a history holds no commits",
+	law.PartitionOrder:   "consumertest: the order of the effects query's rows once quiet; a history holds no effect rows",
 }
 
 // TestEveryBlackBoxLawIsJudgedOverTheHistory: a law a black box can show

@@ -123,6 +123,9 @@ const (
 	ProducerGate       = "producer-gate"
 	Linearizability    = "linearizability"
 	Runs               = "runs"
+	// The laws of a consumer of a log broker (consumertest's Log).
+	CommitAfterApply = "commit-after-apply"
+	PartitionOrder   = "partition-order"
 )
 
 // The laws of the properties. HealthyApplied and DLQMetadata are also
@@ -206,6 +209,9 @@ var registry = []Law{
 	{ID: DLQOnce, Property: ProducerGate, Doc: "a message is dead-lettered at most once", Needs: BlackBox},
 
 	{ID: Linearizability, Doc: "the claim store is linearizable under real concurrent goroutines: every history of claims, commits, fails and reads has a linearization allowed by the store's sequential model", Needs: StoreActions},
+
+	{ID: CommitAfterApply, Doc: "on a log broker, a committed offset never runs ahead of the effects: when a commit of offset c for a partition lands, every record of that partition below c has its effect committed in the database (or sits in the consumer's own dead letters)", Needs: BlackBox},
+	{ID: PartitionOrder, Doc: "on a log broker, a consumer that claims per-partition order applies each partition's records in offset order, as the effects query returns its rows", Needs: BlackBox},
 
 	{ID: Runs, Doc: "the handler does not panic, leave a transaction open, hang outside the database, loop forever, or leave goroutines running", Needs: BlackBox},
 }

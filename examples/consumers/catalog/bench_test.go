@@ -32,6 +32,22 @@ func BenchmarkADRScenarios(b *testing.B) {
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "scenarios/s")
 }
 
+// BenchmarkLogOffsetsScenarios is the harness's throughput on the correct
+// consumer of a log broker (logoffsets): drawn log scenarios played and
+// judged (fresh database, schema, workers, assignments, schedule, drain,
+// a read of the effects at each commit, queries), one after another.
+func BenchmarkLogOffsetsScenarios(b *testing.B) {
+	e, _ := catalog.Lookup("logoffsets")
+	res, err := consumertest.Hunt(e.Consumer, consumertest.Checks(b.N), consumertest.Seed(1), consumertest.NoReduce())
+	if err != nil {
+		b.Fatal(err)
+	}
+	if res.Failed {
+		b.Fatalf("the logoffsets consumer was flagged:\n%s", res.Report())
+	}
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "scenarios/s")
+}
+
 const benchEvents = 50
 
 // benchScenario is one worker handling 50 events, no faults: the drain

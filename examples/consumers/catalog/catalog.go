@@ -23,6 +23,10 @@ import (
 	"github.com/idemcheck/idemcheck/examples/consumers/effectthenmark"
 	"github.com/idemcheck/idemcheck/examples/consumers/insertfirst"
 	"github.com/idemcheck/idemcheck/examples/consumers/lease"
+	"github.com/idemcheck/idemcheck/examples/consumers/logapplythencommit"
+	"github.com/idemcheck/idemcheck/examples/consumers/logautocommit"
+	"github.com/idemcheck/idemcheck/examples/consumers/logcommitfirst"
+	"github.com/idemcheck/idemcheck/examples/consumers/logoffsets"
 	"github.com/idemcheck/idemcheck/examples/consumers/lru"
 	"github.com/idemcheck/idemcheck/examples/consumers/markfirst"
 	"github.com/idemcheck/idemcheck/examples/consumers/migrations"
@@ -280,11 +284,9 @@ func ttlConsumer(d ttl.Dialect, window string) consumertest.Consumer {
 	return consumertest.Consumer{Schema: ttl.Schema(d), Handler: ttl.Handler(d, window), Effects: consumertest.PerEvent(ledgerEffects), Dedupe: processedEvents}
 }
 
-func ptr[T any](v T) *T { return &v }
-
 // Lookup returns the example named name.
 func Lookup(name string) (Entry, bool) {
-	es := All()
+	es := append(All(), Logs()...)
 	i := slices.IndexFunc(es, func(e Entry) bool { return e.Name == name })
 	if i < 0 {
 		return Entry{}, false
@@ -295,8 +297,37 @@ func Lookup(name string) (Entry, bool) {
 // Names lists the examples' names.
 func Names() []string {
 	var out []string
-	for _, e := range All() {
+	for _, e := range append(All(), Logs()...) {
 		out = append(out, e.Name)
 	}
 	return out
 }
+
+// Logs returns the examples of consumers of a log broker (Consumer.Log),
+// the correct one first. They are apart from All because what All's
+// tests hold every example to does not apply to them: Verify does not
+// enumerate a log's schedules, and their SQL is SQLite's.
+func Logs() []Entry {
+	c := func(lc *handler.LogConsumer, schema, effects string) consumertest.Consumer {
+		return consumertest.Consumer{Schema: schema, Log: lc, Effects: consumertest.PerEvent(effects)}
+	}
+	es := []Entry{
+		{Name: "logoffsets", Doc: "a log's positions kept in the effects' transaction, moved only from the value read (zombies roll back)",
+			Consumer: c(&logoffsets.Consumer, logoffsets.Schema, logoffsets.Effects), Postgres: ptr(c(&logoffsets.Consumer, logoffsets.SchemaPostgres, logoffsets.Effects))},
+		{Name: "logcommitfirst", Law: laws.CommitAfterApply, Doc: "a log's offset committed to the broker before the effect: a crash or a rebalance loses the record",
+			Consumer: c(&logcommitfirst.Consumer, logcommitfirst.Schema, logcommitfirst.Effects)},
+		{Name: "logapplythencommit", Law: laws.SingleCredit, Doc: "a log's batch applied, then its offset committed, no dedupe: a rebalance's zombie and the new owner both apply it",
+			Consumer: c(&logapplythencommit.Consumer, logapplythencommit.Schema, logapplythencommit.Effects)},
+		{Name: "logautocommit", Law: laws.CommitAfterApply, Doc: "a log's batch consumer left to the client's automatic commit: a batch that failed half way is committed",
+			Consumer: c(&logautocommit.Consumer, logautocommit.Schema, logautocommit.Effects)},
+	}
+	for i := range es {
+		es[i].Consumer.Name = es[i].Name
+		if es[i].Postgres != nil {
+			es[i].Postgres.Name = es[i].Name
+		}
+	}
+	return es
+}
+
+func ptr[T any](v T) *T { return &v }
