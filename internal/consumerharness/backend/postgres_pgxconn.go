@@ -31,8 +31,10 @@ import (
 // connection, the session is rolled back and reset as a new session's
 // (putScript, and DEALLOCATE ALL: the next pgx connection prepares its
 // statements again, under the same names) and kept for the next pool.
-// Any reply the reset does not expect closes the session: the server
-// then rolls it back itself.
+// Any reply the reset does not expect closes the session, and the server
+// rolls it back itself: so does a connection closed while a reply was
+// coming (Kill closes a busy one), whose stream pgx's reader may have
+// left within a message.
 
 // rawConn is a session of the run's, idle between two pgx connections.
 type rawConn struct {
@@ -221,7 +223,8 @@ type splice struct {
 
 	// io is held, shared, by every read and write on the session, and
 	// exclusively by Close, which first makes them return (a deadline in
-	// the past).
+	// the past, set under mu, as pgx's deadlines are, so that none of
+	// theirs undoes it).
 	io sync.RWMutex
 
 	mu sync.Mutex
@@ -323,8 +326,9 @@ func (c *splice) Close() error {
 		return nil
 	}
 	c.closed = true
-	c.mu.Unlock()
+	// Under mu: no deadline of pgx's can come after this one.
 	_ = c.r.conn.SetDeadline(time.Unix(1, 0))
+	c.mu.Unlock()
 	c.io.Lock()
 	defer c.io.Unlock()
 	c.s.giveRaw(c.r)
@@ -349,9 +353,9 @@ func (c *splice) SetWriteDeadline(t time.Time) error {
 }
 
 func (c *splice) deadline(set func(net.Conn) error) error {
-	c.io.RLock()
-	defer c.io.RUnlock()
-	if c.isClosed() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
 		return nil
 	}
 	return set(c.r.conn)

@@ -101,3 +101,59 @@ func TestPostgresPgxSessionOfAClosedRunIsClosed(t *testing.T) {
 		t.Errorf("%d session(s) kept after the run closed, want none", n)
 	}
 }
+
+// TestPostgresPgxSessionClosedMidQueryIsClosed: a connection closed under
+// pgx while a query's rows are still coming (Kill closes a busy one)
+// leaves the stream where pgx's reader stopped, maybe within a message:
+// the reset cannot read it, and the session is closed rather than kept.
+// The next pool gets a new server process, and the update the open
+// transaction made is not there.
+func TestPostgresPgxSessionClosedMidQueryIsClosed(t *testing.T) {
+	s := pgSessionForTest(t)
+	ctx := context.Background()
+	db := pgPrepared(t, s, seededSchema)
+	p := pgxPool(t, db)
+	c, err := p.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pid uint32
+	if err := c.QueryRow(ctx, "SELECT pg_backend_pid()").Scan(&pid); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Exec(ctx, "BEGIN"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Exec(ctx, "UPDATE accounts SET balance_cents = 0"); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := c.Query(ctx, "SELECT repeat('x', 100) FROM generate_series(1, 100000)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !rows.Next() {
+		t.Fatal("no row")
+	}
+	// The network connection closes under pgx, as Kill closes a busy one.
+	_ = c.Conn().PgConn().Conn().Close()
+	rows.Close()
+	c.Release()
+	p.Close()
+
+	p = pgxPool(t, db)
+	defer p.Close()
+	var got string
+	if err := p.QueryRow(ctx, "SELECT concat_ws(' ', pg_backend_pid() = $1, (SELECT sum(balance_cents) FROM accounts))", pid).Scan(&got); err != nil {
+		t.Fatal(err)
+	}
+	if got != "f 30" {
+		t.Errorf("the next pool's session: %q, want \"f 30\" (a new process, the update not there)", got)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, r := range s.rawIdle {
+		if _, err := r.conn.Write(nil); err != nil {
+			t.Errorf("an idle session is closed: %v", err)
+		}
+	}
+}
