@@ -199,10 +199,14 @@ type pgSession struct {
 	doMu sync.Mutex
 	over bool
 
-	mu      sync.Mutex
-	idle    []*pgConn
-	closed  bool
-	refused *Refused
+	mu   sync.Mutex
+	idle []*pgConn
+	// rawIdle are the sessions pgx connections give back (see pgxDial),
+	// rawResets numbers their resets.
+	rawIdle   []*rawConn
+	rawResets atomic.Uint64
+	closed    bool
+	refused   *Refused
 	// refusals caches the verdict on each statement a worker ran, paths
 	// whether it sets a search_path of its own.
 	refusals sync.Map // string -> verdict
@@ -342,6 +346,7 @@ func (s *pgSession) Close() error {
 	for _, c := range idle {
 		_ = c.raw.Close()
 	}
+	s.closeRaw()
 	if s.clockConn != nil {
 		_ = s.clockConn.Close(context.Background())
 	}

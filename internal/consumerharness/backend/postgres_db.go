@@ -268,8 +268,8 @@ func (s *pgSession) copyTemplate() error {
 }
 
 // disconnect closes the run's connections to the scenarios' database
-// (the pooled workers', the admin handle's idle ones, the clock's) and
-// drops it.
+// (the pooled workers', the idle sessions of pgx's, the admin handle's
+// idle ones, the clock's) and drops it.
 func (s *pgSession) disconnect(ctx context.Context) error {
 	s.mu.Lock()
 	idle := s.idle
@@ -278,6 +278,7 @@ func (s *pgSession) disconnect(ctx context.Context) error {
 	for _, c := range idle {
 		_ = c.raw.Close()
 	}
+	s.closeRaw()
 	s.admin.SetMaxIdleConns(0)
 	s.admin.SetMaxIdleConns(2)
 	s.clockMu.Lock()

@@ -13,7 +13,8 @@ var _ Pgx = (*pgDB)(nil)
 
 // PgxConfig implements Pgx. The pool's connections are the workers'
 // (search_path, lock_timeout and the run's name), on the scenarios'
-// database. Its own clocks are put out of the schedule's way: a scenario
+// database: sessions of the run's, kept from one pool to the next (see
+// pgxDial). Its own clocks are put out of the schedule's way: a scenario
 // moves its time by hours, and a pool that pinged, expired or checked its
 // connections as that time passes would make round trips no schedule
 // decides.
@@ -23,6 +24,11 @@ func (d *pgDB) PgxConfig() (*pgxpool.Config, error) {
 		return nil, fmt.Errorf("postgres DSN: %w", err)
 	}
 	cfg.ConnConfig = d.s.workerCfg.Copy()
+	// The session is connected already, and encrypted if the DSN says so.
+	cfg.ConnConfig.DialFunc = d.s.pgxDial
+	cfg.ConnConfig.LookupFunc = func(_ context.Context, host string) ([]string, error) { return []string{host}, nil }
+	cfg.ConnConfig.TLSConfig = nil
+	cfg.ConnConfig.Fallbacks = nil
 	cfg.MaxConnLifetime = 0
 	cfg.MaxConnLifetimeJitter = 0
 	cfg.MaxConnIdleTime = time.Duration(math.MaxInt64)
