@@ -335,6 +335,9 @@ type verifyConfig struct {
 	// mutant breaks a reduction on purpose, so that a test shows the
 	// soundness tests catch it (see reductionMutants).
 	mutant string
+	// shard, with shards, searches the shard-th of shards only (see
+	// VerifyShard).
+	shard, shards int
 }
 
 // verifyConfigOf is the configuration of a verification: on SQLite, one
@@ -538,6 +541,14 @@ type VerifyResult struct {
 	Shortest    bool   `json:"shortest,omitempty"`
 	CorpusFile  string `json:"corpusFile,omitempty"`
 	Replay      string `json:"replay,omitempty"`
+	// Order is where the counterexample lies among every schedule that
+	// breaks a law (see CompareOrders): what the merge of shards compares.
+	Order *CounterexampleOrder `json:"order,omitempty"`
+
+	// Shard is "i/N" when the search was one shard of N (VerifyShard),
+	// and ShardLevels how each level of each world was split.
+	Shard       string       `json:"shard,omitempty"`
+	ShardLevels []ShardLevel `json:"shardLevels,omitempty"`
 }
 
 // VerifyLevel is the search of one preemption bound.

@@ -27,6 +27,15 @@ import (
 // search would have pruned because another shard's subtree explored it is
 // explored again here: the shards together play more schedules than the
 // unsplit search, never fewer.
+//
+// The search for the shortest prefix of a counterexample (DFS.Shortest)
+// is not split: a shard that found one searches every prefix of 1, 2, ...
+// steps within its preemption bound, as the unsplit search does, so that
+// its shortest prefix is the unsplit search's whenever its bound is (the
+// drain that completes a prefix may leave the shard's subtrees, and the
+// shard that owns the prefix need not have found a counterexample of its
+// own). That search is small beside the verification: prefixes of a few
+// steps, ended at the first that breaks a law.
 
 // Shard is one shard of a search: the I-th of N (0 <= I < N).
 type Shard struct {
@@ -36,10 +45,6 @@ type Shard struct {
 	Target int
 	// Levels records, level after level, the prefixes of this shard.
 	Levels []ShardLevel
-
-	// depth is the depth of each preemption bound's prefixes: the search
-	// of a shorter counterexample within the bound splits the same way.
-	depth map[int]int
 }
 
 // ShardLevel is how a level was split.
@@ -49,8 +54,7 @@ type ShardLevel struct {
 	// Cut steps (see DFS.Shortest).
 	Cut int `json:"prefixSteps,omitempty"`
 	// Depth is the prefixes' number of decision points; zero when the
-	// level was not split: a search of prefixes shorter than the split's
-	// depth is made whole by every shard that makes it.
+	// level was not split (a search for the shortest prefix).
 	Depth int `json:"depth"`
 	// Of is the number of prefixes of the level, Own this shard's, each
 	// the indices of its moves (PrefixName).
@@ -99,36 +103,25 @@ func (s *DFS[F, B]) shardTasks(bound, cut, n int, budget B) *Tasks[F] {
 	if sh == nil {
 		return NewTasks[F](n)
 	}
-	if sh.depth == nil {
-		sh.depth = map[int]int{}
-	}
 	rec := ShardLevel{Bound: bound, Cut: cut}
-	depth, known := sh.depth[bound]
-	if cut > 0 && known && cut < depth {
-		// Every prefix of cut steps lies above the split: searched whole.
+	if cut > 0 {
+		// The search for the shortest prefix of a counterexample is made
+		// whole by every shard that found one: see Shard.
 		sh.Levels = append(sh.Levels, rec)
 		return NewTasks[F](n)
 	}
 	var all []*Task[F]
-	if known {
-		var err error
-		if all, _, err = s.enumerate(depth, budget); err != nil {
+	depth := 1
+	for ; ; depth++ {
+		tasks, deeper, err := s.enumerate(depth, budget)
+		if err != nil {
 			s.err = err
 			return NewTasks[F](n)
 		}
-	} else {
-		for depth = 1; ; depth++ {
-			tasks, deeper, err := s.enumerate(depth, budget)
-			if err != nil {
-				s.err = err
-				return NewTasks[F](n)
-			}
-			all = tasks
-			if len(all) >= sh.target() || !deeper || depth >= s.MaxSteps {
-				break
-			}
+		all = tasks
+		if len(all) >= sh.target() || !deeper || depth >= s.MaxSteps {
+			break
 		}
-		sh.depth[bound] = depth
 	}
 	rec.Depth, rec.Of = depth, len(all)
 	var own []*Task[F]
