@@ -23,6 +23,9 @@ func shardRuns(t *testing.T, c string, n int, dir string, want int, extra ...str
 		if r.code != want && !(want == exitViolation && r.code == exitOK) {
 			t.Fatalf("shard %d/%d: exit %d\n%s%s", i, n, r.code, r.stdout, r.stderr)
 		}
+		if r.code == exitOK && !strings.Contains(r.stdout, fmt.Sprintf("SHARD %d/%d VERIFIED %s: no schedule below its prefixes", i, n, c)) {
+			t.Errorf("shard %d/%d says it verified more than its part:\n%s", i, n, r.stdout)
+		}
 		if !strings.Contains(r.stderr, "certificate written to "+cert) {
 			t.Errorf("shard %d/%d does not say where its certificate went:\n%s", i, n, r.stderr)
 		}

@@ -2,6 +2,8 @@ package consumerharness
 
 import (
 	"cmp"
+	"fmt"
+	"strings"
 
 	"github.com/idemcheck/idemcheck/internal/search"
 )
@@ -90,4 +92,17 @@ func (s *searcher) shardResult(res *VerifyResult) {
 // by VerifyResult.add).
 func orderOf(f *found, preemptions int) *CounterexampleOrder {
 	return &CounterexampleOrder{Preemptions: preemptions, PrefixSteps: f.cut, Path: f.path}
+}
+
+// shardNote says, per level, how many prefixes the shard searched.
+func shardNote(levels []ShardLevel) string {
+	var parts []string
+	for _, l := range levels {
+		if l.Depth == 0 {
+			parts = append(parts, fmt.Sprintf("search (%d) <= %d preemption(s), prefixes of %d step(s): whole", l.World+1, l.Bound, l.Cut))
+			continue
+		}
+		parts = append(parts, fmt.Sprintf("search (%d) <= %d preemption(s): %d of %d prefixes of %d choice(s)", l.World+1, l.Bound, len(l.Own), l.Of, l.Depth))
+	}
+	return "the schedules below its prefixes only; " + strings.Join(parts, ", ")
 }
