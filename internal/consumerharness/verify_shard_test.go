@@ -2,6 +2,7 @@ package consumerharness
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 )
 
@@ -109,5 +110,30 @@ func TestShardsAgreeWithTheUnsplitSearch(t *testing.T) {
 					got.Law, got.Preemptions, got.Steps, g, whole.Law, whole.Preemptions, whole.Steps, a)
 			}
 		}
+	}
+}
+
+// TestShardsLoseNoOutcome: the states met and the outcomes reached by 3
+// shards together, each with its reductions, are the unsplit search's
+// (which TestReductionsLoseNoOutcome holds to the brute force's), on every
+// world of the soundness tests.
+func TestShardsLoseNoOutcome(t *testing.T) {
+	for _, w := range soundnessWorlds() {
+		t.Run(w.c.Name, func(t *testing.T) {
+			whole, _ := outcomesOf(t, w.c, w.b)
+			union := map[string]bool{}
+			for i := range 3 {
+				got, _ := outcomesOf(t, w.c, w.b, VerifyShard(i, 3))
+				for k := range got {
+					union[k] = true
+				}
+			}
+			if lost := diffSets(whole, union); len(lost) > 0 {
+				t.Errorf("%s: the shards lost %d of %d states and outcomes:\n%s", w, len(lost), len(whole), strings.Join(lost, "\n"))
+			}
+			if extra := diffSets(union, whole); len(extra) > 0 {
+				t.Errorf("%s: the shards met %d states or outcomes the unsplit search did not:\n%s", w, len(extra), strings.Join(extra, "\n"))
+			}
+		})
 	}
 }
