@@ -15,8 +15,9 @@ import (
 type command struct {
 	name string
 	// arg names the positional argument ("" for none); the command needs
-	// exactly one when it is set.
+	// exactly one when it is set, one or more with many.
 	arg     string
+	many    bool
 	summary string
 	// define defines the command's flags on its set, in the order of its
 	// help.
@@ -75,6 +76,7 @@ var commands = []*command{
 			f.consumerExplore()
 			f.noPOR()
 			f.boolean(&f.r.cex.noCache, "no-cache")
+			f.consumerShard()
 		},
 		setup: func(o *options, arg string) { o.consumer = arg },
 		check: checkConsumer,
@@ -113,6 +115,17 @@ var commands = []*command{
 			}
 			return runExplore(ctx, o, stdout, stderr)
 		},
+	},
+	{
+		name:    "merge",
+		arg:     "CERT...",
+		many:    true,
+		summary: "combine the certificates of the N shards of a split model check (consumer -explore -shard i/N) into one verdict",
+		define: func(f *flagSet) {
+			f.json()
+		},
+		help: mergeHelp,
+		run:  func(_ context.Context, o *options, stdout, stderr io.Writer) int { return runMerge(o, stdout, stderr) },
 	},
 	{
 		name:    "broker",
@@ -257,11 +270,12 @@ func (c *command) parse(args []string) (*options, error) {
 		return nil, usagef("unexpected argument %q: fuzzrun %s takes flags only", pos[0], c.name)
 	case c.arg != "" && len(pos) == 0:
 		return nil, usagef("fuzzrun %s needs %s (fuzzrun %s %s [flags])", c.name, c.arg, c.name, c.arg)
-	case len(pos) > 1:
+	case len(pos) > 1 && !c.many:
 		return nil, usagef("unexpected argument %q: fuzzrun %s takes one %s", pos[1], c.name, c.arg)
 	}
 	given := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
+	o.positional = pos
 	if c.setup != nil {
 		arg := ""
 		if len(pos) > 0 {
@@ -634,6 +648,12 @@ var flagHelp = map[string]string{
 	"max-steps":       "  -max-steps N     with -explore: cut a schedule this long and finish it with the drain (default 200)\n",
 	"consumer.no-por": "  -no-por          with -explore: no partial-order reduction\n",
 	"no-cache":        "  -no-cache        with -explore: no state caching (a handler not deterministic in its inputs)\n",
+	"shard": "  -shard i/N       with -explore: search shard i of N only (0 <= i < N), the schedules\n" +
+		"                   below every N-th prefix of each bound's tree; fuzzrun merge combines\n" +
+		"                   the N certificates into the verdict\n",
+	"certificate": "  -certificate F   with -shard: where the shard's certificate goes (default:\n" +
+		"                   certificate-NAME-i-of-N.json in the working directory)\n",
+	"merge.json": "  -json            print the merged verdict as JSON\n",
 
 	"broker.target": "  -target T        the store and pipeline under the broker (default reference)\n",
 	"consumer": "  -consumer C      drive a team's consumer C (as fuzzrun consumer names it) by the\n" +

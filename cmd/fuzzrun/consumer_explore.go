@@ -10,6 +10,7 @@ import (
 
 	"github.com/idemcheck/idemcheck/examples/consumers/catalog"
 	"github.com/idemcheck/idemcheck/internal/consumerharness"
+	"github.com/idemcheck/idemcheck/internal/search"
 	"github.com/idemcheck/idemcheck/report"
 )
 
@@ -21,12 +22,15 @@ import (
 type consumerExploreFlags struct {
 	preemptions, crashes, failures, duplicates, advances, replays, durations, maxSteps string
 	noCache                                                                            bool
+	// shard and certificate: one shard of a split search, and where its
+	// certificate goes (certificate.go).
+	shard, certificate string
 }
 
 // consumerExploreOnly are the flags of fuzzrun consumer that mean
 // something with -explore only.
 var consumerExploreOnly = []string{"events", "group-workers", "preemptions", "crashes", "failures", "duplicates", "advances", "durations",
-	"replays", "max-steps", "no-por", "no-cache"}
+	"replays", "max-steps", "no-por", "no-cache", "shard", "certificate"}
 
 // defaultConsumerExploreFlags are the bounds' flags at
 // consumerharness.DefaultBounds.
@@ -50,12 +54,24 @@ func (f *flagSet) consumerExplore() {
 	f.str(&x.maxSteps, "max-steps")
 }
 
+// consumerShard defines -shard and -certificate.
+func (f *flagSet) consumerShard() {
+	f.str(&f.r.cex.shard, "shard")
+	f.str(&f.r.cex.certificate, "certificate")
+}
+
 // consumerExplore is what fuzzrun consumer -explore runs.
 type consumerExplore struct {
 	bounds consumerharness.Bounds
 	opts   []consumerharness.Option
 	// budget describes the time and schedule budgets, for the report.
 	budget string
+	// shard, when set, is the shard searched (-shard), certificate where
+	// its certificate goes; noPOR and noCache are part of what was
+	// searched.
+	shard          *search.Shard
+	certificate    string
+	noPOR, noCache bool
 }
 
 // parseConsumerExplore validates the flags of fuzzrun consumer -explore into
@@ -162,6 +178,10 @@ func (o *options) parseConsumerExplore(given map[string]bool, ef exploreFlags, f
 	if f.noCache {
 		cx.opts = append(cx.opts, consumerharness.NoCache())
 	}
+	cx.noPOR, cx.noCache = ef.noPOR, f.noCache
+	if err := cx.parseShard(o.consumer, given, f); err != nil {
+		return err
+	}
 	o.cexplore = cx
 	return nil
 }
@@ -205,6 +225,9 @@ func runConsumerExplore(ctx context.Context, o *options, c consumerharness.Consu
 	case res.Verified:
 		exit = exitOK
 	}
+	if cx.shard != nil {
+		exit = writeShardCertificate(o, c, res, stderr, exit)
+	}
 	html := writeReport(o, stderr, &exit, func() *report.Run { return consumerExploreHTML(o, c, res, known) })
 	if o.json {
 		rep := consumerExploreJSON{VerifyResult: res, Explored: res.Explored(), Unreached: res.Unreached(),
@@ -216,6 +239,42 @@ func runConsumerExplore(ctx context.Context, o *options, c consumerharness.Consu
 	}
 	fmt.Fprint(stdout, res.Report())
 	printReportFile(stdout, html)
+	return exit
+}
+
+// parseShard reads -shard and -certificate.
+func (cx *consumerExplore) parseShard(consumer string, given map[string]bool, f consumerExploreFlags) error {
+	if !given["shard"] {
+		if given["certificate"] {
+			return usagef("-certificate: a certificate is a shard's; give -shard i/N")
+		}
+		return nil
+	}
+	sh, err := search.ParseShard(f.shard)
+	if err != nil {
+		return usagef("-shard: %v", err)
+	}
+	cx.shard = sh
+	cx.opts = append(cx.opts, consumerharness.VerifyShard(sh.I, sh.N))
+	cx.certificate = f.certificate
+	if cx.certificate == "" {
+		cx.certificate = defaultCertificate(consumer, sh.I, sh.N)
+	}
+	return nil
+}
+
+// writeShardCertificate writes the certificate of a shard's search; a
+// certificate that cannot be written fails the run.
+func writeShardCertificate(o *options, c consumerharness.Consumer, res consumerharness.VerifyResult, stderr io.Writer, exit int) int {
+	cx := o.cexplore
+	cert, err := newCertificate(c, cx, res)
+	if err == nil {
+		err = writeCertificate(cx.certificate, cert)
+	}
+	if err != nil {
+		return say(stderr, exitInternal, "shard %s: write the certificate %s: %v", cx.shard, cx.certificate, err)
+	}
+	fmt.Fprintf(stderr, "fuzzrun: shard %s: %s; certificate written to %s (fuzzrun merge combines the shards')\n", cx.shard, cert.Verdict, cx.certificate)
 	return exit
 }
 

@@ -70,6 +70,9 @@ type options struct {
 	projCopies    int
 	projHistories []explore.NamedHistory
 
+	// positional are the command's arguments after its flags.
+	positional []string
+
 	// workerIndex: this process is this worker of a campaign or a mutation
 	// benchmark started by a parent fuzzrun (the hidden worker command).
 	workerIndex int

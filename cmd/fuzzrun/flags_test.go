@@ -27,7 +27,7 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"-frobnicate"}, `fuzzrun: -frobnicate: fuzzrun campaign has no such flag`},
 		{[]string{"-duration"}, `fuzzrun: -duration: needs a value`},
 		{[]string{"-json=maybe"}, `fuzzrun: -json: "maybe" is not true or false`},
-		{[]string{"extra"}, `fuzzrun: "extra" is not a command; the commands are campaign, consumer, explore, broker, mutants, replay, list`},
+		{[]string{"extra"}, `fuzzrun: "extra" is not a command; the commands are campaign, consumer, explore, merge, broker, mutants, replay, list`},
 		{[]string{"campaign", "extra"}, `fuzzrun: unexpected argument "extra": fuzzrun campaign takes flags only`},
 		{[]string{"replay"}, `fuzzrun: fuzzrun replay needs FILE`},
 		{[]string{"replay", "a.json", "b.json"}, `fuzzrun: unexpected argument "b.json": fuzzrun replay takes one FILE`},

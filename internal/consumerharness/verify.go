@@ -335,6 +335,9 @@ type verifyConfig struct {
 	// mutant breaks a reduction on purpose, so that a test shows the
 	// soundness tests catch it (see reductionMutants).
 	mutant string
+	// shard, with shards, searches the shard-th of shards only (see
+	// VerifyShard).
+	shard, shards int
 }
 
 // verifyConfigOf is the configuration of a verification: on SQLite, one
@@ -538,6 +541,14 @@ type VerifyResult struct {
 	Shortest    bool   `json:"shortest,omitempty"`
 	CorpusFile  string `json:"corpusFile,omitempty"`
 	Replay      string `json:"replay,omitempty"`
+	// Order is where the counterexample lies among every schedule that
+	// breaks a law (see CompareOrders): what the merge of shards compares.
+	Order *CounterexampleOrder `json:"order,omitempty"`
+
+	// Shard is "i/N" when the search was one shard of N (VerifyShard),
+	// and ShardLevels how each level of each world was split.
+	Shard       string       `json:"shard,omitempty"`
+	ShardLevels []ShardLevel `json:"shardLevels,omitempty"`
 }
 
 // VerifyLevel is the search of one preemption bound.
@@ -643,6 +654,11 @@ func (r VerifyResult) Report() string {
 	case r.Failed:
 		fmt.Fprintf(&b, "COUNTEREXAMPLE %s breaks %s: no schedule with fewer than %d preemption(s) breaks a law; %d step(s) and the drain break it%s\n",
 			r.Consumer, r.Law, r.Preemptions, r.Steps, shortestNote(r.Shortest))
+	case r.Verified && r.Shard != "":
+		// A shard proves its part only: the merge of every shard's
+		// certificate is the verdict.
+		fmt.Fprintf(&b, "SHARD %s VERIFIED %s: no schedule below its prefixes breaks a law%s; the verdict is fuzzrun merge's, of every shard\n",
+			r.Shard, r.Consumer, unsearchedNote(r.Bounds))
 	case r.Verified:
 		fmt.Fprintf(&b, "VERIFIED %s within these bounds: no schedule breaks a law%s\n", r.Consumer, unsearchedNote(r.Bounds))
 	default:
@@ -667,6 +683,9 @@ func (r VerifyResult) Report() string {
 		r.Schedules, r.Judged, cutNote(r.Cut), r.States, r.Elapsed.Round(time.Millisecond), r.SchedulesPerSecond())
 	fmt.Fprintf(&b, "pruned: %d choices by partial order, %d states met again by caching, %d choices over the preemption bound\n",
 		r.SleepPruned, r.CachePruned, r.BoundPruned)
+	if r.Shard != "" {
+		fmt.Fprintf(&b, "shard %s: %s\n", r.Shard, shardNote(r.ShardLevels))
+	}
 	b.WriteString("search  preemptions  complete  schedules  judged  states  sleep-pruned  cache-pruned  time\n")
 	for _, l := range r.Levels {
 		note := ""

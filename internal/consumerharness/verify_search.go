@@ -60,6 +60,10 @@ type found struct {
 	scenario    *Scenario
 	breaches    []Breach
 	preemptions int
+	// cut is the prefix length of the level it was found at (zero: a
+	// whole schedule), path its place in the search's order.
+	cut  int
+	path []int
 }
 
 // searcher is one verification: what every walker shares.
@@ -206,6 +210,14 @@ func (r *VerifyResult) add(w VerifyResult, i int) {
 	r.Verified, r.Failed, r.Stopped, r.PreemptionsExplored = w.Verified, w.Failed, w.Stopped, w.PreemptionsExplored
 	r.Law, r.Breaches, r.Scenario, r.Outcome = w.Law, w.Breaches, w.Scenario, w.Outcome
 	r.Preemptions, r.Steps, r.Shortest, r.CorpusFile, r.Replay = w.Preemptions, w.Steps, w.Shortest, w.CorpusFile, w.Replay
+	r.Shard, r.Order = w.Shard, w.Order
+	if r.Order != nil {
+		r.Order.World = i
+	}
+	for _, l := range w.ShardLevels {
+		l.World = i
+		r.ShardLevels = append(r.ShardLevels, l)
+	}
 }
 
 // exploreWorld searches one world (bounds without Then): it starts the
@@ -240,6 +252,7 @@ func exploreWorld(c Consumer, b Bounds, cfg config, name string) (VerifyResult, 
 	s.start = time.Now()
 	s.dfs = &search.DFS[footprint, budgets]{Model: s, Walkers: n, MaxSteps: b.MaxSteps, NoPOR: cfg.verify.noPOR, Exhaustive: cfg.verify.exhaustive,
 		Budget: search.Budget{Context: cfg.verify.ctx, Time: cfg.verify.timeBudget, Count: cfg.verify.maxSchedules, Unit: "schedule"}}
+	s.dfs.Shard = cfg.verify.newShard()
 	s.dfs.Start(s.start)
 	res := VerifyResult{Consumer: c.displayName(), Backend: cfg.backend.Name(), Bounds: b, PreemptionsExplored: -1, Coverage: map[string]int{}}
 	s.res = &res
@@ -265,6 +278,7 @@ func exploreWorld(c Consumer, b Bounds, cfg config, name string) (VerifyResult, 
 		}
 	}
 	res.Stopped = s.dfs.Stopped
+	s.shardResult(&res)
 	res.Schedules, res.States = s.dfs.Schedules, s.dfs.States
 	res.SleepPruned, res.CachePruned, res.BoundPruned = s.dfs.SleepPruned, s.dfs.CachePruned, s.dfs.BoundPruned
 	res.Elapsed = time.Since(s.start)
@@ -400,7 +414,7 @@ func (s *searcher) Judge(i int) bool {
 	s.covered(sit)
 	s.judged(outcomeSummary(out, bs))
 	if len(bs) > 0 {
-		s.candidate(w.sc, bs, v.preempted)
+		s.candidate(w.sc, bs, v.preempted, w.ch.PathNow())
 		w.broke = true
 	}
 	return w.broke
@@ -454,15 +468,15 @@ func (w *walker) quietHit(v *verifyRun, q *quietEnd) {
 	}
 	s.judged(q.summary)
 	if len(q.breaches) > 0 {
-		s.candidate(v.r.s.clone(), q.breaches, v.preempted)
+		s.candidate(v.r.s.clone(), q.breaches, v.preempted, w.ch.PathNow())
 		w.broke = true
 	}
 }
 
 // candidate keeps the first counterexample (s.mu held).
-func (s *searcher) candidate(sc *Scenario, bs []Breach, preempted int) {
+func (s *searcher) candidate(sc *Scenario, bs []Breach, preempted int, path []int) {
 	if s.best == nil {
-		s.best = &found{scenario: sc, breaches: bs, preemptions: preempted}
+		s.best = &found{scenario: sc, breaches: bs, preemptions: preempted, cut: s.cutAt, path: path}
 	}
 }
 
@@ -875,12 +889,14 @@ func (s *searcher) counterexample(res *VerifyResult, name string) error {
 	if r == nil {
 		return fmt.Errorf("%w: consumer %q is not deterministic: the schedule that broke %s does not break it when played again", ErrBadInput, s.c.displayName(), law)
 	}
+	res.Order = orderOf(best, best.preemptions)
 	found, complete, err := s.dfs.Shortest(best.preemptions, sc.Size())
 	if err != nil {
 		return err
 	}
 	res.Shortest = complete
 	if found {
+		res.Order = orderOf(s.best, best.preemptions)
 		law = s.best.breaches[0].Law
 		if p, pr := s.shortestPrefix(cfg, s.best.scenario, law); pr != nil {
 			sc, r = p, pr

@@ -134,10 +134,11 @@ var (
 // outputs are paths a run writes, named in the documentation before any
 // run made them: the path, and what makes it.
 var outputs = map[string]string{
-	"corpus/brokers/consumers": "corpus.BrokerConsumersDir, written by the first broker campaign of a team's consumer that fails",
-	"report.json":              "the nightly soak's artifact",
-	"report.html":              "the nightly soak's artifact",
-	"fuzzrun-report.html":      "fuzzrun's default -html file",
+	"corpus/brokers/consumers":     "corpus.BrokerConsumersDir, written by the first broker campaign of a team's consumer that fails",
+	"report.json":                  "the nightly soak's artifact",
+	"report.html":                  "the nightly soak's artifact",
+	"fuzzrun-report.html":          "fuzzrun's default -html file",
+	"certificate-NAME-i-of-N.json": "the default -certificate of fuzzrun consumer NAME -explore -shard i/N",
 }
 
 // readerPaths are paths of the reader's machine the documentation names:

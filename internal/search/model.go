@@ -119,6 +119,8 @@ type DFS[F, B any] struct {
 	NoPOR, Exhaustive bool
 	// Budget bounds the search; its Count counts schedules.
 	Budget Budget
+	// Shard, when set, searches one shard of the tree only (see Shard).
+	Shard *Shard
 
 	// mu guards what follows and the cache.
 	mu    sync.Mutex
@@ -199,7 +201,10 @@ func (s *DFS[F, B]) level(bound, cut, n int) error {
 	s.lvl = &s.Levels[len(s.Levels)-1]
 	start := time.Now()
 	s.cache, s.cut, s.found = NewCache(s.Model.Covers), cut, false
-	s.tasks = NewTasks[F](n)
+	s.tasks = s.shardTasks(bound, cut, n, budget)
+	if s.err != nil {
+		return s.err
+	}
 	var wg sync.WaitGroup
 	for i := range n {
 		wg.Add(1)

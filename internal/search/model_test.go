@@ -19,9 +19,13 @@ type twoWorkers struct {
 	// not deterministic.
 	drift bool
 	plays int
+	// steps is each worker's number of steps (zero: 2).
+	steps int
 
 	last    string
 	outcome map[string]bool
+	// lastPath is the path of the schedule played last.
+	lastPath []int
 }
 
 func (m *twoWorkers) Begin(bound, cut int) int { return bound }
@@ -37,8 +41,16 @@ func (m *twoWorkers) Diverged(f *Frame[uint8], p *Point[uint8, int], depth int) 
 	return errors.New("drifted")
 }
 
+func (m *twoWorkers) n() int {
+	if m.steps == 0 {
+		return 2
+	}
+	return m.steps
+}
+
 func (m *twoWorkers) Play(_ int, c *Chooser[uint8, int]) error {
 	var done [2]int
+	n := m.n()
 	cur, budget := -1, c.Budget()
 	var order strings.Builder
 	m.plays++
@@ -46,10 +58,10 @@ func (m *twoWorkers) Play(_ int, c *Chooser[uint8, int]) error {
 		var moves []Move[uint8]
 		pruned := 0
 		for w := range 2 {
-			if done[w] == 2 {
+			if done[w] == n {
 				continue
 			}
-			if cur >= 0 && cur != w && done[cur] < 2 && budget == 0 {
+			if cur >= 0 && cur != w && done[cur] < n && budget == 0 {
 				pruned++
 				continue
 			}
@@ -61,9 +73,9 @@ func (m *twoWorkers) Play(_ int, c *Chooser[uint8, int]) error {
 		if len(moves) == 0 {
 			break
 		}
-		p := &Point[uint8, int]{Moves: moves, Worker: cur, Movable: cur >= 0 && done[cur] < 2, Budget: budget,
-			Key: Key{uint64(done[0]*3 + done[1]), uint64(cur + 1)}, KeyOK: m.keys, Perm: []int{0, 1},
-			BoundPruned: pruned, CanMove: func(w int) bool { return done[w] < 2 }}
+		p := &Point[uint8, int]{Moves: moves, Worker: cur, Movable: cur >= 0 && done[cur] < n, Budget: budget,
+			Key: Key{uint64(done[0]*(n+1) + done[1]), uint64(cur + 1)}, KeyOK: m.keys, Perm: []int{0, 1},
+			BoundPruned: pruned, CanMove: func(w int) bool { return done[w] < n }}
 		i := c.Choose(p)
 		if i == Abandon {
 			m.last = ""
@@ -71,21 +83,21 @@ func (m *twoWorkers) Play(_ int, c *Chooser[uint8, int]) error {
 		}
 		if i == Cut {
 			for w := range 2 {
-				for ; done[w] < 2; done[w]++ {
+				for ; done[w] < n; done[w]++ {
 					order.WriteByte(byte('0' + w))
 				}
 			}
 			break
 		}
 		w := int(moves[i].ID.Worker)
-		if cur >= 0 && cur != w && done[cur] < 2 {
+		if cur >= 0 && cur != w && done[cur] < n {
 			budget--
 		}
 		cur = w
 		done[w]++
 		order.WriteByte(byte('0' + w))
 	}
-	m.last = order.String()
+	m.last, m.lastPath = order.String(), c.PathNow()
 	return nil
 }
 
