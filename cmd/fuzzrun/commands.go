@@ -75,6 +75,7 @@ var commands = []*command{
 			f.consumerExplore()
 			f.noPOR()
 			f.boolean(&f.r.cex.noCache, "no-cache")
+			f.boolean(&f.r.cex.noSymmetry, "no-symmetry")
 		},
 		setup: func(o *options, arg string) { o.consumer = arg },
 		check: checkConsumer,
@@ -625,15 +626,16 @@ var flagHelp = map[string]string{
 	"consumer.group-workers": "  -group-workers N with -explore: the consumer group's workers, 1..8 (default 2)\n",
 	"preemptions": "  -preemptions N   with -explore: switches away from a worker mid-delivery,\n" +
 		"                   searched 0, 1, .. N (default 1)\n",
-	"crashes":         "  -crashes N       with -explore: crashes (default 1)\n",
-	"failures":        "  -failures N      with -explore: injected transient failures (default 1)\n",
-	"duplicates":      "  -duplicates N    with -explore: broker duplicates (default 1)\n",
-	"advances":        "  -advances N      with -explore: moves of time while a worker could move (default 0)\n",
-	"durations":       "  -durations D,... with -explore: amounts time may move by besides the broker's next deadline\n",
-	"replays":         "  -replays N       with -explore: replays of the stream (default 0)\n",
-	"max-steps":       "  -max-steps N     with -explore: cut a schedule this long and finish it with the drain (default 200)\n",
-	"consumer.no-por": "  -no-por          with -explore: no partial-order reduction\n",
-	"no-cache":        "  -no-cache        with -explore: no state caching (a handler not deterministic in its inputs)\n",
+	"crashes":              "  -crashes N       with -explore: crashes (default 1)\n",
+	"failures":             "  -failures N      with -explore: injected transient failures (default 1)\n",
+	"duplicates":           "  -duplicates N    with -explore: broker duplicates (default 1)\n",
+	"advances":             "  -advances N      with -explore: moves of time while a worker could move (default 0)\n",
+	"durations":            "  -durations D,... with -explore: amounts time may move by besides the broker's next deadline\n",
+	"replays":              "  -replays N       with -explore: replays of the stream (default 0)\n",
+	"max-steps":            "  -max-steps N     with -explore: cut a schedule this long and finish it with the drain (default 200)\n",
+	"consumer.no-por":      "  -no-por          with -explore: no partial-order reduction\n",
+	"no-cache":             "  -no-cache        with -explore: no state caching (a handler not deterministic in its inputs)\n",
+	"consumer.no-symmetry": "  -no-symmetry     with -explore: do not fold a Handler's interchangeable workers together\n",
 
 	"broker.target": "  -target T        the store and pipeline under the broker (default reference)\n",
 	"consumer": "  -consumer C      drive a team's consumer C (as fuzzrun consumer names it) by the\n" +

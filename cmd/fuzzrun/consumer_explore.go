@@ -20,13 +20,13 @@ import (
 // consumerExploreFlags are the raw values of the flags of fuzzrun consumer -explore.
 type consumerExploreFlags struct {
 	preemptions, crashes, failures, duplicates, advances, replays, durations, maxSteps string
-	noCache                                                                            bool
+	noCache, noSymmetry                                                                bool
 }
 
 // consumerExploreOnly are the flags of fuzzrun consumer that mean
 // something with -explore only.
 var consumerExploreOnly = []string{"events", "group-workers", "preemptions", "crashes", "failures", "duplicates", "advances", "durations",
-	"replays", "max-steps", "no-por", "no-cache"}
+	"replays", "max-steps", "no-por", "no-cache", "no-symmetry"}
 
 // defaultConsumerExploreFlags are the bounds' flags at
 // consumerharness.DefaultBounds.
@@ -161,6 +161,9 @@ func (o *options) parseConsumerExplore(given map[string]bool, ef exploreFlags, f
 	}
 	if f.noCache {
 		cx.opts = append(cx.opts, consumerharness.NoCache())
+	}
+	if f.noSymmetry {
+		cx.opts = append(cx.opts, consumerharness.NoSymmetry())
 	}
 	o.cexplore = cx
 	return nil
