@@ -8,7 +8,7 @@ import "strings"
 // with every call of every other connection. A partial-order reduction
 // may then leave the database's lock out of its footprint. Settings that
 // do not parse answer false, the conservative answer.
-func (s SQLiteReuse) BeginTakesNoLock() bool { return beginTakesNoLock(s.Params) }
+func (r SQLiteReuse) BeginTakesNoLock() bool { return beginTakesNoLock(r.Params) }
 
 // BeginTakesNoLock is SQLiteReuse's.
 func (s SQLite) BeginTakesNoLock() bool { return beginTakesNoLock(s.Params) }
