@@ -107,7 +107,7 @@ func fingerprint(c consumerharness.Consumer, cx *consumerExplore, res consumerha
 		return "", err
 	}
 	h := sha256.New()
-	for _, part := range []string{res.Consumer, res.Backend, c.Schema, string(bounds), fmt.Sprint(cx.noPOR, cx.noCache), buildOf()} {
+	for _, part := range []string{res.Consumer, res.Backend, c.Schema, string(bounds), fmt.Sprint(cx.noPOR, cx.noCache, cx.noSymmetry), buildOf()} {
 		fmt.Fprintf(h, "%d:%s;", len(part), part)
 	}
 	return hex.EncodeToString(h.Sum(nil)), nil

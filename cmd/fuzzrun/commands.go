@@ -77,6 +77,7 @@ var commands = []*command{
 			f.noPOR()
 			f.boolean(&f.r.cex.noCache, "no-cache")
 			f.consumerShard()
+			f.boolean(&f.r.cex.noSymmetry, "no-symmetry")
 		},
 		setup: func(o *options, arg string) { o.consumer = arg },
 		check: checkConsumer,
@@ -653,7 +654,8 @@ var flagHelp = map[string]string{
 		"                   the N certificates into the verdict\n",
 	"certificate": "  -certificate F   with -shard: where the shard's certificate goes (default:\n" +
 		"                   certificate-NAME-i-of-N.json in the working directory)\n",
-	"merge.json": "  -json            print the merged verdict as JSON\n",
+	"merge.json":           "  -json            print the merged verdict as JSON\n",
+	"consumer.no-symmetry": "  -no-symmetry     with -explore: do not fold a Handler's interchangeable workers together\n",
 
 	"broker.target": "  -target T        the store and pipeline under the broker (default reference)\n",
 	"consumer": "  -consumer C      drive a team's consumer C (as fuzzrun consumer names it) by the\n" +

@@ -21,7 +21,7 @@ import (
 // consumerExploreFlags are the raw values of the flags of fuzzrun consumer -explore.
 type consumerExploreFlags struct {
 	preemptions, crashes, failures, duplicates, advances, replays, durations, maxSteps string
-	noCache                                                                            bool
+	noCache, noSymmetry                                                                bool
 	// shard and certificate: one shard of a split search, and where its
 	// certificate goes (certificate.go).
 	shard, certificate string
@@ -30,7 +30,7 @@ type consumerExploreFlags struct {
 // consumerExploreOnly are the flags of fuzzrun consumer that mean
 // something with -explore only.
 var consumerExploreOnly = []string{"events", "group-workers", "preemptions", "crashes", "failures", "duplicates", "advances", "durations",
-	"replays", "max-steps", "no-por", "no-cache", "shard", "certificate"}
+	"replays", "max-steps", "no-por", "no-cache", "no-symmetry", "shard", "certificate"}
 
 // defaultConsumerExploreFlags are the bounds' flags at
 // consumerharness.DefaultBounds.
@@ -67,11 +67,11 @@ type consumerExplore struct {
 	// budget describes the time and schedule budgets, for the report.
 	budget string
 	// shard, when set, is the shard searched (-shard), certificate where
-	// its certificate goes; noPOR and noCache are part of what was
-	// searched.
-	shard          *search.Shard
-	certificate    string
-	noPOR, noCache bool
+	// its certificate goes; noPOR, noCache and noSymmetry are part of
+	// what was searched.
+	shard                      *search.Shard
+	certificate                string
+	noPOR, noCache, noSymmetry bool
 }
 
 // parseConsumerExplore validates the flags of fuzzrun consumer -explore into
@@ -178,7 +178,10 @@ func (o *options) parseConsumerExplore(given map[string]bool, ef exploreFlags, f
 	if f.noCache {
 		cx.opts = append(cx.opts, consumerharness.NoCache())
 	}
-	cx.noPOR, cx.noCache = ef.noPOR, f.noCache
+	if f.noSymmetry {
+		cx.opts = append(cx.opts, consumerharness.NoSymmetry())
+	}
+	cx.noPOR, cx.noCache, cx.noSymmetry = ef.noPOR, f.noCache, f.noSymmetry
 	if err := cx.parseShard(o.consumer, given, f); err != nil {
 		return err
 	}

@@ -67,6 +67,23 @@ func TestConsumerExploreSaysWhatAnInterruptedSearchExplored(t *testing.T) {
 	}
 }
 
+// TestConsumerExploreNoSymmetryNamesWorkersApart: -no-symmetry names the
+// states with the workers in place, so the same verdict takes more
+// distinct states than with a Handler's workers folded together.
+func TestConsumerExploreNoSymmetryNamesWorkersApart(t *testing.T) {
+	args := []string{"consumer", "adr", "-explore", "-corpus", "", "-html", "", "-json", "-workers", "1",
+		"-events", "1", "-preemptions", "1", "-crashes", "0", "-failures", "0"}
+	folded := fuzzrun(t, args...)
+	apart := fuzzrun(t, append(args, "-no-symmetry")...)
+	if folded.code != exitOK || apart.code != exitOK {
+		t.Fatalf("exit %d and %d\n%s%s\n%s%s", folded.code, apart.code, folded.stdout, folded.stderr, apart.stdout, apart.stderr)
+	}
+	f, a := decode[consumerExploreJSON](t, folded), decode[consumerExploreJSON](t, apart)
+	if !f.Verified || !a.Verified || a.States <= f.States {
+		t.Errorf("folded: verified %t, %d states; apart: verified %t, %d states (want more)", f.Verified, f.States, a.Verified, a.States)
+	}
+}
+
 func TestConsumerExploreUsageErrors(t *testing.T) {
 	for _, tc := range []struct {
 		args []string
@@ -78,6 +95,7 @@ func TestConsumerExploreUsageErrors(t *testing.T) {
 		{[]string{"consumer", "adr", "-explore", "-group-workers", "9"}, "-group-workers"},
 		{[]string{"consumer", "adr", "-explore", "-durations", "soon"}, "-durations"},
 		{[]string{"consumer", "adr", "-preemptions", "1"}, "-preemptions: bounds a consumer's model check"},
+		{[]string{"consumer", "adr", "-no-symmetry"}, "-no-symmetry"},
 		{[]string{"explore", "-depth", "2", "-crashes", "1"}, "-crashes: fuzzrun explore has no such flag; it is a flag of fuzzrun consumer"},
 	} {
 		r := fuzzrun(t, tc.args...)

@@ -314,10 +314,13 @@ func (b Bounds) scenario() *Scenario {
 // verifyConfig are the options of Verify and Explore.
 type verifyConfig struct {
 	noPOR, noCache bool
-	timeBudget     time.Duration
-	maxSchedules   int64
-	ctx            context.Context
-	progress       func(VerifyProgress)
+	// noSymmetry names states with their workers in place: workers of a
+	// Handler are no longer folded together.
+	noSymmetry   bool
+	timeBudget   time.Duration
+	maxSchedules int64
+	ctx          context.Context
+	progress     func(VerifyProgress)
 	// outcomes, when set, is told the outcome of every schedule judged
 	// (or met again at its end): the soundness tests compare these sets.
 	outcomes func(string)
@@ -361,6 +364,12 @@ func VerifyParallel(n int) Option { return func(c *config) { c.verify.parallel =
 // NoPOR switches the partial-order reduction of Verify and Explore off:
 // every order of two independent choices is tried.
 func NoPOR() Option { return func(c *config) { c.verify.noPOR = true } }
+
+// NoSymmetry switches the symmetry reduction of Verify and Explore off:
+// states that differ only by which of a Handler's workers is where are
+// explored each on its own, as they are for a Worker consumer (whose
+// factory is given its worker's name, so its workers may differ).
+func NoSymmetry() Option { return func(c *config) { c.verify.noSymmetry = true } }
 
 // NoCache switches the state caching of Verify and Explore off: a state
 // met again is explored again. Caching is sound for a consumer whose

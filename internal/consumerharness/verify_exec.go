@@ -626,7 +626,10 @@ func (v *verifyRun) callFootprint(i int, c sqlhook.Call, fp *footprint, t *trans
 	wv := &v.ws[i]
 	switch c.Op {
 	case sqlhook.Begin:
-		if sqlite {
+		// A DEFERRED BEGIN takes no lock: SQLite takes it at the
+		// transaction's first statement, whose footprint has it. One that
+		// begins IMMEDIATE or EXCLUSIVE takes the write lock at once.
+		if sqlite && !v.s.lockFreeBegin {
 			fp.ws |= resLock
 		}
 	case sqlhook.Commit, sqlhook.Rollback:
@@ -823,7 +826,7 @@ func (v *verifyRun) key() (search.Key, bool) {
 	for i := range tuples {
 		v.s.perm = append(v.s.perm, i)
 	}
-	if r.c.Worker == nil {
+	if v.s.symmetric() {
 		// Workers running the same Handler are interchangeable.
 		slices.SortStableFunc(v.s.perm, func(a, b int) int { return bytes.Compare(tuples[a], tuples[b]) })
 	}

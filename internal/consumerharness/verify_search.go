@@ -81,6 +81,9 @@ type searcher struct {
 	tables        map[string]bool
 	dumpQueries   []string
 	complexSchema bool
+	// lockFreeBegin: on SQLite, a BEGIN takes no lock (DEFERRED), so its
+	// footprint leaves the database's lock out.
+	lockFreeBegin bool
 	// objects are what the schema made on SQLite (type and name, with
 	// their SQL); ddl is set once a scenario made more (a Worker factory
 	// or a handler creating a table or a trigger): from then on every
@@ -225,6 +228,7 @@ func (r *VerifyResult) add(w VerifyResult, i int) {
 func exploreWorld(c Consumer, b Bounds, cfg config, name string) (VerifyResult, error) {
 	n := max(cfg.verify.parallel, 1)
 	s := &searcher{c: c, cfg: cfg, bounds: b.withDefaults(), fates: b.Events, base: b.scenario(), sqlite: cfg.backend.Name() == "sqlite"}
+	s.lockFreeBegin = s.sqlite && beginTakesNoLock(cfg.backend)
 	defer func() {
 		for _, w := range s.walkers {
 			w.stop()
@@ -555,7 +559,30 @@ func describeChoices(ts []trans) string {
 
 // reductionMutants are the ways a test breaks the reductions on purpose:
 // the soundness tests must catch each.
-var reductionMutants = []string{"commute-all", "no-cost-check", "key-ignores-db", "key-ignores-history", "key-ignores-broker"}
+var reductionMutants = []string{"commute-all", "no-cost-check", "key-ignores-db", "key-ignores-history", "key-ignores-broker",
+	"symmetry-ignores-identity"}
+
+// beginTakesNoLock reports whether the backend's BEGIN takes no lock (a
+// DEFERRED one on SQLite): its footprint then leaves the lock out.
+// Backends that do not say take it.
+func beginTakesNoLock(be backend.Backend) bool {
+	d, ok := be.(interface{ BeginTakesNoLock() bool })
+	return ok && d.BeginTakesNoLock()
+}
+
+// symmetric reports whether the workers are interchangeable, so that a
+// state's name sorts them (see verifyRun.key): the workers of a Handler
+// are (the handler is given a message and the database, never its
+// worker's name, and each worker's connection is named by its history);
+// those a Worker factory builds are not, as the factory is given its
+// worker's name and may keep it (a lease owner, a shard). A test breaks
+// this on purpose.
+func (s *searcher) symmetric() bool {
+	if s.cfg.verify.noSymmetry {
+		return false
+	}
+	return s.c.Worker == nil || s.cfg.verify.mutant == "symmetry-ignores-identity"
+}
 
 // Conflicts reports whether two choices' footprints conflict
 // (search.Replayer): conflicts, but where a test breaks it on purpose.

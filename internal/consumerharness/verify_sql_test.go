@@ -4,6 +4,9 @@ import (
 	"database/sql/driver"
 	"strings"
 	"testing"
+
+	"github.com/idemcheck/idemcheck/internal/consumerharness/backend"
+	"github.com/idemcheck/idemcheck/internal/consumerharness/sqlhook"
 )
 
 func args(vs ...any) []driver.NamedValue {
@@ -124,5 +127,38 @@ func TestVerbReadsTheMainStatement(t *testing.T) {
 	}
 	if changes("CREATE TABLE IF NOT EXISTS t (x INT)") || !changes("DELETE FROM t") {
 		t.Error("changes: only INSERT, UPDATE and DELETE set rows affected")
+	}
+}
+
+// TestBeginTouchesTheLockUnlessDeferred: on SQLite a DEFERRED BEGIN (the
+// default) takes no lock and commutes with every other worker's call; one
+// that begins IMMEDIATE or EXCLUSIVE takes the write lock at once, and
+// its footprint must say so, or the sleep sets would drop the order in
+// which another worker's write meets that lock. Backends that do not say
+// how they begin keep the lock.
+func TestBeginTouchesTheLockUnlessDeferred(t *testing.T) {
+	for _, tc := range []struct {
+		be   backend.Backend
+		want bool
+	}{
+		{backend.SQLiteReuse{}, true},
+		{backend.SQLiteReuse{Params: "_txlock=deferred"}, true},
+		{backend.SQLite{Params: "_pragma=busy_timeout(5000)"}, true},
+		{backend.SQLiteReuse{Params: "_txlock=immediate"}, false},
+		{backend.SQLite{Params: "_pragma=journal_mode(WAL)&_txlock=exclusive"}, false},
+		{backend.SQLiteReuse{Params: "_txlock=sometimes"}, false},
+		{backend.Postgres{}, false},
+	} {
+		free := beginTakesNoLock(tc.be)
+		if free != tc.want {
+			t.Errorf("%T %+v: BEGIN takes no lock = %t, want %t", tc.be, tc.be, free, tc.want)
+		}
+		v := &verifyRun{s: &walker{searcher: &searcher{sqlite: true, lockFreeBegin: free}}, ws: make([]wview, 1)}
+		var fp footprint
+		var tr trans
+		v.callFootprint(0, sqlhook.Call{Op: sqlhook.Begin, SQL: "BEGIN"}, &fp, &tr)
+		if locks := fp.ws&resLock != 0; locks == free {
+			t.Errorf("%T %+v: BEGIN's footprint %s: touches the lock = %t, want %t", tc.be, tc.be, fp, locks, !free)
+		}
 	}
 }

@@ -7,8 +7,8 @@ import (
 
 // VerifyOptions gather how Verify and Explore search, besides their
 // Bounds: when they stop, how many walkers search at once, who hears of
-// their progress, and the two reductions a team may switch off to
-// convince itself of a verdict. A zero field keeps the default.
+// their progress, and the reductions a team may switch off to convince
+// itself of a verdict. A zero field keeps the default.
 type VerifyOptions struct {
 	// Time stops the search after this long (VerifyTime): the result
 	// says which preemption bound was fully explored by then.
@@ -31,6 +31,10 @@ type VerifyOptions struct {
 	NoCache bool
 	// NoPOR tries every order of two independent choices (NoPOR).
 	NoPOR bool
+	// NoSymmetry names states with a Handler's workers in place
+	// (NoSymmetry): states alike but for which worker is where are
+	// explored each on its own.
+	NoSymmetry bool
 }
 
 // VerifyWith sets how Verify and Explore search, in one option, so that
@@ -59,6 +63,9 @@ func VerifyWith(o VerifyOptions) Option {
 		}
 		if o.NoPOR {
 			c.verify.noPOR = true
+		}
+		if o.NoSymmetry {
+			c.verify.noSymmetry = true
 		}
 	}
 }

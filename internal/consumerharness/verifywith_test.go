@@ -15,18 +15,18 @@ func TestVerifyWithSetsOnlyItsNonZeroFields(t *testing.T) {
 	progress := func(VerifyProgress) { told++ }
 	cfg := newConfig([]Option{VerifyTime(time.Minute), VerifySchedules(7), VerifyWith(VerifyOptions{Parallel: 3, Context: ctx, Progress: progress, NoCache: true})})
 	v := cfg.verify
-	if v.timeBudget != time.Minute || v.maxSchedules != 7 || v.parallel != 3 || v.ctx != ctx || !v.noCache || v.noPOR {
+	if v.timeBudget != time.Minute || v.maxSchedules != 7 || v.parallel != 3 || v.ctx != ctx || !v.noCache || v.noPOR || v.noSymmetry {
 		t.Errorf("VerifyWith over VerifyTime and VerifySchedules: %+v", v)
 	}
 	v.progress(VerifyProgress{})
 	if told != 1 {
 		t.Error("VerifyWith did not set the progress callback")
 	}
-	all := newConfig([]Option{VerifyWith(VerifyOptions{Time: time.Second, Schedules: 9, Parallel: 2, Context: context.Background(), NoPOR: true})}).verify
-	if all.timeBudget != time.Second || all.maxSchedules != 9 || all.parallel != 2 || all.ctx != context.Background() || !all.noPOR || all.noCache {
+	all := newConfig([]Option{VerifyWith(VerifyOptions{Time: time.Second, Schedules: 9, Parallel: 2, Context: context.Background(), NoPOR: true, NoSymmetry: true})}).verify
+	if all.timeBudget != time.Second || all.maxSchedules != 9 || all.parallel != 2 || all.ctx != context.Background() || !all.noPOR || all.noCache || !all.noSymmetry {
 		t.Errorf("VerifyWith alone: %+v", all)
 	}
-	if zero := newConfig([]Option{VerifyWith(VerifyOptions{})}).verify; zero.timeBudget != 0 || zero.maxSchedules != 0 || zero.parallel != 0 || zero.ctx != nil || zero.progress != nil || zero.noCache || zero.noPOR {
+	if zero := newConfig([]Option{VerifyWith(VerifyOptions{})}).verify; zero.timeBudget != 0 || zero.maxSchedules != 0 || zero.parallel != 0 || zero.ctx != nil || zero.progress != nil || zero.noCache || zero.noPOR || zero.noSymmetry {
 		t.Errorf("a zero VerifyOptions changed the defaults: %+v", zero)
 	}
 }
