@@ -56,8 +56,13 @@ func (e *engine) newCompactEngine() (*compactEngine, error) {
 // set when law is.
 type ccand struct {
 	search.Edge
-	state []byte // packed (compact.State.Pack)
+	state []byte // packed (compact.State.Pack); nil when judged
 	law   compact.Law
+	// judged: the state was finished and judged where it was reached
+	// (judgeNow): finLaw is the final laws' verdict, reached the coverage.
+	judged  bool
+	finLaw  compact.Law
+	reached uint64
 }
 
 // Head is the part of c the search merges.
@@ -84,14 +89,13 @@ func (x *cworker) pack(cfg *compact.Config, s *compact.State) []byte {
 
 // compactSearch is the compact engine's side of the search: the packed
 // states of the depth expanded (frontier) and of the depth being built
-// (next, copied into keep).
+// (next).
 type compactSearch struct {
 	e        *engine
 	ce       *compactEngine
 	pool     *sync.Pool
-	frontier [][]byte
-	next     [][]byte
-	keep     arena
+	frontier *packedStates
+	next     *packedStates
 }
 
 func (e *engine) runCompact(ce *compactEngine) error {
@@ -104,12 +108,20 @@ func (e *engine) runCompact(ce *compactEngine) error {
 	rc := &ccand{Edge: search.Edge{Parent: -1, Move: -1}, state: root.Pack(ce.cfg, nil)}
 	rc.Key = search.Key64(x.fp.Sum(root))
 	pool.Put(x)
-	cs := &compactSearch{e: e, ce: ce, pool: pool, frontier: [][]byte{rc.state}}
+	cs := &compactSearch{e: e, ce: ce, pool: pool, frontier: newPackedStates(0), next: newPackedStates(e.opts.FrontierMemory)}
+	cs.frontier.add(rc.state)
+	defer func() {
+		cs.frontier.free()
+		cs.next.free()
+	}()
 	e.bfs.Batch = e.batchOf(compactBatch)
 	return search.Run(e.bfs, cs, rc)
 }
 
 func (cs *compactSearch) Expand(d, lo, hi int) ([]*ccand, int64, error) {
+	if err := cs.frontier.load(lo, hi); err != nil {
+		return nil, 0, err
+	}
 	out, taken := cs.e.expandCompact(cs.ce, cs.pool, d, cs.frontier, lo, hi)
 	return out, taken, nil
 }
@@ -118,7 +130,7 @@ func (cs *compactSearch) Expand(d, lo, hi int) ([]*ccand, int64, error) {
 // states are judged, never expanded: none is kept.
 func (cs *compactSearch) Keep(c *ccand, d int) {
 	if d < cs.e.opts.Depth {
-		cs.next = append(cs.next, cs.keep.add(c.state))
+		cs.next.add(c.state)
 	}
 }
 
@@ -131,13 +143,10 @@ func (cs *compactSearch) Judge(c []*ccand, d int) bool {
 // Closed makes the depth built the frontier, and records it if it is the
 // largest yet.
 func (cs *compactSearch) Closed(int) {
-	cs.frontier, cs.next, cs.keep = cs.next, nil, arena{}
-	var packed int64
-	for _, s := range cs.frontier {
-		packed += int64(len(s))
-	}
-	if r := cs.e.res; packed > r.FrontierBytes {
-		r.FrontierStates, r.FrontierBytes = len(cs.frontier), packed
+	cs.frontier.free()
+	cs.frontier, cs.next = cs.next, newPackedStates(cs.e.opts.FrontierMemory)
+	if r := cs.e.res; cs.frontier.bytes > r.FrontierBytes {
+		r.FrontierStates, r.FrontierBytes, r.FrontierSpilled = cs.frontier.len(), cs.frontier.bytes, cs.frontier.spilled()
 	}
 }
 
@@ -149,12 +158,12 @@ func (cs *compactSearch) Closed(int) {
 // A state visited before is dropped at once — unless the partial-order
 // reduction is on and it was first reached at this very depth, where the
 // merge intersects the skip sets of every edge into it (search.BFS.Known).
-func (e *engine) expandCompact(ce *compactEngine, pool *sync.Pool, d int, frontier [][]byte, lo, hi int) ([]*ccand, int64) {
+func (e *engine) expandCompact(ce *compactEngine, pool *sync.Pool, d int, frontier *packedStates, lo, hi int) ([]*ccand, int64) {
 	per := make([][]*ccand, hi-lo)
 	taken := make([]int64, hi-lo)
 	search.Parallel(e.parallel(), hi-lo, func() *cworker { return pool.Get().(*cworker) }, func(x *cworker) { pool.Put(x) }, func(x *cworker, i int) {
 		p := lo + i
-		per[i], taken[i] = e.expandCompactParent(ce, x, d, int32(p), frontier[p])
+		per[i], taken[i] = e.expandCompactParent(ce, x, d, int32(p), frontier.get(p))
 	})
 	var out []*ccand
 	var n int64
@@ -202,10 +211,33 @@ func (e *engine) expandCompactParent(ce *compactEngine, x *cworker, d int, p int
 		if !e.opts.NoPOR {
 			c.Skip = ce.skipSet(s, si, ev)
 		}
-		c.state = x.pack(ce.cfg, s)
+		if d == e.opts.Depth {
+			judgeNow(ce, x, c, s)
+		} else {
+			c.state = x.pack(ce.cfg, s)
+		}
 		out = append(out, c)
 	}
 	return out, taken
+}
+
+// judgeNow finishes s, the state c reached, in place (drain, replay,
+// drain, probe) and keeps the final laws' verdict in c for compactFinals.
+// The deepest depth's states are never expanded, and there Known drops
+// every transition into a state visited before, so almost every state
+// left is new: judging it here, on the state at hand, saves packing it
+// and unpacking it again, and holding it packed until the merge. A state
+// that broke a law on the way is judged on that law alone, as in
+// compactFinals.
+func judgeNow(ce *compactEngine, x *cworker, c *ccand, s *compact.State) {
+	c.judged = true
+	if c.Broken {
+		return
+	}
+	x.judge.Reset()
+	s.Finish(ce.cfg, x.judge)
+	c.finLaw = x.judge.Broken()
+	c.reached = uint64(s.Coverage())
 }
 
 // skipSet is the runner engine's skipSet over a compact state.
@@ -237,12 +269,16 @@ func (e *engine) compactFinals(ce *compactEngine, pool *sync.Pool, cs []*ccand, 
 		if c.Broken {
 			return
 		}
-		x.scratch.Unpack(ce.cfg, c.state)
-		x.judge.Reset()
-		x.scratch.Finish(ce.cfg, x.judge)
-		c.law = x.judge.Broken()
+		if c.judged {
+			c.law, reached[i] = c.finLaw, c.reached
+		} else {
+			x.scratch.Unpack(ce.cfg, c.state)
+			x.judge.Reset()
+			x.scratch.Finish(ce.cfg, x.judge)
+			c.law = x.judge.Broken()
+			reached[i] = uint64(x.scratch.Coverage())
+		}
 		c.Broken = c.law != compact.LawNone
-		reached[i] = uint64(x.scratch.Coverage())
 	})
 	if e.opts.Coverage {
 		for i, c := range cs {
