@@ -74,6 +74,12 @@ type cworker struct {
 	judge           *compact.Judge
 	parent, scratch compact.State
 	arena           []byte
+	// states, kids and keys are a parent's moves being expanded; warm
+	// keeps what search.BFS.Warm read.
+	states []compact.State
+	kids   []child
+	keys   []search.Key
+	warm   uint64
 }
 
 // pack packs s into the worker's arena: packed states share large
@@ -175,11 +181,14 @@ func (e *engine) expandCompact(ce *compactEngine, pool *sync.Pool, d int, fronti
 }
 
 func (e *engine) expandCompactParent(ce *compactEngine, x *cworker, d int, p int32, packed []byte) ([]*ccand, int64) {
-	var out []*ccand
 	taken := int64(0)
 	parent := &x.parent
 	parent.Unpack(ce.cfg, packed)
 	skip := e.bfs.Nodes[d-1][p].Skip
+	// Every move first, each into a state of its own, fingerprinted; then
+	// the visited set is asked of them all at once (search.BFS.Warm), and
+	// only the transitions it does not drop become candidates.
+	kids, keys := x.kids[:0], x.keys[:0]
 	for si, st := range ce.menu {
 		if !e.opts.NoPOR && skip&(1<<si) != 0 {
 			e.skipped.Add(1)
@@ -192,24 +201,38 @@ func (e *engine) expandCompactParent(ce *compactEngine, x *cworker, d int, p int
 				continue // a self-loop
 			}
 		}
-		ev := -1
+		k := child{si: si, ev: -1}
 		if st.IsPipeline() {
-			ev = parent.Busy(st.Worker)
+			k.ev = parent.Busy(st.Worker)
 		}
-		s := &x.scratch
+		if len(kids) == len(x.states) {
+			x.states = append(x.states, compact.State{})
+		}
+		s := &x.states[len(kids)]
 		s.CopyFrom(parent)
 		x.judge.Reset()
 		s.Apply(ce.cfg, x.judge, st)
-		c := &ccand{Edge: search.Edge{Parent: p, Move: int16(si)}, law: x.judge.Broken()}
-		c.Broken = c.law != compact.LawNone
+		k.law = x.judge.Broken()
 		if !e.opts.NoDedup {
-			c.Key = search.Key64(x.fp.Sum(s))
-			if !c.Broken && e.bfs.Known(c.Key, e.opts.NoPOR) {
-				continue // known: only the parent links of new states are kept
-			}
+			k.key = search.Key64(x.fp.Sum(s))
+			keys = append(keys, k.key)
 		}
+		kids = append(kids, k)
+	}
+	x.kids, x.keys = kids, keys
+	if len(keys) > 0 {
+		x.warm += e.bfs.Warm(keys)
+	}
+	var out []*ccand
+	for i, k := range kids {
+		s := &x.states[i]
+		broken := k.law != compact.LawNone
+		if !e.opts.NoDedup && !broken && e.bfs.Known(k.key, e.opts.NoPOR) {
+			continue // known: only the parent links of new states are kept
+		}
+		c := &ccand{Edge: search.Edge{Parent: p, Move: int16(k.si), Key: k.key, Broken: broken}, law: k.law}
 		if !e.opts.NoPOR {
-			c.Skip = ce.skipSet(s, si, ev)
+			c.Skip = ce.skipSet(s, k.si, k.ev)
 		}
 		if d == e.opts.Depth {
 			judgeNow(ce, x, c, s)
@@ -219,6 +242,15 @@ func (e *engine) expandCompactParent(ce *compactEngine, x *cworker, d int, p int
 		out = append(out, c)
 	}
 	return out, taken
+}
+
+// child is a move expandCompactParent took: its menu step, the event of
+// the worker it steps (-1: none), the law it broke on the way and the key
+// of the state it reached (in cworker.states, at the child's index).
+type child struct {
+	si, ev int
+	law    compact.Law
+	key    search.Key
 }
 
 // judgeNow finishes s, the state c reached, in place (drain, replay,
