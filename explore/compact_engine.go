@@ -56,8 +56,13 @@ func (e *engine) newCompactEngine() (*compactEngine, error) {
 // set when law is.
 type ccand struct {
 	search.Edge
-	state []byte // packed (compact.State.Pack)
+	state []byte // packed (compact.State.Pack); nil when judged
 	law   compact.Law
+	// judged: the state was finished and judged where it was reached
+	// (judgeNow): finLaw is the final laws' verdict, reached the coverage.
+	judged  bool
+	finLaw  compact.Law
+	reached uint64
 }
 
 // Head is the part of c the search merges.
@@ -69,6 +74,12 @@ type cworker struct {
 	judge           *compact.Judge
 	parent, scratch compact.State
 	arena           []byte
+	// states, kids and keys are a parent's moves being expanded; warm
+	// keeps what search.BFS.Warm read.
+	states []compact.State
+	kids   []child
+	keys   []search.Key
+	warm   uint64
 }
 
 // pack packs s into the worker's arena: packed states share large
@@ -84,14 +95,13 @@ func (x *cworker) pack(cfg *compact.Config, s *compact.State) []byte {
 
 // compactSearch is the compact engine's side of the search: the packed
 // states of the depth expanded (frontier) and of the depth being built
-// (next, copied into keep).
+// (next).
 type compactSearch struct {
 	e        *engine
 	ce       *compactEngine
 	pool     *sync.Pool
-	frontier [][]byte
-	next     [][]byte
-	keep     arena
+	frontier *packedStates
+	next     *packedStates
 }
 
 func (e *engine) runCompact(ce *compactEngine) error {
@@ -104,12 +114,20 @@ func (e *engine) runCompact(ce *compactEngine) error {
 	rc := &ccand{Edge: search.Edge{Parent: -1, Move: -1}, state: root.Pack(ce.cfg, nil)}
 	rc.Key = search.Key64(x.fp.Sum(root))
 	pool.Put(x)
-	cs := &compactSearch{e: e, ce: ce, pool: pool, frontier: [][]byte{rc.state}}
+	cs := &compactSearch{e: e, ce: ce, pool: pool, frontier: newPackedStates(0), next: newPackedStates(e.opts.FrontierMemory)}
+	cs.frontier.add(rc.state)
+	defer func() {
+		cs.frontier.free()
+		cs.next.free()
+	}()
 	e.bfs.Batch = e.batchOf(compactBatch)
 	return search.Run(e.bfs, cs, rc)
 }
 
 func (cs *compactSearch) Expand(d, lo, hi int) ([]*ccand, int64, error) {
+	if err := cs.frontier.load(lo, hi); err != nil {
+		return nil, 0, err
+	}
 	out, taken := cs.e.expandCompact(cs.ce, cs.pool, d, cs.frontier, lo, hi)
 	return out, taken, nil
 }
@@ -118,7 +136,7 @@ func (cs *compactSearch) Expand(d, lo, hi int) ([]*ccand, int64, error) {
 // states are judged, never expanded: none is kept.
 func (cs *compactSearch) Keep(c *ccand, d int) {
 	if d < cs.e.opts.Depth {
-		cs.next = append(cs.next, cs.keep.add(c.state))
+		cs.next.add(c.state)
 	}
 }
 
@@ -131,13 +149,10 @@ func (cs *compactSearch) Judge(c []*ccand, d int) bool {
 // Closed makes the depth built the frontier, and records it if it is the
 // largest yet.
 func (cs *compactSearch) Closed(int) {
-	cs.frontier, cs.next, cs.keep = cs.next, nil, arena{}
-	var packed int64
-	for _, s := range cs.frontier {
-		packed += int64(len(s))
-	}
-	if r := cs.e.res; packed > r.FrontierBytes {
-		r.FrontierStates, r.FrontierBytes = len(cs.frontier), packed
+	cs.frontier.free()
+	cs.frontier, cs.next = cs.next, newPackedStates(cs.e.opts.FrontierMemory)
+	if r := cs.e.res; cs.frontier.bytes > r.FrontierBytes {
+		r.FrontierStates, r.FrontierBytes, r.FrontierSpilled = cs.frontier.len(), cs.frontier.bytes, cs.frontier.spilled()
 	}
 }
 
@@ -149,12 +164,12 @@ func (cs *compactSearch) Closed(int) {
 // A state visited before is dropped at once — unless the partial-order
 // reduction is on and it was first reached at this very depth, where the
 // merge intersects the skip sets of every edge into it (search.BFS.Known).
-func (e *engine) expandCompact(ce *compactEngine, pool *sync.Pool, d int, frontier [][]byte, lo, hi int) ([]*ccand, int64) {
+func (e *engine) expandCompact(ce *compactEngine, pool *sync.Pool, d int, frontier *packedStates, lo, hi int) ([]*ccand, int64) {
 	per := make([][]*ccand, hi-lo)
 	taken := make([]int64, hi-lo)
 	search.Parallel(e.parallel(), hi-lo, func() *cworker { return pool.Get().(*cworker) }, func(x *cworker) { pool.Put(x) }, func(x *cworker, i int) {
 		p := lo + i
-		per[i], taken[i] = e.expandCompactParent(ce, x, d, int32(p), frontier[p])
+		per[i], taken[i] = e.expandCompactParent(ce, x, d, int32(p), frontier.get(p))
 	})
 	var out []*ccand
 	var n int64
@@ -166,11 +181,14 @@ func (e *engine) expandCompact(ce *compactEngine, pool *sync.Pool, d int, fronti
 }
 
 func (e *engine) expandCompactParent(ce *compactEngine, x *cworker, d int, p int32, packed []byte) ([]*ccand, int64) {
-	var out []*ccand
 	taken := int64(0)
 	parent := &x.parent
 	parent.Unpack(ce.cfg, packed)
 	skip := e.bfs.Nodes[d-1][p].Skip
+	// Every move first, each into a state of its own, fingerprinted; then
+	// the visited set is asked of them all at once (search.BFS.Warm), and
+	// only the transitions it does not drop become candidates.
+	kids, keys := x.kids[:0], x.keys[:0]
 	for si, st := range ce.menu {
 		if !e.opts.NoPOR && skip&(1<<si) != 0 {
 			e.skipped.Add(1)
@@ -183,29 +201,75 @@ func (e *engine) expandCompactParent(ce *compactEngine, x *cworker, d int, p int
 				continue // a self-loop
 			}
 		}
-		ev := -1
+		k := child{si: si, ev: -1}
 		if st.IsPipeline() {
-			ev = parent.Busy(st.Worker)
+			k.ev = parent.Busy(st.Worker)
 		}
-		s := &x.scratch
+		if len(kids) == len(x.states) {
+			x.states = append(x.states, compact.State{})
+		}
+		s := &x.states[len(kids)]
 		s.CopyFrom(parent)
 		x.judge.Reset()
 		s.Apply(ce.cfg, x.judge, st)
-		c := &ccand{Edge: search.Edge{Parent: p, Move: int16(si)}, law: x.judge.Broken()}
-		c.Broken = c.law != compact.LawNone
+		k.law = x.judge.Broken()
 		if !e.opts.NoDedup {
-			c.Key = search.Key64(x.fp.Sum(s))
-			if !c.Broken && e.bfs.Known(c.Key, e.opts.NoPOR) {
-				continue // known: only the parent links of new states are kept
-			}
+			k.key = search.Key64(x.fp.Sum(s))
+			keys = append(keys, k.key)
 		}
+		kids = append(kids, k)
+	}
+	x.kids, x.keys = kids, keys
+	if len(keys) > 0 {
+		x.warm += e.bfs.Warm(keys)
+	}
+	var out []*ccand
+	for i, k := range kids {
+		s := &x.states[i]
+		broken := k.law != compact.LawNone
+		if !e.opts.NoDedup && !broken && e.bfs.Known(k.key, e.opts.NoPOR) {
+			continue // known: only the parent links of new states are kept
+		}
+		c := &ccand{Edge: search.Edge{Parent: p, Move: int16(k.si), Key: k.key, Broken: broken}, law: k.law}
 		if !e.opts.NoPOR {
-			c.Skip = ce.skipSet(s, si, ev)
+			c.Skip = ce.skipSet(s, k.si, k.ev)
 		}
-		c.state = x.pack(ce.cfg, s)
+		if d == e.opts.Depth {
+			judgeNow(ce, x, c, s)
+		} else {
+			c.state = x.pack(ce.cfg, s)
+		}
 		out = append(out, c)
 	}
 	return out, taken
+}
+
+// child is a move expandCompactParent took: its menu step, the event of
+// the worker it steps (-1: none), the law it broke on the way and the key
+// of the state it reached (in cworker.states, at the child's index).
+type child struct {
+	si, ev int
+	law    compact.Law
+	key    search.Key
+}
+
+// judgeNow finishes s, the state c reached, in place (drain, replay,
+// drain, probe) and keeps the final laws' verdict in c for compactFinals.
+// The deepest depth's states are never expanded, and there Known drops
+// every transition into a state visited before, so almost every state
+// left is new: judging it here, on the state at hand, saves packing it
+// and unpacking it again, and holding it packed until the merge. A state
+// that broke a law on the way is judged on that law alone, as in
+// compactFinals.
+func judgeNow(ce *compactEngine, x *cworker, c *ccand, s *compact.State) {
+	c.judged = true
+	if c.Broken {
+		return
+	}
+	x.judge.Reset()
+	s.Finish(ce.cfg, x.judge)
+	c.finLaw = x.judge.Broken()
+	c.reached = uint64(s.Coverage())
 }
 
 // skipSet is the runner engine's skipSet over a compact state.
@@ -237,12 +301,16 @@ func (e *engine) compactFinals(ce *compactEngine, pool *sync.Pool, cs []*ccand, 
 		if c.Broken {
 			return
 		}
-		x.scratch.Unpack(ce.cfg, c.state)
-		x.judge.Reset()
-		x.scratch.Finish(ce.cfg, x.judge)
-		c.law = x.judge.Broken()
+		if c.judged {
+			c.law, reached[i] = c.finLaw, c.reached
+		} else {
+			x.scratch.Unpack(ce.cfg, c.state)
+			x.judge.Reset()
+			x.scratch.Finish(ce.cfg, x.judge)
+			c.law = x.judge.Broken()
+			reached[i] = uint64(x.scratch.Coverage())
+		}
 		c.Broken = c.law != compact.LawNone
-		reached[i] = uint64(x.scratch.Coverage())
 	})
 	if e.opts.Coverage {
 		for i, c := range cs {

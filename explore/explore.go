@@ -93,6 +93,11 @@ type Options struct {
 	MaxTime   time.Duration
 	MaxStates int64
 	MaxBytes  int64
+	// FrontierMemory bounds the memory of the compact engine's frontier
+	// being built (0: none): past it, the packed states are written to a
+	// temporary file, a chunk at a time, and read back in order when the
+	// depth is expanded (Result.FrontierSpilled says how much).
+	FrontierMemory int64
 }
 
 // Progress is the state of a running exploration.
@@ -127,6 +132,9 @@ type Result struct {
 	// (compact.State.Pack). BytesPerState does not count them.
 	FrontierStates int   `json:"frontierStates,omitempty"`
 	FrontierBytes  int64 `json:"frontierBytes,omitempty"`
+	// FrontierSpilled is the part of that frontier written to disk, past
+	// Options.FrontierMemory.
+	FrontierSpilled int64 `json:"frontierSpilled,omitempty"`
 	// Interrupted is true when the context ended the search early (a
 	// budget of Options ends it Stopped, not Interrupted).
 	Interrupted bool `json:"interrupted,omitempty"`
@@ -264,6 +272,9 @@ func explore(ctx context.Context, target system.Target, opts Options, batch int)
 	if n := e.res.States; n > 0 {
 		e.res.BytesPerState = float64(b.Bytes()) / float64(n)
 	}
+	// The visited set lives outside the Go heap: given back now, not at
+	// some later collection.
+	b.Visited.Free()
 	return e.res, err
 }
 

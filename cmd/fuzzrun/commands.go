@@ -590,7 +590,8 @@ var flagHelp = map[string]string{
 	"explore.duration": "  -duration D      time budget of the search (default 30s; 0: no time limit)\n",
 	"max-memory": "  -max-memory SIZE memory budget of the search: it stops, saying how far it got, when\n" +
 		"                   the process holds this much (e.g. 2GB, 512MB; default: 3/4 of the\n" +
-		"                   machine's memory)\n",
+		"                   machine's memory); past a quarter of it, the frontier being built\n" +
+		"                   is written to a temporary file and read back in order\n",
 	"consumer.max-memory": "  -max-memory SIZE with -explore: memory budget of the model check (e.g. 2GB; default:\n" +
 		"                   3/4 of the machine's memory)\n",
 	"events": "  -events F,...    the events, one fate each: ok, transient:N, poison; or a count\n" +

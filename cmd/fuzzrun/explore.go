@@ -204,6 +204,10 @@ func (x *exploration) verdict() string {
 	return fmt.Sprintf("stopped %s at depth %d: %s", by, at, explored)
 }
 
+// frontierShare: the compact engine's frontier holds at most 1/frontierShare
+// of -max-memory in memory (explore.Options.FrontierMemory).
+const frontierShare = 4
+
 // runExplore is fuzzrun explore: the model checker over the world the
 // flags describe, within -depth (if given), -duration and -max-memory.
 func runExplore(ctx context.Context, o *options, stdout, stderr io.Writer) int {
@@ -224,6 +228,12 @@ func runExplore(ctx context.Context, o *options, stdout, stderr io.Writer) int {
 			return say(stderr, exitUsage, "-property: no consumption property selected; fuzzrun explore judges consumption (-projection: projections)")
 		}
 		op.Properties = ps
+	}
+	if o.maxMemory > 0 {
+		// The frontier being built is the one part of the search that is
+		// read back only in order: past a quarter of the budget it goes to
+		// disk, and the visited set keeps the rest of the budget.
+		op.FrontierMemory = o.maxMemory / frontierShare
 	}
 	sctx, budget, release := searchContext(ctx, o.duration, o.maxMemory)
 	prog := newProgress(stderr, o.every)
@@ -290,8 +300,12 @@ func printExplore(w io.Writer, o *options, x *exploration, file string) {
 	fmt.Fprintf(w, "distinct states %d, transitions %d (%d skipped by partial order), %.0f states/s, %.0f bytes/state, %s, engine %s\n",
 		res.States, res.Transitions, res.Skipped, res.StatesPerSecond(), res.BytesPerState, res.Elapsed.Round(time.Millisecond), res.Engine)
 	if res.FrontierBytes > 0 {
-		fmt.Fprintf(w, "largest frontier: %d states packed in %.1f MB (%.0f bytes/state)\n",
-			res.FrontierStates, float64(res.FrontierBytes)/(1<<20), float64(res.FrontierBytes)/float64(max(res.FrontierStates, 1)))
+		spilled := ""
+		if res.FrontierSpilled > 0 {
+			spilled = fmt.Sprintf(", %.1f MB of it written to disk past the frontier's share of -max-memory", float64(res.FrontierSpilled)/(1<<20))
+		}
+		fmt.Fprintf(w, "largest frontier: %d states packed in %.1f MB (%.0f bytes/state)%s\n",
+			res.FrontierStates, float64(res.FrontierBytes)/(1<<20), float64(res.FrontierBytes)/float64(max(res.FrontierStates, 1)), spilled)
 	}
 	printCoverage(w, res.Coverage.Rows(), "(a run is a distinct state: its schedule, then its drain and replay; a situation never reached\n"+
 		"is one this world and step menu cannot reach within the depth, and does not fail an exploration)", true)

@@ -106,6 +106,9 @@ type BFS struct {
 	Nodes   [][]Node
 	// next indexes the states of the depth being built into Nodes.
 	next *Set
+	// last is set while the deepest depth, MaxDepth, is built: see
+	// startDepth.
+	last bool
 
 	// Depth is the deepest depth fully searched; States the distinct
 	// states reached (those of a depth cut short too); Transitions the
@@ -139,7 +142,7 @@ func (b *BFS) Known(k Key, noPOR bool) bool {
 	if !b.Visited.Has(k) {
 		return false
 	}
-	if noPOR {
+	if noPOR || b.last {
 		return true
 	}
 	_, thisDepth := b.next.Get(k)
@@ -166,16 +169,18 @@ func Run[T Transition](b *BFS, x Expander[T], root T) error {
 	if x.Judge([]T{root}, 0) {
 		return nil
 	}
+	defer b.endDepth()
 	for d := 1; d <= b.MaxDepth; d++ {
 		from := len(b.Nodes[d-1])
 		var next []Node
-		b.next = NewSet()
+		n := 0 // the new states of depth d, kept in next but at the deepest depth
+		b.startDepth(d)
 		lvl := Level{Depth: d}
 		for lo := 0; lo < from; lo += b.Batch {
 			if b.Budget != nil {
-				if k := b.Budget.Spent(b.States+int64(len(next)), b.Bytes()+b.next.Bytes()); k != Unbound {
+				if k := b.Budget.Spent(b.States+int64(n), b.Bytes()+b.buildingBytes()); k != Unbound {
 					b.Stopped = k
-					b.States += int64(len(next))
+					b.States += int64(n)
 					return nil
 				}
 			}
@@ -195,7 +200,10 @@ func Run[T Transition](b *BFS, x Expander[T], root T) error {
 					fresh = append(fresh, t) // judged whatever the state
 				default:
 					if e.New = b.admit(e, next); e.New {
-						next = append(next, Node{Parent: e.Parent, Move: e.Move, Skip: e.Skip})
+						n++
+						if !b.last {
+							next = append(next, Node{Parent: e.Parent, Move: e.Move, Skip: e.Skip})
+						}
 						x.Keep(t, d)
 						fresh = append(fresh, t)
 					} else {
@@ -204,19 +212,20 @@ func Run[T Transition](b *BFS, x Expander[T], root T) error {
 				}
 			}
 			if x.Judge(fresh, d) {
-				b.record(lvl, next)
+				b.record(lvl, n)
 				return nil
 			}
 			if b.Progress != nil {
-				b.Progress(Progress{Depth: d, States: b.States + int64(len(next)), Transitions: b.Transitions,
+				b.Progress(Progress{Depth: d, States: b.States + int64(n), Transitions: b.Transitions,
 					Frontier: from, Done: hi, Elapsed: time.Since(b.Start)})
 			}
 		}
-		b.record(lvl, next)
+		b.record(lvl, n)
 		b.Nodes = append(b.Nodes, next)
 		b.Depth = d
+		b.endDepth()
 		x.Closed(d)
-		if len(next) == 0 {
+		if n == 0 {
 			// Nothing new: every deeper schedule only revisits.
 			b.Depth = b.MaxDepth
 			break
@@ -225,10 +234,10 @@ func Run[T Transition](b *BFS, x Expander[T], root T) error {
 	return nil
 }
 
-// record records depth lvl, as far as it went, whose new states are next.
-func (b *BFS) record(lvl Level, next []Node) {
-	lvl.States = len(next)
-	b.States += int64(len(next))
+// record records depth lvl, as far as it went, which reached n new states.
+func (b *BFS) record(lvl Level, n int) {
+	lvl.States = n
+	b.States += int64(n)
 	b.Levels = append(b.Levels, lvl)
 }
 
@@ -239,6 +248,9 @@ func (b *BFS) record(lvl Level, next []Node) {
 func (b *BFS) admit(e *Edge, next []Node) bool {
 	if b.NoDedup {
 		return true
+	}
+	if b.last {
+		return b.Visited.Add(e.Key)
 	}
 	if j, ok := b.next.Get(e.Key); ok {
 		if b.Symmetric {

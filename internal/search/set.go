@@ -6,7 +6,11 @@
 // reports.
 package search
 
-import "math/bits"
+import (
+	"math/bits"
+
+	"github.com/idemcheck/idemcheck/internal/offheap"
+)
 
 // Key is a state's fingerprint: 128 bits, so that a search of billions of
 // states meets a collision with a chance of about 2^-64. A 64-bit
@@ -22,15 +26,29 @@ func Key64(fp uint64) Key { return Key{fp, 0} }
 // matters at tens of millions of states. The zero key marks an empty
 // slot, so Key{} is stored as Key{1, 0} (a collision chance of 2^-128
 // more). It is not safe for concurrent use, except Has and Get beside
-// each other.
+// each other. A large set's slots are mapped outside the Go heap
+// (package offheap), so the collector's heap goal does not double them;
+// Free gives them back at once.
 type Set struct {
-	keys []Key
-	vals []int32
-	n    int
+	keys           []Key
+	vals           []int32
+	keyMem, valMem *offheap.Block
+	n              int
 }
 
 // NewSet returns an empty set.
-func NewSet() *Set { return &Set{keys: make([]Key, 64)} }
+func NewSet() *Set {
+	s := &Set{}
+	s.keyMem, s.keys = offheap.Make[Key](64)
+	return s
+}
+
+// Free gives the set's memory back; the set must not be used afterwards.
+func (s *Set) Free() {
+	s.keyMem.Free()
+	s.valMem.Free()
+	s.keys, s.vals, s.keyMem, s.valMem, s.n = nil, nil, nil, nil, 0
+}
 
 // slot spreads a key's bits over the low ones the table indexes by (the
 // murmur3 finalizer over the halves folded together).
@@ -83,7 +101,7 @@ func (s *Set) Has(k Key) bool {
 // Put records v for k, in the set or not yet.
 func (s *Set) Put(k Key, v int32) {
 	if s.vals == nil {
-		s.vals = make([]int32, len(s.keys))
+		s.valMem, s.vals = offheap.Make[int32](len(s.keys))
 	}
 	k = stored(k)
 	if (s.n+1)*4 > len(s.keys)*3 {
@@ -112,10 +130,11 @@ func (s *Set) Get(k Key) (int32, bool) {
 }
 
 func (s *Set) grow() {
-	keys, vals := s.keys, s.vals
-	s.keys, s.n = make([]Key, 2*len(keys)), 0
+	keys, vals, keyMem, valMem := s.keys, s.vals, s.keyMem, s.valMem
+	s.keyMem, s.keys = offheap.Make[Key](2 * len(keys))
+	s.n = 0
 	if vals != nil {
-		s.vals = make([]int32, 2*len(keys))
+		s.valMem, s.vals = offheap.Make[int32](2 * len(keys))
 	}
 	for j, k := range keys {
 		if k == (Key{}) {
@@ -128,6 +147,8 @@ func (s *Set) grow() {
 		}
 		s.n++
 	}
+	keyMem.Free()
+	valMem.Free()
 }
 
 // Len is the number of keys in the set.
