@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"strings"
 
 	"github.com/idemcheck/idemcheck/internal/consumerharness"
 )
@@ -15,7 +16,7 @@ type Options struct {
 	Runs int
 	// Seed draws the scenarios: run i plays the scenario of seed Seed+i.
 	Seed uint64
-	// Workers, Partitions and Events size each scenario (0: 2, 2, 6);
+	// Workers, Partitions and Events size each scenario (0: 2, 2, 12);
 	// Faults is how many faults each has (0: none).
 	Workers, Partitions, Events, Faults int
 	// Confirm is how many times a breach is played again to confirm it
@@ -73,7 +74,7 @@ func (o Options) defaults() Options {
 		o.Partitions = 2
 	}
 	if o.Events <= 0 {
-		o.Events = 6
+		o.Events = 12
 	}
 	if o.Confirm <= 0 {
 		o.Confirm = 3
@@ -99,24 +100,37 @@ func Check(ctx context.Context, c consumerharness.Consumer, o Options) (Result, 
 		if len(run.Breaches) == 0 {
 			continue
 		}
-		law := run.Breaches[0].Law
-		confirmed := false
-		for range o.Confirm {
+		// Each law the run broke is confirmed when a replay breaks it
+		// again; the others stay unconfirmed.
+		pending := run.Breaches
+		for k := 0; k < o.Confirm && len(pending) > 0 && !res.Failed; k++ {
 			again, err := Play(ctx, c, s)
 			if err != nil {
 				return res, err
 			}
 			res.add(again)
-			if slices.ContainsFunc(again.Breaches, func(b consumerharness.Breach) bool { return b.Law == law }) {
-				res.Failed, res.Law, res.Breaches, res.Seed, res.Scenario, res.Run = true, law, again.Breaches, seed, s, again
-				confirmed = true
-				break
+			var confirmed []consumerharness.Breach
+			pending = slices.DeleteFunc(pending, func(b consumerharness.Breach) bool {
+				if slices.ContainsFunc(again.Breaches, func(a consumerharness.Breach) bool { return a.Law == b.Law }) {
+					confirmed = append(confirmed, b)
+					return true
+				}
+				return false
+			})
+			if len(confirmed) > 0 {
+				var breaches []consumerharness.Breach
+				for _, a := range again.Breaches {
+					if slices.ContainsFunc(confirmed, func(b consumerharness.Breach) bool { return a.Law == b.Law }) {
+						breaches = append(breaches, a)
+					}
+				}
+				res.Failed, res.Law, res.Breaches, res.Seed, res.Scenario, res.Run = true, breaches[0].Law, breaches, seed, s, again
 			}
 		}
-		if confirmed {
+		res.Unconfirmed = append(res.Unconfirmed, pending...)
+		if res.Failed {
 			return res, nil
 		}
-		res.Unconfirmed = append(res.Unconfirmed, run.Breaches...)
 	}
 	return res, nil
 }
@@ -125,4 +139,34 @@ func (r *Result) add(run *Run) {
 	r.Deliveries += run.Deliveries
 	r.Commits += run.Commits
 	r.Fenced += run.Fenced
+}
+
+// Report says the verdict for a person: the confirmed breach with the
+// run that confirmed it, or the runs' counts and the breaches no replay
+// reproduced.
+func (r Result) Report() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%d live run(s) on kfake: %d batches delivered, %d commits landed, %d fenced\n", r.Runs, r.Deliveries, r.Commits, r.Fenced)
+	if r.Failed {
+		for _, br := range r.Breaches {
+			fmt.Fprintf(&b, "FAIL %s: %s (confirmed by a replay)\n", br.Law, br.Summary)
+			for _, d := range br.Details {
+				fmt.Fprintf(&b, "  - %s\n", d)
+			}
+		}
+		fmt.Fprintf(&b, "seed %d; the confirming run:\n", r.Seed)
+		for _, l := range r.Run.Lines {
+			fmt.Fprintf(&b, "  %s\n", l)
+		}
+		return b.String()
+	}
+	b.WriteString("no law broken")
+	if len(r.Unconfirmed) > 0 {
+		fmt.Fprintf(&b, "; %d breach(es) unconfirmed (no replay reproduced them: the broker's timing, not a verdict):", len(r.Unconfirmed))
+		for _, br := range r.Unconfirmed {
+			fmt.Fprintf(&b, "\n  unconfirmed %s: %s", br.Law, strings.Join(br.Details, "; "))
+		}
+	}
+	b.WriteString("\n")
+	return b.String()
 }
