@@ -23,6 +23,9 @@ func runBrokerLog(ctx context.Context, o *options, c consumerharness.Consumer, s
 	if name, _, _ := strings.Cut(o.broker, ":"); name != "kafka" {
 		return say(stderr, exitUsage, "-consumer %s: a log consumer runs live over kafka (kfake), not %s", o.consumer, o.broker)
 	}
+	if o.json {
+		return say(stderr, exitUsage, "-json: a log consumer's live runs print their report as text")
+	}
 	if o.replay != "" {
 		return say(stderr, exitUsage, "-replay: a log consumer's live runs save no corpus case; -seed N -checks 1 plays a run again")
 	}
