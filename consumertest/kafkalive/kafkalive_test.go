@@ -2,6 +2,7 @@ package kafkalive_test
 
 import (
 	"context"
+	"slices"
 	"testing"
 
 	"github.com/idemcheck/idemcheck/consumertest"
@@ -9,6 +10,7 @@ import (
 	"github.com/idemcheck/idemcheck/consumertest/laws"
 	"github.com/idemcheck/idemcheck/examples/consumers/logcommitfirst"
 	"github.com/idemcheck/idemcheck/examples/consumers/logoffsets"
+	"github.com/idemcheck/idemcheck/internal/consumerharness"
 )
 
 // logoffsets keeps every law over several live runs with crashes,
@@ -29,7 +31,9 @@ func TestCommitFirstLive(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !res.Failed || res.Law != laws.CommitAfterApply {
+	// Other laws (nothing-lost after a crash between a commit and its
+	// effect, single-credit after a replay) may be confirmed beside it.
+	if !res.Failed || !slices.ContainsFunc(res.Breaches, func(b consumerharness.Breach) bool { return b.Law == laws.CommitAfterApply }) {
 		t.Fatalf("want commit-after-apply confirmed, got:\n%s", res.Report())
 	}
 }
