@@ -60,3 +60,33 @@ func TestApplyThenCommitCreditsTwiceAfterAReplayLive(t *testing.T) {
 		t.Fatalf("want single-credit after the replay, got %v\n%v", run.Breaches, run.Lines)
 	}
 }
+
+// The record of a run holds its batches and commits: every landed commit
+// of logoffsets follows the effects (nothing ahead), every fenced one is
+// marked, and the batches cover every record.
+func TestTheRunIsRecorded(t *testing.T) {
+	c := consumertest.Consumer{Name: "logoffsets", Schema: logoffsets.Schema, Log: &logoffsets.Consumer,
+		Effects: consumertest.PerEvent(logoffsets.Effects)}
+	s := livelog.Draw(3, livelog.Options{Faults: 2})
+	run, err := livelog.Play(context.Background(), c, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(run.Batches) != run.Deliveries || len(run.CommitLog) != run.Commits+run.Fenced || run.Commits == 0 {
+		t.Fatalf("record: %d batches for %d deliveries, %d commits logged for %d landed + %d fenced", len(run.Batches), run.Deliveries, len(run.CommitLog), run.Commits, run.Fenced)
+	}
+	for _, cm := range run.CommitLog {
+		if len(cm.Ahead) > 0 {
+			t.Fatalf("logoffsets commit %+v ran ahead of the effects", cm)
+		}
+	}
+	covered := map[[2]int64]bool{}
+	for _, b := range run.Batches {
+		for off := b.First; off <= b.Last; off++ {
+			covered[[2]int64{int64(b.Partition), off}] = true
+		}
+	}
+	if len(covered) != len(s.Events) {
+		t.Fatalf("batches cover %d records of %d", len(covered), len(s.Events))
+	}
+}

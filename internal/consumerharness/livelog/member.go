@@ -241,7 +241,7 @@ func (o offsets) Commit(ctx context.Context, partition int, next int64) error {
 	if cerr != nil {
 		return cerr
 	}
-	m.run.committed(m.name, partition, next)
+	m.run.committed(m.name, partition, next, false)
 	return nil
 }
 
@@ -259,7 +259,7 @@ func (m *member) autoCommitted(_ *kgo.Client, req *kmsg.OffsetCommitRequest, res
 	for _, t := range resp.Topics {
 		for _, p := range t.Partitions {
 			if p.ErrorCode == 0 {
-				m.run.committed(m.name+" (auto-commit)", int(p.Partition), asked[p.Partition])
+				m.run.committed(m.name+" (auto-commit)", int(p.Partition), asked[p.Partition], true)
 			}
 		}
 	}

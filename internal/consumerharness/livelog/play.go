@@ -61,12 +61,38 @@ type Run struct {
 	// Deliveries counts the batches handed to Handle, Commits the commits
 	// that landed, Fenced those refused as ErrFenced.
 	Deliveries, Commits, Fenced int
+	// Batches are the batches handed to Handle and what it answered,
+	// CommitLog every commit asked for, in the order they ended.
+	Batches   []Batch
+	CommitLog []Commit
 	// Breaches are the laws the record breaks.
 	Breaches []consumerharness.Breach
 	// Drained says the run ended with every event applied (or in the
 	// consumer's dead letters); otherwise it ended when nothing moved for
 	// a while.
 	Drained bool
+}
+
+// Batch is one batch handed to Handle: by which worker, from which
+// partition, its first and last offsets, and the answer ("" for nil).
+type Batch struct {
+	Worker      string
+	Partition   int
+	First, Last int64
+	Error       string
+}
+
+// Commit is one commit of Next for Partition by Worker: landed, or
+// Fenced (ErrFenced, nothing committed); Auto for kgo's automatic
+// commit; Ahead lists the records below Next with no effect when it
+// landed (commit-after-apply).
+type Commit struct {
+	Worker    string
+	Partition int
+	Next      int64
+	Fenced    bool
+	Auto      bool
+	Ahead     []string
 }
 
 type play struct {
@@ -375,8 +401,13 @@ func (p *play) delivered(w string, recs []handler.Record, err error) {
 	p.out.Deliveries++
 	p.records += len(recs)
 	p.last = time.Now()
+	b := Batch{Worker: w, Partition: recs[0].Partition, First: recs[0].Offset, Last: recs[len(recs)-1].Offset}
+	if err != nil {
+		b.Error = err.Error()
+	}
+	p.out.Batches = append(p.out.Batches, b)
 	if err != nil && !handler.IsPoison(err) {
-		p.lineLocked("%s p%d offsets %d-%d: %v", w, recs[0].Partition, recs[0].Offset, recs[len(recs)-1].Offset, err)
+		p.lineLocked("%s p%d offsets %d-%d: %v", w, b.Partition, b.First, b.Last, err)
 	}
 }
 
@@ -384,6 +415,7 @@ func (p *play) fenced(w string, part int, next int64) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.out.Fenced++
+	p.out.CommitLog = append(p.out.CommitLog, Commit{Worker: w, Partition: part, Next: next, Fenced: true})
 	p.lineLocked("%s commits p%d at %d: fenced", w, part, next)
 }
 
@@ -391,7 +423,7 @@ func (p *play) fenced(w string, part int, next int64) {
 // there, from the effects read through the driver's own connection once
 // Kafka acknowledged it. Effects only read later than the commit can
 // miss a breach, never make one up.
-func (p *play) committed(w string, part int, next int64) {
+func (p *play) committed(w string, part int, next int64, auto bool) {
 	snap, err := consumerharness.ReadSnapshot(context.Background(), p.admin, p.c)
 	missing := []string(nil)
 	if err == nil && next > 0 {
@@ -400,6 +432,7 @@ func (p *play) committed(w string, part int, next int64) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.out.Commits++
+	p.out.CommitLog = append(p.out.CommitLog, Commit{Worker: w, Partition: part, Next: next, Auto: auto, Ahead: missing})
 	p.lineLocked("%s commits p%d at %d", w, part, next)
 	if len(missing) > 0 && p.gap == nil {
 		b := consumerharness.CommitAheadBreach(w, part, next, missing)
