@@ -95,6 +95,17 @@ type brokerJSON struct {
 
 // runBroker runs a live broker campaign.
 func runBroker(ctx context.Context, o *options, stdout, stderr io.Writer) int {
+	if o.consumer != "" {
+		// A log consumer is played by its own live driver (broker_log.go).
+		if c, closer, err := resolveConsumer(o.consumer, "sqlite"); err == nil && c.Log != nil {
+			if closer != nil {
+				defer closer.Close()
+			}
+			return runBrokerLog(ctx, o, c, stdout, stderr)
+		} else if closer != nil {
+			closer.Close()
+		}
+	}
 	app, consumerName, closer, err := brokerConsumer(o)
 	if err != nil {
 		return say(stderr, exitUsage, "%v", err)

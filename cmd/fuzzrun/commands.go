@@ -661,7 +661,9 @@ var flagHelp = map[string]string{
 	"broker.target": "  -target T        the store and pipeline under the broker (default reference)\n",
 	"consumer": "  -consumer C      drive a team's consumer C (as fuzzrun consumer names it) by the\n" +
 		"                   broker instead (kept on embedded SQLite; saves into\n" +
-		"                   corpus/brokers/consumers under the cache directory)\n",
+		"                   corpus/brokers/consumers under the cache directory); a log\n" +
+		"                   consumer (logoffsets) runs live over kafka only, -checks runs\n" +
+		"                   of 3 faults each, reported as text, nothing saved\n",
 	"broker.replay": "  -replay FILE     replay one broker corpus case, re-run up to the confirmation count\n",
 	"broker.corpus": "  -corpus DIR      where confirmed violations are saved (default: corpus/brokers under\n" +
 		"                   the cache directory, see below)\n",

@@ -176,8 +176,13 @@ var Situations = situation.Required(situation.KindConsumer)
 
 // snapshot reads the effects and dedupe queries.
 func snapshot(ctx context.Context, be backend.Database, c Consumer) (Snapshot, error) {
+	return snapshotOf(ctx, be.Admin(), rewriter(be), c)
+}
+
+// snapshotOf reads the effects and dedupe queries through db, each
+// query rewritten by rw first.
+func snapshotOf(ctx context.Context, db *sql.DB, rw func(string) (string, []string), c Consumer) (Snapshot, error) {
 	var s Snapshot
-	db, rw := be.Admin(), rewriter(be)
 	read := func(what, query string) ([][]string, error) {
 		q, _ := rw(query)
 		rows, err := readRows(ctx, db, q)

@@ -6,6 +6,7 @@
 package ext
 
 import (
+	"context"
 	"io"
 
 	"github.com/idemcheck/idemcheck/faults/runner"
@@ -57,6 +58,11 @@ type Servers struct {
 	BrokerSpecs func() []string
 	// LiveApp wraps a team's consumer as the application a live run drives.
 	LiveApp func(c consumerharness.Consumer) (func() (runner.LiveApp, error), error)
+	// LiveLog plays a team's log consumer (Consumer.Log) live on kfake,
+	// runs scenarios from seed with faults faults each, and says the
+	// verdict: the report, whether a breach was confirmed, and how many
+	// were not.
+	LiveLog func(ctx context.Context, c consumerharness.Consumer, runs int, seed uint64, faults int) (report string, failed bool, unconfirmed int, err error)
 	// Consumers describes the example consumers Consumer opens
 	// (ServerConsumers); Consumer opens one, connected to its server, and
 	// what to close when the run ends.

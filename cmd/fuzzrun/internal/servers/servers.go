@@ -8,11 +8,14 @@
 package servers
 
 import (
+	"context"
 	"slices"
 
 	"github.com/idemcheck/idemcheck/cmd/fuzzrun/internal/ext"
 	"github.com/idemcheck/idemcheck/conformance/brokers/liveapp"
 	"github.com/idemcheck/idemcheck/impl/system/resolve"
+	"github.com/idemcheck/idemcheck/internal/consumerharness"
+	"github.com/idemcheck/idemcheck/internal/consumerharness/livelog"
 )
 
 func init() { ext.Register(Servers()) }
@@ -32,7 +35,15 @@ func Servers() *ext.Servers {
 		BrokerFix:   resolve.BrokerFix,
 		BrokerSpecs: resolve.BrokerSpecs,
 		LiveApp:     liveapp.New,
+		LiveLog:     liveLog,
 		Consumers:   consumers,
 		Consumer:    openConsumer,
 	}
+}
+
+// liveLog runs a live campaign of a team's log consumer on kfake
+// (package livelog).
+func liveLog(ctx context.Context, c consumerharness.Consumer, runs int, seed uint64, faults int) (string, bool, int, error) {
+	res, err := livelog.Check(ctx, c, livelog.Options{Runs: runs, Seed: seed, Faults: faults})
+	return res.Report(), res.Failed, len(res.Unconfirmed), err
 }

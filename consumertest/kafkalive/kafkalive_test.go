@@ -1,0 +1,39 @@
+package kafkalive_test
+
+import (
+	"context"
+	"slices"
+	"testing"
+
+	"github.com/idemcheck/idemcheck/consumertest"
+	"github.com/idemcheck/idemcheck/consumertest/kafkalive"
+	"github.com/idemcheck/idemcheck/consumertest/laws"
+	"github.com/idemcheck/idemcheck/examples/consumers/logcommitfirst"
+	"github.com/idemcheck/idemcheck/examples/consumers/logoffsets"
+	"github.com/idemcheck/idemcheck/internal/consumerharness"
+)
+
+// logoffsets keeps every law over several live runs with crashes,
+// rebalances and replays.
+func TestLogOffsetsLive(t *testing.T) {
+	res := kafkalive.Check(t, consumertest.Consumer{Name: "logoffsets", Schema: logoffsets.Schema, Log: &logoffsets.Consumer,
+		Effects: consumertest.PerEvent(logoffsets.Effects)}, kafkalive.Options{Runs: 5, Seed: 7, Faults: 3})
+	if res.Runs != 5 || res.Commits == 0 {
+		t.Fatalf("want 5 runs that commit, got %d runs, %d commits", res.Runs, res.Commits)
+	}
+}
+
+// logcommitfirst's first commit to land always runs ahead of its record's
+// effect, whatever the broker's timing: caught and confirmed every time.
+func TestCommitFirstLive(t *testing.T) {
+	res, err := kafkalive.Run(context.Background(), consumertest.Consumer{Name: "logcommitfirst", Schema: logcommitfirst.Schema,
+		Log: &logcommitfirst.Consumer, Effects: consumertest.PerEvent(logcommitfirst.Effects)}, kafkalive.Options{Runs: 1, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Other laws (nothing-lost after a crash between a commit and its
+	// effect, single-credit after a replay) may be confirmed beside it.
+	if !res.Failed || !slices.ContainsFunc(res.Breaches, func(b consumerharness.Breach) bool { return b.Law == laws.CommitAfterApply }) {
+		t.Fatalf("want commit-after-apply confirmed, got:\n%s", res.Report())
+	}
+}
