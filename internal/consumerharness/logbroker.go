@@ -37,6 +37,8 @@ type logState struct {
 	base Snapshot
 	// gap is the first breach of commit-after-apply.
 	gap *Breach
+	// jobs counts the calls handed to workers: each call's id.
+	jobs int64
 }
 
 // logWorker is a worker incarnation's side of a log run: what its client
@@ -72,6 +74,9 @@ func newLogWorker(now int64) *logWorker {
 
 // logJob is one call of the consumer's: Assigned, or Handle on a batch.
 type logJob struct {
+	// id tells one call from the next (Verify's histories start afresh
+	// with each).
+	id        int64
 	assign    bool
 	parts     []int
 	positions map[int]int64
@@ -258,6 +263,8 @@ func (r *run) logFetch(w *worker, pick int) bool {
 
 // runLogJob hands j to w's goroutine and runs it to its first point.
 func (r *run) runLogJob(w *worker, j *logJob, label string) {
+	r.lg.jobs++
+	j.id = r.lg.jobs
 	w.lg.job = j
 	w.rec = -1
 	w.ev = event.OrderPaid{EventID: label}

@@ -1,0 +1,107 @@
+package consumerharness
+
+import (
+	"context"
+	"database/sql"
+	"strings"
+	"testing"
+
+	"github.com/idemcheck/idemcheck/impl/contract/handler"
+)
+
+// commitFirst commits each batch's offset before its transaction: a
+// crash or a rebalance between the two loses or doubles nothing that
+// the commit itself does not show (commit-after-apply).
+func commitFirst() *handler.LogConsumer {
+	lc := ownPositions(false)
+	apply := lc.Handle
+	lc.Handle = func(ctx context.Context, db *sql.DB, rs []handler.Record, log handler.Offsets) error {
+		if err := log.Commit(ctx, rs[0].Partition, rs[len(rs)-1].Offset+1); err != nil {
+			return err
+		}
+		return apply(ctx, db, rs, log)
+	}
+	return lc
+}
+
+// The correct log consumer is verified within the default log bounds,
+// and the search met a rebalance, a fenced commit and a crash at a commit.
+func TestVerifyLogConsumer(t *testing.T) {
+	res, err := Explore(logConsumer(ownPositions(false)), DefaultBounds)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Verified {
+		t.Fatalf("want VERIFIED, got:\n%s", res.Report())
+	}
+	for _, s := range []string{situationRebalance, situationCommitFenced} {
+		if res.Coverage[s] == 0 {
+			t.Errorf("the search never reached %s: %v", s, res.Coverage)
+		}
+	}
+	t.Log(res.Report())
+}
+
+// A commit ahead of the effects is caught by Verify under the law Check
+// finds.
+func TestVerifyCatchesLogCommitFirst(t *testing.T) {
+	res, err := Explore(logConsumer(commitFirst()), DefaultLogBounds)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Failed || res.Law != LawCommitAfterApply {
+		t.Fatalf("want commit-after-apply, got:\n%s", res.Report())
+	}
+	t.Log(res.Report())
+}
+
+// Bounds a log does not have are refused, naming them.
+func TestVerifyLogBadBounds(t *testing.T) {
+	_, err := Explore(logConsumer(ownPositions(false)), Bounds{Events: []Fate{FateOK, FateSame}, Workers: 2, Duplicates: 1})
+	if err == nil || !strings.Contains(err.Error(), "duplicates on a log broker") || !strings.Contains(err.Error(), "fate same on a log broker") {
+		t.Errorf("the queue's default bounds on a log: %v", err)
+	}
+	if _, err := Explore(Consumer{Name: "q", Schema: logSchema, Handler: splitCheck, Effects: PerEvent("SELECT event_id FROM ledger")}, DefaultLogBounds); err == nil || !strings.Contains(err.Error(), "log broker's") {
+		t.Errorf("log bounds on a queue consumer: %v", err)
+	}
+}
+
+// logSoundnessWorlds are log worlds small enough for a brute force: a
+// correct consumer and one committing first, with a rebalance, a crash at
+// any point (a commit's among them), a failure, a reset and two
+// partitions whose fetches commute.
+func logSoundnessWorlds() []soundnessWorld {
+	ok := FateOK
+	own, first := logConsumer(ownPositions(false)), logConsumer(commitFirst())
+	own.Name, first.Name = "log-own-positions", "log-commit-first"
+	return []soundnessWorld{
+		{own, Bounds{Events: []Fate{ok}, Workers: 2, Partitions: 1, Preemptions: 1, Crashes: 1, Rebalances: 1}},
+		{own, Bounds{Events: []Fate{ok, ok}, Workers: 2, Partitions: 2, Rebalances: 1}},
+		{first, Bounds{Events: []Fate{ok}, Workers: 2, Partitions: 1, Preemptions: 1, Failures: 1, Rebalances: 1}},
+		{first, Bounds{Events: []Fate{ok}, Workers: 1, Partitions: 1, Crashes: 1, Replays: 1}},
+	}
+}
+
+// TestLogReductionsLoseNoOutcome: on a log broker too, the reduced search
+// (footprints of fetches, commits, settles and rebalances on the
+// partitions' state; the state's name covering positions, ownership and
+// committed offsets) meets the states and outcomes of the brute force.
+func TestLogReductionsLoseNoOutcome(t *testing.T) {
+	for _, w := range logSoundnessWorlds() {
+		t.Run(w.c.Name, func(t *testing.T) {
+			brute, bres := outcomesOf(t, w.c, w.b, NoPOR(), NoCache())
+			reduced, rres := outcomesOf(t, w.c, w.b)
+			if lost := diffSets(brute, reduced); len(lost) > 0 {
+				t.Errorf("%s: the reduced search lost %d of %d states and outcomes:\n%s", w, len(lost), len(brute), strings.Join(lost, "\n"))
+			}
+			if extra := diffSets(reduced, brute); len(extra) > 0 {
+				t.Errorf("%s: the reduced search met %d states or outcomes the brute force did not:\n%s", w, len(extra), strings.Join(extra, "\n"))
+			}
+			if rres.Schedules >= bres.Schedules {
+				t.Errorf("%s: the reductions saved nothing (%d schedules, brute force %d)", w, rres.Schedules, bres.Schedules)
+			}
+			t.Logf("%s: %d states and outcomes; brute force %d schedules, reduced %d (%d sleep-pruned, %d cache-pruned)",
+				w, len(brute), bres.Schedules, rres.Schedules, rres.SleepPruned, rres.CachePruned)
+		})
+	}
+}
