@@ -354,7 +354,7 @@ func consumerExploreHTML(o *options, c consumerharness.Consumer, res consumerhar
 	}
 	return &report.Run{Title: "fuzzrun consumer " + c.Name + " -explore", Mode: "explore", Command: commandLine(o.args), Target: c.Name,
 		Budget: o.cexplore.budget, Elapsed: res.Elapsed, Interrupted: res.Stopped == "interrupted", Checks: res.Schedules, Unit: "schedules",
-		Coverage: report.ConsumerCoverage(res.Coverage, res.Schedules), Explore: e, Notes: notes, Cases: cases}
+		Coverage: report.ConsumerCoverage(res.Coverage, res.Schedules, res.Situations()...), Explore: e, Notes: notes, Cases: cases}
 }
 
 // deepestLevel is the last full search of a preemption bound.

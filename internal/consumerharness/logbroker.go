@@ -12,6 +12,7 @@ import (
 
 	"github.com/idemcheck/idemcheck/impl/contract/event"
 	"github.com/idemcheck/idemcheck/impl/contract/handler"
+	"github.com/idemcheck/idemcheck/internal/situation"
 )
 
 // The log broker: a topic of partitions, a consumer group whose
@@ -229,6 +230,7 @@ func (r *run) logFetch(w *worker, pick int) bool {
 		lw.lastAuto = r.now()
 		for _, p := range slices.Sorted(maps.Keys(lw.returned)) {
 			if r.lg.owner[p] == w.n-1 && lw.epoch[p] == r.lg.epoch[p] && lw.returned[p] != r.lg.committed[p] {
+				r.reach(situation.LogAutoCommit)
 				r.commitLog(w, p, lw.returned[p], "auto-commits")
 			}
 		}
@@ -325,6 +327,9 @@ func (r *run) settleLog(w *worker, p point) {
 	switch {
 	case r.lg.owner[q] != w.n-1 || lw.epoch[q] != j.epoch || r.lg.epoch[q] != j.epoch:
 		r.tracef(w.entry(KindAck), "%s is done with p%d up to offset %d, but no longer owns it: its position moves no more", w.name, q, last)
+		if p.result != nil && !handler.IsPoison(p.result) {
+			r.reach(situation.LogZombieRolledBack)
+		}
 	case p.result == nil || handler.IsPoison(p.result):
 		lw.pos[q] = last + 1
 		lw.attempts[q], lw.lastErr[q] = 0, ""
@@ -383,7 +388,7 @@ func (r *run) actCommit(w *worker, p point) {
 	}
 	if r.lg.owner[c.partition] != w.n-1 || c.epoch != r.lg.epoch[c.partition] {
 		c.err = handler.ErrFenced
-		r.reach(situationCommitFenced)
+		r.reach(situation.LogCommitFenced)
 		r.tracef(w.entry(KindNack), "%s's commit of p%d at %d is fenced: a rebalance gave p%d to %s", w.name, c.partition, c.next, c.partition, r.workers[r.lg.owner[c.partition]].name)
 		return
 	}
@@ -465,7 +470,7 @@ func (r *run) rebalanceLog(st Step) {
 	old.pending = slices.DeleteFunc(old.pending, func(x int) bool { return x == p })
 	r.lg.owner[p] = to
 	r.giveLog(p)
-	r.reach(situationRebalance)
+	r.reach(situation.LogRebalance)
 	held := ""
 	if j := old.job; j != nil && !j.assign && j.partition == p {
 		held = fmt.Sprintf(" while %s holds its batch (it runs on, a zombie whose commits are fenced)", r.workers[from].name)
@@ -481,6 +486,7 @@ func (r *run) replayLog() {
 		r.giveLog(p)
 	}
 	r.tracef(Entry{Kind: KindReplay}, "the group's committed offsets are reset to the start of every partition; every partition is assigned again")
+	r.reach(situation.LogReset)
 }
 
 // quietLog reports whether the log is settled (every partition assigned
@@ -522,12 +528,6 @@ func offsetRange(from, to int64) string {
 	}
 	return fmt.Sprintf("%d..%d", from, to-1)
 }
-
-// The situations a log run counts (see Outcome.Situations).
-const (
-	situationRebalance    = "log-rebalance"
-	situationCommitFenced = "log-commit-fenced"
-)
 
 // order judges partition-order once quiet: for each partition, the first
 // row of each of its events, in the order the effects query returned

@@ -675,13 +675,17 @@ func (r VerifyResult) Explored() string {
 // Unreached lists the situations no judged schedule reached.
 func (r VerifyResult) Unreached() []string {
 	var out []string
-	for _, s := range Situations {
+	for _, s := range r.Situations() {
 		if r.Coverage[s] == 0 {
 			out = append(out, s)
 		}
 	}
 	return out
 }
+
+// Situations are the situations the verification's coverage is of: a log
+// consumer's (its bounds have partitions) or a queue consumer's.
+func (r VerifyResult) Situations() []string { return SituationsFor(r.Bounds.Partitions > 0) }
 
 // Report renders the result for a person: the verdict, the bounds, what
 // was searched and pruned, the coverage, and the counterexample's report.
@@ -736,12 +740,13 @@ func (r VerifyResult) Report() string {
 			l.SleepPruned, l.CachePruned, l.Elapsed.Round(time.Millisecond), note)
 	}
 	unreached := r.Unreached()
-	fmt.Fprintf(&b, "coverage: %d of %d situations reached", len(Situations)-len(unreached), len(Situations))
+	sits := r.Situations()
+	fmt.Fprintf(&b, "coverage: %d of %d situations reached", len(sits)-len(unreached), len(sits))
 	if len(unreached) > 0 {
 		fmt.Fprintf(&b, "; never: %s (within these bounds the consumer is not tested there)", strings.Join(unreached, ", "))
 	}
 	b.WriteString("\n")
-	for _, s := range Situations {
+	for _, s := range sits {
 		fmt.Fprintf(&b, "  %-34s %d\n", s, r.Coverage[s])
 	}
 	if r.Failed && r.Scenario != nil {

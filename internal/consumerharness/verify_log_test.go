@@ -3,10 +3,14 @@ package consumerharness
 import (
 	"context"
 	"database/sql"
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/idemcheck/idemcheck/impl/contract/handler"
+	"github.com/idemcheck/idemcheck/internal/situation"
 )
 
 // commitFirst commits each batch's offset before its transaction: a
@@ -34,7 +38,7 @@ func TestVerifyLogConsumer(t *testing.T) {
 	if !res.Verified {
 		t.Fatalf("want VERIFIED, got:\n%s", res.Report())
 	}
-	for _, s := range []string{situationRebalance, situationCommitFenced} {
+	for _, s := range []string{situation.LogRebalance, situation.LogCommitFenced} {
 		if res.Coverage[s] == 0 {
 			t.Errorf("the search never reached %s: %v", s, res.Coverage)
 		}
@@ -103,5 +107,49 @@ func TestLogReductionsLoseNoOutcome(t *testing.T) {
 			t.Logf("%s: %d states and outcomes; brute force %d schedules, reduced %d (%d sleep-pruned, %d cache-pruned)",
 				w, len(brute), bres.Schedules, rres.Schedules, rres.SleepPruned, rres.CachePruned)
 		})
+	}
+}
+
+// A log campaign's coverage is its own: it reaches every situation
+// required of a log consumer (rebalances, resets, crashes at the
+// database's calls, injected failures, lock waits) and counts the log's
+// optional ones; its summary lists no queue situation (a log has no
+// nack, redelivery, duplicate or dead-letter queue).
+func TestLogCampaignCoverage(t *testing.T) {
+	res, err := Hunt(logConsumer(ownPositions(false)), Checks(2000), Seed(5))
+	if err != nil || res.Failed {
+		t.Fatalf("%v\n%s", err, res.Report())
+	}
+	for _, s := range LogSituations {
+		if res.Coverage[s] == 0 {
+			t.Errorf("never reached in 2000 log scenarios: %s", s)
+		}
+	}
+	for _, s := range []string{situation.LogCommitFenced, situation.LogZombieRolledBack, situation.LogCrashAtCommit} {
+		if res.Coverage[s] == 0 {
+			t.Errorf("the campaign over a consumer that commits and fences its writes never reached %s", s)
+		}
+	}
+	sum := res.PassSummary()
+	for _, q := range []string{situation.ConsumerNack, situation.RedeliveryAfterNack, situation.ConsumerDuplicate, situation.ConsumerDeadLetterPoison} {
+		if slices.Contains(LogSituations, q) || strings.Contains(sum, q) {
+			t.Errorf("a log run lists the queue's %s: %s", q, sum)
+		}
+	}
+	if !strings.Contains(sum, fmt.Sprintf("of %d coverage situations", len(LogSituations))) {
+		t.Errorf("the summary does not count the log's situations: %s", sum)
+	}
+	t.Log(sum)
+
+	auto := ownPositions(false)
+	auto.AutoCommit = time.Second
+	// Its automatic commits run ahead of a failed batch (as
+	// logautocommit's do): the coverage is read whatever the verdict.
+	res, err = Hunt(logConsumer(auto), Checks(300), Seed(5))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Coverage[situation.LogAutoCommit] == 0 {
+		t.Errorf("a campaign over an auto-committing consumer never reached %s: %v", situation.LogAutoCommit, res.Coverage)
 	}
 }
