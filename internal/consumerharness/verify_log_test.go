@@ -153,3 +153,28 @@ func TestLogCampaignCoverage(t *testing.T) {
 		t.Errorf("a campaign over an auto-committing consumer never reached %s: %v", situation.LogAutoCommit, res.Coverage)
 	}
 }
+
+// On a log too, the same bounds give the same search and the same
+// counterexample, on one walker or three.
+func TestTheSameLogBoundsGiveTheSameResult(t *testing.T) {
+	b := Bounds{Events: []Fate{FateOK}, Workers: 2, Partitions: 1, Preemptions: 1, Crashes: 1, Rebalances: 1}
+	c := logConsumer(commitFirst())
+	first, err := Explore(c, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, err := Explore(c, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if withoutTimes(first) != withoutTimes(again) {
+		t.Errorf("two searches of the same bounds differ:\n%s\n%s", withoutTimes(first), withoutTimes(again))
+	}
+	par, err := Explore(c, b, VerifyParallel(3))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !first.Failed || par.Law != first.Law || first.Outcome.Trace.String() != par.Outcome.Trace.String() {
+		t.Errorf("3 walkers gave another counterexample:\n%s\n%s", first.Report(), par.Report())
+	}
+}
