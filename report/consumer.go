@@ -85,9 +85,15 @@ const ConsumerKind = scenario.Kind("consumer")
 
 // ConsumerCoverage is the coverage table of a consumer run of runs
 // scenarios: for each of consumerharness.Situations, how many reached it.
-func ConsumerCoverage(reached map[string]int, runs int64) []coverage.Row {
+//
+// sits are the situations the rows are of (none: consumerharness.Situations,
+// a queue consumer's; a log consumer's are consumerharness.LogSituations).
+func ConsumerCoverage(reached map[string]int, runs int64, sits ...string) []coverage.Row {
 	var out []coverage.Row
-	for _, s := range consumerharness.Situations {
+	if len(sits) == 0 {
+		sits = consumerharness.Situations
+	}
+	for _, s := range sits {
 		n := int64(reached[s])
 		out = append(out, coverage.Row{Name: s, Kind: ConsumerKind, Doc: situationDoc(ConsumerKind, s), Runs: runs, Reached: n, Missing: runs > 0 && n == 0})
 	}

@@ -298,7 +298,7 @@ func runConsumer(ctx context.Context, o *options, stdout, stderr io.Writer) int 
 	interrupted := ctx.Err() != nil && !rep.Failed
 	rep.Checks, rep.ElapsedMs, rep.Interrupted = checks, elapsed.Milliseconds(), interrupted
 	rep.PerSecond = perSecond(checks, elapsed)
-	for _, sit := range consumerharness.Situations {
+	for _, sit := range consumerharness.SituationsFor(c.Log != nil) {
 		if rep.Coverage[sit] == 0 {
 			rep.Unreached = append(rep.Unreached, sit)
 		}
@@ -321,7 +321,7 @@ func runConsumer(ctx context.Context, o *options, stdout, stderr io.Writer) int 
 				fmt.Fprintf(stdout, "PASS %s: no law broken in %d scenarios (%s, %.0f scenarios/s)\n", c.Name, checks, elapsed.Round(time.Millisecond), rep.PerSecond)
 			}
 			if checks > 0 {
-				printConsumerCoverage(stdout, rep.Coverage, rep.Unreached)
+				printConsumerCoverage(stdout, rep.Coverage, rep.Unreached, consumerharness.SituationsFor(c.Log != nil))
 			}
 			if len(rep.MachineClock) > 0 {
 				fmt.Fprintln(stdout, "NOTE: read the machine's clock, not the scenario's (times, and so traces and verdicts, may differ from one play to the next):")
@@ -372,19 +372,19 @@ func consumerReplay(o *options, file string) string {
 // printConsumerCoverage is the coverage table of a consumer campaign: the
 // situations every consumer should reach (consumerharness.Situations), then
 // those a run also counts that a correct consumer may never meet.
-func printConsumerCoverage(w io.Writer, reached map[string]int, unreached []string) {
-	n := len(consumerharness.Situations)
+func printConsumerCoverage(w io.Writer, reached map[string]int, unreached, sits []string) {
+	n := len(sits)
 	fmt.Fprintf(w, "coverage: %d of the %d situations every consumer should reach were reached", n-len(unreached), n)
 	if len(unreached) > 0 {
 		fmt.Fprintf(w, "; never: %s (a consumer that never reaches them is not tested there)", strings.Join(unreached, ", "))
 	}
 	fmt.Fprintln(w)
-	for _, sit := range consumerharness.Situations {
+	for _, sit := range sits {
 		fmt.Fprintf(w, "  %-34s %d\n", sit, reached[sit])
 	}
 	var more []string
 	for _, sit := range slices.Sorted(maps.Keys(reached)) {
-		if !slices.Contains(consumerharness.Situations, sit) {
+		if !slices.Contains(sits, sit) {
 			more = append(more, sit)
 		}
 	}

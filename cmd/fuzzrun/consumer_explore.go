@@ -21,7 +21,9 @@ import (
 // consumerExploreFlags are the raw values of the flags of fuzzrun consumer -explore.
 type consumerExploreFlags struct {
 	preemptions, crashes, failures, duplicates, advances, replays, durations, maxSteps string
-	noCache, noSymmetry                                                                bool
+	// rebalances and partitions bound a log consumer's search.
+	rebalances, partitions string
+	noCache, noSymmetry    bool
 	// shard and certificate: one shard of a split search, and where its
 	// certificate goes (certificate.go).
 	shard, certificate string
@@ -30,14 +32,14 @@ type consumerExploreFlags struct {
 // consumerExploreOnly are the flags of fuzzrun consumer that mean
 // something with -explore only.
 var consumerExploreOnly = []string{"events", "group-workers", "preemptions", "crashes", "failures", "duplicates", "advances", "durations",
-	"replays", "max-steps", "no-por", "no-cache", "no-symmetry", "shard", "certificate"}
+	"replays", "rebalances", "partitions", "max-steps", "no-por", "no-cache", "no-symmetry", "shard", "certificate"}
 
 // defaultConsumerExploreFlags are the bounds' flags at
 // consumerharness.DefaultBounds.
 func defaultConsumerExploreFlags() consumerExploreFlags {
 	d := consumerharness.DefaultBounds
 	return consumerExploreFlags{preemptions: strconv.Itoa(d.Preemptions), crashes: strconv.Itoa(d.Crashes), failures: strconv.Itoa(d.Failures),
-		duplicates: strconv.Itoa(d.Duplicates), advances: strconv.Itoa(d.Advances), replays: strconv.Itoa(d.Replays)}
+		duplicates: strconv.Itoa(d.Duplicates), advances: strconv.Itoa(d.Advances), replays: strconv.Itoa(d.Replays), rebalances: strconv.Itoa(d.Log.Rebalances)}
 }
 
 // consumerExplore defines the bounds' flags of fuzzrun consumer -explore
@@ -51,6 +53,8 @@ func (f *flagSet) consumerExplore() {
 	f.str(&x.advances, "advances")
 	f.str(&x.durations, "durations")
 	f.str(&x.replays, "replays")
+	f.str(&x.rebalances, "rebalances")
+	f.str(&x.partitions, "partitions")
 	f.str(&x.maxSteps, "max-steps")
 }
 
@@ -91,11 +95,17 @@ func (o *options) parseConsumerExplore(given map[string]bool, ef exploreFlags, f
 		}
 	}
 	b := consumerharness.DefaultBounds
-	bounded := anyGiven(given, "events", "group-workers", "preemptions", "crashes", "failures", "duplicates", "advances", "replays", "durations")
-	if e, ok := catalog.Lookup(o.consumer); ok && !bounded {
+	bounded := anyGiven(given, "events", "group-workers", "preemptions", "crashes", "failures", "duplicates", "advances", "replays", "durations", "rebalances", "partitions")
+	e, ok := catalog.Lookup(o.consumer)
+	if ok && !bounded {
 		// An example whose bug needs other bounds (time moving by its
 		// lease) is checked within those, unless the flags say otherwise.
 		b = e.VerifyBounds()
+	}
+	if ok && bounded && e.Consumer.Log != nil {
+		// The flags bound a log consumer's search: they start from the
+		// log's default bounds.
+		b = *consumerharness.DefaultBounds.Log
 	}
 	if bounded {
 		// The flags describe one search: the default's further ones
@@ -122,6 +132,7 @@ func (o *options) parseConsumerExplore(given map[string]bool, ef exploreFlags, f
 	}{
 		{"preemptions", f.preemptions, &b.Preemptions}, {"crashes", f.crashes, &b.Crashes}, {"failures", f.failures, &b.Failures},
 		{"duplicates", f.duplicates, &b.Duplicates}, {"advances", f.advances, &b.Advances}, {"replays", f.replays, &b.Replays},
+		{"rebalances", f.rebalances, &b.Rebalances},
 	}
 	for _, c := range counts {
 		if !given[c.name] {
@@ -141,6 +152,13 @@ func (o *options) parseConsumerExplore(given map[string]bool, ef exploreFlags, f
 			}
 			b.Durations = append(b.Durations, v)
 		}
+	}
+	if given["partitions"] {
+		n, err := strconv.Atoi(f.partitions)
+		if err != nil || n < 1 || n > 8 {
+			return usagef("-partitions: %q is not a number of partitions from 1 to 8", f.partitions)
+		}
+		b.Partitions = n
 	}
 	if f.maxSteps != "" {
 		n, err := strconv.Atoi(f.maxSteps)
@@ -339,7 +357,7 @@ func consumerExploreHTML(o *options, c consumerharness.Consumer, res consumerhar
 	}
 	return &report.Run{Title: "fuzzrun consumer " + c.Name + " -explore", Mode: "explore", Command: commandLine(o.args), Target: c.Name,
 		Budget: o.cexplore.budget, Elapsed: res.Elapsed, Interrupted: res.Stopped == "interrupted", Checks: res.Schedules, Unit: "schedules",
-		Coverage: report.ConsumerCoverage(res.Coverage, res.Schedules), Explore: e, Notes: notes, Cases: cases}
+		Coverage: report.ConsumerCoverage(res.Coverage, res.Schedules, res.Situations()...), Explore: e, Notes: notes, Cases: cases}
 }
 
 // deepestLevel is the last full search of a preemption bound.

@@ -19,7 +19,7 @@ import (
 func consumerHTML(o *options, c consumerharness.Consumer, rep consumerJSON, found *consumerharness.Result, known map[string]bool,
 	elapsed time.Duration, interrupted bool) *report.Run {
 	cr := &report.ConsumerRun{Consumer: c.Name, Database: o.db, PerSecond: rep.PerSecond,
-		Reached: len(consumerharness.Situations) - len(rep.Unreached), Unreached: rep.Unreached}
+		Reached: len(consumerharness.SituationsFor(c.Log != nil)) - len(rep.Unreached), Unreached: rep.Unreached}
 	var breaches []consumerharness.Breach
 	if found != nil {
 		breaches = found.Breaches
@@ -35,7 +35,7 @@ func consumerHTML(o *options, c consumerharness.Consumer, rep consumerJSON, foun
 	}
 	r := &report.Run{Title: "fuzzrun consumer " + c.Name, Mode: "consumer", Command: commandLine(o.args), Target: c.Name,
 		Seed: rep.Seed, Budget: consumerBudget(o), Elapsed: elapsed, Interrupted: interrupted, Checks: rep.Checks, Unit: "scenarios", Consumer: cr,
-		Coverage: report.ConsumerCoverage(rep.Coverage, rep.Checks)}
+		Coverage: report.ConsumerCoverage(rep.Coverage, rep.Checks, consumerharness.SituationsFor(c.Log != nil)...)}
 	if found != nil {
 		r.Cases = []report.Case{{Title: found.Law + " against " + c.Name, Property: found.Law, Target: c.Name, Seed: found.Seed,
 			CorpusFile: found.CorpusFile, New: found.CorpusFile != "" && !known[found.CorpusFile], Replay: rep.Replay, Consumer: found}}
@@ -46,7 +46,7 @@ func consumerHTML(o *options, c consumerharness.Consumer, rep consumerJSON, foun
 // consumerReplayHTML renders the replay of one consumer-level case.
 func consumerReplayHTML(o *options, c consumerharness.Consumer, res *consumerharness.Result, elapsed time.Duration) *report.Run {
 	cr := &report.ConsumerRun{Consumer: c.Name, Database: o.db, Laws: report.ConsumerLaws(c, res.Breaches)}
-	for _, s := range consumerharness.Situations {
+	for _, s := range consumerharness.SituationsFor(c.Log != nil) {
 		if res.Outcome.Situations[s] > 0 {
 			cr.Reached++
 		} else {

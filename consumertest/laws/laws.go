@@ -55,6 +55,13 @@ var All = consumerharness.Laws
 // commits.
 var Situations = consumerharness.Situations
 
+// LogSituations are the named situations a campaign over a consumer of a
+// log broker (Consumer.Log) should reach, the keys of its Result's
+// Coverage: the consumer-level ones a log reaches too and the log's own
+// (a rebalance, a reset of the group's offsets). A log has no nack,
+// redelivery, duplicate or dead-letter queue: those are not listed.
+var LogSituations = consumerharness.LogSituations
+
 // Breach is one law broken in one run. Its Diff is of what should be
 // (-want) against what was done (+got).
 type Breach = consumerharness.Breach

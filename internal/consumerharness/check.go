@@ -171,17 +171,18 @@ func rapidSeed() uint64 {
 }
 
 // PassSummary is the one line a passing Check logs: the scenarios played,
-// the coverage situations they reached of all of Situations (naming those
+// the coverage situations they reached of all of SituationsFor (naming those
 // never reached), and the seed that draws them again.
 func (r Result) PassSummary() string {
 	var never []string
-	for _, s := range Situations {
+	sits := SituationsFor(r.Log)
+	for _, s := range sits {
 		if r.Coverage[s] == 0 {
 			never = append(never, s)
 		}
 	}
 	line := fmt.Sprintf("consumer %q: no law broken in %d scenario(s); reached %d of %d coverage situations",
-		r.Consumer, r.Checks, len(Situations)-len(never), len(Situations))
+		r.Consumer, r.Checks, len(sits)-len(never), len(sits))
 	if len(never) > 0 {
 		line += " (never: " + strings.Join(never, ", ") + ")"
 	}
@@ -226,6 +227,9 @@ type Result struct {
 	// Coverage counts, for each of Situations, the drawn scenarios that
 	// reached it (rapid's shrinking is not counted).
 	Coverage map[string]int
+	// Log is true for a consumer of a log broker: its coverage is of
+	// LogSituations, not Situations.
+	Log bool
 	// MachineClock names what read the machine's clock instead of the
 	// scenario's in any scenario played (see Outcome.MachineClock).
 	MachineClock []string
@@ -335,7 +339,7 @@ func huntConsumer(c Consumer, cfg config, name string) (Result, error) {
 		return Result{}, err
 	}
 	start := time.Now()
-	res := Result{Consumer: c.displayName(), Coverage: map[string]int{}}
+	res := Result{Consumer: c.displayName(), Coverage: map[string]int{}, Log: c.Log != nil}
 	var badInput error
 	if err := ValidateWeights(cfg.weights); err != nil {
 		return Result{}, fmt.Errorf("consumertest: Faults: %w", err)

@@ -174,6 +174,23 @@ func (o *Outcome) noteMachineClock(what string) {
 // correct consumer may never meet.
 var Situations = situation.Required(situation.KindConsumer)
 
+// LogSituations are the named situations a campaign over a consumer of a
+// log broker (Consumer.Log) should reach: the consumer-level ones a log
+// reaches too (crashes at the database's calls, injected failures, lock
+// waits) and the log's rebalances and resets. A run also counts the
+// log's optional ones: a commit fenced, a zombie's Handle failed (its
+// transaction rolled back), a crash at a commit, an automatic commit.
+var LogSituations = situation.RequiredLog()
+
+// SituationsFor are the situations a campaign should reach: a log
+// consumer's (log) or a queue consumer's.
+func SituationsFor(log bool) []string {
+	if log {
+		return LogSituations
+	}
+	return Situations
+}
+
 // snapshot reads the effects and dedupe queries.
 func snapshot(ctx context.Context, be backend.Database, c Consumer) (Snapshot, error) {
 	return snapshotOf(ctx, be.Admin(), rewriter(be), c)

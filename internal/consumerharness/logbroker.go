@@ -12,6 +12,7 @@ import (
 
 	"github.com/idemcheck/idemcheck/impl/contract/event"
 	"github.com/idemcheck/idemcheck/impl/contract/handler"
+	"github.com/idemcheck/idemcheck/internal/situation"
 )
 
 // The log broker: a topic of partitions, a consumer group whose
@@ -37,6 +38,11 @@ type logState struct {
 	base Snapshot
 	// gap is the first breach of commit-after-apply.
 	gap *Breach
+	// known is, per partition, how many of its first records a commit's
+	// read of the effects found applied (see commitLog).
+	known []int64
+	// jobs counts the calls handed to workers: each call's id.
+	jobs int64
 }
 
 // logWorker is a worker incarnation's side of a log run: what its client
@@ -72,6 +78,9 @@ func newLogWorker(now int64) *logWorker {
 
 // logJob is one call of the consumer's: Assigned, or Handle on a batch.
 type logJob struct {
+	// id tells one call from the next (Verify's histories start afresh
+	// with each).
+	id        int64
 	assign    bool
 	parts     []int
 	positions map[int]int64
@@ -137,7 +146,7 @@ func (o logOffsets) Commit(ctx context.Context, partition int, next int64) error
 // its partitions, to be assigned at its first move.
 func (r *run) logInit() {
 	n := r.s.Partitions
-	r.lg = &logState{parts: make([][]int, n), committed: make([]int64, n), owner: make([]int, n), epoch: make([]int, n)}
+	r.lg = &logState{parts: make([][]int, n), committed: make([]int64, n), owner: make([]int, n), epoch: make([]int, n), known: make([]int64, n)}
 	for _, w := range r.workers {
 		w.lg = newLogWorker(r.now())
 	}
@@ -221,6 +230,7 @@ func (r *run) logFetch(w *worker, pick int) bool {
 		lw.lastAuto = r.now()
 		for _, p := range slices.Sorted(maps.Keys(lw.returned)) {
 			if r.lg.owner[p] == w.n-1 && lw.epoch[p] == r.lg.epoch[p] && lw.returned[p] != r.lg.committed[p] {
+				r.reach(situation.LogAutoCommit)
 				r.commitLog(w, p, lw.returned[p], "auto-commits")
 			}
 		}
@@ -258,6 +268,8 @@ func (r *run) logFetch(w *worker, pick int) bool {
 
 // runLogJob hands j to w's goroutine and runs it to its first point.
 func (r *run) runLogJob(w *worker, j *logJob, label string) {
+	r.lg.jobs++
+	j.id = r.lg.jobs
 	w.lg.job = j
 	w.rec = -1
 	w.ev = event.OrderPaid{EventID: label}
@@ -315,6 +327,9 @@ func (r *run) settleLog(w *worker, p point) {
 	switch {
 	case r.lg.owner[q] != w.n-1 || lw.epoch[q] != j.epoch || r.lg.epoch[q] != j.epoch:
 		r.tracef(w.entry(KindAck), "%s is done with p%d up to offset %d, but no longer owns it: its position moves no more", w.name, q, last)
+		if p.result != nil && !handler.IsPoison(p.result) {
+			r.reach(situation.LogZombieRolledBack)
+		}
 	case p.result == nil || handler.IsPoison(p.result):
 		lw.pos[q] = last + 1
 		lw.attempts[q], lw.lastErr[q] = 0, ""
@@ -373,7 +388,7 @@ func (r *run) actCommit(w *worker, p point) {
 	}
 	if r.lg.owner[c.partition] != w.n-1 || c.epoch != r.lg.epoch[c.partition] {
 		c.err = handler.ErrFenced
-		r.reach(situationCommitFenced)
+		r.reach(situation.LogCommitFenced)
 		r.tracef(w.entry(KindNack), "%s's commit of p%d at %d is fenced: a rebalance gave p%d to %s", w.name, c.partition, c.next, c.partition, r.workers[r.lg.owner[c.partition]].name)
 		return
 	}
@@ -384,13 +399,25 @@ func (r *run) actCommit(w *worker, p point) {
 // commit-after-apply there: every record of p below next must have its
 // effect committed in the database (read through the harness's own
 // connection) or sit in the consumer's own dead letters.
+//
+// The effects are read only when the commit moves past records not yet
+// seen applied: what a committed read saw applied stays so (only a
+// rollback undoes an effect, and a committed read never sees one rolled
+// back), so a commit within the records seen applied needs no read. A
+// consumer that deletes its own committed effects is the exception; its
+// commit over a deleted one goes unremarked here (never a false alarm),
+// and nothing-lost judges the effects once quiet. Under Verify every
+// commit reads (a state's name does not hold what was seen).
 func (r *run) commitLog(w *worker, p int, next int64, verb string) {
 	line := r.tracef(w.entry(KindAck), "%s %s p%d at %d", w.name, verb, p, next)
 	r.lg.committed[p] = next
-	if r.lg.gap != nil || r.c.Effects.Aggregate || next <= 0 {
+	upto := min(next, int64(len(r.lg.parts[p])))
+	if r.lg.gap != nil || r.c.Effects.Aggregate || next <= 0 || (r.v == nil && upto <= r.lg.known[p]) {
 		return
 	}
-	snap, err := snapshot(context.Background(), r.db, r.c)
+	c := r.c
+	c.Dedupe = "" // not judged here
+	snap, err := snapshot(context.Background(), r.db, c)
 	if err != nil {
 		return // judged from the effects once quiet; nothing to say here
 	}
@@ -399,8 +426,9 @@ func (r *run) commitLog(w *worker, p int, next int64, verb string) {
 	for _, id := range snap.DeadLetters {
 		applied[id]++
 	}
+	r.learnApplied(applied)
 	var missing []string
-	for off := int64(0); off < min(next, int64(len(r.lg.parts[p]))); off++ {
+	for off := int64(0); off < upto; off++ {
 		id := r.s.Events[r.lg.parts[p][off]].ID
 		if applied[id] <= 0 {
 			missing = append(missing, fmt.Sprintf("%s (offset %d)", id, off))
@@ -413,6 +441,18 @@ func (r *run) commitLog(w *worker, p int, next int64, verb string) {
 	b := breach(LawCommitAfterApply, "a committed offset ran ahead of the applied effects",
 		fmt.Sprintf("trace line %d: %s %s p%d at %d while %s had no committed effect", line, w.name, verb, p, next, strings.Join(missing, ", ")))
 	r.lg.gap = &b
+}
+
+// learnApplied moves each partition's known prefix past the records
+// applied counts.
+func (r *run) learnApplied(applied map[string]int) {
+	for q, evs := range r.lg.parts {
+		k := r.lg.known[q]
+		for k < int64(len(evs)) && applied[r.s.Events[evs[k]].ID] > 0 {
+			k++
+		}
+		r.lg.known[q] = k
+	}
 }
 
 // rebalanceLog moves partition st.Pick to worker st.Worker.
@@ -430,7 +470,7 @@ func (r *run) rebalanceLog(st Step) {
 	old.pending = slices.DeleteFunc(old.pending, func(x int) bool { return x == p })
 	r.lg.owner[p] = to
 	r.giveLog(p)
-	r.reach(situationRebalance)
+	r.reach(situation.LogRebalance)
 	held := ""
 	if j := old.job; j != nil && !j.assign && j.partition == p {
 		held = fmt.Sprintf(" while %s holds its batch (it runs on, a zombie whose commits are fenced)", r.workers[from].name)
@@ -446,6 +486,7 @@ func (r *run) replayLog() {
 		r.giveLog(p)
 	}
 	r.tracef(Entry{Kind: KindReplay}, "the group's committed offsets are reset to the start of every partition; every partition is assigned again")
+	r.reach(situation.LogReset)
 }
 
 // quietLog reports whether the log is settled (every partition assigned
@@ -487,12 +528,6 @@ func offsetRange(from, to int64) string {
 	}
 	return fmt.Sprintf("%d..%d", from, to-1)
 }
-
-// The situations a log run counts (see Outcome.Situations).
-const (
-	situationRebalance    = "log-rebalance"
-	situationCommitFenced = "log-commit-fenced"
-)
 
 // order judges partition-order once quiet: for each partition, the first
 // row of each of its events, in the order the effects query returned

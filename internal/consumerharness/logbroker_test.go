@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/idemcheck/idemcheck/impl/contract/handler"
+	"github.com/idemcheck/idemcheck/internal/situation"
 )
 
 // The consumers of a log broker these tests play: one that keeps its
@@ -108,7 +109,7 @@ func TestLogLawsFailOnlyOnBrokenConsumers(t *testing.T) {
 	if res.Failed {
 		t.Fatalf("a correct log consumer was flagged:\n%s", res.Report())
 	}
-	if res.Coverage[situationRebalance] == 0 || res.Coverage[situationCommitFenced] == 0 {
+	if res.Coverage[situation.LogRebalance] == 0 || res.Coverage[situation.LogCommitFenced] == 0 {
 		t.Errorf("the campaign reached no rebalance or no fenced commit: %v", res.Coverage)
 	}
 
@@ -195,9 +196,6 @@ func TestLogBadInput(t *testing.T) {
 	both.Handler = adr
 	if err := both.validate(); err == nil || !strings.Contains(err.Error(), "not several") {
 		t.Errorf("a Log and a Handler: %v", err)
-	}
-	if _, err := Explore(logConsumer(ownPositions(false)), DefaultBounds); !errors.Is(err, ErrBadInput) || !strings.Contains(err.Error(), "log broker") {
-		t.Errorf("Verify of a log consumer: %v", err)
 	}
 }
 

@@ -113,6 +113,8 @@ func (p point) String() string {
 // situation is the coverage situation of a crash at p.
 func (p point) situation() string {
 	switch {
+	case p.commit != nil:
+		return situation.LogCrashAtCommit
 	case p.settle:
 		return situation.ConsumerCrashAtSettle
 	case p.what != "":

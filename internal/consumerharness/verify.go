@@ -121,14 +121,28 @@ type Bounds struct {
 	// before the search (at most four, the shortest).
 	ConsumerDurations bool `json:"consumerDurations,omitempty"`
 	// Replays bounds the replays of the whole stream at any point (the
-	// harness replays it once more after every schedule anyway).
+	// harness replays it once more after every schedule anyway); on a log
+	// broker, the resets of the group's committed offsets to the start.
 	Replays int `json:"replays"`
+	// Rebalances bounds, on a log broker, the rebalances of the consumer
+	// group: a partition given to another worker at any point (its
+	// former owner, if it holds a batch, runs on as a zombie whose
+	// commits are fenced).
+	Rebalances int `json:"rebalances,omitempty"`
+	// Partitions is, on a log broker, the number of partitions of the
+	// topic (zero: 1); the i-th event goes to partition i mod Partitions.
+	Partitions int `json:"partitions,omitempty"`
 	// Policy is the broker's retry policy (zero: VerifyPolicy).
 	Policy Policy `json:"policy"`
 	// MaxSteps cuts a schedule this long (zero: 200): a consumer that has
 	// not gone quiet by then is finished by the harness's fixed drain,
 	// and the result counts the cut schedules.
 	MaxSteps int `json:"maxSteps,omitempty"`
+	// Log are the bounds used instead when the consumer reads a log
+	// broker (Consumer.Log): a log has no duplicates, poison or payload
+	// collisions, and has rebalances. DefaultBounds carry
+	// DefaultLogBounds here, so that one set of bounds serves both.
+	Log *Bounds `json:"log,omitempty"`
 	// Then are further searches, each within bounds of its own, made
 	// after this one: small worlds for what would make this one too
 	// large (a poison event, time moving over a ladder of windows). The
@@ -157,6 +171,7 @@ var Ladder = []time.Duration{time.Minute, time.Hour, 24 * time.Hour, 30 * 24 * t
 //     deadline or by a ladder of windows: the consumer's own (see
 //     ConsumerDurations) and a minute, an hour, a day and thirty days.
 var DefaultBounds = Bounds{Events: []Fate{FateOK, FateSame}, Workers: 2, Preemptions: 1, Crashes: 1, Failures: 1, Duplicates: 1,
+	Log: &DefaultLogBounds,
 	Then: []Bounds{
 		{Events: []Fate{FateOK, FatePoison}, Workers: 2, Preemptions: 1, Crashes: 1, Failures: 1, Duplicates: 1},
 		{Events: []Fate{FateOK}, Workers: 2, Preemptions: 1, Crashes: 1, Duplicates: 1, Advances: 1, Durations: Ladder, ConsumerDurations: true},
@@ -194,7 +209,17 @@ func (b Bounds) Validate() error {
 			errs = append(errs, fmt.Sprintf("event %d: the fate same repeats the payload of the event before, which must be there and not repeat one itself", i+1))
 		}
 	}
+	if b.Log != nil {
+		if b.Log.Log != nil {
+			errs = append(errs, "log: the bounds of a log have no Log of their own")
+		} else if err := b.Log.Validate(); err != nil {
+			errs = append(errs, "log: "+strings.TrimPrefix(err.Error(), ErrBadInput.Error()+": bounds: "))
+		}
+	}
 	for i, t := range b.Then {
+		if t.Log != nil {
+			errs = append(errs, fmt.Sprintf("then %d: a search of Then has no Log of its own", i+1))
+		}
 		if len(t.Then) > 0 {
 			errs = append(errs, fmt.Sprintf("then %d: a search of Then has no Then of its own", i+1))
 			continue
@@ -207,7 +232,7 @@ func (b Bounds) Validate() error {
 		errs = append(errs, fmt.Sprintf("workers %d (1 to 8)", b.Workers))
 	}
 	for name, n := range map[string]int{"preemptions": b.Preemptions, "crashes": b.Crashes, "failures": b.Failures,
-		"duplicates": b.Duplicates, "advances": b.Advances, "replays": b.Replays} {
+		"duplicates": b.Duplicates, "advances": b.Advances, "replays": b.Replays, "rebalances": b.Rebalances} {
 		if n < 0 || n > 100 {
 			errs = append(errs, fmt.Sprintf("%s %d (0 to 100)", name, n))
 		}
@@ -216,6 +241,9 @@ func (b Bounds) Validate() error {
 		if d < time.Millisecond {
 			errs = append(errs, fmt.Sprintf("duration %s (at least 1ms)", d))
 		}
+	}
+	if b.Partitions < 0 || b.Partitions > maxPartitions {
+		errs = append(errs, fmt.Sprintf("partitions %d (0 to %d)", b.Partitions, maxPartitions))
 	}
 	if b.MaxSteps < 0 {
 		errs = append(errs, fmt.Sprintf("max steps %d", b.MaxSteps))
@@ -250,7 +278,11 @@ func (b Bounds) String() string {
 	if b.ConsumerDurations {
 		s += " (and the consumer's own windows)"
 	}
-	s += fmt.Sprintf(", <= %d replay(s); max_attempts %d, ack timeout %dms", b.Replays, b.Policy.MaxAttempts, b.Policy.AckTimeoutMs)
+	if b.Partitions > 0 {
+		s += fmt.Sprintf(", <= %d reset(s) of the offsets, <= %d rebalance(s) of %d partition(s)", b.Replays, b.Rebalances, b.Partitions)
+	} else {
+		s += fmt.Sprintf(", <= %d replay(s); max_attempts %d, ack timeout %dms", b.Replays, b.Policy.MaxAttempts, b.Policy.AckTimeoutMs)
+	}
 	for i, t := range b.Then {
 		s += fmt.Sprintf("; then (%d) %s", i+2, t)
 	}
@@ -268,6 +300,7 @@ func (b Bounds) world() string {
 func (b Bounds) Unsearched() []string {
 	all := append([]Bounds{b}, b.Then...)
 	has := func(f func(Bounds) bool) bool { return slices.ContainsFunc(all, f) }
+	queueOnly := map[string]bool{"a poison event": true, "a payload collision": true, "a duplicate": true}
 	var out []string
 	for _, k := range []struct {
 		what string
@@ -284,7 +317,11 @@ func (b Bounds) Unsearched() []string {
 		{"a duplicate", func(b Bounds) bool { return b.Duplicates > 0 }},
 		{"time moving", func(b Bounds) bool { return b.Advances > 0 }},
 		{"time moving past the consumer's own windows", func(b Bounds) bool { return b.Advances > 0 && (b.ConsumerDurations || len(b.Durations) > 0) }},
+		{"a rebalance", func(b Bounds) bool { return b.Partitions == 0 || b.Rebalances > 0 }},
 	} {
+		if b.Partitions > 0 && queueOnly[k.what] {
+			continue // a log has none
+		}
 		if !has(k.in) {
 			out = append(out, k.what)
 		}
@@ -295,10 +332,13 @@ func (b Bounds) Unsearched() []string {
 // scenario is the world of the bounds as a scenario with no steps yet.
 func (b Bounds) scenario() *Scenario {
 	b = b.withDefaults()
-	s := &Scenario{Version: ScenarioVersion, Workers: b.Workers, Policy: b.Policy}
+	s := &Scenario{Version: ScenarioVersion, Workers: b.Workers, Policy: b.Policy, Partitions: b.Partitions}
 	for i, f := range b.Events {
 		poison, _, _ := f.failures()
 		e := Event{ID: fmt.Sprintf("e%d", i+1), User: "u1", Amount: int64(100 * (i + 1))}
+		if b.Partitions > 1 {
+			e.User = userOf(i%b.Partitions, b.Partitions)
+		}
 		if poison {
 			e.Amount, e.Poison = 0, true
 		}
@@ -644,13 +684,17 @@ func (r VerifyResult) Explored() string {
 // Unreached lists the situations no judged schedule reached.
 func (r VerifyResult) Unreached() []string {
 	var out []string
-	for _, s := range Situations {
+	for _, s := range r.Situations() {
 		if r.Coverage[s] == 0 {
 			out = append(out, s)
 		}
 	}
 	return out
 }
+
+// Situations are the situations the verification's coverage is of: a log
+// consumer's (its bounds have partitions) or a queue consumer's.
+func (r VerifyResult) Situations() []string { return SituationsFor(r.Bounds.Partitions > 0) }
 
 // Report renders the result for a person: the verdict, the bounds, what
 // was searched and pruned, the coverage, and the counterexample's report.
@@ -705,12 +749,13 @@ func (r VerifyResult) Report() string {
 			l.SleepPruned, l.CachePruned, l.Elapsed.Round(time.Millisecond), note)
 	}
 	unreached := r.Unreached()
-	fmt.Fprintf(&b, "coverage: %d of %d situations reached", len(Situations)-len(unreached), len(Situations))
+	sits := r.Situations()
+	fmt.Fprintf(&b, "coverage: %d of %d situations reached", len(sits)-len(unreached), len(sits))
 	if len(unreached) > 0 {
 		fmt.Fprintf(&b, "; never: %s (within these bounds the consumer is not tested there)", strings.Join(unreached, ", "))
 	}
 	b.WriteString("\n")
-	for _, s := range Situations {
+	for _, s := range sits {
 		fmt.Fprintf(&b, "  %-34s %d\n", s, r.Coverage[s])
 	}
 	if r.Failed && r.Scenario != nil {

@@ -43,9 +43,11 @@ const (
 	kAdvance
 	// kReplay replays the stream.
 	kReplay
+	// kRebalance gives partition arg of a log broker to worker w.
+	kRebalance
 )
 
-var kindNames = [...]string{"stop", "tick", "run", "receive", "fail", "crash", "duplicate", "advance", "replay"}
+var kindNames = [...]string{"stop", "tick", "run", "receive", "fail", "crash", "duplicate", "advance", "replay", "rebalance"}
 
 // tid names a choice the same way in every run that meets it.
 type tid struct {
@@ -71,6 +73,7 @@ const (
 	bDup
 	bAdvance
 	bReplay
+	bRebalance
 	nBudgets
 )
 
@@ -422,7 +425,19 @@ func (v *verifyRun) settle() {
 			wv.hist.reset()
 			wv.inc, wv.seen, wv.lastDelivery, wv.pendingFail, wv.tx, wv.txAll = w.inc, false, 0, false, nil, false
 		}
-		if w.state != idle && w.d.ID != wv.lastDelivery {
+		if v.r.lg != nil {
+			if id := logJobOf(w); w.state != idle && id != 0 && id != wv.lastDelivery {
+				// Each call of a log consumer starts with no memory of
+				// the one before.
+				wv.lastDelivery = id
+				wv.hist.reset()
+				e := &v.s.scratch
+				e.reset()
+				encodeLogJob(e, w.lg.job)
+				wv.hist.add(e)
+				wv.seen = true
+			}
+		} else if w.state != idle && w.d.ID != wv.lastDelivery {
 			wv.lastDelivery = w.d.ID
 			if v.r.c.Worker == nil {
 				// A Handler starts afresh with each message.
@@ -525,6 +540,10 @@ func (v *verifyRun) enabled() ([]trans, int) {
 			// touch anything its factory does.
 			add(trans{id: tid{kRun, int8(i), 0}, step: Step{Op: OpRun, Worker: i + 1}, fp: footprint{all: true}, spend: -1, cost: cost(i), dirty: true})
 		case idle:
+			if r.lg != nil {
+				v.logIdle(i, cost(i), add)
+				continue
+			}
 			if !eligibleRead {
 				eligible, eligibleRead = r.b.Eligible(Group), true
 			}
@@ -536,7 +555,7 @@ func (v *verifyRun) enabled() ([]trans, int) {
 	}
 	var out []trans
 	if len(moves) == 0 {
-		quiet, next := r.b.Quiet()
+		quiet, next := v.quiet()
 		if quiet {
 			out = append(out, trans{id: tid{kind: kStop, w: -1}, fp: footprint{all: true}, spend: -1})
 		} else {
@@ -559,6 +578,12 @@ func (v *verifyRun) enabled() ([]trans, int) {
 	}
 	if b[bCrash] > 0 {
 		for i, w := range r.workers {
+			if r.lg != nil {
+				// A log client's positions are lost even idle; the
+				// restart gives its partitions anew.
+				out = append(out, trans{id: tid{kCrash, int8(i), 0}, step: Step{Op: OpCrash, Worker: i + 1}, fp: footprint{all: true}, spend: bCrash, dirty: true})
+				continue
+			}
 			if w.state == idle && (r.c.Worker == nil || !v.ws[i].seen) {
 				continue // nothing to lose
 			}
@@ -570,13 +595,16 @@ func (v *verifyRun) enabled() ([]trans, int) {
 			out = append(out, trans{id: tid{kCrash, int8(i), 0}, step: Step{Op: OpCrash, Worker: i + 1}, fp: fp, spend: bCrash})
 		}
 	}
-	if b[bDup] > 0 {
+	if b[bRebalance] > 0 && r.lg != nil {
+		out = v.logRebalances(out)
+	}
+	if b[bDup] > 0 && r.lg == nil {
 		for i := range r.s.Events {
 			out = append(out, trans{id: tid{kDup, -1, int64(i)}, step: Step{Op: OpDuplicate, Pick: i}, fp: footprint{ws: resOffsets}, spend: bDup})
 		}
 	}
 	if b[bAdvance] > 0 && len(moves) > 0 {
-		if quiet, next := r.b.Quiet(); !quiet && next > r.clock.NowMs() {
+		if quiet, next := v.quiet(); !quiet && next > r.clock.NowMs() {
 			out = append(out, trans{id: tid{kAdvance, -1, 0}, step: Step{Op: OpAdvance, Ms: next - r.clock.NowMs()}, fp: footprint{all: true}, spend: bAdvance})
 		}
 		for k, d := range v.s.bounds.Durations {
@@ -587,6 +615,15 @@ func (v *verifyRun) enabled() ([]trans, int) {
 		out = append(out, trans{id: tid{kind: kReplay, w: -1}, step: Step{Op: OpReplay}, fp: footprint{all: true}, spend: bReplay})
 	}
 	return out, boundPruned
+}
+
+// quiet is the broker's Quiet, the log's on a log run (as drain reads it).
+func (v *verifyRun) quiet() (bool, int64) {
+	if v.r.lg != nil {
+		q, next := v.r.quietLog()
+		return q, next + startMs
+	}
+	return v.r.b.Quiet()
 }
 
 func (v *verifyRun) inTx(w *worker) bool {
@@ -600,6 +637,12 @@ func (v *verifyRun) runParked(i int, w *worker) trans {
 	t := trans{id: tid{kRun, int8(i), 0}, step: Step{Op: OpRun, Worker: i + 1}, spend: -1}
 	fp := footprint{ws: own(i), rs: resClock}
 	p := w.at
+	if v.r.lg != nil {
+		if lfp, ok := v.logParked(i, w); ok {
+			t.fp, t.dirty = lfp, p.commit != nil
+			return t
+		}
+	}
 	switch {
 	case p.settle:
 		fp.ws |= msgBit(w.d.Message.Offset)
@@ -775,6 +818,9 @@ func (v *verifyRun) key() (search.Key, bool) {
 	for _, n := range v.failed {
 		e.int(int64(n))
 	}
+	if r.lg != nil && mutant != "key-ignores-broker" {
+		encodeLogState(e, r.lg)
+	}
 	part("the broker's messages and dead-letter queue", from)
 	e.mark = len(e.b)
 	tuples := v.s.tuples[:0]
@@ -793,17 +839,24 @@ func (v *verifyRun) key() (search.Key, bool) {
 			v.parts = append(v.parts, keyPart{"what the database returned to " + w.name + " (its history: every call's result and row)", h})
 		}
 		histAt := len(t.b)
+		if r.lg != nil {
+			// A log client's memory and the call in hand (its
+			// history holds what the database returned to it).
+			encodeLogWorker(t, r, w)
+		}
 		if w.state != idle {
-			m := w.d.Message
-			current := false
-			for _, l := range last {
-				if l[0] == m.Offset {
-					current = l[1] == w.d.ID
+			if r.lg == nil {
+				m := w.d.Message
+				current := false
+				for _, l := range last {
+					if l[0] == m.Offset {
+						current = l[1] == w.d.ID
+					}
 				}
+				t.int(m.Offset)
+				t.int(int64(m.Attempts))
+				t.byte(b2byte(current))
 			}
-			t.int(m.Offset)
-			t.int(int64(m.Attempts))
-			t.byte(b2byte(current))
 			encodePoint(t, w.at)
 			if w.state == blocked && w.at.call.InEngine && w.at.call.Timeout > 0 {
 				// How long it has waited decides when its busy timeout
@@ -842,7 +895,7 @@ func (v *verifyRun) key() (search.Key, bool) {
 		for i := range ts {
 			ts[i][1] = 0
 		}
-		if r.c.Worker == nil {
+		if r.c.Worker == nil && r.lg == nil {
 			slices.SortFunc(ts, bytes.Compare)
 		}
 		for _, t := range ts {

@@ -146,11 +146,23 @@ func explore(c Consumer, b Bounds, cfg config, name string) (VerifyResult, error
 	if err := pgxUnverified(c); err != nil {
 		return VerifyResult{}, err
 	}
-	if c.Log != nil {
-		return VerifyResult{}, fmt.Errorf("%w: consumer %q reads a log broker: Verify does not enumerate a log's schedules yet; use Check, Hunt or Fuzz", ErrBadInput, c.displayName())
-	}
 	if err := b.Validate(); err != nil {
 		return VerifyResult{}, err
+	}
+	if c.Log != nil {
+		if b.Log != nil {
+			b = *b.Log
+		}
+		if err := validateLogBounds(b); err != nil {
+			return VerifyResult{}, err
+		}
+		b = logWorld(b, c.Log)
+		b.Then = slices.Clone(b.Then)
+		for i := range b.Then {
+			b.Then[i] = logWorld(b.Then[i], c.Log)
+		}
+	} else if b.Rebalances > 0 || b.Partitions > 0 || slices.ContainsFunc(b.Then, func(t Bounds) bool { return t.Rebalances > 0 || t.Partitions > 0 }) {
+		return VerifyResult{}, fmt.Errorf("%w: bounds: rebalances and partitions are a log broker's; consumer %q reads a queue", ErrBadInput, c.displayName())
 	}
 	start := time.Now()
 	worlds := append([]Bounds{b}, b.Then...)
@@ -295,7 +307,7 @@ func exploreWorld(c Consumer, b Bounds, cfg config, name string) (VerifyResult, 
 // met with differs.
 func (s *searcher) Begin(bound, cut int) budgets {
 	b := s.bounds
-	budget := budgets{int16(b.Preemptions), int16(b.Crashes), int16(b.Failures), int16(b.Duplicates), int16(b.Advances), int16(b.Replays)}
+	budget := budgets{int16(b.Preemptions), int16(b.Crashes), int16(b.Failures), int16(b.Duplicates), int16(b.Advances), int16(b.Replays), int16(b.Rebalances)}
 	budget[bPreempt] = int16(bound)
 	if cut == 0 && s.cfg.verify.noPreemptionBound {
 		budget[bPreempt] = 1000
@@ -578,7 +590,9 @@ func beginTakesNoLock(be backend.Backend) bool {
 // worker's name and may keep it (a lease owner, a shard). A test breaks
 // this on purpose.
 func (s *searcher) symmetric() bool {
-	if s.cfg.verify.noSymmetry {
+	if s.cfg.verify.noSymmetry || s.c.Log != nil {
+		// On a log the workers are not interchangeable: the broker's
+		// state names the owner of each partition.
 		return false
 	}
 	return s.c.Worker == nil || s.cfg.verify.mutant == "symmetry-ignores-identity"

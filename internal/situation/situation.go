@@ -13,6 +13,11 @@ import "github.com/idemcheck/idemcheck/faults/scenario"
 // team's consumer reaches under package consumertest.
 const KindConsumer scenario.Kind = "consumer"
 
+// KindLog is the kind of the situations of a consumer of a log broker
+// under package consumertest (Consumer.Log), besides the consumer-level
+// ones a log run reaches too (see ForLog).
+const KindLog scenario.Kind = "consumer-log"
+
 // Situation is a named situation a run may reach.
 type Situation struct {
 	// Name is kebab-case and stable: reports and tests refer to it.
@@ -72,6 +77,47 @@ const (
 	ConsumerCrashAtPoint     = "crash-at-handler-point"
 	ConsumerLockWaitGivenUp  = "lock-wait-given-up"
 )
+
+// The situations of a consumer of a log broker (ForLog).
+const (
+	LogRebalance        = "log-rebalance"
+	LogCommitFenced     = "log-commit-fenced"
+	LogZombieRolledBack = "log-zombie-rolled-back"
+	LogCrashAtCommit    = "log-crash-at-commit"
+	LogAutoCommit       = "log-auto-commit"
+	LogReset            = "log-reset"
+)
+
+// queueOnly are the consumer-level situations of a queue broker's that a
+// log never reaches: it has no nack, redelivery, duplicate or dead-letter
+// queue.
+var queueOnly = map[string]bool{ConsumerNack: true, RedeliveryAfterNack: true, RedeliveryAfterAckTimeout: true, ConsumerDuplicate: true,
+	ConsumerDeadLetterPoison: true, ConsumerDeadLetterSpent: true}
+
+// ForLog returns the situations a run of a log consumer counts, in report
+// order: the consumer-level ones a log reaches too (crashes at the
+// database's calls, injected failures, lock waits), then the log's own.
+func ForLog() []Situation {
+	var out []Situation
+	for _, s := range ForKind(KindConsumer) {
+		if !queueOnly[s.Name] {
+			out = append(out, s)
+		}
+	}
+	return append(out, ForKind(KindLog)...)
+}
+
+// RequiredLog returns the names of ForLog's situations that are not
+// Optional, in report order.
+func RequiredLog() []string {
+	var out []string
+	for _, s := range ForLog() {
+		if !s.Optional {
+			out = append(out, s.Name)
+		}
+	}
+	return out
+}
 
 // The live situations: a campaign against a real broker (package
 // properties, RunLiveCampaign). A delivery's outcome and a redelivery's
@@ -167,6 +213,12 @@ var registry = []Situation{
 	{ConsumerCrashAtRollback, KindConsumer, "a worker crashes as its handler rolls back (a handler may never roll back)", true},
 	{ConsumerCrashAtPoint, KindConsumer, "a worker crashes at a handler.Point its handler marked (a handler may mark none)", true},
 	{ConsumerLockWaitGivenUp, KindConsumer, "a lock wait is given up: a deadlock, or a lock a handler left held (a correct consumer may never meet one)", true},
+	{LogRebalance, KindLog, "the consumer group rebalances: a partition is given to another worker", false},
+	{LogCommitFenced, KindLog, "a worker's commit of an offset is fenced: a rebalance gave its partition to another (a consumer that never commits itself meets none)", true},
+	{LogZombieRolledBack, KindLog, "a zombie (a worker whose partition a rebalance gave away while it held a batch) fails its Handle, its transaction rolled back (a consumer that does not fence its own writes meets none)", true},
+	{LogCrashAtCommit, KindLog, "a worker crashes parked at its commit of an offset (a consumer that never commits itself meets none)", true},
+	{LogAutoCommit, KindLog, "a worker's client commits automatically (a consumer without AutoCommit meets none)", true},
+	{LogReset, KindLog, "the group's committed offsets are reset to the start and every partition assigned again", false},
 }
 
 func init() { registry = append(registry, live()...) }

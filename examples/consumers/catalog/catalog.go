@@ -305,8 +305,8 @@ func Names() []string {
 
 // Logs returns the examples of consumers of a log broker (Consumer.Log),
 // the correct one first. They are apart from All because what All's
-// tests hold every example to does not apply to them: Verify does not
-// enumerate a log's schedules, and their SQL is SQLite's.
+// tests hold every example to does not apply to them: their SQL is
+// SQLite's, and each package verifies its own (within DefaultBounds.Log).
 func Logs() []Entry {
 	c := func(lc *handler.LogConsumer, schema, effects string) consumertest.Consumer {
 		return consumertest.Consumer{Schema: schema, Log: lc, Effects: consumertest.PerEvent(effects)}
