@@ -33,7 +33,7 @@ func TestLogOffsetsKeepsEveryLawLive(t *testing.T) {
 func TestCommitFirstIsCaughtLive(t *testing.T) {
 	c := consumertest.Consumer{Name: "logcommitfirst", Schema: logcommitfirst.Schema, Log: &logcommitfirst.Consumer,
 		Effects: consumertest.PerEvent(logcommitfirst.Effects)}
-	res, err := livelog.Check(context.Background(), c, livelog.Options{Runs: 2, Seed: 1, Faults: 2})
+	res, err := livelog.Check(context.Background(), c, livelog.Options{Runs: 3, Seed: 1, Faults: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,9 +52,17 @@ func TestApplyThenCommitCreditsTwiceAfterAReplayLive(t *testing.T) {
 	s.Steps = []consumerharness.Step{{Op: consumerharness.OpReplay}}
 	// The replay fires once a record was applied and committed, and the
 	// group's offsets reset to 0 make it applied again: always.
-	run, err := livelog.Play(context.Background(), c, s)
-	if err != nil {
-		t.Fatal(err)
+	// A live run on a loaded machine may stall before the replay has
+	// anything to apply again: up to three runs.
+	var run *livelog.Run
+	for range 3 {
+		var err error
+		if run, err = livelog.Play(context.Background(), c, s); err != nil {
+			t.Fatal(err)
+		}
+		if slices.ContainsFunc(run.Breaches, func(b consumerharness.Breach) bool { return b.Law == laws.SingleCredit }) {
+			break
+		}
 	}
 	if !slices.ContainsFunc(run.Breaches, func(b consumerharness.Breach) bool { return b.Law == laws.SingleCredit }) {
 		t.Fatalf("want single-credit after the replay, got %v\n%v", run.Breaches, run.Lines)

@@ -434,6 +434,10 @@ func (p *play) committed(w string, part int, next int64, auto bool) {
 	p.out.Commits++
 	p.out.CommitLog = append(p.out.CommitLog, Commit{Worker: w, Partition: part, Next: next, Auto: auto, Ahead: missing})
 	p.lineLocked("%s commits p%d at %d", w, part, next)
+	if err != nil {
+		// Not judged at this commit: say so rather than pass it.
+		p.lineLocked("   (commit-after-apply not judged here: reading the effects failed: %v)", err)
+	}
 	if len(missing) > 0 && p.gap == nil {
 		b := consumerharness.CommitAheadBreach(w, part, next, missing)
 		p.gap = &b
