@@ -96,22 +96,8 @@ func logWeightOf(w gen.Weights, kind gen.StepKind) int {
 // often), and up to maxSteps steps drawn by their weights in w (nil: the
 // defaults), stalls among them as in GeneratorWith.
 func LogGeneratorWith(maxSteps int, w gen.Weights) *rapid.Generator[*Scenario] {
-	type entry struct {
-		kind gen.StepKind
-		n    int
-	}
-	var menu []entry
-	total := 0
-	for _, k := range []gen.StepKind{gen.KindRun, gen.KindCrash, gen.KindFail, gen.KindAdvance, gen.KindReplay, gen.KindRebalance} {
-		if n := logWeightOf(w, k); n > 0 {
-			menu = append(menu, entry{k, n})
-			total += n
-		}
-	}
-	stalls := logWeightOf(w, gen.KindRun) > 0 && logWeightOf(w, gen.KindAdvance) > 0
-	if stalls {
-		total += stallWeight
-	}
+	menu, total := stepMenu([]gen.StepKind{gen.KindRun, gen.KindCrash, gen.KindFail, gen.KindAdvance, gen.KindReplay, gen.KindRebalance},
+		func(k gen.StepKind) int { return logWeightOf(w, k) })
 	return rapid.Custom(func(t *rapid.T) *Scenario {
 		s := &Scenario{Version: ScenarioVersion, Policy: DefaultPolicy}
 		s.Workers = rapid.IntRange(1, 3).Draw(t, "workers")

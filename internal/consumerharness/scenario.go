@@ -298,6 +298,28 @@ func weightOf(w gen.Weights, kind gen.StepKind) int {
 	return DefaultWeight(kind)
 }
 
+// menuEntry is one kind of step of a chunk's menu and its weight.
+type menuEntry struct {
+	kind gen.StepKind
+	n    int
+}
+
+// stepMenu is the menu of one chunk of a drawn schedule: the kinds of
+// weight above 0, in the order given, as consecutive ranges of one draw
+// of 0..total-1, the stall's range last when run and advance are both on.
+func stepMenu(kinds []gen.StepKind, weight func(gen.StepKind) int) (menu []menuEntry, total int) {
+	for _, k := range kinds {
+		if n := weight(k); n > 0 {
+			menu = append(menu, menuEntry{k, n})
+			total += n
+		}
+	}
+	if weight(gen.KindRun) > 0 && weight(gen.KindAdvance) > 0 {
+		total += stallWeight
+	}
+	return menu, total
+}
+
 // ValidateWeights rejects a kind a consumer's scenario is not drawn from
 // (skew, cleanup: the reference world's alone) and a weight outside
 // 0..gen.MaxWeight.
@@ -315,22 +337,8 @@ func ParseWeights(spec string) (gen.Weights, error) { return gen.ParseWeightsOf(
 func GeneratorWith(maxSteps int, w gen.Weights) *rapid.Generator[*Scenario] {
 	// The menu of one chunk, as consecutive ranges of one draw in the
 	// order below: with the defaults, the draw of 0..22 it always was.
-	type entry struct {
-		kind gen.StepKind
-		n    int
-	}
-	var menu []entry
-	total := 0
-	for _, k := range []gen.StepKind{gen.KindRun, gen.KindCrash, gen.KindFail, gen.KindAdvance, gen.KindDuplicate, gen.KindReplay} {
-		if n := weightOf(w, k); n > 0 {
-			menu = append(menu, entry{k, n})
-			total += n
-		}
-	}
-	stalls := weightOf(w, gen.KindRun) > 0 && weightOf(w, gen.KindAdvance) > 0
-	if stalls {
-		total += stallWeight
-	}
+	menu, total := stepMenu([]gen.StepKind{gen.KindRun, gen.KindCrash, gen.KindFail, gen.KindAdvance, gen.KindDuplicate, gen.KindReplay},
+		func(k gen.StepKind) int { return weightOf(w, k) })
 	return rapid.Custom(func(t *rapid.T) *Scenario {
 		s := &Scenario{Version: ScenarioVersion, Policy: DefaultPolicy}
 		// Fewer attempts let a crash or two spend them all; shrinking goes
