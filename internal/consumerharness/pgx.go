@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"database/sql/driver"
-	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -30,19 +29,11 @@ import (
 // returning an error: it returns a context already cancelled, which pgx
 // checks before it sends anything, so the call fails with nothing done.
 //
-// Lock waits: pgx sends a statement as it is, and the savepoint the
-// database/sql route runs a waiting statement under cannot be put around
-// it from a tracer, nor the statement run again. So the pgx route never
-// lets two workers' transactions meet: a worker's call waits, parked as
-// waiting for a lock, while another worker's connection is inside a
-// transaction, and goes on once it ended. The transactions of different
-// workers are serialised; everything between them (what a handler does
-// outside its transaction, crashes, redeliveries) is interleaved as on
-// the database/sql route.
-
-// errOtherTx is the wait of a pgx worker's call while another worker is
-// inside a transaction.
-var errOtherTx = errors.New("postgres: another worker's transaction is open (the pgx route serialises transactions)")
+// Lock waits: a worker's statement that meets a lock another worker
+// holds waits as on the database/sql route, parked by the scheduler until
+// the lock is free; the session below pgx runs it again (see
+// backend.PgxWait). So the workers' transactions interleave as the
+// server lets them.
 
 // pgxSeqs numbers the pgx calls (sqlhook.Call.Seq), in a range of their
 // own: far above the numbers sqlhook gives.
@@ -66,6 +57,10 @@ type pgxWorker struct {
 	conns  []*pgx.Conn
 	last   map[*pgx.Conn]string
 	killed bool
+	// waited is set when the call in progress waited for a lock: its
+	// lock timeout, should it be the answer, was given up after a wait,
+	// not met at once.
+	waited atomic.Bool
 }
 
 // conns is what the scheduler asks of a worker's connections, on either
@@ -100,17 +95,6 @@ func pgxDatabase(c Consumer, db backend.Database, name string) (backend.Pgx, err
 		return nil, fmt.Errorf("%w: consumer %q: a PgxHandler runs on PostgreSQL only: give the Postgres(dsn) option (the backend is %s)", ErrBadInput, c.displayName(), name)
 	}
 	return p, nil
-}
-
-// pgxUnverified refuses a PgxHandler to Verify and Explore: their
-// partial-order reduction reads which calls are independent from the
-// statements and the database/sql route's lock waits, and the pgx route
-// orders transactions its own way (see above).
-func pgxUnverified(c Consumer) error {
-	if c.PgxHandler == nil {
-		return nil
-	}
-	return fmt.Errorf("%w: consumer %q: Verify and Explore do not take a PgxHandler; use Check or Hunt", ErrBadInput, c.displayName())
 }
 
 // startPgx makes w's pool.
@@ -264,8 +248,9 @@ func pgxOp(query string) sqlhook.Op {
 	return sqlhook.Exec
 }
 
-// start is where every traced call stops: the worker's hook decides, then
-// the worker waits while another worker's transaction is open.
+// start is where every traced call stops: the worker's hook decides, and
+// the session is told what the statement does should it meet a lock
+// another worker holds (armWaits).
 func (t pgxTracer) start(ctx context.Context, conn *pgx.Conn, op sqlhook.Op, query string, args []any, stmts ...string) context.Context {
 	p, w := t.p, t.p.w
 	p.mu.Lock()
@@ -299,17 +284,71 @@ func (t pgxTracer) start(ctx context.Context, conn *pgx.Conn, op sqlhook.Op, que
 	if err := h.before(call); err != nil {
 		return failCall(ctx, crashed(err))
 	}
-	for w.r.othersInTx(w) {
-		if err := h.busy(call, errOtherTx); err != nil {
-			return failCall(ctx, crashed(err))
+	before := func() error {
+		for _, q := range stmts {
+			if err := p.db.PgxBefore(q); err != nil {
+				return err
+			}
 		}
+		return nil
 	}
-	for _, q := range stmts {
-		if err := p.db.PgxBefore(q); err != nil {
-			return failCall(ctx, err)
-		}
+	if err := before(); err != nil {
+		return failCall(ctx, err)
 	}
+	t.armWaits(conn, call, stmts, before)
 	return ctx
+}
+
+// armWaits tells conn's session what the statement of call does on a lock
+// wait (see backend.PgxWait): outside a transaction it waits and runs
+// again; inside one, while another worker is inside one too, it runs
+// under a savepoint and waits; the hook decides each wait, as it does a
+// database/sql worker's. The statements that end a transaction or work
+// its savepoints are never run again, nor a COPY, whose rows pgx streams.
+func (t pgxTracer) armWaits(conn *pgx.Conn, call sqlhook.Call, stmts []string, again func() error) {
+	armer, ok := conn.PgConn().Conn().(backend.PgxArmer)
+	if !ok {
+		return
+	}
+	status := conn.PgConn().TxStatus()
+	if (call.Op != sqlhook.Exec && call.Op != sqlhook.Query) || !rerunnable(stmts) ||
+		(status != 'I' && (status != 'T' || !t.p.w.r.othersInTx(t.p.w))) {
+		armer.Arm(nil)
+		return
+	}
+	h := hook{t.p.w}
+	armer.Arm(&backend.PgxWait{
+		Savepoint: status == 'T',
+		Again:     again,
+		Wait: func(busy error) error {
+			t.p.waited.Store(true)
+			switch err := h.busy(call, busy); err {
+			case nil, busy:
+				return err
+			case sqlhook.ErrDeadlock:
+				return backend.ErrPgxDeadlock
+			default:
+				return crashed(err)
+			}
+		},
+	})
+}
+
+// rerunnable reports whether statements may be run again after a lock
+// timeout: none of them ends a transaction, works a savepoint or copies.
+func rerunnable(stmts []string) bool {
+	for _, q := range stmts {
+		w := sqlscan.Significant(q)
+		if len(w) == 0 {
+			continue
+		}
+		for _, k := range []string{"begin", "start", "commit", "end", "rollback", "abort", "savepoint", "release", "prepare", "copy"} {
+			if w[0].Is(k) {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // end follows a call: a transaction begun records its start (now()); a
@@ -318,6 +357,10 @@ func (t pgxTracer) start(ctx context.Context, conn *pgx.Conn, op sqlhook.Op, que
 // pgx closed the connection; a lock timeout is told to the hook.
 func (t pgxTracer) end(conn *pgx.Conn, op sqlhook.Op, query string, err error) {
 	pc := conn.PgConn()
+	if armer, ok := pc.Conn().(backend.PgxArmer); ok {
+		armer.Arm(nil)
+	}
+	waited := t.p.waited.Swap(false)
 	if pc.IsClosed() || pc.IsBusy() {
 		return
 	}
@@ -327,7 +370,7 @@ func (t pgxTracer) end(conn *pgx.Conn, op sqlhook.Op, query string, err error) {
 	case err != nil && (op == sqlhook.Commit || op == sqlhook.Rollback) && pc.TxStatus() != 'I':
 		_ = pc.Exec(context.Background(), "ROLLBACK").Close()
 	}
-	if err != nil && t.p.w.r.db.IsBusy(err) {
+	if err != nil && !waited && t.p.w.r.db.IsBusy(err) {
 		hook{t.p.w}.Conflict(sqlhook.Call{Op: op, SQL: query, InTx: pc.TxStatus() != 'I'}, err)
 	}
 }

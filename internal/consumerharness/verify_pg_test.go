@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/idemcheck/idemcheck/impl/contract/handler"
@@ -60,4 +61,28 @@ func TestVerifyOnPostgres(t *testing.T) {
 	if rres.SleepPruned == 0 {
 		t.Errorf("no choice slept on PostgreSQL: %+v", rres)
 	}
+}
+
+// TestVerifyOnPostgresWithPgx: a consumer written against pgx is verified
+// as a database/sql one is, its workers' transactions side by side and
+// their lock waits decided by the search; the reduced search of a small
+// world meets the states and outcomes a brute force meets there too.
+func TestVerifyOnPostgresWithPgx(t *testing.T) {
+	dsn := pgDSN(t)
+	b := Bounds{Events: []Fate{FateOK}, Workers: 2, Preemptions: 1, Duplicates: 1, Crashes: 1}
+	res, err := Explore(pgxBalanceConsumer(), b, Postgres(dsn))
+	if err != nil || !res.Verified || res.Backend != "postgres" {
+		t.Fatalf("%v\n%s", err, res.Report())
+	}
+	small := Bounds{Events: []Fate{FateOK}, Workers: 2, Preemptions: 2, Duplicates: 1}
+	brute, bres := outcomesOf(t, pgxBalanceConsumer(), small, Postgres(dsn), NoPOR(), NoCache())
+	reduced, rres := outcomesOf(t, pgxBalanceConsumer(), small, Postgres(dsn))
+	if lost := diffSets(brute, reduced); len(lost) > 0 {
+		t.Errorf("with pgx the reduced search lost %d of %d states and outcomes:\n%s", len(lost), len(brute), strings.Join(lost, "\n"))
+	}
+	if rres.Schedules >= bres.Schedules {
+		t.Errorf("with pgx the reductions saved nothing (%d schedules, brute force %d)", rres.Schedules, bres.Schedules)
+	}
+	t.Logf("verified: %d schedules, %d states in %s; small world: brute force %d schedules, reduced %d, %d states and outcomes",
+		res.Schedules, res.States, res.Elapsed, bres.Schedules, rres.Schedules, len(brute))
 }

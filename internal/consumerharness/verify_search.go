@@ -143,9 +143,6 @@ type walker struct {
 // explore is Explore and Verify: the search of b, then of each of its
 // Then, until one finds a counterexample or a budget runs out.
 func explore(c Consumer, b Bounds, cfg config, name string) (VerifyResult, error) {
-	if err := pgxUnverified(c); err != nil {
-		return VerifyResult{}, err
-	}
 	if err := b.Validate(); err != nil {
 		return VerifyResult{}, err
 	}

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/idemcheck/idemcheck/consumertest"
+	"github.com/idemcheck/idemcheck/consumertest/scenario"
 	"github.com/idemcheck/idemcheck/examples/consumers/pgxadr"
 )
 
@@ -57,4 +58,18 @@ func BenchmarkPgxADRScenarios(b *testing.B) {
 		n += res.Checks
 	}
 	b.ReportMetric(float64(n)/b.Elapsed().Seconds(), "scenarios/s")
+}
+
+// TestPgxADRConsumerIsVerified: the model checker explores every schedule
+// of one event and its duplicate on two workers, with a preemption, a
+// crash and an injected failure, through pgx on PostgreSQL, and finds none
+// that breaks a law.
+func TestPgxADRConsumerIsVerified(t *testing.T) {
+	d := dsn(t)
+	b := consumertest.Bounds{Events: []scenario.Fate{scenario.FateOK}, Workers: 2, Preemptions: 1, Duplicates: 1, Crashes: 1, Failures: 1}
+	res, err := consumertest.Explore(consumer(), b, consumertest.Postgres(d), consumertest.CorpusDir(t.TempDir()))
+	if err != nil || !res.Verified {
+		t.Fatalf("%v\n%s", err, res.Report())
+	}
+	t.Logf("%d schedules, %d states, %s", res.Schedules, res.States, res.Elapsed)
 }

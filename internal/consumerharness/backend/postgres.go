@@ -665,6 +665,29 @@ func (d *pgDB) Open() (driver.Conn, error) {
 // IsBusy recognises a lock timeout (SQLSTATE 55P03, lock_not_available).
 func (d *pgDB) IsBusy(err error) bool { return isLockTimeout(err) }
 
+var _ Deadlocker = (*pgDB)(nil)
+
+// DeadlockAnswer implements Deadlocker.
+func (d *pgDB) DeadlockAnswer() string {
+	return "PostgreSQL's detector answers error 40P01 (deadlock_detected) and aborts the transaction"
+}
+
+// Deadlock answers a statement given up in a deadlock between workers as
+// PostgreSQL's detector would: error 40P01, the transaction aborted. The
+// workers run with a lock timeout far shorter than deadlock_timeout, so
+// the server never sees the cycle itself: the statement's wait ended in
+// a lock timeout, rolled back to its savepoint, and the transaction is
+// still open until here. Should the answer fail otherwise, the statement
+// keeps its lock timeout.
+func (c *pgConn) Deadlock(busy error) error {
+	err := c.simple(deadlockRaise)
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) && pe.Code == "40P01" {
+		return err
+	}
+	return busy
+}
+
 // lastWait is a lock timeout that left no transaction to retry in: the
 // handler gets it (its SQLState is 55P03), the scheduler does not park on
 // it.

@@ -73,14 +73,14 @@ func (s *pgSession) pgxDial(context.Context, string, string) (net.Conn, error) {
 		r := s.rawIdle[n-1]
 		s.rawIdle = s.rawIdle[:n-1]
 		s.mu.Unlock()
-		return &splice{s: s, r: r}, nil
+		return newSplice(s, r), nil
 	}
 	s.mu.Unlock()
 	var r *rawConn
 	if err := s.do(func() (err error) { r, err = s.dialRaw(); return err }); err != nil {
 		return nil, err
 	}
-	return &splice{s: s, r: r}, nil
+	return newSplice(s, r), nil
 }
 
 // dialRaw connects a session as a worker's, outside every bubble (do),
@@ -235,12 +235,28 @@ type splice struct {
 	out     []byte
 	started bool
 	closed  bool
+	// armed is what the next statement does on a lock wait (Arm);
+	// running is set while the splice runs an armed statement itself,
+	// and readable wakes the reads that wait for its replies.
+	armed    *PgxWait
+	running  bool
+	readable *sync.Cond
+}
+
+// newSplice returns the connection of a pgx connection on session r.
+func newSplice(s *pgSession, r *rawConn) *splice {
+	c := &splice{s: s, r: r}
+	c.readable = sync.NewCond(&c.mu)
+	return c
 }
 
 var _ net.Conn = (*splice)(nil)
 
 func (c *splice) Read(b []byte) (int, error) {
 	c.mu.Lock()
+	for c.running && !c.closed {
+		c.readable.Wait()
+	}
 	if c.closed {
 		c.mu.Unlock()
 		return 0, net.ErrClosed
@@ -269,6 +285,14 @@ func (c *splice) Write(b []byte) (int, error) {
 	if !c.started {
 		defer c.mu.Unlock()
 		return len(b), c.startup(b)
+	}
+	if w := c.armed; w != nil && frontendUnit(b) {
+		c.armed, c.running = nil, true
+		c.mu.Unlock()
+		if err := c.runArmed(b, w); err != nil {
+			return 0, err
+		}
+		return len(b), nil
 	}
 	c.mu.Unlock()
 	if bytes.Equal(b, terminate) {
@@ -326,6 +350,7 @@ func (c *splice) Close() error {
 		return nil
 	}
 	c.closed = true
+	c.readable.Broadcast()
 	// Under mu: no deadline of pgx's can come after this one.
 	_ = c.r.conn.SetDeadline(time.Unix(1, 0))
 	c.mu.Unlock()
