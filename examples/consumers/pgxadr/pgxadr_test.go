@@ -73,3 +73,7 @@ func TestPgxADRConsumerIsVerified(t *testing.T) {
 	}
 	t.Logf("%d schedules, %d states, %s", res.Schedules, res.States, res.Elapsed)
 }
+
+// FuzzPgxADR: the pgx ADR consumer under native Go fuzzing (go test -fuzz
+// FuzzPgxADR ./examples/consumers/pgxadr); without -fuzz, its seeds.
+func FuzzPgxADR(f *testing.F) { consumertest.Fuzz(f, consumer(), consumertest.Postgres(dsn(f))) }
