@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/idemcheck/idemcheck/impl/contract/handler"
@@ -252,6 +253,13 @@ func pgxOp(query string) sqlhook.Op {
 // the session is told what the statement does should it meet a lock
 // another worker holds (armWaits).
 func (t pgxTracer) start(ctx context.Context, conn *pgx.Conn, op sqlhook.Op, query string, args []any, stmts ...string) context.Context {
+	ctx, call := t.stop(ctx, conn, op, query, args, stmts...)
+	return context.WithValue(ctx, pgxCallKey{}, call)
+}
+
+// stop is start's work; it returns the call, or a zero one for a call of
+// a crashed worker, which fails at once.
+func (t pgxTracer) stop(ctx context.Context, conn *pgx.Conn, op sqlhook.Op, query string, args []any, stmts ...string) (context.Context, sqlhook.Call) {
 	p, w := t.p, t.p.w
 	p.mu.Lock()
 	killed := p.killed
@@ -260,7 +268,7 @@ func (t pgxTracer) start(ctx context.Context, conn *pgx.Conn, op sqlhook.Op, que
 	}
 	p.mu.Unlock()
 	if killed || w.crashing.Load() {
-		return failCall(ctx, errCrashing)
+		return failCall(ctx, errCrashing), sqlhook.Call{}
 	}
 	named := make([]driver.NamedValue, len(args))
 	for i, a := range args {
@@ -282,7 +290,7 @@ func (t pgxTracer) start(ctx context.Context, conn *pgx.Conn, op sqlhook.Op, que
 	}
 	h := hook{w}
 	if err := h.before(call); err != nil {
-		return failCall(ctx, crashed(err))
+		return failCall(ctx, crashed(err)), call
 	}
 	before := func() error {
 		for _, q := range stmts {
@@ -293,10 +301,10 @@ func (t pgxTracer) start(ctx context.Context, conn *pgx.Conn, op sqlhook.Op, que
 		return nil
 	}
 	if err := before(); err != nil {
-		return failCall(ctx, err)
+		return failCall(ctx, err), call
 	}
 	t.armWaits(conn, call, stmts, before)
-	return ctx
+	return ctx, call
 }
 
 // armWaits tells conn's session what the statement of call does on a lock
@@ -306,7 +314,7 @@ func (t pgxTracer) start(ctx context.Context, conn *pgx.Conn, op sqlhook.Op, que
 // database/sql worker's. The statements that end a transaction or work
 // its savepoints are never run again, nor a COPY, whose rows pgx streams.
 func (t pgxTracer) armWaits(conn *pgx.Conn, call sqlhook.Call, stmts []string, again func() error) {
-	armer, ok := conn.PgConn().Conn().(backend.PgxArmer)
+	armer, ok := conn.PgConn().Conn().(backend.PgxSession)
 	if !ok {
 		return
 	}
@@ -351,46 +359,69 @@ func rerunnable(stmts []string) bool {
 	return true
 }
 
-// end follows a call: a transaction begun records its start (now()); a
-// transaction a failed call left open is rolled back at once, as the
-// database/sql route's connection does, rather than by the server once
-// pgx closed the connection; a lock timeout is told to the hook.
-func (t pgxTracer) end(conn *pgx.Conn, op sqlhook.Op, query string, err error) {
+// end follows a call: what it returned is told to the hook (pgxReturned);
+// a transaction begun records its start (now()); a transaction a failed
+// call left open is rolled back at once, as the database/sql route's
+// connection does, rather than by the server once pgx closed the
+// connection; a lock timeout met at once is told to the hook.
+func (t pgxTracer) end(ctx context.Context, conn *pgx.Conn, tag *pgconn.CommandTag, err error) {
+	call, _ := ctx.Value(pgxCallKey{}).(sqlhook.Call)
+	var res driver.Result
+	if call.Op == sqlhook.Exec && err == nil && tag != nil {
+		res = driver.RowsAffected(tag.RowsAffected())
+	}
 	pc := conn.PgConn()
-	if armer, ok := pc.Conn().(backend.PgxArmer); ok {
-		armer.Arm(nil)
+	var replies uint64
+	if session, ok := pc.Conn().(backend.PgxSession); ok {
+		session.Arm(nil)
+		replies = session.Replies()
 	}
 	waited := t.p.waited.Swap(false)
+	if call.Seq != 0 {
+		hook{t.p.w}.pgxReturned(call, res, err, replies)
+	}
 	if pc.IsClosed() || pc.IsBusy() {
 		return
 	}
 	switch {
-	case op == sqlhook.Begin && err == nil && pc.TxStatus() == 'T':
+	case call.Op == sqlhook.Begin && err == nil && pc.TxStatus() == 'T':
 		_ = pc.Exec(context.Background(), t.p.db.PgxTxStart()).Close()
-	case err != nil && (op == sqlhook.Commit || op == sqlhook.Rollback) && pc.TxStatus() != 'I':
+	case err != nil && (call.Op == sqlhook.Commit || call.Op == sqlhook.Rollback) && pc.TxStatus() != 'I':
 		_ = pc.Exec(context.Background(), "ROLLBACK").Close()
 	}
 	if err != nil && !waited && t.p.w.r.db.IsBusy(err) {
-		hook{t.p.w}.Conflict(sqlhook.Call{Op: op, SQL: query, InTx: pc.TxStatus() != 'I'}, err)
+		call.InTx = pc.TxStatus() != 'I'
+		hook{t.p.w}.Conflict(call, err)
+	}
+}
+
+// pgxReturned tells the trace and the model checker what a pgx call
+// returned, as hook.Returned and hook.Row do on the database/sql route:
+// an exec's rows affected and an error join the call's trace line; the
+// model checker's history of the worker gets them too, and a digest of
+// the rows and results the server sent for the call (pgx's tracer shows
+// no row, and two states in which a query handed the worker different
+// rows must not be named alike).
+func (h hook) pgxReturned(c sqlhook.Call, res driver.Result, err error, replies uint64) {
+	if !h.w.crashing.Load() && (c.Op != sqlhook.Query || err != nil) {
+		h.w.r.trace.traceReturned(c, res, err)
+	}
+	if v := h.w.r.v; v != nil {
+		h.w.r.mu.Lock()
+		defer h.w.r.mu.Unlock()
+		v.returned(h.w, c, res, err)
+		v.row(h.w, []driver.Value{int64(replies)})
 	}
 }
 
 // TraceQueryStart implements pgx.QueryTracer.
 func (t pgxTracer) TraceQueryStart(ctx context.Context, conn *pgx.Conn, d pgx.TraceQueryStartData) context.Context {
-	op := pgxOp(d.SQL)
-	return context.WithValue(t.start(ctx, conn, op, d.SQL, d.Args), pgxCallKey{}, pgxCall{op, d.SQL})
+	return t.start(ctx, conn, pgxOp(d.SQL), d.SQL, d.Args)
 }
 
 // TraceQueryEnd implements pgx.QueryTracer.
 func (t pgxTracer) TraceQueryEnd(ctx context.Context, conn *pgx.Conn, d pgx.TraceQueryEndData) {
-	c, _ := ctx.Value(pgxCallKey{}).(pgxCall)
-	t.end(conn, c.op, c.sql, d.Err)
-}
-
-// pgxCall is the call a context of the tracer's is for.
-type pgxCall struct {
-	op  sqlhook.Op
-	sql string
+	t.end(ctx, conn, &d.CommandTag, d.Err)
 }
 
 type pgxCallKey struct{}
@@ -405,28 +436,27 @@ func (t pgxTracer) TraceBatchStart(ctx context.Context, conn *pgx.Conn, d pgx.Tr
 		args = append(args, q.Arguments...)
 	}
 	query := strings.Join(sqls, "; ")
-	return context.WithValue(t.start(ctx, conn, sqlhook.Exec, "batch: "+query, args, sqls...), pgxCallKey{}, pgxCall{sqlhook.Exec, query})
+	return t.start(ctx, conn, sqlhook.Exec, "batch: "+query, args, sqls...)
 }
 
 // TraceBatchQuery implements pgx.BatchTracer.
 func (pgxTracer) TraceBatchQuery(context.Context, *pgx.Conn, pgx.TraceBatchQueryData) {}
 
-// TraceBatchEnd implements pgx.BatchTracer.
+// TraceBatchEnd implements pgx.BatchTracer. A batch's rows affected are
+// its statements', which pgx does not sum: none are told.
 func (t pgxTracer) TraceBatchEnd(ctx context.Context, conn *pgx.Conn, d pgx.TraceBatchEndData) {
-	c, _ := ctx.Value(pgxCallKey{}).(pgxCall)
-	t.end(conn, c.op, c.sql, d.Err)
+	t.end(ctx, conn, nil, d.Err)
 }
 
 // TraceCopyFromStart implements pgx.CopyFromTracer.
 func (t pgxTracer) TraceCopyFromStart(ctx context.Context, conn *pgx.Conn, d pgx.TraceCopyFromStartData) context.Context {
 	query := "COPY " + d.TableName.Sanitize() + " (" + strings.Join(d.ColumnNames, ", ") + ") FROM STDIN"
-	return context.WithValue(t.start(ctx, conn, sqlhook.Exec, query, nil), pgxCallKey{}, pgxCall{sqlhook.Exec, query})
+	return t.start(ctx, conn, sqlhook.Exec, query, nil)
 }
 
 // TraceCopyFromEnd implements pgx.CopyFromTracer.
 func (t pgxTracer) TraceCopyFromEnd(ctx context.Context, conn *pgx.Conn, d pgx.TraceCopyFromEndData) {
-	c, _ := ctx.Value(pgxCallKey{}).(pgxCall)
-	t.end(conn, c.op, c.sql, d.Err)
+	t.end(ctx, conn, &d.CommandTag, d.Err)
 }
 
 // TracePrepareStart implements pgx.PrepareTracer. A prepare is no

@@ -715,6 +715,11 @@ func (v *verifyRun) callFootprint(i int, c sqlhook.Call, fp *footprint, t *trans
 						t.txWrites = append(t.txWrites, a)
 					}
 				}
+				// On PostgreSQL and MySQL a write may move a sequence (a
+				// serial, an identity, AUTO_INCREMENT) at once, and a
+				// rollback does not move it back: the state's name must
+				// read it again, whether the transaction commits or not.
+				t.dirty = writes && !sqlite
 			} else if writes {
 				t.dirty = true
 			}

@@ -241,6 +241,8 @@ type splice struct {
 	armed    *PgxWait
 	running  bool
 	readable *sync.Cond
+	// digest hashes what pgx reads once the startup is done (Replies).
+	digest replyDigest
 }
 
 // newSplice returns the connection of a pgx connection on session r.
@@ -264,6 +266,9 @@ func (c *splice) Read(b []byte) (int, error) {
 	if len(c.out) > 0 {
 		n := copy(b, c.out)
 		c.out = c.out[n:]
+		if c.started {
+			c.digest.feed(b[:n])
+		}
 		c.mu.Unlock()
 		return n, nil
 	}
@@ -273,7 +278,11 @@ func (c *splice) Read(b []byte) (int, error) {
 	if c.isClosed() {
 		return 0, net.ErrClosed
 	}
-	return c.r.conn.Read(b)
+	n, err := c.r.conn.Read(b)
+	c.mu.Lock()
+	c.digest.feed(b[:n])
+	c.mu.Unlock()
+	return n, err
 }
 
 func (c *splice) Write(b []byte) (int, error) {

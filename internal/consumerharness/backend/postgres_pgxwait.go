@@ -45,22 +45,29 @@ type PgxWait struct {
 // deadlock between workers.
 var ErrPgxDeadlock = errors.New("postgres: given up in a deadlock between workers")
 
-// PgxArmer is the network connection of a pgx worker's session (what
-// pgconn.PgConn.Conn returns on the pgx route): Arm says what the next
-// statement does on a lock wait; nil, that it does not wait (the end of
-// a transaction, a savepoint of the team's, a COPY, a prepare).
-type PgxArmer interface {
+// PgxSession is the network connection of a pgx worker's session (what
+// pgconn.PgConn.Conn returns on the pgx route).
+type PgxSession interface {
+	// Arm says what the next statement does on a lock wait; nil, that
+	// it does not wait (the end of a transaction, a savepoint of the
+	// team's, a COPY, a prepare).
 	Arm(w *PgxWait)
+	// Replies returns a digest of the rows, command tags and errors the
+	// server sent pgx since the last call, and starts the next: what a
+	// call returned, which pgx's tracer does not show (the rows of a
+	// query). The digest is the same for the same replies in every
+	// session.
+	Replies() uint64
 }
 
-var _ PgxArmer = (*splice)(nil)
+var _ PgxSession = (*splice)(nil)
 
 // deadlockRaise aborts the transaction in progress as the server's
 // deadlock detector does, with its error (SQLSTATE 40P01).
 const deadlockRaise = "DO $idemcheck$ BEGIN RAISE EXCEPTION USING ERRCODE = 'deadlock_detected', MESSAGE = 'deadlock detected', " +
 	"DETAIL = 'a deadlock between workers, which PostgreSQL''s detector would break'; END $idemcheck$"
 
-// Arm implements PgxArmer.
+// Arm implements PgxSession.
 func (c *splice) Arm(w *PgxWait) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -310,4 +317,65 @@ func errorOf(body []byte) error {
 	}
 	return &pgconn.PgError{Severity: m.Severity, SeverityUnlocalized: m.SeverityUnlocalized, Code: m.Code, Message: m.Message,
 		Detail: m.Detail, Hint: m.Hint, Where: m.Where, File: m.File, Line: m.Line, Routine: m.Routine}
+}
+
+// Replies implements PgxSession.
+func (c *splice) Replies() uint64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	d := c.digest.sum
+	c.digest.sum = 0
+	return d
+}
+
+// replyDigest hashes the server's messages as pgx reads them: the body of
+// each DataRow, CommandComplete and ErrorResponse (FNV-1a, chained over
+// the messages), framed across reads.
+type replyDigest struct {
+	sum uint64
+	// hdr is the header read so far of the message in progress; left is
+	// how many bytes of its body are still to come, and hashed whether
+	// they count.
+	hdr    []byte
+	left   int
+	hashed bool
+}
+
+const (
+	fnvOffset = 14695981039346656037
+	fnvPrime  = 1099511628211
+)
+
+// feed reads b, the next bytes pgx reads.
+func (d *replyDigest) feed(b []byte) {
+	for len(b) > 0 {
+		if d.left == 0 {
+			need := 5 - len(d.hdr)
+			k := min(need, len(b))
+			d.hdr = append(d.hdr, b[:k]...)
+			b = b[k:]
+			if len(d.hdr) < 5 {
+				return
+			}
+			typ := d.hdr[0]
+			d.left = int(binary.BigEndian.Uint32(d.hdr[1:5])) - 4
+			d.hdr = d.hdr[:0]
+			d.hashed = typ == 'D' || typ == 'C' || typ == 'E'
+			if d.hashed {
+				if d.sum == 0 {
+					d.sum = fnvOffset
+				}
+				d.sum = (d.sum ^ uint64(typ)) * fnvPrime
+			}
+			continue
+		}
+		k := min(d.left, len(b))
+		if d.hashed {
+			for _, x := range b[:k] {
+				d.sum = (d.sum ^ uint64(x)) * fnvPrime
+			}
+		}
+		d.left -= k
+		b = b[k:]
+	}
 }
