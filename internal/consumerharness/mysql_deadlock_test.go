@@ -220,7 +220,7 @@ func TestVerifyMySQLFindsASwallowedDeadlock(t *testing.T) {
 	if err != nil || again.Law != res.Law || again.Outcome.Trace.String() != trace {
 		t.Fatalf("the counterexample does not replay with the same trace (%v):\n%s\nthen:\n%s", err, trace, again.Report())
 	}
-	t.Logf("%s: %d schedules, %d states, %s", deadlockBounds[0], res.Schedules, res.States, res.Elapsed)
+	t.Logf("%s: %d schedules, %d states, %s:\n%s", deadlockBounds[0], res.Schedules, res.States, res.Elapsed, res.Report())
 }
 
 // TestMySQLDeadlockReductionsLoseNoOutcome: in the worlds where the
