@@ -7,10 +7,12 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/go-sql-driver/mysql"
 
 	"github.com/idemcheck/idemcheck/impl/contract/handler"
+	"github.com/idemcheck/idemcheck/internal/situation"
 )
 
 // crossedScenario has two workers lock u1 and u2 in opposite orders
@@ -162,5 +164,91 @@ func TestMySQLConsumerSwallowingADeadlockIsCaught(t *testing.T) {
 	}
 	if !res.Failed || (res.Law != LawNothingLost && res.Law != LawHealthyApplied) {
 		t.Fatalf("want the swallowed deadlock caught as a lost event:\n%s", res.Report())
+	}
+}
+
+// deadlockBounds are the small worlds the model checker searches the
+// crossed consumers in: e1 and e2 on two workers, which lock u1 and u2 in
+// opposite orders, and one event with a duplicate, within a preemption;
+// then e1 and e2 with a crash too (of a worker waiting in the cycle, of
+// the one given up, of the one granted its locks).
+var deadlockBounds = []Bounds{
+	{Events: []Fate{FateOK, FateOK}, Workers: 2, Preemptions: 1},
+	{Events: []Fate{FateOK}, Workers: 2, Preemptions: 1, Duplicates: 1},
+	{Events: []Fate{FateOK, FateOK}, Workers: 2, Preemptions: 1, Crashes: 1},
+}
+
+// TestVerifyMySQLConsumerRetryingDeadlocks: the model checker verifies
+// the consumer that runs its transaction again on 1213, every schedule
+// ending within the step bound: the locks the server releases at the
+// rollback go to the workers that waited for them, so the worker rolled
+// back cannot take them back and meet the same deadlock again and again.
+// The two-event worlds do meet the deadlock.
+func TestVerifyMySQLConsumerRetryingDeadlocks(t *testing.T) {
+	dsn := myDSN(t)
+	c := crossedConsumer("my-crossed-retry", crossedCredit(func(context.Context, *sql.Tx, handler.Message, error) (bool, error) {
+		return true, nil
+	}))
+	for i, b := range deadlockBounds {
+		res, err := Explore(c, b, MySQL(dsn), VerifyTime(time.Minute))
+		if err != nil || !res.Verified || res.Cut > 0 {
+			t.Fatalf("want verified with no schedule cut at the step bound (%v):\n%s", err, res.Report())
+		}
+		if i != 1 && res.Coverage[situation.ConsumerLockWaitGivenUp] == 0 {
+			t.Errorf("no schedule met the deadlock:\n%s", res.Report())
+		}
+		t.Logf("%s: %d schedules, %d states, %s", b, res.Schedules, res.States, res.Elapsed)
+	}
+	// As a team's test calls it, each schedule in a bubble of its own.
+	Verify(t, c, deadlockBounds[0], MySQL(dsn), CorpusDir(t.TempDir()), VerifyTime(time.Minute))
+}
+
+// TestVerifyMySQLFindsASwallowedDeadlock: the model checker finds the
+// consumer that acks after a 1213 losing the event its rolled-back
+// transaction credited, and the counterexample replays with the same
+// trace.
+func TestVerifyMySQLFindsASwallowedDeadlock(t *testing.T) {
+	dsn := myDSN(t)
+	c := crossedConsumer("my-crossed-swallow", crossedCredit(func(context.Context, *sql.Tx, handler.Message, error) (bool, error) {
+		return false, nil
+	}))
+	res, err := Explore(c, deadlockBounds[0], MySQL(dsn), VerifyTime(time.Minute))
+	if err != nil || !res.Failed || res.Law != LawNothingLost {
+		t.Fatalf("want %s broken (%v):\n%s", LawNothingLost, err, res.Report())
+	}
+	trace := res.Outcome.Trace.String()
+	if !strings.Contains(trace, "InnoDB answers error 1213") {
+		t.Errorf("the counterexample meets no deadlock:\n%s", trace)
+	}
+	again, err := Replay(c, res.Scenario, MySQL(dsn))
+	if err != nil || again.Law != res.Law || again.Outcome.Trace.String() != trace {
+		t.Fatalf("the counterexample does not replay with the same trace (%v):\n%s\nthen:\n%s", err, trace, again.Report())
+	}
+	t.Logf("%s: %d schedules, %d states, %s:\n%s", deadlockBounds[0], res.Schedules, res.States, res.Elapsed, res.Report())
+}
+
+// TestMySQLDeadlockReductionsLoseNoOutcome: in the worlds where the
+// crossed consumers meet a deadlock, and the locks of the transaction
+// rolled back go to the workers that waited, the reduced search meets the
+// states and outcomes a brute force meets.
+func TestMySQLDeadlockReductionsLoseNoOutcome(t *testing.T) {
+	dsn := myDSN(t)
+	for _, c := range []Consumer{
+		crossedConsumer("my-crossed-retry", crossedCredit(func(context.Context, *sql.Tx, handler.Message, error) (bool, error) { return true, nil })),
+		crossedConsumer("my-crossed-swallow", crossedCredit(func(context.Context, *sql.Tx, handler.Message, error) (bool, error) { return false, nil })),
+	} {
+		b := deadlockBounds[0]
+		brute, bres := outcomesOf(t, c, b, MySQL(dsn), NoPOR(), NoCache())
+		reduced, rres := outcomesOf(t, c, b, MySQL(dsn))
+		if lost := diffSets(brute, reduced); len(lost) > 0 {
+			t.Errorf("%s: the reduced search lost %d of %d states and outcomes:\n%s", c.Name, len(lost), len(brute), strings.Join(lost, "\n"))
+		}
+		if extra := diffSets(reduced, brute); len(extra) > 0 {
+			t.Errorf("%s: the reduced search met %d states or outcomes the brute force did not:\n%s", c.Name, len(extra), strings.Join(extra, "\n"))
+		}
+		if bres.Coverage[situation.ConsumerLockWaitGivenUp] == 0 {
+			t.Errorf("%s: the brute force met no deadlock", c.Name)
+		}
+		t.Logf("%s: %d states and outcomes; brute force %d schedules, reduced %d", c.Name, len(brute), bres.Schedules, rres.Schedules)
 	}
 }

@@ -240,10 +240,6 @@ type run struct {
 	// cursor is the worker the drain moved last: it moves the next one
 	// first (-1 before it moved any: w1 first).
 	cursor int
-	// rolledBack is the worker whose transaction the server rolled back
-	// in a deadlock (see retry): the drain retries the workers that
-	// waited for its locks before it moves again.
-	rolledBack *worker
 	// offsets maps each produced event to its offset.
 	offsets []int64
 	// deliveries records every delivery: what the consumer answered and
@@ -887,7 +883,7 @@ func (r *run) retry(w *worker) {
 			// The hook never read it (the worker crashed on the way).
 			w.deadlocked = false
 		} else if _, ok := r.db.(backend.Deadlocker); ok && deadlock {
-			r.rolledBack = w
+			r.grantWaiters(w)
 		}
 		return
 	}
@@ -898,6 +894,24 @@ func (r *run) retry(w *worker) {
 	}
 	r.traceCall(call, r.tracef(w.callEntry(KindLockAcquired, call), "%s gets the lock at %s", w.name, call))
 	r.handle(w, ev)
+}
+
+// grantWaiters retries, in the workers' order, every worker but v that
+// waits for a lock, right after the server rolled v's transaction back
+// in a deadlock, within the same step. InnoDB grants the locks a
+// rollback releases to the connections queued for them, before the one
+// rolled back can ask again: were v free to move first, a consumer that
+// runs its transaction again on 1213 could take the same locks back and
+// meet the same deadlock at every turn, a livelock no server makes, and
+// which left a schedule of Verify looping until its step bound. A
+// worker that waits for somebody else's lock waits on: v, parked again
+// at its next call, can move, so such a retry gives no wait up.
+func (r *run) grantWaiters(v *worker) {
+	for _, o := range r.workers {
+		if o != v && o.state == blocked {
+			r.retry(o)
+		}
+	}
 }
 
 // crash stops w where it is: its goroutine never returns into the
@@ -1003,25 +1017,6 @@ func (r *run) drain() {
 		if r.actions > maxActions {
 			r.fail(law.Quiesces, fmt.Sprintf("the system did not quiesce within %d calls: a handler loops", maxActions))
 			return
-		}
-		if v := r.rolledBack; v != nil {
-			// InnoDB grants a lock the rollback released to the
-			// connections waiting for it, before the one rolled back
-			// can take it again: without this, a consumer that runs its
-			// transaction again on 1213 would meet the same deadlock at
-			// every turn of the drain.
-			r.rolledBack = nil
-			granted := false
-			for _, o := range r.workers {
-				if o != v && o.state == blocked {
-					r.retry(o)
-					granted = true
-				}
-			}
-			if granted {
-				r.serveBackground()
-				continue
-			}
 		}
 		eligible := -1 // unknown: asked of the broker only when an idle worker needs it
 		moves := r.roundRobin(func(w *worker) bool {

@@ -69,3 +69,18 @@ func TestVerifyFindsInsertIgnoreUncheckedOnMySQL(t *testing.T) {
 	}
 	t.Logf("%d schedules, %d states:\n%s", res.Schedules, res.States, res.Report())
 }
+
+// TestVerifyProvesInsertIgnoreWithRowsAffectedCheckedOnMySQL: the model
+// checker explores every schedule of two events on two workers with a
+// preemption and a duplicate on the server, and finds none in
+// which the consumer that reads RowsAffected breaks a law.
+func TestVerifyProvesInsertIgnoreWithRowsAffectedCheckedOnMySQL(t *testing.T) {
+	dsn := mysqlDSN(t)
+	b := consumertest.Bounds{Events: []scenario.Fate{scenario.FateOK, scenario.FateOK}, Workers: 2, Preemptions: 1, Duplicates: 1}
+	res, err := consumertest.Explore(consumer("insertignore", insertignore.Handle), b,
+		consumertest.MySQL(dsn), consumertest.CorpusDir(t.TempDir()))
+	if err != nil || !res.Verified || res.Backend != "mysql" || res.Cut > 0 {
+		t.Fatalf("want verified on mysql with no schedule cut (%v):\n%s", err, res.Report())
+	}
+	t.Logf("%d schedules, %d states, %s", res.Schedules, res.States, res.Elapsed)
+}
