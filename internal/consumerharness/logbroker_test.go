@@ -242,3 +242,40 @@ func TestLogCorpusFileReplays(t *testing.T) {
 		t.Fatalf("the file replays to %q (%v), want %q", again.Law, err, res.Law)
 	}
 }
+
+// A log run records a delivery per record of each fetched batch, with the
+// faults the harness caused in it and the answer of Handle: what
+// healthy-applied judges the consumer's own dead letters by.
+func TestLogDeliveriesRecordFaults(t *testing.T) {
+	s := logScenario(Step{Op: OpRun, Worker: 1}, Step{Op: OpRun, Worker: 1}, // w1 is assigned p1 (u1's partition)
+		Step{Op: OpRun, Worker: 1, Pick: 1}, Step{Op: OpFail, Worker: 1}) // it fetches e1 and e2 of p1, and its begin fails
+	s.Workers = 1
+	lc := ownPositions(false)
+	lc.Assigned = func(context.Context, *sql.DB, []int) (map[int]int64, error) { return nil, nil } // no call: it returns at the second step
+	res, err := Replay(logConsumer(lc), s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Failed {
+		t.Fatalf("a correct log consumer was flagged:\n%s", res.Report())
+	}
+	var first []Delivery
+	for _, d := range res.Outcome.Deliveries {
+		if d.Attempt == 1 && (d.Event == "e1" || d.Event == "e2") {
+			first = append(first, d)
+		}
+	}
+	if len(first) != 2 || first[0].Offset != 0 || first[1].Offset != 1 {
+		t.Fatalf("want the first fetch of e1 and e2 (offsets 0 and 1), got %+v", res.Outcome.Deliveries)
+	}
+	for _, d := range first {
+		if !d.Faulted() || d.Faults[0].Kind != FaultInjected || d.Answer != AnswerNack || !d.Settled {
+			t.Errorf("want %s's first fetch failed by the harness and nacked, got %s", d.Event, d)
+		}
+	}
+	if !slices.ContainsFunc(res.Outcome.Deliveries, func(d Delivery) bool {
+		return d.Event == "e1" && d.Attempt == 2 && d.Answer == AnswerAck && !d.Faulted()
+	}) {
+		t.Errorf("want e1's second fetch applied untouched, got %+v", res.Outcome.Deliveries)
+	}
+}
