@@ -279,3 +279,38 @@ func TestLogDeliveriesRecordFaults(t *testing.T) {
 		t.Errorf("want e1's second fetch applied untouched, got %+v", res.Outcome.Deliveries)
 	}
 }
+
+// A live run's deliveries excuse a record the consumer parked in its own
+// dead letters as an in-memory run's do: after three fetches the driver
+// failed (a scenario with no policy is judged under DefaultPolicy's four
+// attempts), not after one.
+func TestJudgeLiveLogExcusesOwnDeadLetters(t *testing.T) {
+	lc := ownPositions(false)
+	lc.Ordered = false
+	c := logConsumer(lc)
+	c.DeadLetters = "SELECT event_id FROM dead_letters"
+	s := &Scenario{Version: 1, Workers: 1, Partitions: 1, Events: []Event{{ID: "e1", User: "u1", Amount: 100}}}
+	quiet := Snapshot{DeadLetters: []string{"e1"}}
+	fetches := func(n int) []Delivery {
+		var out []Delivery
+		for a := 1; a <= n; a++ {
+			d := Delivery{Worker: "w1", Event: "e1", Attempt: a, Answer: AnswerNack, Error: ErrInjected.Error(), Settled: true,
+				Faults: []Fault{{Kind: FaultInjected, At: "its first database call"}}}
+			if a == n {
+				d.Answer, d.Error = AnswerAck, "" // parked: the commit moves past it
+			}
+			out = append(out, d)
+		}
+		return out
+	}
+	if got := JudgeLiveLog(c, s, Snapshot{}, quiet, nil, fetches(3)); len(got) != 0 {
+		t.Errorf("e1 parked after three injected failures was flagged: %v", got)
+	}
+	got := JudgeLiveLog(c, s, Snapshot{}, quiet, nil, fetches(1))
+	if len(got) != 1 || got[0].Law != LawHealthyApplied {
+		t.Errorf("want healthy-applied for e1 parked after one injected failure, got %v", got)
+	}
+	if got := JudgeLiveLog(c, s, Snapshot{}, quiet, nil, nil); len(got) != 1 || got[0].Law != LawHealthyApplied {
+		t.Errorf("want healthy-applied for e1 parked with no fault recorded, got %v", got)
+	}
+}
