@@ -5,8 +5,9 @@
 // balancing. Where consumertest's in-memory log broker schedules every
 // step, a live run records what the broker did (deliveries, commits and
 // the effects read at each, the effects once quiet) and judges the same
-// laws on it; faults are the scenario vocabulary's crash, rebalance and
-// replay, played live. The broker's timing is not reproducible: a breach
+// laws on it; faults are the scenario vocabulary's crash, rebalance,
+// replay and fail (a failure injected into the team's Handle call),
+// played live. The broker's timing is not reproducible: a breach
 // counts only once a replay of its scenario breaks the same law again,
 // and one no replay reproduces is kept in Result.Unconfirmed, never
 // reported as a failure.

@@ -11,7 +11,10 @@ import (
 // it: who took it, what the consumer answered, and what, if anything, the
 // harness did to it. The law healthy-applied is judged from these facts:
 // a healthy event may end in the dead-letter queue only when the harness's
-// own faults spent every attempt of its deliveries.
+// own faults spent every attempt of its deliveries. On a log broker each
+// record of a fetched batch is a delivery (Offset its offset in its
+// partition, Attempt the fetches of its batch), and a fault in Handle's
+// call, or its answer, is every record's of the batch.
 type Delivery struct {
 	Worker string `json:"worker"`
 	Event  string `json:"event"`
@@ -130,8 +133,10 @@ func (r *run) fault(w *worker, kind FaultKind, at string) {
 	if w.rec < 0 {
 		return // no delivery in hand: the worker is starting
 	}
-	d := &r.deliveries[w.rec]
-	d.Faults = append(d.Faults, Fault{Kind: kind, At: at})
+	for i := range w.nrec {
+		d := &r.deliveries[w.rec+i]
+		d.Faults = append(d.Faults, Fault{Kind: kind, At: at})
+	}
 }
 
 // answered records the handler's answer to the delivery w holds.
@@ -139,14 +144,16 @@ func (r *run) answered(w *worker, err error) {
 	if w.rec < 0 {
 		return
 	}
-	d := &r.deliveries[w.rec]
-	switch {
-	case err == nil:
-		d.Answer = AnswerAck
-	case handler.IsPoison(err):
-		d.Answer, d.Error = AnswerPoison, err.Error()
-	default:
-		d.Answer, d.Error = AnswerNack, err.Error()
+	for i := range w.nrec {
+		d := &r.deliveries[w.rec+i]
+		switch {
+		case err == nil:
+			d.Answer = AnswerAck
+		case handler.IsPoison(err):
+			d.Answer, d.Error = AnswerPoison, err.Error()
+		default:
+			d.Answer, d.Error = AnswerNack, err.Error()
+		}
 	}
 }
 

@@ -65,12 +65,23 @@ func CommitAheadBreach(worker string, p int, next int64, missing []string) Breac
 }
 
 // JudgeLiveLog judges a live log run by the laws an in-memory log run is
-// judged by (single-credit, nothing-lost, atomicity with a Dedupe query,
-// partition-order for an Ordered consumer) from the effects read before
-// the first record and once quiet, with gap, the first commit that ran
-// ahead of the effects (commit-after-apply), when there was one.
-func JudgeLiveLog(c Consumer, s *Scenario, base, quiet Snapshot, gap *Breach) []Breach {
-	o := &Outcome{Scenario: s, Base: base, Quiet: quiet, CommitGap: gap}
+// judged by (single-credit, nothing-lost, healthy-applied, atomicity with
+// a Dedupe query, partition-order for an Ordered consumer) from the
+// effects read before the first record and once quiet, with gap, the
+// first commit that ran ahead of the effects (commit-after-apply), when
+// there was one. deliveries are one per record handed to Handle, with
+// the faults the driver caused in its call: healthy-applied excuses a
+// record the consumer parked in its own dead letters by them, as it does
+// in memory.
+// A scenario with no policy is judged under DefaultPolicy's attempts,
+// Check's.
+func JudgeLiveLog(c Consumer, s *Scenario, base, quiet Snapshot, gap *Breach, deliveries []Delivery) []Breach {
+	if s.Policy == (Policy{}) {
+		withPolicy := *s
+		withPolicy.Policy = DefaultPolicy
+		s = &withPolicy
+	}
+	o := &Outcome{Scenario: s, Base: base, Quiet: quiet, CommitGap: gap, Deliveries: deliveries}
 	return judge{c: c, o: o, s: s}.judgeLog()
 }
 

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/idemcheck/idemcheck/impl/contract/broker"
 	"github.com/idemcheck/idemcheck/impl/contract/event"
 	"github.com/idemcheck/idemcheck/impl/contract/handler"
 	"github.com/idemcheck/idemcheck/internal/situation"
@@ -271,11 +272,20 @@ func (r *run) runLogJob(w *worker, j *logJob, label string) {
 	r.lg.jobs++
 	j.id = r.lg.jobs
 	w.lg.job = j
-	w.rec = -1
+	w.rec, w.nrec = -1, 0
 	w.ev = event.OrderPaid{EventID: label}
 	m := handler.Message{EventID: label}
 	if len(j.records) > 0 {
 		w.ev, m = j.records[0].Event, j.records[0].Message
+		// A delivery per record of the batch: healthy-applied excuses a
+		// record the consumer parked in its own dead letters only when
+		// the harness's faults hit enough of its fetches, as it does a
+		// queue's message.
+		w.rec, w.nrec = len(r.deliveries), len(j.records)
+		for _, rec := range j.records {
+			r.deliveries = append(r.deliveries, Delivery{Worker: w.name, Event: rec.EventID, Offset: rec.Offset, Origin: string(broker.Produced),
+				Attempt: rec.Attempts, AtMs: r.now()})
+		}
 	}
 	base, cancel := context.WithCancel(handler.WithDatabase(context.Background(), r.dbName))
 	base = context.WithValue(base, logJobKey{}, j)
@@ -321,6 +331,9 @@ func (r *run) settleLog(w *worker, p point) {
 	if j.assign {
 		r.settleAssigned(w, j, p.result)
 		return
+	}
+	for i := range w.nrec {
+		r.deliveries[w.rec+i].Settled = true
 	}
 	q := j.partition
 	last := j.records[len(j.records)-1].Offset

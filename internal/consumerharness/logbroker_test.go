@@ -242,3 +242,75 @@ func TestLogCorpusFileReplays(t *testing.T) {
 		t.Fatalf("the file replays to %q (%v), want %q", again.Law, err, res.Law)
 	}
 }
+
+// A log run records a delivery per record of each fetched batch, with the
+// faults the harness caused in it and the answer of Handle: what
+// healthy-applied judges the consumer's own dead letters by.
+func TestLogDeliveriesRecordFaults(t *testing.T) {
+	s := logScenario(Step{Op: OpRun, Worker: 1}, Step{Op: OpRun, Worker: 1}, // w1 is assigned p1 (u1's partition)
+		Step{Op: OpRun, Worker: 1, Pick: 1}, Step{Op: OpFail, Worker: 1}) // it fetches e1 and e2 of p1, and its begin fails
+	s.Workers = 1
+	lc := ownPositions(false)
+	lc.Assigned = func(context.Context, *sql.DB, []int) (map[int]int64, error) { return nil, nil } // no call: it returns at the second step
+	res, err := Replay(logConsumer(lc), s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Failed {
+		t.Fatalf("a correct log consumer was flagged:\n%s", res.Report())
+	}
+	var first []Delivery
+	for _, d := range res.Outcome.Deliveries {
+		if d.Attempt == 1 && (d.Event == "e1" || d.Event == "e2") {
+			first = append(first, d)
+		}
+	}
+	if len(first) != 2 || first[0].Offset != 0 || first[1].Offset != 1 {
+		t.Fatalf("want the first fetch of e1 and e2 (offsets 0 and 1), got %+v", res.Outcome.Deliveries)
+	}
+	for _, d := range first {
+		if !d.Faulted() || d.Faults[0].Kind != FaultInjected || d.Answer != AnswerNack || !d.Settled {
+			t.Errorf("want %s's first fetch failed by the harness and nacked, got %s", d.Event, d)
+		}
+	}
+	if !slices.ContainsFunc(res.Outcome.Deliveries, func(d Delivery) bool {
+		return d.Event == "e1" && d.Attempt == 2 && d.Answer == AnswerAck && !d.Faulted()
+	}) {
+		t.Errorf("want e1's second fetch applied untouched, got %+v", res.Outcome.Deliveries)
+	}
+}
+
+// A live run's deliveries excuse a record the consumer parked in its own
+// dead letters as an in-memory run's do: after three fetches the driver
+// failed (a scenario with no policy is judged under DefaultPolicy's four
+// attempts), not after one.
+func TestJudgeLiveLogExcusesOwnDeadLetters(t *testing.T) {
+	lc := ownPositions(false)
+	lc.Ordered = false
+	c := logConsumer(lc)
+	c.DeadLetters = "SELECT event_id FROM dead_letters"
+	s := &Scenario{Version: 1, Workers: 1, Partitions: 1, Events: []Event{{ID: "e1", User: "u1", Amount: 100}}}
+	quiet := Snapshot{DeadLetters: []string{"e1"}}
+	fetches := func(n int) []Delivery {
+		var out []Delivery
+		for a := 1; a <= n; a++ {
+			d := Delivery{Worker: "w1", Event: "e1", Attempt: a, Answer: AnswerNack, Error: ErrInjected.Error(), Settled: true,
+				Faults: []Fault{{Kind: FaultInjected, At: "its first database call"}}}
+			if a == n {
+				d.Answer, d.Error = AnswerAck, "" // parked: the commit moves past it
+			}
+			out = append(out, d)
+		}
+		return out
+	}
+	if got := JudgeLiveLog(c, s, Snapshot{}, quiet, nil, fetches(3)); len(got) != 0 {
+		t.Errorf("e1 parked after three injected failures was flagged: %v", got)
+	}
+	got := JudgeLiveLog(c, s, Snapshot{}, quiet, nil, fetches(1))
+	if len(got) != 1 || got[0].Law != LawHealthyApplied {
+		t.Errorf("want healthy-applied for e1 parked after one injected failure, got %v", got)
+	}
+	if got := JudgeLiveLog(c, s, Snapshot{}, quiet, nil, nil); len(got) != 1 || got[0].Law != LawHealthyApplied {
+		t.Errorf("want healthy-applied for e1 parked with no fault recorded, got %v", got)
+	}
+}

@@ -200,8 +200,10 @@ type worker struct {
 	d        broker.Delivery
 	ev       event.OrderPaid
 	// rec indexes the record of the delivery in hand in run.deliveries
-	// (-1: none, while the worker starts).
-	rec int
+	// (-1: none, while the worker starts); on a log broker, the first of
+	// the batch's records, nrec of them (a fault or an answer is every
+	// record's of the batch).
+	rec, nrec int
 	// cancel ends the context of the delivery in hand.
 	cancel context.CancelFunc
 	// conflicts are the busy answers it got at once since it last parked
@@ -696,7 +698,7 @@ func (r *run) deliver(w *worker, pick int) bool {
 	if d.Message.LastError == "ack_timeout" {
 		r.timedOut(d.Message.Offset)
 	}
-	w.rec = len(r.deliveries)
+	w.rec, w.nrec = len(r.deliveries), 1
 	r.deliveries = append(r.deliveries, Delivery{Worker: w.name, Event: ev.EventID, Offset: d.Message.Offset, Origin: string(d.Message.Origin),
 		Attempt: d.Message.Attempts, AtMs: r.now(), AfterReplay: r.replayed})
 	m := handler.Message{EventID: ev.EventID, Event: ev, Topic: d.Message.Topic, Group: d.Message.Group,

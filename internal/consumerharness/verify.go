@@ -259,32 +259,68 @@ func (b Bounds) Validate() error {
 	return nil
 }
 
-// String says what the bounds allow, for a person.
+// String says what the bounds allow, for a person: a log broker's
+// (Partitions set) in its own words, its records, rebalances and resets
+// of the group's offsets, and none of the queue's duplicates, which a log
+// has none of.
 func (b Bounds) String() string {
 	b = b.withDefaults()
+	if b.Partitions > 0 {
+		return b.logString()
+	}
 	fates := make([]string, len(b.Events))
 	for i, f := range b.Events {
 		fates[i] = string(f)
 	}
 	s := fmt.Sprintf("%d event(s) (%s) x %d worker(s), <= %d preemption(s), <= %d crash(es), <= %d injected failure(s), <= %d duplicate(s), <= %d time advance(s)",
 		len(b.Events), strings.Join(fates, ", "), b.Workers, b.Preemptions, b.Crashes, b.Failures, b.Duplicates, b.Advances)
+	s += b.durationsNote("the broker's next deadline")
+	s += fmt.Sprintf(", <= %d replay(s); max_attempts %d, ack timeout %dms", b.Replays, b.Policy.MaxAttempts, b.Policy.AckTimeoutMs)
+	for i, t := range b.Then {
+		s += fmt.Sprintf("; then (%d) %s", i+2, t)
+	}
+	return s
+}
+
+// logString is String for a log broker's bounds. The policy's
+// max_attempts is named because healthy-applied excuses a record the
+// consumer parks in its own dead letters only after the harness's faults
+// failed max_attempts - 1 of its fetches; its backoff is when a failed
+// batch is fetched again. The records' fates are named only when one is
+// not ok (which Verify refuses on a log).
+func (b Bounds) logString() string {
+	fates := ""
+	if slices.ContainsFunc(b.Events, func(f Fate) bool { return f != FateOK }) {
+		names := make([]string, len(b.Events))
+		for i, f := range b.Events {
+			names[i] = string(f)
+		}
+		fates = " (" + strings.Join(names, ", ") + ")"
+	}
+	s := fmt.Sprintf("%d record(s)%s x %d worker(s), <= %d preemption(s), <= %d crash(es), <= %d injected failure(s), <= %d rebalance(s) of %d partition(s), <= %d reset(s) of the group's offsets, <= %d time advance(s)",
+		len(b.Events), fates, b.Workers, b.Preemptions, b.Crashes, b.Failures, b.Rebalances, b.Partitions, b.Replays, b.Advances)
+	s += b.durationsNote("the next retry")
+	s += fmt.Sprintf("; max_attempts %d, backoff %dms", b.Policy.MaxAttempts, b.Policy.BackoffMs)
+	for i, t := range b.Then {
+		s += fmt.Sprintf("; then (%d) %s", i+2, t)
+	}
+	return s
+}
+
+// durationsNote says where time moves to besides next (the deadline it
+// moves to when nothing else can move): by Durations, and by the
+// consumer's own windows.
+func (b Bounds) durationsNote(next string) string {
+	s := ""
 	if len(b.Durations) > 0 {
 		ds := make([]string, len(b.Durations))
 		for i, d := range b.Durations {
 			ds[i] = d.String()
 		}
-		s += " (to the broker's next deadline or by " + strings.Join(ds, ", ") + ")"
+		s += " (to " + next + " or by " + strings.Join(ds, ", ") + ")"
 	}
 	if b.ConsumerDurations {
 		s += " (and the consumer's own windows)"
-	}
-	if b.Partitions > 0 {
-		s += fmt.Sprintf(", <= %d reset(s) of the offsets, <= %d rebalance(s) of %d partition(s)", b.Replays, b.Rebalances, b.Partitions)
-	} else {
-		s += fmt.Sprintf(", <= %d replay(s); max_attempts %d, ack timeout %dms", b.Replays, b.Policy.MaxAttempts, b.Policy.AckTimeoutMs)
-	}
-	for i, t := range b.Then {
-		s += fmt.Sprintf("; then (%d) %s", i+2, t)
 	}
 	return s
 }

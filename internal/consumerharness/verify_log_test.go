@@ -178,3 +178,35 @@ func TestTheSameLogBoundsGiveTheSameResult(t *testing.T) {
 		t.Errorf("3 walkers gave another counterexample:\n%s\n%s", first.Report(), par.Report())
 	}
 }
+
+// A log world's bounds say what a log world has (records, rebalances of
+// its partitions, resets of the group's offsets, the policy's max_attempts
+// and backoff) and none of the queue's duplicates, replays or ack
+// timeout; a queue's bounds are unchanged.
+func TestLogBoundsString(t *testing.T) {
+	lc := ownPositions(false)
+	lc.AutoCommit = time.Second
+	b := DefaultLogBounds
+	b.Then = []Bounds{logWorld(b.Then[0], lc)}
+	got := b.String()
+	want := "2 record(s) x 2 worker(s), <= 1 preemption(s), <= 1 crash(es), <= 1 injected failure(s), <= 1 rebalance(s) of 1 partition(s), <= 0 reset(s) of the group's offsets, <= 0 time advance(s); max_attempts 2, backoff 100ms; " +
+		"then (2) 1 record(s) x 1 worker(s), <= 0 preemption(s), <= 1 crash(es), <= 1 injected failure(s), <= 0 rebalance(s) of 1 partition(s), <= 1 reset(s) of the group's offsets, <= 1 time advance(s) (to the next retry or by 1s); max_attempts 2, backoff 100ms"
+	if got != want {
+		t.Errorf("the default log bounds read\n%s\nwant\n%s", got, want)
+	}
+	for _, queueOnly := range []string{"duplicate", "replay", "ack timeout", "event(s)", "deadline"} {
+		if strings.Contains(got, queueOnly) {
+			t.Errorf("the log bounds speak of the queue's %q: %s", queueOnly, got)
+		}
+	}
+	// A fate other than ok (refused on a log) is named, not hidden.
+	odd := Bounds{Events: []Fate{FateOK, FatePoison}, Workers: 1, Partitions: 2}
+	if s := odd.String(); !strings.HasPrefix(s, "2 record(s) (ok, poison) x 1 worker(s)") {
+		t.Errorf("bounds with a poison record read %s", s)
+	}
+	q := DefaultBounds.Then[1].String()
+	if !strings.Contains(q, "<= 1 duplicate(s)") || !strings.Contains(q, "(to the broker's next deadline or by 1m0s, 1h0m0s, 24h0m0s, 720h0m0s) (and the consumer's own windows)") ||
+		!strings.Contains(q, "<= 0 replay(s); max_attempts 2, ack timeout 1000ms") || strings.Contains(q, "partition") {
+		t.Errorf("the queue's bounds read %s", q)
+	}
+}

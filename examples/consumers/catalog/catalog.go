@@ -26,6 +26,7 @@ import (
 	"github.com/idemcheck/idemcheck/examples/consumers/logapplythencommit"
 	"github.com/idemcheck/idemcheck/examples/consumers/logautocommit"
 	"github.com/idemcheck/idemcheck/examples/consumers/logcommitfirst"
+	"github.com/idemcheck/idemcheck/examples/consumers/logdeadletters"
 	"github.com/idemcheck/idemcheck/examples/consumers/logoffsets"
 	"github.com/idemcheck/idemcheck/examples/consumers/lru"
 	"github.com/idemcheck/idemcheck/examples/consumers/markfirst"
@@ -320,6 +321,10 @@ func Logs() []Entry {
 			Consumer: c(&logapplythencommit.Consumer, logapplythencommit.Schema, logapplythencommit.Effects)},
 		{Name: "logautocommit", Law: laws.CommitAfterApply, Doc: "a log's batch consumer left to the client's automatic commit: a batch that failed half way is committed",
 			Consumer: c(&logautocommit.Consumer, logautocommit.Schema, logautocommit.Effects)},
+		{Name: "logdeadletters", Doc: "a log's record parked in its own dead_letters after 3 failed fetches, the offset committed past it (DeadLetters)",
+			Consumer: logDeadLetters(logdeadletters.Consumer), SQLite: ownretrySQLite},
+		{Name: "logdeadletters-noretry", Law: laws.HealthyApplied, Doc: "a log's record parked in its own dead_letters at its first failure: a transient failure loses a healthy record",
+			Consumer: logDeadLetters(logdeadletters.ConsumerNoRetry), SQLite: ownretrySQLite},
 	}
 	for i := range es {
 		es[i].Consumer.Name = es[i].Name
@@ -328,6 +333,13 @@ func Logs() []Entry {
 		}
 	}
 	return es
+}
+
+// logDeadLetters is a consumer of package logdeadletters, its own dead
+// letters declared.
+func logDeadLetters(lc handler.LogConsumer) consumertest.Consumer {
+	return consumertest.Consumer{Schema: logdeadletters.Schema, Log: &lc, Effects: consumertest.PerEvent(logdeadletters.Effects),
+		Dedupe: processedEvents, DeadLetters: logdeadletters.DeadLetters}
 }
 
 func ptr[T any](v T) *T { return &v }

@@ -75,10 +75,11 @@ func breaks(res consumertest.Result, law string) bool {
 	return false
 }
 
-// TestCatalogNamesAreUnique guards -consumer NAME and the corpus file names.
+// TestCatalogNamesAreUnique guards -consumer NAME and the corpus file
+// names, the log examples' among them.
 func TestCatalogNamesAreUnique(t *testing.T) {
 	seen := map[string]bool{}
-	for _, e := range catalog.All() {
+	for _, e := range append(catalog.All(), catalog.Logs()...) {
 		if seen[e.Name] || e.Consumer.Name != e.Name || e.Doc == "" {
 			t.Errorf("entry %q: duplicate, misnamed or undocumented", e.Name)
 		}

@@ -47,16 +47,17 @@ type Result struct {
 
 // Draw is the scenario of seed: o.Events events of four users, keyed
 // and partitioned as the in-memory log broker does, and o.Faults faults
-// drawn among crash, rebalance and replay.
+// drawn among crash, rebalance, replay and fail.
 func Draw(seed uint64, o Options) *consumerharness.Scenario {
 	o = o.defaults()
 	r := rand.New(rand.NewPCG(seed, 0x1d3c))
-	s := &consumerharness.Scenario{Version: 1, Workers: o.Workers, Partitions: o.Partitions}
+	s := &consumerharness.Scenario{Version: 1, Workers: o.Workers, Partitions: o.Partitions, Policy: consumerharness.DefaultPolicy}
 	for i := range o.Events {
 		s.Events = append(s.Events, consumerharness.Event{ID: fmt.Sprintf("e%d", i+1),
 			User: fmt.Sprintf("u%d", r.IntN(4)+1), Amount: int64(100 * (r.IntN(9) + 1))})
 	}
-	ops := []consumerharness.StepOp{consumerharness.OpCrash, consumerharness.OpRebalance, consumerharness.OpRebalance, consumerharness.OpReplay}
+	ops := []consumerharness.StepOp{consumerharness.OpCrash, consumerharness.OpRebalance, consumerharness.OpRebalance, consumerharness.OpReplay,
+		consumerharness.OpFail, consumerharness.OpFail}
 	for range o.Faults {
 		s.Steps = append(s.Steps, consumerharness.Step{Op: ops[r.IntN(len(ops))], Worker: r.IntN(o.Workers) + 1})
 	}

@@ -35,6 +35,22 @@ type member struct {
 	mu    sync.Mutex
 	owned map[int32]bool
 	seek  map[int32]int64
+	// queues are, per partition, the records polled and not yet handled
+	// (see pending).
+	queues map[int32]*pending
+}
+
+// pending are a partition's records the member polled and has not
+// handled yet, in offset order. A batch Handle failed stays at their
+// head and is handed again once retry passed: the client fetches it
+// again from its memory, and what it polled stays polled, so kgo's
+// automatic commit (at the next poll) covers the failed batch too, as
+// the in-memory log broker's client does (see consumerharness's
+// logFetch). attempts counts the fetches of the batch at the head.
+type pending struct {
+	recs     []*kgo.Record
+	retry    time.Time
+	attempts int
 }
 
 // fencing are the answers Kafka gives a commit by a member whose
@@ -42,7 +58,7 @@ type member struct {
 var fencing = []error{kerr.IllegalGeneration, kerr.UnknownMemberID, kerr.RebalanceInProgress, kerr.FencedInstanceID, kerr.StaleMemberEpoch}
 
 func (p *play) newMember(name string, db *sql.DB) (*member, error) {
-	m := &member{run: p, name: name, db: db, owned: map[int32]bool{}, seek: map[int32]int64{},
+	m := &member{run: p, name: name, db: db, owned: map[int32]bool{}, seek: map[int32]int64{}, queues: map[int32]*pending{},
 		done: make(chan struct{}), stop: make(chan struct{})}
 	m.ctx, m.cancel = context.WithCancel(context.Background())
 	opts := []kgo.Opt{
@@ -113,14 +129,16 @@ func (m *member) assigned(ctx context.Context, _ *kgo.Client, as map[string][]in
 	m.run.note("%s assigned %v", m.name, ps)
 }
 
-// revoked forgets partitions the group took from the member: a commit
-// for one is fenced from now on.
+// revoked forgets partitions the group took from the member, and the
+// records it polled from them: a commit for one is fenced from now on,
+// and its next owner fetches them again.
 func (m *member) revoked(_ context.Context, _ *kgo.Client, rs map[string][]int32) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	for _, p := range rs[topic] {
 		delete(m.owned, p)
 		delete(m.seek, p)
+		delete(m.queues, p)
 	}
 }
 
@@ -137,6 +155,13 @@ func (m *member) adjust(_ context.Context, offs map[string]map[int32]kgo.Offset)
 	return offs, nil
 }
 
+// holding reports whether the group gave the member a partition.
+func (m *member) holding() bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return len(m.owned) > 0
+}
+
 func (m *member) owns(p int32) bool {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -144,65 +169,149 @@ func (m *member) owns(p int32) bool {
 }
 
 // loop polls and hands each partition's records to Handle, at most
-// MaxBatch at a time, until the member leaves or crashes.
+// MaxBatch at a time, until the member leaves or crashes. A partition
+// whose batch failed waits for its retry while the others go on.
 func (m *member) loop() {
 	defer close(m.done)
-	batch := max(m.run.lc.MaxBatch, 1)
 	for {
 		select {
 		case <-m.stop:
 			return
 		default:
 		}
-		pctx, cancel := context.WithTimeout(m.ctx, 100*time.Millisecond)
+		wait := 100 * time.Millisecond
+		if next, ok := m.nextRetry(); ok {
+			wait = max(min(wait, time.Until(next)), time.Millisecond)
+		}
+		pctx, cancel := context.WithTimeout(m.ctx, wait)
 		fs := m.cl.PollRecords(pctx, 64)
 		cancel()
 		if m.ctx.Err() != nil || m.cl.Context().Err() != nil {
 			return
 		}
-		byPart := map[int32][]*kgo.Record{}
-		var order []int32
-		fs.EachRecord(func(r *kgo.Record) {
-			if _, ok := byPart[r.Partition]; !ok {
-				order = append(order, r.Partition)
-			}
-			byPart[r.Partition] = append(byPart[r.Partition], r)
-		})
-		for _, p := range order {
-			rs := byPart[p]
-			for len(rs) > 0 {
-				n := min(batch, len(rs))
-				if !m.handle(rs[:n]) {
-					// Fetch the same records again after the backoff.
-					m.cl.SetOffsets(map[string]map[int32]kgo.EpochOffset{topic: {p: {Epoch: -1, Offset: rs[0].Offset}}})
-					time.Sleep(backoff)
-					break
-				}
-				rs = rs[n:]
-			}
+		m.enqueue(fs)
+		for _, p := range m.due() {
+			m.drain(p)
 		}
 	}
 }
 
-// handle hands one batch to Handle and records the delivery; false when
-// Handle answered a transient error.
-func (m *member) handle(rs []*kgo.Record) bool {
+// enqueue appends the polled records to their partitions' queues.
+func (m *member) enqueue(fs kgo.Fetches) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	fs.EachRecord(func(r *kgo.Record) {
+		q := m.queues[r.Partition]
+		if q == nil {
+			q = &pending{}
+			m.queues[r.Partition] = q
+		}
+		q.recs = append(q.recs, r)
+	})
+}
+
+// nextRetry is the earliest retry of a failed batch, if one waits.
+func (m *member) nextRetry() (time.Time, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var next time.Time
+	for _, q := range m.queues {
+		if len(q.recs) > 0 && !q.retry.IsZero() && (next.IsZero() || q.retry.Before(next)) {
+			next = q.retry
+		}
+	}
+	return next, !next.IsZero()
+}
+
+// due lists, in order, the partitions with records to hand now.
+func (m *member) due() []int32 {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var out []int32
+	now := time.Now()
+	for p, q := range m.queues {
+		if len(q.recs) > 0 && !now.Before(q.retry) {
+			out = append(out, p)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// drain hands partition p's queued records to Handle, batch by batch,
+// until they are done or a batch fails (it is handed again after its
+// retry) or the group took p from the member.
+func (m *member) drain(p int32) {
+	batch := max(m.run.lc.MaxBatch, 1)
+	for {
+		m.mu.Lock()
+		q := m.queues[p]
+		if q == nil || len(q.recs) == 0 || time.Now().Before(q.retry) {
+			m.mu.Unlock()
+			return
+		}
+		n := min(batch, len(q.recs))
+		rs := slices.Clone(q.recs[:n])
+		q.attempts++
+		attempts := q.attempts
+		m.mu.Unlock()
+		ok, retry := m.handle(rs, attempts)
+		m.mu.Lock()
+		if m.queues[p] != q {
+			m.mu.Unlock()
+			return // revoked while Handle ran: the next owner fetches them again
+		}
+		if !ok {
+			q.retry = time.Now().Add(retry)
+			m.mu.Unlock()
+			return
+		}
+		q.recs, q.attempts, q.retry = q.recs[n:], 0, time.Time{}
+		if len(q.recs) == 0 {
+			delete(m.queues, p)
+		}
+		m.mu.Unlock()
+	}
+}
+
+// handle hands one batch to Handle, fetched attempts times, and records
+// the delivery. ok is false when Handle answered a transient error; the
+// batch is then handed again after retry: the backoff, or, when the run
+// injected the failure, the outage that came with it (see play.outage).
+func (m *member) handle(rs []*kgo.Record, attempts int) (ok bool, retry time.Duration) {
 	recs := make([]handler.Record, 0, len(rs))
 	for _, r := range rs {
 		i, ok := m.run.index[string(r.Value)]
 		if !ok {
 			continue
 		}
-		recs = append(recs, m.run.record(i, int(r.Partition), r.Offset))
+		recs = append(recs, m.run.record(i, int(r.Partition), r.Offset, attempts))
 	}
 	if len(recs) == 0 {
-		return true
+		return true, 0
+	}
+	ctx := m.ctx
+	inj := m.run.takeFailure()
+	if inj != nil {
+		ctx = context.WithValue(ctx, injectionKey{}, inj)
 	}
 	m.run.handling(1)
-	err := m.run.lc.Handle(m.ctx, m.db, recs, offsets{m})
+	err := m.run.lc.Handle(ctx, m.db, recs, offsets{m})
 	m.run.handling(-1)
-	m.run.delivered(m.name, recs, err)
-	return err == nil || handler.IsPoison(err)
+	fired := inj != nil && inj.fired.Load()
+	if inj != nil && !fired {
+		m.run.putBackFailure() // Handle made no database call: the next one gets it
+	}
+	m.run.delivered(m.name, recs, err, fired, m.ctx.Err() != nil)
+	ok = err == nil || handler.IsPoison(err)
+	retry = backoff
+	if fired && !ok {
+		retry = m.run.outage()
+		m.run.outageUntil(time.Now().Add(retry))
+		m.run.note("fault: %s's Handle of p%d offsets %d-%d failed at its first database call (injected: a lost connection); fetched again after %s",
+			m.name, recs[0].Partition, recs[0].Offset, recs[len(recs)-1].Offset, retry)
+	}
+	return ok, retry
 }
 
 // offsets commits through the member's client.

@@ -17,8 +17,12 @@
 // is kgo's automatic commit. The scenario's faults are played live:
 // crash (a member's client closed without committing, its connections
 // closed, a fresh member joins), rebalance (a member leaves and
-// rejoins; its batch in flight runs on as a zombie) and replay (every
-// member leaves, the group's offsets are reset to 0, they rejoin). Each
+// rejoins; its batch in flight runs on as a zombie), replay (every
+// member leaves, the group's offsets are reset to 0, they rejoin) and
+// fail (the first database call of the next Handle call fails with
+// consumerharness.ErrInjected, as a lost connection: the one fault
+// played inside the team's handler, through a wrapping driver, as the
+// in-memory run plays it). Each
 // fault fires once the run has handled a share of the records; the
 // broker's timing is not reproducible, so a breach is confirmed by
 // playing the same scenario again (Check) and called unconfirmed when no
@@ -28,22 +32,26 @@ package livelog
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"github.com/twmb/franz-go/pkg/kversion"
-	_ "modernc.org/sqlite" // the consumer's database
+	"modernc.org/sqlite" // the consumer's database
 
+	"github.com/idemcheck/idemcheck/impl/contract/broker"
 	"github.com/idemcheck/idemcheck/impl/contract/handler"
 	"github.com/idemcheck/idemcheck/internal/consumerharness"
+	"github.com/idemcheck/idemcheck/internal/consumerharness/sqlhook"
 )
 
 // topic is the run's topic on its own cluster.
@@ -74,12 +82,16 @@ type Run struct {
 }
 
 // Batch is one batch handed to Handle: by which worker, from which
-// partition, its first and last offsets, and the answer ("" for nil).
+// partition, its first and last offsets, the fetches of it so far, the
+// answer ("" for nil), and whether the run injected a failure into it
+// (its first database call failed).
 type Batch struct {
 	Worker      string
 	Partition   int
 	First, Last int64
+	Attempt     int
 	Error       string
+	Injected    bool
 }
 
 // Commit is one commit of Next for Partition by Worker: landed, or
@@ -112,6 +124,16 @@ type play struct {
 	gap      *consumerharness.Breach
 	out      Run
 	start    time.Time
+	// failures are the shares of records handled after which the fail
+	// faults not yet injected fire, in order (see takeFailure).
+	failures []int
+	// outageEnd is when the last batch failed by an injected failure is
+	// fetched again: the faults after it wait for it (see Play).
+	outageEnd time.Time
+	// deliveries are the records handed to Handle, one each, with what
+	// Handle answered and what the run did to the call (judged by
+	// healthy-applied).
+	deliveries []consumerharness.Delivery
 }
 
 // Play plays s live once: c.Log against an in-process kfake cluster, on
@@ -150,9 +172,6 @@ func Play(ctx context.Context, c consumerharness.Consumer, s *consumerharness.Sc
 	}
 	defer cluster.Close()
 	p.addrs = cluster.ListenAddrs()
-	if err := p.produce(ctx); err != nil {
-		return nil, err
-	}
 	members := make([]*member, s.Workers)
 	defer func() {
 		for _, m := range members {
@@ -166,12 +185,35 @@ func Play(ctx context.Context, c consumerharness.Consumer, s *consumerharness.Sc
 			return nil, err
 		}
 	}
+	// The events are produced once the group settled: a member that
+	// joins while another already handles records makes the group
+	// rebalance under them, a fault the scenario did not draw.
+	p.settle(ctx, members)
+	if err := p.produce(ctx); err != nil {
+		return nil, err
+	}
 	faults := faultsOf(s)
+	share := func(k int) int { return max(1, (k+1)*len(s.Events)/(len(faults)+1)) }
+	p.mu.Lock()
+	for k, st := range faults {
+		if st.Op == consumerharness.OpFail {
+			p.failures = append(p.failures, share(k))
+		}
+	}
+	p.mu.Unlock()
 	for k, st := range faults {
 		// Fault k fires once a share of the records was handled, or when
-		// the run is quiet before that.
-		share := max(1, (k+1)*len(s.Events)/(len(faults)+1))
-		p.wait(ctx, members, func() bool { return p.handled() >= share })
+		// the run is quiet before that. A failure is injected by the
+		// Handle call that starts once its share was handled (see
+		// takeFailure): a wait here would come after the records it
+		// should hit on a fast machine. A fault after an injected failure
+		// waits for the outage that came with it, so that a rebalance or
+		// a crash does not take the failed batch away before the outage
+		// shows what it does (an automatic commit past it).
+		if st.Op == consumerharness.OpFail {
+			continue
+		}
+		p.wait(ctx, members, func() bool { return p.handled() >= share(k) && !p.inOutage() })
 		w := min(max(st.Worker, 1), s.Workers) - 1
 		switch st.Op {
 		case consumerharness.OpCrash:
@@ -214,18 +256,18 @@ func Play(ctx context.Context, c consumerharness.Consumer, s *consumerharness.Sc
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.out.Breaches = consumerharness.JudgeLiveLog(c, s, base, quiet, p.gap)
+	p.out.Breaches = consumerharness.JudgeLiveLog(c, s, base, quiet, p.gap, p.deliveries)
 	out := p.out
 	return &out, ctx.Err()
 }
 
-// faultsOf lists the steps of s a live run plays: the faults. Run,
-// advance and fail are the broker's and the machine's timing live.
+// faultsOf lists the steps of s a live run plays: the faults. Run and
+// advance are the broker's and the machine's timing live.
 func faultsOf(s *consumerharness.Scenario) []consumerharness.Step {
 	var out []consumerharness.Step
 	for _, st := range s.Steps {
 		switch st.Op {
-		case consumerharness.OpCrash, consumerharness.OpRebalance, consumerharness.OpReplay:
+		case consumerharness.OpCrash, consumerharness.OpRebalance, consumerharness.OpReplay, consumerharness.OpFail:
 			out = append(out, st)
 		}
 	}
@@ -251,15 +293,107 @@ func (p *play) produce(ctx context.Context) error {
 }
 
 // join starts worker w's member, on db or, when nil, on a connection
-// pool of its own (a fresh process).
+// pool of its own (a fresh process). The pool's connections go through
+// sqlhook, whose hook injects the run's failures (see injector).
 func (p *play) join(w int, db *sql.DB) (*member, error) {
 	if db == nil {
-		var err error
-		if db, err = sql.Open("sqlite", p.dsn); err != nil {
-			return nil, err
-		}
+		db = sql.OpenDB(sqlhook.NewConnector(func() (driver.Conn, error) { return sqliteDriver.Open(p.dsn) }, injector{},
+			func(error) bool { return false }))
 	}
 	return p.newMember(fmt.Sprintf("w%d", w+1), db)
+}
+
+// sqliteDriver opens the members' connections, under sqlhook.
+var sqliteDriver = &sqlite.Driver{}
+
+// injection is a failure the run injects into one Handle call: the
+// call's first begin, exec or query fails. fired says it did.
+type injection struct{ fired atomic.Bool }
+
+// injectionKey is the context key of the injection a Handle call
+// carries.
+type injectionKey struct{}
+
+// injector is the members' sqlhook.Hook: it fails the first begin, exec
+// or query made with the context of a Handle call that carries an
+// injection (the call's, or its transaction's) with
+// consumerharness.ErrInjected, as a lost connection answers, and lets
+// every other call reach the database untouched. The driver answers
+// busy only after the DSN's busy timeout; the hook does not wait longer.
+type injector struct{}
+
+// Before fails the call when its Handle carries an injection not yet
+// fired.
+func (injector) Before(c sqlhook.Call) error {
+	switch c.Op {
+	case sqlhook.Begin, sqlhook.Exec, sqlhook.Query:
+	default:
+		return nil // a commit or a rollback: its failure would leave the transaction's fate unknown
+	}
+	for _, ctx := range []context.Context{c.Ctx, c.TxCtx} {
+		if ctx == nil {
+			continue
+		}
+		if inj, ok := ctx.Value(injectionKey{}).(*injection); ok && inj.fired.CompareAndSwap(false, true) {
+			return consumerharness.ErrInjected
+		}
+	}
+	return nil
+}
+
+// Busy returns the driver's busy answer to the caller, as without the
+// hook.
+func (injector) Busy(_ sqlhook.Call, err error) error { return err }
+
+// takeFailure returns the injection for a Handle call about to start,
+// when a fail fault's share of records was handled; nil otherwise.
+func (p *play) takeFailure() *injection {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if len(p.failures) == 0 || p.records < p.failures[0] {
+		return nil
+	}
+	p.failures = p.failures[1:]
+	return &injection{}
+}
+
+// putBackFailure gives back a failure a Handle call did not fire (it
+// made no database call): the next call gets it.
+func (p *play) putBackFailure() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.failures = append([]int{p.records}, p.failures...)
+}
+
+// outageUntil records that a batch an injected failure failed is
+// fetched again at end.
+func (p *play) outageUntil(end time.Time) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if end.After(p.outageEnd) {
+		p.outageEnd = end
+	}
+}
+
+// inOutage reports whether a batch an injected failure failed still
+// waits to be fetched again.
+func (p *play) inOutage() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return time.Now().Before(p.outageEnd)
+}
+
+// outage is how long a batch whose failure the run injected waits
+// before it is fetched again: the backoff, or, for a consumer with
+// AutoCommit, its interval and 200 ms more, so that kgo's automatic
+// commit lands while the batch is unapplied, as the in-memory run's
+// move of time by that interval does (a lost connection that long is
+// no rarity).
+func (p *play) outage() time.Duration {
+	if ac := p.lc.AutoCommit; ac > 0 {
+		return max(backoff, ac+200*time.Millisecond)
+	}
+	return backoff
 }
 
 // reset commits offset 0 for every partition while the group is empty.
@@ -312,6 +446,9 @@ const (
 	quietFor   = 300 * time.Millisecond
 	stalledFor = 3 * time.Second
 	limit      = 30 * time.Second
+	// settleFor bounds the wait for the group to settle before the
+	// events are produced.
+	settleFor = 10 * time.Second
 )
 
 // wait waits until done, or until the run is quiet: no batch in flight,
@@ -339,6 +476,24 @@ func (p *play) wait(ctx context.Context, members []*member, done func() bool) bo
 		}
 	}
 	return false
+}
+
+// settle waits, at most settleFor, until the group gave every partition
+// to a member and every member that can have one a partition.
+func (p *play) settle(ctx context.Context, members []*member) {
+	deadline := time.Now().Add(settleFor)
+	for ctx.Err() == nil && time.Now().Before(deadline) {
+		holding := 0
+		for _, m := range members {
+			if m.holding() {
+				holding++
+			}
+		}
+		if holding == min(len(members), p.s.Partitions) && owned(members, p.s.Partitions) {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 }
 
 // owned reports whether the group gave every partition to a member.
@@ -391,17 +546,38 @@ func (p *play) handling(d int) {
 	p.last = time.Now()
 }
 
-func (p *play) record(i, part int, off int64) handler.Record {
-	return consumerharness.LiveRecord(p.s, i, part, off, 1)
+func (p *play) record(i, part int, off int64, attempts int) handler.Record {
+	return consumerharness.LiveRecord(p.s, i, part, off, attempts)
 }
 
-func (p *play) delivered(w string, recs []handler.Record, err error) {
+// delivered records a batch handed to Handle by worker w, its answer,
+// and the faults the run caused in the call: an injected failure, or a
+// crash of the member while Handle ran.
+func (p *play) delivered(w string, recs []handler.Record, err error, injected, crashed bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.out.Deliveries++
 	p.records += len(recs)
 	p.last = time.Now()
-	b := Batch{Worker: w, Partition: recs[0].Partition, First: recs[0].Offset, Last: recs[len(recs)-1].Offset}
+	var faults []consumerharness.Fault
+	if injected {
+		faults = append(faults, consumerharness.Fault{Kind: consumerharness.FaultInjected, At: "its first database call"})
+	}
+	if crashed {
+		faults = append(faults, consumerharness.Fault{Kind: consumerharness.FaultCrash})
+	}
+	answer, reason := consumerharness.AnswerAck, ""
+	switch {
+	case handler.IsPoison(err):
+		answer, reason = consumerharness.AnswerPoison, err.Error()
+	case err != nil:
+		answer, reason = consumerharness.AnswerNack, err.Error()
+	}
+	for _, r := range recs {
+		p.deliveries = append(p.deliveries, consumerharness.Delivery{Worker: w, Event: r.EventID, Offset: r.Offset, Origin: string(broker.Produced),
+			Attempt: r.Attempts, AtMs: time.Since(p.start).Milliseconds(), Answer: answer, Error: reason, Settled: !crashed, Faults: faults})
+	}
+	b := Batch{Worker: w, Partition: recs[0].Partition, First: recs[0].Offset, Last: recs[len(recs)-1].Offset, Attempt: recs[0].Attempts, Injected: injected}
 	if err != nil {
 		b.Error = err.Error()
 	}
