@@ -719,7 +719,7 @@ func (v *verifyRun) callFootprint(i int, c sqlhook.Call, fp *footprint, t *trans
 				// serial, an identity, AUTO_INCREMENT) at once, and a
 				// rollback does not move it back: the state's name must
 				// read it again, whether the transaction commits or not.
-				t.dirty = writes && !sqlite
+				t.dirty = writes && v.s.counters
 			} else if writes {
 				t.dirty = true
 			}

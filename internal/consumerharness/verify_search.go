@@ -81,6 +81,11 @@ type searcher struct {
 	tables        map[string]bool
 	dumpQueries   []string
 	complexSchema bool
+	// counters: the schema has counters that a rollback does not move
+	// back (PostgreSQL's sequences; MySQL's AUTO_INCREMENT, assumed):
+	// a write in a transaction may change the state's name even if the
+	// transaction never commits.
+	counters bool
 	// lockFreeBegin: on SQLite, a BEGIN takes no lock (DEFERRED), so its
 	// footprint leaves the database's lock out.
 	lockFreeBegin bool
@@ -642,7 +647,7 @@ func (s *searcher) discover(be backend.Backend) error {
 		for _, t := range desc.Tables {
 			s.tables[t] = true
 		}
-		s.dumpQueries, s.snapshot = desc.Queries, desc.Snapshot
+		s.dumpQueries, s.snapshot, s.counters = desc.Queries, desc.Snapshot, true
 		return nil
 	}
 	return s.discoverPostgres(ctx, admin)
@@ -699,8 +704,12 @@ func (s *searcher) discoverPostgres(ctx context.Context, admin *sql.DB) error {
 		return err
 	}
 	s.dumpQueries = queries
+	s.counters = slices.ContainsFunc(queries, func(q string) bool { return strings.HasPrefix(q, pgSequenceQuery) })
 	return nil
 }
+
+// pgSequenceQuery reads a sequence (its name follows).
+const pgSequenceQuery = "SELECT last_value, is_called FROM "
 
 // pgDumpQueries are the queries that read every table and sequence of the
 // team's schemas, row for row; tables, when not nil, learns their names.
@@ -714,7 +723,7 @@ func pgDumpQueries(ctx context.Context, admin *sql.DB, tables map[string]bool) (
 		kind, schema, name := row[0], row[1], row[2]
 		quoted := `"` + strings.ReplaceAll(schema, `"`, `""`) + `"."` + strings.ReplaceAll(name, `"`, `""`) + `"`
 		if kind == "S" {
-			out = append(out, "SELECT last_value, is_called FROM "+quoted)
+			out = append(out, pgSequenceQuery+quoted)
 			continue
 		}
 		if tables != nil {
