@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"errors"
 	"os"
-	"slices"
 	"strings"
 	"testing"
 
@@ -108,38 +107,12 @@ func TestMySQLLockWaitParksTheWaiterAndReplaysTheSame(t *testing.T) {
 }
 
 func TestMySQLDeadlockIsResolvedNotHung(t *testing.T) {
-	dsn := myDSN(t)
 	c := Consumer{Name: "my-crossed", Schema: myAccountsSchema, Handler: myCrossed,
 		Effects: PerEvent("SELECT event_id FROM processed_events")}
-	s := &Scenario{Version: 1, Workers: 2, Policy: DefaultPolicy,
-		Events: []Event{{ID: "e1", User: "u1", Amount: 100}, {ID: "e2", User: "u2", Amount: 50}},
-		Steps: []Step{runW(1), runW(1), runW(1), // w1: begin, lock u1
-			{Op: OpRun, Worker: 2, Pick: 0}, runW(2), runW(2), // w2: e2, begin, lock u2
-			runW(1), // w1 wants u2: waits
-			runW(2), // w2 wants u1: waits
-			runW(1)}}
-	var traces []string
-	for range 2 {
-		res, err := Replay(c, s, MySQL(dsn))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if res.Failed {
-			t.Fatalf("flagged:\n%s", res.Report())
-		}
-		traces = append(traces, res.Outcome.Trace.String())
-		if !slices.ContainsFunc(res.Outcome.Deliveries, func(d Delivery) bool {
-			return slices.ContainsFunc(d.Faults, func(f Fault) bool { return f.Kind == FaultLockTimeout })
-		}) {
-			t.Errorf("no delivery records the forced lock timeout as a fault: %+v", res.Outcome.Deliveries)
-		}
-	}
-	if !strings.Contains(traces[0], "gives up waiting") || !strings.Contains(traces[0], "a deadlock between workers, which the server would detect") ||
-		!strings.Contains(traces[0], "Error 1213") {
-		t.Errorf("the deadlock was not answered as the server's detector would:\n%s", traces[0])
-	}
-	if traces[0] != traces[1] {
-		t.Errorf("the deadlock played twice gave two traces:\n%s\nthen:\n%s", traces[0], traces[1])
+	trace := playCrossed(t, c, MySQL(myDSN(t)))
+	if !strings.Contains(trace, "gives up waiting") || !strings.Contains(trace, "a deadlock between workers, which the server would detect") ||
+		!strings.Contains(trace, "Error 1213") {
+		t.Errorf("the deadlock was not answered as the server's detector would:\n%s", trace)
 	}
 }
 

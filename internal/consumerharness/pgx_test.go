@@ -187,33 +187,12 @@ func pgxCrossed(ctx context.Context, pool *pgxpool.Pool, m handler.Message) erro
 // deadlock error (40P01), its transaction aborted, and the other goes on,
 // as on the server.
 func TestPgxDeadlockAnswers40P01(t *testing.T) {
-	dsn := pgDSN(t)
 	c := Consumer{Name: "pgx-crossed", Schema: pgAccountsSchema, PgxHandler: pgxCrossed,
 		Effects: PerEvent("SELECT event_id FROM processed_events")}
-	s := &Scenario{Version: 1, Workers: 2, Policy: DefaultPolicy,
-		Events: []Event{{ID: "e1", User: "u1", Amount: 100}, {ID: "e2", User: "u2", Amount: 50}},
-		Steps: []Step{runW(1), runW(1), runW(1), // w1: begin, lock u1
-			{Op: OpRun, Worker: 2, Pick: 0}, runW(2), runW(2), // w2: e2, begin, lock u2
-			runW(1), // w1 wants u2: waits
-			runW(2), // w2 wants u1: waits
-			runW(1)}}
-	var traces []string
-	for range 2 {
-		res, err := Replay(c, s, Postgres(dsn))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if res.Failed {
-			t.Fatalf("flagged:\n%s", res.Report())
-		}
-		traces = append(traces, res.Outcome.Trace.String())
-	}
+	trace := playCrossed(t, c, Postgres(pgDSN(t)))
 	for _, want := range []string{"waits for a lock at exec UPDATE accounts", "answers error 40P01", "deadlock detected (SQLSTATE 40P01)", "gets the lock at exec UPDATE accounts"} {
-		if !strings.Contains(traces[0], want) {
-			t.Errorf("no %q in the trace:\n%s", want, traces[0])
+		if !strings.Contains(trace, want) {
+			t.Errorf("no %q in the trace:\n%s", want, trace)
 		}
-	}
-	if traces[0] != traces[1] {
-		t.Errorf("the deadlock played twice gave two traces:\n%s\nthen:\n%s", traces[0], traces[1])
 	}
 }
