@@ -53,6 +53,11 @@ type PgxHandler func(ctx context.Context, pool *pgxpool.Pool, m Message) error
 // its process (consumertest.Consumer.Worker): the contract's Worker.
 type Worker = contract.Worker
 
+// FreshWorkers is what a Worker's Closer implements when the Worker reuses
+// something across scenarios (consumerproc's pool): the contract's
+// FreshWorkers.
+type FreshWorkers = contract.FreshWorkers
+
 // ErrPoison marks an error as permanent (see Poison).
 var ErrPoison = contract.ErrPoison
 

@@ -389,6 +389,9 @@ func huntConsumer(c Consumer, cfg config, name string) (Result, error) {
 	if !cfg.noReduce {
 		res.reduce(c, cfg, found.Scenario)
 	}
+	if err := confirmFresh(c, cfg, res); err != nil {
+		return Result{}, err
+	}
 	res.Elapsed = time.Since(start)
 	if cfg.corpusDir != "" {
 		path, err := SaveScenario(cfg.corpusDir, c.displayName(), res.Law, res.Summary(), res.Scenario, res.Outcome, res.Seed)
@@ -399,6 +402,48 @@ func huntConsumer(c Consumer, cfg config, name string) (Result, error) {
 		res.Replay = replayCommand(path, name)
 	}
 	return res, nil
+}
+
+// confirmFresh plays res's counterexample again on workers that reuse
+// nothing, when its workers reused something across scenarios
+// (handler.FreshWorkers: a process pool whose processes are reset between
+// workers): a counterexample that breaks its law only on reused workers
+// was made by what a reset kept, and is no verdict on the consumer.
+func confirmFresh(c Consumer, cfg config, res Result) error {
+	fw := res.Outcome.fresh
+	if fw == nil {
+		return nil
+	}
+	fc := c
+	fc.Worker = fw
+	again, err := replay(fc, res.Scenario, cfg)
+	if err != nil {
+		return err
+	}
+	for _, b := range again.Breaches {
+		if b.Law == res.Law {
+			return nil
+		}
+	}
+	return fmt.Errorf("%w: consumer %q: the counterexample breaks %s on workers reused from earlier scenarios, and not on workers that served none: its Worker keeps state across scenarios (a process that declares reset must drop every piece of state on it, see the consumer protocol's reset), or it is not deterministic; first difference: %s",
+		ErrBadInput, c.displayName(), res.Law, firstDifference(res.Outcome.Trace.Lines(), again.Outcome.Trace.Lines()))
+}
+
+// firstDifference renders the first line at which two traces differ.
+func firstDifference(reused, fresh []string) string {
+	for i := range max(len(reused), len(fresh)) {
+		var r, f string
+		if i < len(reused) {
+			r = reused[i]
+		}
+		if i < len(fresh) {
+			f = fresh[i]
+		}
+		if r != f {
+			return fmt.Sprintf("line %d, reused %q, fresh %q", i+1, r, f)
+		}
+	}
+	return "none"
 }
 
 // reduce replaces r's counterexample by the reduction of s (see Reduce),

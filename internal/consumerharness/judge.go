@@ -12,6 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/idemcheck/idemcheck/impl/contract/broker"
+	"github.com/idemcheck/idemcheck/impl/contract/handler"
 	"github.com/idemcheck/idemcheck/internal/consumerharness/backend"
 	runhistory "github.com/idemcheck/idemcheck/internal/history"
 	"github.com/idemcheck/idemcheck/internal/hunt"
@@ -155,6 +156,9 @@ type Outcome struct {
 	// schemaPrint is the database schema's fingerprint (see schemaPrint),
 	// saved with the case.
 	schemaPrint string
+	// fresh is the Worker that reuses nothing, from a Closer of the run's
+	// workers that reused something (handler.FreshWorkers).
+	fresh handler.Worker
 }
 
 // noteMachineClock records what read the machine's clock, once.
@@ -399,7 +403,7 @@ func play(ctx context.Context, be backend.Backend, c Consumer, s *Scenario, g *g
 		}
 	}
 	r.close()
-	out.Failure, out.Situations = r.failure, r.situations
+	out.Failure, out.Situations, out.fresh = r.failure, r.situations, r.fresh
 	if r.lg != nil {
 		out.CommitGap = r.lg.gap
 	}

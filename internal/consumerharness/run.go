@@ -219,6 +219,9 @@ type worker struct {
 
 // run is one scenario being played.
 type run struct {
+	// fresh is the Worker that reuses nothing, from the first of the
+	// workers' Closers that reused something (handler.FreshWorkers).
+	fresh handler.Worker
 	c       Consumer
 	s       *Scenario
 	db      backend.Database
@@ -434,6 +437,9 @@ func (r *run) started(w *worker, ev wevent) {
 		w.startErr = fmt.Errorf("%w: the Worker for %s returned a nil handler", ErrBadInput, w.name)
 	}
 	w.fn, w.closer = ev.fn, ev.closer
+	if fw, ok := ev.closer.(handler.FreshWorkers); ok && r.fresh == nil {
+		r.fresh = fw.FreshWorker()
+	}
 	if w.startErr != nil && w.restarted {
 		w.state = down
 		r.tracef(Entry{Kind: KindCrash, Worker: w.name}, "%s fails to start (%s): it is down, and starts again when the schedule moves it", w.name, quoteShort(ev.startErr.Error()))

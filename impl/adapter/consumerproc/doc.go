@@ -37,7 +37,12 @@
 // process, a fresh start: what it kept in memory is gone, as after a crash
 // in production, and the same scenario gives the same trace as long as the
 // process honours reset (a reused process that plays a scenario
-// differently from a fresh one does not). The pool keeps at most
+// differently from a fresh one does not). A worker's Closer offers the
+// harness fresh processes (handler.FreshWorkers): before it reports a
+// counterexample played on reused processes, the harness plays it again
+// on processes that served no other worker, and a counterexample they do
+// not confirm is reported as a process that keeps state across reset,
+// never as a broken law. The pool keeps at most
 // Options.MaxIdle processes waiting, kills those idle for a few seconds,
 // and kills all of them on Close.
 //

@@ -68,6 +68,10 @@ type Pool struct {
 	timer     *time.Timer         // the reaper; made outside any bubble
 	armed     bool
 	stats     Stats
+	// freshPool serves FreshWorker: processes of the same command that
+	// serve one worker each, made when first asked for, closed with this
+	// pool.
+	freshPool *Pool
 }
 
 // Stats count what a Pool did.
@@ -145,6 +149,23 @@ func (pl *Pool) Worker(id string, _ *sql.DB) (handler.Func, io.Closer, error) {
 		}
 	}
 	return w.handle, w, nil
+}
+
+// freshWorker is the Worker of a pool of the same command that reuses no
+// process (see handler.FreshWorkers), or nil when this pool reuses none
+// either (its processes do not declare reset, or it keeps none idle).
+func (pl *Pool) freshWorker() handler.Worker {
+	pl.mu.Lock()
+	defer pl.mu.Unlock()
+	if pl.opts.MaxIdle < 0 || !pl.resetting || pl.closed {
+		return nil
+	}
+	if pl.freshPool == nil {
+		opts := pl.opts
+		opts.MaxIdle = -1
+		pl.freshPool = NewPool(pl.argv, opts)
+	}
+	return pl.freshPool.Worker
 }
 
 // Declare returns what the command's processes declare in their hello
@@ -254,9 +275,13 @@ func (pl *Pool) Close() error {
 		workers = append(workers, w)
 	}
 	timer := pl.timer
+	fresh := pl.freshPool
 	pl.mu.Unlock()
 	if timer != nil {
 		outside.Do(func() { timer.Stop() })
+	}
+	if fresh != nil {
+		fresh.Close()
 	}
 	for _, w := range workers {
 		w.abandon(&Error{Command: pl.command, Worker: w.id, Request: "a delivery after the pool was closed", Reason: "the pool was closed"})

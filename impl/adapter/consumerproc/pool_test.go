@@ -3,6 +3,7 @@ package consumerproc_test
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"os"
 	"runtime"
 	"strings"
@@ -224,5 +225,46 @@ func TestPoolDeclareKeepsTheProcess(t *testing.T) {
 	c.Close()
 	if st := pl.Stats(); st.Spares != 1 || st.Reused != 0 {
 		t.Errorf("stats %+v, want the declaring process to serve the first worker", st)
+	}
+}
+
+// TestAPoolsCounterexampleIsPlayedOnFreshProcesses: a pool whose
+// processes declare reset offers fresh processes to the harness
+// (handler.FreshWorkers), which plays a counterexample on them before it
+// reports it. The remembering fake keeps what it remembered across a
+// reset ("keep"): what it then skips, fresh processes credit, and the
+// hunt reports bad input naming the reset rather than a broken law; a
+// failure it does report breaks its law on fresh processes too. A pool
+// that reuses no process offers none.
+func TestAPoolsCounterexampleIsPlayedOnFreshProcesses(t *testing.T) {
+	pl := fakePool(t, "remember", "keep", 0)
+	con := consumertest.Consumer{Name: "remember", Schema: schema, Worker: pl.Worker,
+		Effects: consumertest.PerEvent("SELECT event_id, amount_cents FROM ledger")}
+	res, err := consumertest.Hunt(con, consumertest.Checks(40), consumertest.Seed(1), consumertest.CorpusDir(""))
+	switch {
+	case err != nil:
+		if !errors.Is(err, consumertest.ErrBadInput) || !strings.Contains(err.Error(), "keeps state across scenarios") {
+			t.Fatalf("want bad input naming the reset, got %v", err)
+		}
+		t.Log(err)
+	case res.Failed:
+		fresh := fakePool(t, "remember", "keep", -1)
+		fc := con
+		fc.Worker = fresh.Worker
+		again, err := consumertest.Replay(fc, res.Scenario)
+		if err != nil || !again.Failed || again.Law != res.Law {
+			t.Fatalf("a counterexample reported that fresh processes do not break (%v):\n%s\nfresh:\n%s", err, res.Report(), again.Report())
+		}
+	}
+	if st := pl.Stats(); st.Reused == 0 {
+		t.Errorf("stats %+v: the hunt must reuse processes", st)
+	}
+	_, closer, err := fakePool(t, "remember", "keep", -1).Worker("w1", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer closer.Close()
+	if fw, ok := closer.(handler.FreshWorkers); !ok || fw.FreshWorker() != nil {
+		t.Errorf("a pool that keeps no process idle offers fresh workers (%v): it reuses nothing", ok)
 	}
 }

@@ -196,6 +196,14 @@ func (w *worker) reset() error {
 // a scenario). Its process goes back to the pool when it declared reset and
 // waits for its next line; otherwise (or in the middle of a round trip) it
 // is killed. Safe to call while a delivery is in flight.
+var _ handler.FreshWorkers = (*worker)(nil)
+
+// FreshWorker implements handler.FreshWorkers: a process that declared
+// reset serves worker after worker, and one whose reset keeps something
+// would make a verdict out of another scenario's state; the harness plays
+// a counterexample again on processes that served no other worker.
+func (w *worker) FreshWorker() handler.Worker { return w.pool.freshWorker() }
+
 func (w *worker) Close() error {
 	w.mu.Lock()
 	if w.isClosed {

@@ -68,6 +68,17 @@ type Func func(ctx context.Context, db *sql.DB, m Message) error
 // closing what the crashed one returned. The Closer may be nil.
 type Worker func(id string, db *sql.DB) (Func, io.Closer, error)
 
+// FreshWorkers is what the Closer a Worker returns implements when the
+// Worker reuses, from one scenario to the next, something the harness
+// cannot see into (a pool of processes reset between scenarios):
+// FreshWorker returns a Worker that reuses nothing, or nil when nothing
+// was reused. Before it reports a counterexample, the harness plays it
+// again on fresh workers: state kept across scenarios, which a reset was
+// meant to drop, never makes a verdict.
+type FreshWorkers interface {
+	FreshWorker() Worker
+}
+
 // ErrPoison marks an error as permanent: the message can never succeed and
 // goes to the dead-letter queue without further attempts.
 var ErrPoison = errors.New("poison message")
