@@ -68,3 +68,17 @@ func TestACounterexampleOfReusedWorkersIsPlayedOnFreshOnes(t *testing.T) {
 		t.Fatalf("a reuse that keeps nothing: %v\n%s", err, res.Report())
 	}
 }
+
+// TestVerifyPlaysItsCounterexampleOnFreshWorkers: the model checker, too,
+// plays its counterexample on fresh workers before it reports it.
+func TestVerifyPlaysItsCounterexampleOnFreshWorkers(t *testing.T) {
+	c := Consumer{Name: "sticky", Schema: ledgerSchema,
+		Effects: PerEvent("SELECT event_id, amount_cents FROM ledger"), Dedupe: "SELECT event_id FROM processed_events"}
+	leaky := &stickyWorkers{leaky: true, seen: map[string]bool{"e1": true}}
+	c.Worker = leaky.worker
+	b := Bounds{Events: []Fate{FateOK}, Workers: 1}
+	res, err := Explore(c, b, CorpusDir(""), NoCache())
+	if !errors.Is(err, ErrBadInput) || !strings.Contains(err.Error(), "keeps state across scenarios") {
+		t.Fatalf("want bad input naming the state kept across scenarios, got %v:\n%s", err, res.Report())
+	}
+}

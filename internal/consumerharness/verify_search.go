@@ -956,6 +956,9 @@ func (s *searcher) counterexample(res *VerifyResult, name string) error {
 			sc, r = red, rr
 		}
 	}
+	if err := confirmFresh(s.c, cfg, Result{Law: law, Scenario: sc, Outcome: r.Outcome}); err != nil {
+		return err
+	}
 	res.Law, res.Breaches, res.Scenario, res.Outcome = law, r.Breaches, sc, r.Outcome
 	if cfg.corpusDir != "" {
 		path, err := SaveScenario(cfg.corpusDir, s.c.displayName(), law, res.Summary(), sc, r.Outcome, 0)
