@@ -221,7 +221,7 @@ type worker struct {
 type run struct {
 	// fresh is the Worker that reuses nothing, from the first of the
 	// workers' Closers that reused something (handler.FreshWorkers).
-	fresh handler.Worker
+	fresh   handler.Worker
 	c       Consumer
 	s       *Scenario
 	db      backend.Database
