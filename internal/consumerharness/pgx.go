@@ -343,17 +343,24 @@ func (t pgxTracer) armWaits(conn *pgx.Conn, call sqlhook.Call, stmts []string, a
 }
 
 // rerunnable reports whether statements may be run again after a lock
-// timeout: none of them ends a transaction, works a savepoint or copies.
+// timeout: none of them (nor any of several in one text) ends a
+// transaction, works a savepoint or copies.
 func rerunnable(stmts []string) bool {
 	for _, q := range stmts {
-		w := sqlscan.Significant(q)
-		if len(w) == 0 {
-			continue
-		}
-		for _, k := range []string{"begin", "start", "commit", "end", "rollback", "abort", "savepoint", "release", "prepare", "copy"} {
-			if w[0].Is(k) {
-				return false
+		first := true
+		for _, tok := range sqlscan.Significant(q) {
+			if tok.Kind == sqlscan.Semicolon {
+				first = true
+				continue
 			}
+			if first {
+				for _, k := range []string{"begin", "start", "commit", "end", "rollback", "abort", "savepoint", "release", "prepare", "copy"} {
+					if tok.Is(k) {
+						return false
+					}
+				}
+			}
+			first = false
 		}
 	}
 	return true

@@ -196,3 +196,25 @@ func TestPgxDeadlockAnswers40P01(t *testing.T) {
 		}
 	}
 }
+
+// TestRerunnable: a statement the session may send again after a lock
+// timeout ends no transaction and works no savepoint, in any of the
+// statements of one text.
+func TestRerunnable(t *testing.T) {
+	for q, want := range map[string]bool{
+		"UPDATE accounts SET balance_cents = 1":              true,
+		"INSERT INTO t VALUES (1); INSERT INTO t VALUES (2)": true,
+		"select 'commit'":            true,
+		"COMMIT":                     false,
+		"UPDATE t SET n = 1; COMMIT": false,
+		"savepoint a":                false,
+		"RELEASE SAVEPOINT a":        false,
+		"ROLLBACK TO SAVEPOINT a":    false,
+		"/* x */ begin":              false,
+		"COPY t FROM STDIN":          false,
+	} {
+		if got := rerunnable([]string{q}); got != want {
+			t.Errorf("rerunnable(%q) = %v, want %v", q, got, want)
+		}
+	}
+}
