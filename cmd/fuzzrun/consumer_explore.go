@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
+	"runtime"
 	"strconv"
 	"strings"
 	"time"
@@ -76,6 +78,8 @@ type consumerExplore struct {
 	shard                      *search.Shard
 	certificate                string
 	noPOR, noCache, noSymmetry bool
+	// workers is the number of the search's goroutines (see oneProc).
+	workers int
 }
 
 // parseConsumerExplore validates the flags of fuzzrun consumer -explore into
@@ -174,7 +178,7 @@ func (o *options) parseConsumerExplore(given map[string]bool, ef exploreFlags, f
 	if serialConsumer(o.consumer) {
 		workers = 1 // its scenarios keep state on a server, per scenario in the order its workers start
 	}
-	cx := &consumerExplore{bounds: b, opts: []consumerharness.Option{consumerharness.VerifyParallel(workers)}}
+	cx := &consumerExplore{bounds: b, workers: workers, opts: []consumerharness.Option{consumerharness.VerifyParallel(workers)}}
 	var budget []string
 	d := o.duration
 	if !given["duration"] {
@@ -226,7 +230,9 @@ func runConsumerExplore(ctx context.Context, o *options, c consumerharness.Consu
 	opts = append(opts, o.dbOptions()...)
 	fmt.Fprintf(stderr, "fuzzrun: model-checking consumer %s on %s: %s; budget %s\n", c.Name, o.db, cx.bounds, cx.budget)
 	known := corpusFiles(o.corpusDir) // to tell a new counterexample in the report
+	restore := oneProc(cx.workers)
 	res, err := consumerharness.Explore(c, cx.bounds, opts...)
+	restore()
 	if budget.stopped(sctx) == stoppedByMemory && res.Stopped != "" {
 		res.Stopped = fmt.Sprintf("the memory budget (%s) ran out", formatBytes(o.maxMemory))
 	}
@@ -261,6 +267,24 @@ func runConsumerExplore(ctx context.Context, o *options, c consumerharness.Consu
 	fmt.Fprint(stdout, res.Report())
 	printReportFile(stdout, html)
 	return exit
+}
+
+// oneProc runs a search of one worker on one processor (GOMAXPROCS 1)
+// unless the user set GOMAXPROCS, and returns what puts the setting back.
+// Such a search plays one schedule at a time: the scenario's goroutines
+// (the scheduler, each consumer worker, the database's connections) hand
+// control to one another at every scheduling point and never run side by
+// side. With a second processor idle, every hand-off wakes an OS thread to
+// take the goroutine made ready (a futex call each way) for no work done
+// in parallel: about a third of the search's time on two cores. What the
+// search finds does not depend on it (the scenario's order is the
+// harness's, not the Go scheduler's).
+func oneProc(workers int) func() {
+	if workers != 1 || os.Getenv("GOMAXPROCS") != "" {
+		return func() {}
+	}
+	prev := runtime.GOMAXPROCS(1)
+	return func() { runtime.GOMAXPROCS(prev) }
 }
 
 // parseShard reads -shard and -certificate.
