@@ -271,7 +271,7 @@ func parseCents(s string) (int64, error) {
 	return int64(f), err
 }
 
-func readRows(ctx context.Context, db *sql.DB, query string) ([][]string, error) {
+func readRows(ctx context.Context, db querier, query string) ([][]string, error) {
 	rows, err := db.QueryContext(ctx, query)
 	if err != nil {
 		return nil, err

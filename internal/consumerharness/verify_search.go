@@ -785,20 +785,57 @@ func (w *walker) footprintOf(c sqlhook.Call) sqlShape {
 func (w *walker) dump(r *run) (search.Key, error) {
 	e := &w.dbEnc
 	e.reset()
+	if w.sqlite {
+		if err := w.dumpSQLite(r.db.Admin(), e); err != nil {
+			return search.Key{}, err
+		}
+		return sumOf(e.b), nil
+	}
 	admin := r.db.Admin()
 	for _, q := range w.dumpQueries {
 		if err := encodeRows(admin, q, e); err != nil {
 			return search.Key{}, err
 		}
 	}
-	if w.sqlite {
-		if err := w.dumpAdded(admin, e); err != nil {
-			return search.Key{}, err
-		}
-	} else if err := w.dumpAddedCatalog(r.db, e); err != nil {
+	if err := w.dumpAddedCatalog(r.db, e); err != nil {
 		return search.Key{}, err
 	}
 	return sumOf(e.b), nil
+}
+
+// dumpSQLite reads a SQLite database's content in one read transaction
+// (BEGIN, deferred whatever the team's _txlock, then ROLLBACK) on one
+// connection: the engine takes its SHARED lock and checks the file once,
+// not at every statement (three file-lock calls, a look for a hot journal
+// and a read of the header each time). What it reads is the same: nobody
+// commits while the harness names a state, and a worker's lock that
+// keeps a reader out keeps out the first statement as it did.
+func (w *walker) dumpSQLite(admin *sql.DB, e *enc) (err error) {
+	ctx := context.Background()
+	conn, err := admin.Conn(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	if _, err := conn.ExecContext(ctx, "BEGIN"); err != nil {
+		return err
+	}
+	defer func() {
+		if _, rerr := conn.ExecContext(ctx, "ROLLBACK"); err == nil {
+			err = rerr
+		}
+	}()
+	for _, q := range w.dumpQueries {
+		if err := encodeRows(conn, q, e); err != nil {
+			return err
+		}
+	}
+	return w.dumpAdded(conn, e)
+}
+
+// querier is a database or one of its connections.
+type querier interface {
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
 }
 
 // dumpAddedCatalog adds to a state's name the tables and sequences a
@@ -836,9 +873,9 @@ func (w *walker) dumpAddedCatalog(db backend.Database, e *enc) error {
 // beyond the schema (see searcher.objects): the objects themselves and
 // the rows of the tables among them. PRAGMA schema_version tells when to
 // look again.
-func (w *walker) dumpAdded(admin *sql.DB, e *enc) error {
+func (w *walker) dumpAdded(admin querier, e *enc) error {
 	var version int64
-	if err := admin.QueryRow("PRAGMA schema_version").Scan(&version); err != nil {
+	if err := scanOne(admin, "PRAGMA schema_version", &version); err != nil {
 		return err
 	}
 	if version != w.schemaVersion || w.addedQueries == nil {
@@ -891,11 +928,30 @@ func (w *walker) dumpAdded(admin *sql.DB, e *enc) error {
 	return nil
 }
 
+// scanOne reads the one value of a query's one row into dst.
+func scanOne(db querier, q string, dst any) error {
+	rows, err := db.QueryContext(context.Background(), q)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	if !rows.Next() {
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		return sql.ErrNoRows
+	}
+	if err := rows.Scan(dst); err != nil {
+		return err
+	}
+	return rows.Close()
+}
+
 // masterQuery lists a SQLite database's own objects.
 const masterQuery = `SELECT type, name, coalesce(sql, '') FROM sqlite_master WHERE name NOT LIKE 'sqlite_%' ORDER BY type, name`
 
-func encodeRows(db *sql.DB, q string, e *enc) error {
-	rows, err := db.Query(q)
+func encodeRows(db querier, q string, e *enc) error {
+	rows, err := db.QueryContext(context.Background(), q)
 	if err != nil {
 		return err
 	}
