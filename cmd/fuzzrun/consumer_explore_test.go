@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -103,4 +104,34 @@ func TestConsumerExploreUsageErrors(t *testing.T) {
 			t.Errorf("%v: exit %d, stderr %q; want exit %d saying %q", tc.args, r.code, r.stderr, exitUsage, tc.want)
 		}
 	}
+}
+
+// TestOneProc checks that a search of one worker runs on one processor
+// and gets the setting back, and that a search of several workers, or a
+// GOMAXPROCS the user set, is left alone.
+func TestOneProc(t *testing.T) {
+	prev := runtime.GOMAXPROCS(2)
+	defer runtime.GOMAXPROCS(prev)
+	t.Setenv("GOMAXPROCS", "")
+
+	restore := oneProc(1)
+	if got := runtime.GOMAXPROCS(0); got != 1 {
+		t.Errorf("one worker: GOMAXPROCS %d, want 1", got)
+	}
+	restore()
+	if got := runtime.GOMAXPROCS(0); got != 2 {
+		t.Errorf("after the search: GOMAXPROCS %d, want 2 back", got)
+	}
+
+	oneProc(2)()
+	if got := runtime.GOMAXPROCS(0); got != 2 {
+		t.Errorf("two workers: GOMAXPROCS %d, want 2", got)
+	}
+
+	t.Setenv("GOMAXPROCS", "2")
+	restore = oneProc(1)
+	if got := runtime.GOMAXPROCS(0); got != 2 {
+		t.Errorf("GOMAXPROCS set by the user: %d, want 2", got)
+	}
+	restore()
 }
