@@ -57,14 +57,14 @@ func NewFingerprinter(cfg *Config, symmetricWorkers, symmetricEvents bool) *Fing
 // Sum returns s's fingerprint: the least hash of its encoding over the
 // event symmetries.
 func (f *Fingerprinter) Sum(s *State) uint64 {
+	// The DLQ by group and offset. It holds a few entries at most, so an
+	// insertion sort: slices.SortFunc's generic machinery cost more than
+	// the sorting.
 	f.dlq = append(f.dlq[:0], s.dlq...)
-	if len(f.dlq) > 1 {
-		slices.SortFunc(f.dlq, func(a, b dlqEntry) int {
-			if a.group != b.group {
-				return int(a.group) - int(b.group)
-			}
-			return int(a.offset) - int(b.offset)
-		})
+	for i := 1; i < len(f.dlq); i++ {
+		for k := i; k > 0 && dlqLess(&f.dlq[k], &f.dlq[k-1]); k-- {
+			f.dlq[k], f.dlq[k-1] = f.dlq[k-1], f.dlq[k]
+		}
 	}
 	var best uint64
 	for i, p := range f.perms {
@@ -75,6 +75,14 @@ func (f *Fingerprinter) Sum(s *State) uint64 {
 		}
 	}
 	return best
+}
+
+// dlqLess orders DLQ entries by group, then offset.
+func dlqLess(a, b *dlqEntry) bool {
+	if a.group != b.group {
+		return a.group < b.group
+	}
+	return a.offset < b.offset
 }
 
 func putI(b []byte, v int64) []byte { return binary.AppendVarint(b, v) }
@@ -168,9 +176,14 @@ func (f *Fingerprinter) encode(s *State, b []byte, perm []int) []byte {
 		for _, wi := range class {
 			f.blobs[wi] = f.workerBlob(s, f.blobs[wi][:0], wi, perm)
 		}
+		// The class's workers by their blobs: an insertion sort, as a
+		// class is a few workers (equal blobs are equal bytes, so their
+		// order does not matter).
 		f.order = append(f.order[:0], class...)
-		if len(f.order) > 1 {
-			slices.SortFunc(f.order, func(x, y int) int { return bytes.Compare(f.blobs[x], f.blobs[y]) })
+		for i := 1; i < len(f.order); i++ {
+			for k := i; k > 0 && bytes.Compare(f.blobs[f.order[k]], f.blobs[f.order[k-1]]) < 0; k-- {
+				f.order[k], f.order[k-1] = f.order[k-1], f.order[k]
+			}
 		}
 		for _, wi := range f.order {
 			b = append(b, byte(len(f.blobs[wi])))

@@ -376,13 +376,19 @@ func (s *State) replay(cfg *Config) {
 }
 
 // tick takes back every inflight message whose ack timeout passed.
+//
+// The drain ticks before every delivery, so tick and deliver walk a
+// group's entries directly (stride Groups in ents) rather than through
+// ent's multiplication and bounds check per offset: they are most of the
+// explorer's time.
 func (s *State) tick(cfg *Config, j *judge) {
-	for g := range cfg.Groups { // group by group, as membroker's Tick: the DLQ's order
-		for off := range s.msgs {
-			e := s.ent(cfg, int32(off), g)
+	ng := cfg.Groups
+	for g := range ng { // group by group, as membroker's Tick: the DLQ's order
+		for i := g; i < len(s.ents); i += ng {
+			e := &s.ents[i]
 			if e.status == stInflight && s.now >= e.delivered+cfg.AckTimeoutMs {
 				e.lastErr = reasonAckTimout
-				s.retryOrDead(cfg, j, int32(off), g, 0)
+				s.retryOrDead(cfg, j, int32(i/ng), g, 0)
 			}
 		}
 	}
@@ -412,24 +418,34 @@ func (s *State) addDLQ(cfg *Config, j *judge, d dlqEntry) {
 // deliver hands the pick-th eligible message of worker wi's group to it;
 // it reports whether anything was delivered. The broker ticks first.
 func (s *State) deliver(cfg *Config, j *judge, wi, pick int) bool {
-	w := &s.workers[wi]
-	if w.stage != stageIdle {
+	if s.workers[wi].stage != stageIdle {
 		return false
 	}
 	s.tick(cfg, j)
-	g := cfg.Workers[wi].Group
-	n := 0
-	for off := range s.msgs {
-		if e := s.ent(cfg, int32(off), g); e.status == stPending && e.eligible <= s.now {
-			n++
+	return s.deliverTicked(cfg, j, wi, pick)
+}
+
+// deliverTicked is deliver once the broker has ticked.
+func (s *State) deliverTicked(cfg *Config, j *judge, wi, pick int) bool {
+	w := &s.workers[wi]
+	ng, g := cfg.Groups, cfg.Workers[wi].Group
+	// The pick-th eligible message, counted modulo the eligible ones; the
+	// drain always picks the first, which needs no count: when none is
+	// eligible the walk below finds none either.
+	if pick > 0 {
+		n := 0
+		for i := g; i < len(s.ents); i += ng {
+			if e := &s.ents[i]; e.status == stPending && e.eligible <= s.now {
+				n++
+			}
 		}
+		if n == 0 {
+			return false
+		}
+		pick %= n
 	}
-	if n == 0 {
-		return false
-	}
-	pick %= n
-	for off := range s.msgs {
-		e := s.ent(cfg, int32(off), g)
+	for i := g; i < len(s.ents); i += ng {
+		e := &s.ents[i]
 		if e.status != stPending || e.eligible > s.now {
 			continue
 		}
@@ -437,6 +453,7 @@ func (s *State) deliver(cfg *Config, j *judge, wi, pick int) bool {
 			pick--
 			continue
 		}
+		off := i / ng
 		e.attempts++
 		e.status = stInflight
 		e.delivered = s.now
@@ -707,7 +724,18 @@ func (s *State) step(cfg *Config, j *judge, wi int) {
 // workers finish, idle ones take what is eligible (pick 0), and time jumps
 // to the next redelivery. It reports false if DrainLimit actions did not
 // suffice.
+//
+// Each delivery ticks the broker first, as deliver does; but within a
+// drain a tick can only take something back once time has moved (with a
+// positive ack timeout, a delivery made now is not due now, and a
+// pipeline step makes nothing inflight), and time moves only by the
+// drain's own advance, which ticks. So once the drain has ticked at the
+// present time, the ticks of its later deliveries are no-ops and are
+// skipped; with them, a group found with nothing eligible stays so for
+// the rest of the round (a delivery makes nothing pending), so its other
+// workers need not look.
 func (s *State) Drain(cfg *Config, j *judge) bool {
+	ticked := false // a tick at s.now has taken back everything due
 	for n := 0; n < DrainLimit; {
 		progressed := false
 		for wi := range cfg.Workers {
@@ -717,10 +745,24 @@ func (s *State) Drain(cfg *Config, j *judge) bool {
 				progressed = true
 			}
 		}
+		var empty uint64 // groups with nothing eligible this round (a bit each)
 		for wi := range cfg.Workers {
-			if s.deliver(cfg, j, wi, 0) {
+			if s.workers[wi].stage != stageIdle {
+				continue
+			}
+			g := cfg.Workers[wi].Group
+			if ticked && empty&(1<<g) != 0 {
+				continue
+			}
+			if !ticked {
+				s.tick(cfg, j)
+				ticked = cfg.AckTimeoutMs > 0
+			}
+			if s.deliverTicked(cfg, j, wi, 0) {
 				n++
 				progressed = true
+			} else {
+				empty |= 1 << g
 			}
 		}
 		if progressed {
@@ -735,6 +777,7 @@ func (s *State) Drain(cfg *Config, j *judge) bool {
 		} else {
 			s.tick(cfg, j)
 		}
+		ticked = cfg.AckTimeoutMs > 0
 		n++
 	}
 	return false
