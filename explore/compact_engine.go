@@ -197,8 +197,10 @@ func (e *engine) expandCompactParent(ce *compactEngine, x *cworker, d int, p int
 		taken++
 		if !e.opts.NoDedup {
 			busy := parent.Busy(st.Worker) >= 0
-			if (st.IsStep() && !busy) || (st.IsDeliver() && busy) {
-				continue // a self-loop
+			if (st.IsStep() && !busy) || (st.IsDeliver() && busy) || st.Idle(ce.cfg, parent) {
+				// A self-loop: it reaches the parent's state, visited at
+				// the depth before, which Known would drop.
+				continue
 			}
 		}
 		k := child{si: si, ev: -1}
