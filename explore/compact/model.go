@@ -427,14 +427,20 @@ func (s *State) deliver(cfg *Config, j *judge, wi, pick int) bool {
 
 // deliverTicked is deliver once the broker has ticked.
 func (s *State) deliverTicked(cfg *Config, j *judge, wi, pick int) bool {
+	return s.deliverFrom(cfg, j, wi, pick, cfg.Workers[wi].Group)
+}
+
+// deliverFrom is deliverTicked given that the entries of the worker's
+// group before ents[from] are settled (acked or dead).
+func (s *State) deliverFrom(cfg *Config, j *judge, wi, pick, from int) bool {
 	w := &s.workers[wi]
-	ng, g := cfg.Groups, cfg.Workers[wi].Group
+	ng := cfg.Groups
 	// The pick-th eligible message, counted modulo the eligible ones; the
 	// drain always picks the first, which needs no count: when none is
 	// eligible the walk below finds none either.
 	if pick > 0 {
 		n := 0
-		for i := g; i < len(s.ents); i += ng {
+		for i := from; i < len(s.ents); i += ng {
 			if e := &s.ents[i]; e.status == stPending && e.eligible <= s.now {
 				n++
 			}
@@ -444,7 +450,7 @@ func (s *State) deliverTicked(cfg *Config, j *judge, wi, pick int) bool {
 		}
 		pick %= n
 	}
-	for i := g; i < len(s.ents); i += ng {
+	for i := from; i < len(s.ents); i += ng {
 		e := &s.ents[i]
 		if e.status != stPending || e.eligible > s.now {
 			continue
@@ -736,6 +742,14 @@ func (s *State) step(cfg *Config, j *judge, wi int) {
 // workers need not look.
 func (s *State) Drain(cfg *Config, j *judge) bool {
 	ticked := false // a tick at s.now has taken back everything due
+	// A message acked or dead in a group stays so (nothing but a tick, a
+	// nack or a delivery changes an entry's status, and only that of one
+	// pending or in flight), and messages are only appended: each group's
+	// deliveries start past the prefix of its entries so settled.
+	var from [MaxGroups]int
+	for g := range cfg.Groups {
+		from[g] = g
+	}
 	for n := 0; n < DrainLimit; {
 		progressed := false
 		for wi := range cfg.Workers {
@@ -758,7 +772,10 @@ func (s *State) Drain(cfg *Config, j *judge) bool {
 				s.tick(cfg, j)
 				ticked = cfg.AckTimeoutMs > 0
 			}
-			if s.deliverTicked(cfg, j, wi, 0) {
+			for from[g] < len(s.ents) && settled(s.ents[from[g]].status) {
+				from[g] += cfg.Groups
+			}
+			if s.deliverFrom(cfg, j, wi, 0, from[g]) {
 				n++
 				progressed = true
 			} else {
@@ -782,6 +799,10 @@ func (s *State) Drain(cfg *Config, j *judge) bool {
 	}
 	return false
 }
+
+// settled reports whether an entry of status st is done with: acked or
+// dead.
+func settled(st uint8) bool { return st == stAcked || st == stDead }
 
 // Busy reports the event whose delivery worker wi holds (-1: idle).
 func (s *State) Busy(wi int) int {
