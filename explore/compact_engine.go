@@ -56,13 +56,8 @@ func (e *engine) newCompactEngine() (*compactEngine, error) {
 // set when law is.
 type ccand struct {
 	search.Edge
-	state []byte // packed (compact.State.Pack); nil when judged
+	state []byte // packed (compact.State.Pack)
 	law   compact.Law
-	// judged: the state was finished and judged where it was reached
-	// (judgeNow): finLaw is the final laws' verdict, reached the coverage.
-	judged  bool
-	finLaw  compact.Law
-	reached uint64
 }
 
 // Head is the part of c the search merges.
@@ -74,6 +69,7 @@ type cworker struct {
 	judge           *compact.Judge
 	parent, scratch compact.State
 	arena           []byte
+	cands           []ccand
 	// states, kids and keys are a parent's moves being expanded; warm
 	// keeps what search.BFS.Warm read.
 	states []compact.State
@@ -91,6 +87,17 @@ func (x *cworker) pack(cfg *compact.Config, s *compact.State) []byte {
 	start := len(x.arena)
 	x.arena = s.Pack(cfg, x.arena)
 	return x.arena[start:len(x.arena):len(x.arena)]
+}
+
+// cand returns a new candidate from the worker's slab: candidates live
+// until their batch is merged and judged, a few thousand at a time, and
+// one allocation for many spares the allocator and collector.
+func (x *cworker) cand() *ccand {
+	if len(x.cands) == cap(x.cands) {
+		x.cands = make([]ccand, 0, 1024)
+	}
+	x.cands = x.cands[:len(x.cands)+1]
+	return &x.cands[len(x.cands)-1]
 }
 
 // compactSearch is the compact engine's side of the search: the packed
@@ -197,8 +204,10 @@ func (e *engine) expandCompactParent(ce *compactEngine, x *cworker, d int, p int
 		taken++
 		if !e.opts.NoDedup {
 			busy := parent.Busy(st.Worker) >= 0
-			if (st.IsStep() && !busy) || (st.IsDeliver() && busy) {
-				continue // a self-loop
+			if (st.IsStep() && !busy) || (st.IsDeliver() && busy) || st.Idle(ce.cfg, parent) {
+				// A self-loop: it reaches the parent's state, visited at
+				// the depth before, which Known would drop.
+				continue
 			}
 		}
 		k := child{si: si, ev: -1}
@@ -230,15 +239,17 @@ func (e *engine) expandCompactParent(ce *compactEngine, x *cworker, d int, p int
 		if !e.opts.NoDedup && !broken && e.bfs.Known(k.key, e.opts.NoPOR) {
 			continue // known: only the parent links of new states are kept
 		}
-		c := &ccand{Edge: search.Edge{Parent: p, Move: int16(k.si), Key: k.key, Broken: broken}, law: k.law}
+		c := x.cand()
+		*c = ccand{Edge: search.Edge{Parent: p, Move: int16(k.si), Key: k.key, Broken: broken}, law: k.law}
 		if !e.opts.NoPOR {
 			c.Skip = ce.skipSet(s, k.si, k.ev)
 		}
-		if d == e.opts.Depth {
-			judgeNow(ce, x, c, s)
-		} else {
-			c.state = x.pack(ce.cfg, s)
-		}
+		// Packed to be judged after the merge, even at the deepest depth:
+		// judging each transition where it is reached would judge again
+		// every state the batch reaches by several edges (about half the
+		// transitions Known keeps at 2 events x 2 workers), and a state is
+		// packed and unpacked for much less than it is finished.
+		c.state = x.pack(ce.cfg, s)
 		out = append(out, c)
 	}
 	return out, taken
@@ -251,25 +262,6 @@ type child struct {
 	si, ev int
 	law    compact.Law
 	key    search.Key
-}
-
-// judgeNow finishes s, the state c reached, in place (drain, replay,
-// drain, probe) and keeps the final laws' verdict in c for compactFinals.
-// The deepest depth's states are never expanded, and there Known drops
-// every transition into a state visited before, so almost every state
-// left is new: judging it here, on the state at hand, saves packing it
-// and unpacking it again, and holding it packed until the merge. A state
-// that broke a law on the way is judged on that law alone, as in
-// compactFinals.
-func judgeNow(ce *compactEngine, x *cworker, c *ccand, s *compact.State) {
-	c.judged = true
-	if c.Broken {
-		return
-	}
-	x.judge.Reset()
-	s.Finish(ce.cfg, x.judge)
-	c.finLaw = x.judge.Broken()
-	c.reached = uint64(s.Coverage())
 }
 
 // skipSet is the runner engine's skipSet over a compact state.
@@ -301,15 +293,11 @@ func (e *engine) compactFinals(ce *compactEngine, pool *sync.Pool, cs []*ccand, 
 		if c.Broken {
 			return
 		}
-		if c.judged {
-			c.law, reached[i] = c.finLaw, c.reached
-		} else {
-			x.scratch.Unpack(ce.cfg, c.state)
-			x.judge.Reset()
-			x.scratch.Finish(ce.cfg, x.judge)
-			c.law = x.judge.Broken()
-			reached[i] = uint64(x.scratch.Coverage())
-		}
+		x.scratch.Unpack(ce.cfg, c.state)
+		x.judge.Reset()
+		x.scratch.Finish(ce.cfg, x.judge)
+		c.law = x.judge.Broken()
+		reached[i] = uint64(x.scratch.Coverage())
 		c.Broken = c.law != compact.LawNone
 	})
 	if e.opts.Coverage {

@@ -376,13 +376,19 @@ func (s *State) replay(cfg *Config) {
 }
 
 // tick takes back every inflight message whose ack timeout passed.
+//
+// The drain ticks before every delivery, so tick and deliver walk a
+// group's entries directly (stride Groups in ents) rather than through
+// ent's multiplication and bounds check per offset: they are most of the
+// explorer's time.
 func (s *State) tick(cfg *Config, j *judge) {
-	for g := range cfg.Groups { // group by group, as membroker's Tick: the DLQ's order
-		for off := range s.msgs {
-			e := s.ent(cfg, int32(off), g)
+	ng := cfg.Groups
+	for g := range ng { // group by group, as membroker's Tick: the DLQ's order
+		for i := g; i < len(s.ents); i += ng {
+			e := &s.ents[i]
 			if e.status == stInflight && s.now >= e.delivered+cfg.AckTimeoutMs {
 				e.lastErr = reasonAckTimout
-				s.retryOrDead(cfg, j, int32(off), g, 0)
+				s.retryOrDead(cfg, j, int32(i/ng), g, 0)
 			}
 		}
 	}
@@ -412,24 +418,40 @@ func (s *State) addDLQ(cfg *Config, j *judge, d dlqEntry) {
 // deliver hands the pick-th eligible message of worker wi's group to it;
 // it reports whether anything was delivered. The broker ticks first.
 func (s *State) deliver(cfg *Config, j *judge, wi, pick int) bool {
-	w := &s.workers[wi]
-	if w.stage != stageIdle {
+	if s.workers[wi].stage != stageIdle {
 		return false
 	}
 	s.tick(cfg, j)
-	g := cfg.Workers[wi].Group
-	n := 0
-	for off := range s.msgs {
-		if e := s.ent(cfg, int32(off), g); e.status == stPending && e.eligible <= s.now {
-			n++
+	return s.deliverTicked(cfg, j, wi, pick)
+}
+
+// deliverTicked is deliver once the broker has ticked.
+func (s *State) deliverTicked(cfg *Config, j *judge, wi, pick int) bool {
+	return s.deliverFrom(cfg, j, wi, pick, cfg.Workers[wi].Group)
+}
+
+// deliverFrom is deliverTicked given that the entries of the worker's
+// group before ents[from] are settled (acked or dead).
+func (s *State) deliverFrom(cfg *Config, j *judge, wi, pick, from int) bool {
+	w := &s.workers[wi]
+	ng := cfg.Groups
+	// The pick-th eligible message, counted modulo the eligible ones; the
+	// drain always picks the first, which needs no count: when none is
+	// eligible the walk below finds none either.
+	if pick > 0 {
+		n := 0
+		for i := from; i < len(s.ents); i += ng {
+			if e := &s.ents[i]; e.status == stPending && e.eligible <= s.now {
+				n++
+			}
 		}
+		if n == 0 {
+			return false
+		}
+		pick %= n
 	}
-	if n == 0 {
-		return false
-	}
-	pick %= n
-	for off := range s.msgs {
-		e := s.ent(cfg, int32(off), g)
+	for i := from; i < len(s.ents); i += ng {
+		e := &s.ents[i]
 		if e.status != stPending || e.eligible > s.now {
 			continue
 		}
@@ -437,6 +459,7 @@ func (s *State) deliver(cfg *Config, j *judge, wi, pick int) bool {
 			pick--
 			continue
 		}
+		off := i / ng
 		e.attempts++
 		e.status = stInflight
 		e.delivered = s.now
@@ -707,7 +730,26 @@ func (s *State) step(cfg *Config, j *judge, wi int) {
 // workers finish, idle ones take what is eligible (pick 0), and time jumps
 // to the next redelivery. It reports false if DrainLimit actions did not
 // suffice.
+//
+// Each delivery ticks the broker first, as deliver does; but within a
+// drain a tick can only take something back once time has moved (with a
+// positive ack timeout, a delivery made now is not due now, and a
+// pipeline step makes nothing inflight), and time moves only by the
+// drain's own advance, which ticks. So once the drain has ticked at the
+// present time, the ticks of its later deliveries are no-ops and are
+// skipped; with them, a group found with nothing eligible stays so for
+// the rest of the round (a delivery makes nothing pending), so its other
+// workers need not look.
 func (s *State) Drain(cfg *Config, j *judge) bool {
+	ticked := false // a tick at s.now has taken back everything due
+	// A message acked or dead in a group stays so (nothing but a tick, a
+	// nack or a delivery changes an entry's status, and only that of one
+	// pending or in flight), and messages are only appended: each group's
+	// deliveries start past the prefix of its entries so settled.
+	var from [MaxGroups]int
+	for g := range cfg.Groups {
+		from[g] = g
+	}
 	for n := 0; n < DrainLimit; {
 		progressed := false
 		for wi := range cfg.Workers {
@@ -717,10 +759,27 @@ func (s *State) Drain(cfg *Config, j *judge) bool {
 				progressed = true
 			}
 		}
+		var empty uint64 // groups with nothing eligible this round (a bit each)
 		for wi := range cfg.Workers {
-			if s.deliver(cfg, j, wi, 0) {
+			if s.workers[wi].stage != stageIdle {
+				continue
+			}
+			g := cfg.Workers[wi].Group
+			if ticked && empty&(1<<g) != 0 {
+				continue
+			}
+			if !ticked {
+				s.tick(cfg, j)
+				ticked = cfg.AckTimeoutMs > 0
+			}
+			for from[g] < len(s.ents) && settled(s.ents[from[g]].status) {
+				from[g] += cfg.Groups
+			}
+			if s.deliverFrom(cfg, j, wi, 0, from[g]) {
 				n++
 				progressed = true
+			} else {
+				empty |= 1 << g
 			}
 		}
 		if progressed {
@@ -735,10 +794,15 @@ func (s *State) Drain(cfg *Config, j *judge) bool {
 		} else {
 			s.tick(cfg, j)
 		}
+		ticked = cfg.AckTimeoutMs > 0
 		n++
 	}
 	return false
 }
+
+// settled reports whether an entry of status st is done with: acked or
+// dead.
+func settled(st uint8) bool { return st == stAcked || st == stDead }
 
 // Busy reports the event whose delivery worker wi holds (-1: idle).
 func (s *State) Busy(wi int) int {

@@ -116,6 +116,11 @@ func (u *unpacker) byte() byte {
 func (u *unpacker) bytes(dst []uint8) { u.i += copy(dst, u.b[u.i:u.i+len(dst)]) }
 
 func (u *unpacker) uvarint() uint64 {
+	// Most of a state's numbers fit a byte: read those without the loop.
+	if c := u.b[u.i]; c < 0x80 {
+		u.i++
+		return uint64(c)
+	}
 	v, n := binary.Uvarint(u.b[u.i:])
 	u.i += n
 	return v

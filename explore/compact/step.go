@@ -95,3 +95,59 @@ func (st Step) IsPipeline() bool { return st.Op == opStep || st.Op == opCrash }
 // IsStep and IsDeliver name the steps a worker's state makes a no-op.
 func (st Step) IsStep() bool    { return st.Op == opStep }
 func (st Step) IsDeliver() bool { return st.Op == opDeliver }
+
+// Idle reports whether st would leave s exactly as it is, judging nothing:
+// a produce or produce-fail of an event already produced or failing, a
+// duplicate of an event never produced, a cleanup with no record to
+// remove, a skew a node already has, a clock step of 0 ms, a replay with
+// nothing but replayed messages, a crash of an idle worker, a delivery to
+// a busy worker or to one whose group has nothing eligible, even once the
+// broker has ticked (nothing in flight is due). Such a step reaches its
+// parent's state again. It reports false when unsure (an advance moves
+// time).
+func (st Step) Idle(cfg *Config, s *State) bool {
+	switch st.Op {
+	case opCrash:
+		// crash zeroes the worker, and judges nothing of an idle one.
+		return s.workers[st.Worker] == worker{}
+	case opDeliver:
+		if s.workers[st.Worker].stage != stageIdle {
+			return true
+		}
+		ng, g := cfg.Groups, cfg.Workers[st.Worker].Group
+		for i := range s.ents {
+			e := &s.ents[i]
+			if e.status == stInflight && s.now >= e.delivered+cfg.AckTimeoutMs {
+				return false // the tick takes it back
+			}
+			if i%ng == g && e.status == stPending && e.eligible <= s.now {
+				return false
+			}
+		}
+		return true
+	case opReplay:
+		for _, m := range s.msgs {
+			if m.origin != originReplayed {
+				return false
+			}
+		}
+		return true
+	case opProduce, opProduceFail:
+		g := s.gate[st.Event]
+		return g == gateCommitted || g == gatePending
+	case opDuplicate:
+		for _, m := range s.msgs {
+			if int(m.event) == st.Event && m.origin == originProduced {
+				return false
+			}
+		}
+		return true
+	case opCleanup:
+		return s.cleanup(cfg) == 0
+	case opSkew:
+		return s.skew[st.Node] == st.Ms
+	case opClockStep:
+		return st.Ms == 0
+	}
+	return false
+}
