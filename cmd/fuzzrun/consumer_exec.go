@@ -138,24 +138,7 @@ func (e *execConsumer) checkReset(c consumerharness.Consumer, opts []consumerhar
 		if slices.Equal(f1, p1) {
 			reused = p2
 		}
-		return fmt.Errorf("%w: %q declares reset in its hello, but a process reused after a reset plays a scenario differently from a fresh one (its reset must drop every piece of state, see the protocol's reset); first difference: %s", errKeepsState, strings.Join(e.argv, " "), firstDifference(f1, reused))
+		return fmt.Errorf("%w: %q declares reset in its hello, but a process reused after a reset plays a scenario differently from a fresh one (its reset must drop every piece of state, see the protocol's reset); first difference: %s", errKeepsState, strings.Join(e.argv, " "), consumerharness.FirstDifference("fresh", f1, "reused", reused))
 	}
 	return nil
-}
-
-// firstDifference renders the first line at which two traces differ.
-func firstDifference(fresh, reused []string) string {
-	for i := range max(len(fresh), len(reused)) {
-		var f, r string
-		if i < len(fresh) {
-			f = fresh[i]
-		}
-		if i < len(reused) {
-			r = reused[i]
-		}
-		if f != r {
-			return fmt.Sprintf("line %d, fresh %q, reused %q", i+1, f, r)
-		}
-	}
-	return "none"
 }

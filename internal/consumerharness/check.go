@@ -426,21 +426,22 @@ func confirmFresh(c Consumer, cfg config, res Result) error {
 		}
 	}
 	return fmt.Errorf("%w: consumer %q: the counterexample breaks %s on workers reused from earlier scenarios, and not on workers that served none: its Worker keeps state across scenarios (a process that declares reset must drop every piece of state on it, see the consumer protocol's reset), or it is not deterministic; first difference: %s",
-		ErrBadInput, c.displayName(), res.Law, firstDifference(res.Outcome.Trace.Lines(), again.Outcome.Trace.Lines()))
+		ErrBadInput, c.displayName(), res.Law, FirstDifference("reused", res.Outcome.Trace.Lines(), "fresh", again.Outcome.Trace.Lines()))
 }
 
-// firstDifference renders the first line at which two traces differ.
-func firstDifference(reused, fresh []string) string {
-	for i := range max(len(reused), len(fresh)) {
-		var r, f string
-		if i < len(reused) {
-			r = reused[i]
+// FirstDifference renders the first line at which trace a (named aName)
+// and trace b (named bName) differ.
+func FirstDifference(aName string, a []string, bName string, b []string) string {
+	for i := range max(len(a), len(b)) {
+		var x, y string
+		if i < len(a) {
+			x = a[i]
 		}
-		if i < len(fresh) {
-			f = fresh[i]
+		if i < len(b) {
+			y = b[i]
 		}
-		if r != f {
-			return fmt.Sprintf("line %d, reused %q, fresh %q", i+1, r, f)
+		if x != y {
+			return fmt.Sprintf("line %d, %s %q, %s %q", i+1, aName, x, bName, y)
 		}
 	}
 	return "none"
