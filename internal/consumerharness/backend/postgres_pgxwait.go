@@ -148,11 +148,13 @@ func (c *splice) runArmed(unit []byte, w *PgxWait) error {
 			}
 		case werr == busy:
 			// The statement's answer is its lock timeout, the transaction
-			// as the rollback to the savepoint left it.
-			if replies, err = c.exchange(""); err != nil {
-				return err
+			// as the rollback to the savepoint left it: open under a
+			// savepoint, else the statement's own, ended.
+			status := byte('I')
+			if w.Savepoint {
+				status = 'T'
 			}
-			replies = append(busyReply(busy), replies...)
+			replies, _ = (&pgproto3.ReadyForQuery{TxStatus: status}).Encode(busyReply(busy))
 		default:
 			return werr
 		}
@@ -238,9 +240,8 @@ func (c *splice) script(rd *replyReader, script string) ([]byte, error, byte, er
 	return rd.untilReady()
 }
 
-// exchange runs script (or, empty, an empty query: only the session's
-// status comes back) and returns its replies, the ReadyForQuery with
-// them; the empty query's own reply is left out.
+// exchange runs script and returns its replies, the ReadyForQuery with
+// them.
 func (c *splice) exchange(script string) ([]byte, error) {
 	c.io.RLock()
 	defer c.io.RUnlock()
@@ -248,12 +249,9 @@ func (c *splice) exchange(script string) ([]byte, error) {
 		return nil, net.ErrClosed
 	}
 	rd := &replyReader{conn: c.r.conn}
-	replies, _, status, err := c.script(rd, script)
+	replies, _, _, err := c.script(rd, script)
 	if err != nil {
 		return nil, err
-	}
-	if script == "" {
-		replies, _ = (&pgproto3.ReadyForQuery{TxStatus: status}).Encode(nil)
 	}
 	return append(replies, rd.rest()...), nil
 }
