@@ -29,7 +29,9 @@ import (
 // again. Locking is the engine's, as with SQLite.
 //
 // The reset: in a rollback-journal mode, the file the schema made is
-// written back (see writeFile); in WAL, every row is deleted and the rows
+// written back (see writeFile), through a file description of the
+// harness's own that also lets it read the file as the state's content
+// (see ReadState); in WAL, every row is deleted and the rows
 // the schema seeded put back, AUTOINCREMENT counters too. After the first
 // reset the harness checks that it restored every table row for row,
 // rowids included; when it did not (a trigger fired by the reset, a
