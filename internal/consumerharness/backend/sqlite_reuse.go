@@ -469,8 +469,9 @@ func (s *sqliteSession) writeFile(ctx context.Context) error {
 // bytes itself (which the engine's own locks, OFD or POSIX, conflict
 // with), so that none can be held while the file is written, and gives it
 // back after. A journal beside the database (a hot one the engine would
-// roll back first, or one its journal mode keeps) leaves the reset to
-// writeFile's statements (false); so do locks it cannot take here.
+// roll back first, or one its journal mode keeps), or a database a
+// handler made WAL, leaves the reset to writeFile's statements (false);
+// so do locks it cannot take here.
 func (s *sqliteSession) writeRaw() (bool, error) {
 	ok, err := lockAll(s.rawFD)
 	if err != nil {
@@ -478,9 +479,14 @@ func (s *sqliteSession) writeRaw() (bool, error) {
 		return false, nil
 	}
 	if !ok {
+		if fileExists(s.path + "-wal") {
+			// A handler made the database WAL: the statements decide.
+			return false, nil
+		}
 		return false, errNotIdle
 	}
-	if fileExists(s.path + "-journal") {
+	var hdr [20]byte
+	if n, err := pread(s.rawFD, hdr[:]); err != nil || n < len(hdr) || !legacy(hdr[:]) || fileExists(s.path+"-journal") {
 		return false, unlockAll(s.rawFD)
 	}
 	err = s.writeOver(s.raw)
@@ -492,6 +498,11 @@ func (s *sqliteSession) writeRaw() (bool, error) {
 	}
 	return true, nil
 }
+
+// legacy reports whether a database file's header says a rollback-journal
+// mode (its read and write versions 1; WAL sets them to 2, and a handler
+// may switch to WAL): the file alone is then the committed content.
+func legacy(hdr []byte) bool { return hdr[18] == 1 && hdr[19] == 1 }
 
 // writeOver writes the kept file over f with a new change counter, and a
 // new schema cookie if the schema changed since the last reset.
@@ -796,7 +807,7 @@ func (d *reuseDB) ReadState(buf []byte) ([]byte, bool) {
 		}
 		buf = make([]byte, 2*len(buf))
 	}
-	if len(buf) < 100 {
+	if len(buf) < 100 || !legacy(buf) {
 		return buf, false
 	}
 	clear(buf[24:28])
