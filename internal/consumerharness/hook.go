@@ -199,8 +199,11 @@ func (w *worker) park(ev wevent) decision {
 // leaves it for collectWoken.
 func (w *worker) send(ev wevent) {
 	if w.woke.Load() {
+		// A copy of its own: ev stays on the stack on the common path.
+		pending := new(wevent)
+		*pending = ev
 		w.r.mu.Lock()
-		w.pending = &ev
+		w.pending = pending
 		w.r.mu.Unlock()
 		return
 	}

@@ -331,7 +331,7 @@ func play(ctx context.Context, be backend.Backend, c Consumer, s *Scenario, g *g
 	}
 	out := &Outcome{Scenario: s, Backend: be.Name(), Trace: r.trace, runID: r.id}
 	defer r.close()
-	if out.Base, err = snapshot(ctx, r.db, c); err != nil {
+	if out.Base, err = baseSnapshot(ctx, r, c); err != nil {
 		return nil, err
 	}
 	if err := r.startWorkers(); err != nil {

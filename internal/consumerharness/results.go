@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -250,6 +252,25 @@ func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 // effectTables are the tables the consumer's Effects query reads, by
 // lower-case name (nil when it cannot be read).
 func effectTables(query string) map[string]bool {
+	if m, ok := effectTablesOf.Load(query); ok {
+		return m.(map[string]bool)
+	}
+	m := readEffectTables(query)
+	if effectTablesKept.Add(1) <= maxMemo {
+		effectTablesOf.Store(query, m)
+	}
+	return m
+}
+
+// effectTablesOf are effectTables' answers by query (read, never
+// written, by their users), up to maxMemo of them.
+var (
+	effectTablesOf   sync.Map
+	effectTablesKept atomic.Int64
+)
+
+// readEffectTables is effectTables, read from the query's tokens.
+func readEffectTables(query string) map[string]bool {
 	toks, ok := tokenize(query)
 	if !ok || len(toks) == 0 {
 		return nil
@@ -265,6 +286,32 @@ func effectTables(query string) map[string]bool {
 	}
 	return out
 }
+
+// writesEffectsOf is writesEffects where tables are effectTables(query),
+// remembered by query and statement text (what a statement writes is its
+// text's: its arguments give only the keys of the rows it touches), up to
+// maxMemo of them.
+func writesEffectsOf(query string, c sqlhook.Call, tables map[string]bool) bool {
+	if c.Op != sqlhook.Exec && c.Op != sqlhook.Query || len(tables) == 0 {
+		return false
+	}
+	k := effectsKey{query, c.SQL}
+	if v, ok := writesEffectsMemo.Load(k); ok {
+		return v.(bool)
+	}
+	v := writesEffects(c, tables)
+	if writesEffectsKept.Add(1) <= maxMemo {
+		writesEffectsMemo.Store(k, v)
+	}
+	return v
+}
+
+type effectsKey struct{ query, stmt string }
+
+var (
+	writesEffectsMemo sync.Map
+	writesEffectsKept atomic.Int64
+)
 
 // writesEffects reports whether call c writes a table of tables: an
 // INSERT, UPDATE or DELETE of the consumer's effects.

@@ -792,7 +792,7 @@ func (r *run) traceCall(p point, idx int) {
 			r.effects = map[string]bool{}
 		}
 	}
-	if writesEffects(p.call, r.effects) {
+	if writesEffectsOf(r.c.Effects.Query, p.call, r.effects) {
 		r.trace.markEffect(idx, p.call.InTx)
 	}
 }

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	"github.com/idemcheck/idemcheck/impl/contract/broker"
 	"github.com/idemcheck/idemcheck/internal/consumerharness/sqlhook"
@@ -450,7 +452,7 @@ func (v *verifyRun) settle() {
 			e.str(m.Key)
 			e.int(int64(m.Attempts))
 			e.str(m.LastError)
-			e.str(string(m.Payload))
+			e.bytes(m.Payload)
 			wv.hist.add(e)
 			wv.seen = true
 			_, n, _ := v.s.fates[v.eventIndex(w.ev.EventID)].failures()
@@ -515,7 +517,8 @@ func (v *verifyRun) enabled() ([]trans, int) {
 	}
 	var eligible []broker.Message
 	eligibleRead := false
-	var moves []trans
+	moves := v.s.moves[:0]
+	defer func() { v.s.moves = moves[:0] }()
 	boundPruned := 0
 	add := func(t trans) {
 		if t.cost > b[bPreempt] {
@@ -553,7 +556,10 @@ func (v *verifyRun) enabled() ([]trans, int) {
 			}
 		}
 	}
-	var out []trans
+	// One allocation for what follows (the search keeps the slice): the
+	// stop or the tick, the moves, a failure and a crash per worker, a
+	// duplicate per event, the advances.
+	out := make([]trans, 0, 2+len(moves)+2*len(r.workers)+len(r.s.Events)+len(v.s.bounds.Durations))
 	if len(moves) == 0 {
 		quiet, next := v.quiet()
 		if quiet {
@@ -841,7 +847,7 @@ func (v *verifyRun) key() (search.Key, bool) {
 		if (w.state != idle || r.c.Worker != nil) && mutant != "key-ignores-history" {
 			h := v.historyOf(i)
 			t.sum(h)
-			v.parts = append(v.parts, keyPart{"what the database returned to " + w.name + " (its history: every call's result and row)", h})
+			v.parts = append(v.parts, keyPart{v.s.labelsOf(w.name).history, h})
 		}
 		histAt := len(t.b)
 		if r.lg != nil {
@@ -876,7 +882,9 @@ func (v *verifyRun) key() (search.Key, bool) {
 		if w.state == blocked {
 			t.byte(b2byte(v.moves > wv.blockedAt))
 		}
-		v.parts = append(v.parts, keyPart{w.name + "'s place (its state, delivery and the call it waits at)", sumOf(append(append([]byte(nil), t.b[:2]...), t.b[histAt:]...))})
+		place := append(append(v.s.placeBuf[:0], t.b[:2]...), t.b[histAt:]...)
+		v.s.placeBuf = place
+		v.parts = append(v.parts, keyPart{v.s.labelsOf(w.name).place, sumOf(place)})
 		tuples = append(tuples, t.b)
 	}
 	v.s.tuples = tuples
@@ -889,7 +897,7 @@ func (v *verifyRun) key() (search.Key, bool) {
 		slices.SortStableFunc(v.s.perm, func(a, b int) int { return bytes.Compare(tuples[a], tuples[b]) })
 	}
 	for _, i := range v.s.perm {
-		e.str(string(tuples[i]))
+		e.bytes(tuples[i])
 	}
 	if v.s.cfg.verify.states != nil {
 		// The same name, but for the worker the schedule is on.
@@ -904,7 +912,7 @@ func (v *verifyRun) key() (search.Key, bool) {
 			slices.SortFunc(ts, bytes.Compare)
 		}
 		for _, t := range ts {
-			sys.str(string(t))
+			sys.bytes(t)
 		}
 		v.sysKey = sumOf(sys.b)
 	}
@@ -931,6 +939,30 @@ func isInsert(query string) bool { return verb(query) == "insert" }
 // select, or its first word for anything else (create, pragma, ...). A
 // statement that starts with WITH is the kind of its main statement.
 func verb(query string) string {
+	if v, ok := verbs.Load(query); ok {
+		return v.(string)
+	}
+	v := lexVerb(query)
+	if verbsKept.Add(1) <= maxMemo {
+		verbs.Store(query, v)
+	}
+	return v
+}
+
+// verbs are the verbs of the statements met (a statement's text is
+// its verb's), up to maxMemo of them.
+var (
+	verbs     sync.Map
+	verbsKept atomic.Int64
+)
+
+// maxMemo bounds what the memos of statements' texts keep (a consumer
+// that writes its values into its statements' text makes new texts
+// without end).
+const maxMemo = 1 << 12
+
+// lexVerb is verb, read from the statement's tokens.
+func lexVerb(query string) string {
 	toks, _ := sqlscan.Lex(query)
 	depth, with := 0, false
 	for _, t := range toks {

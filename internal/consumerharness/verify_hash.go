@@ -36,6 +36,12 @@ func (e *enc) str(s string) {
 	e.b = append(e.b, s...)
 }
 
+// bytes writes b as str writes string(b).
+func (e *enc) bytes(b []byte) {
+	e.int(int64(len(b)))
+	e.b = append(e.b, b...)
+}
+
 func (e *enc) sum(s search.Key) {
 	e.b = binary.LittleEndian.AppendUint64(e.b, s[0])
 	e.b = binary.LittleEndian.AppendUint64(e.b, s[1])

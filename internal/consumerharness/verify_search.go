@@ -143,7 +143,46 @@ type walker struct {
 	tupleEnc      []enc
 	tuples        [][]byte
 	lastDelivery  [][2]int64
+	// fileBuf holds the database file last read to name a state, and
+	// byFile the names of the database's content already read, by the
+	// file's bytes (see dumpByFile).
+	fileBuf []byte
+	byFile  map[search.Key]search.Key
+	// bases are the snapshots of the runs' starts, by the file's bytes
+	// and the time (see baseSnapshot); baseEnc builds their keys.
+	bases   map[search.Key]Snapshot
+	baseEnc enc
+	// moves is enabled's scratch: the workers' moves, copied into the
+	// choices it returns.
+	moves []trans
+	// labels name a worker's parts of a state's name (see keyPart), by
+	// the worker's name; placeBuf is key's scratch.
+	labels   map[string]workerLabels
+	placeBuf []byte
 }
+
+// workerLabels name a worker's parts of a state's name.
+type workerLabels struct{ history, place string }
+
+// labelsOf returns the labels of the worker named name.
+func (w *walker) labelsOf(name string) workerLabels {
+	if l, ok := w.labels[name]; ok {
+		return l
+	}
+	l := workerLabels{
+		history: "what the database returned to " + name + " (its history: every call's result and row)",
+		place:   name + "'s place (its state, delivery and the call it waits at)",
+	}
+	if w.labels == nil {
+		w.labels = map[string]workerLabels{}
+	}
+	w.labels[name] = l
+	return l
+}
+
+// maxByFile bounds the names dumpByFile keeps: beyond it they are
+// forgotten and read again.
+const maxByFile = 1 << 16
 
 // explore is Explore and Verify: the search of b, then of each of its
 // Then, until one finds a counterexample or a budget runs out.
@@ -786,6 +825,9 @@ func (w *walker) dump(r *run) (search.Key, error) {
 	e := &w.dbEnc
 	e.reset()
 	if w.sqlite {
+		if fr, ok := r.db.(backend.FileReader); ok {
+			return w.dumpByFile(r, fr)
+		}
 		if err := w.dumpSQLite(r.db.Admin(), e); err != nil {
 			return search.Key{}, err
 		}
@@ -801,6 +843,80 @@ func (w *walker) dump(r *run) (search.Key, error) {
 		return search.Key{}, err
 	}
 	return sumOf(e.b), nil
+}
+
+// dumpByFile names a SQLite database's content by its file when it can
+// (see backend.FileReader): the bytes of the file, hashed, find the name
+// read before from the same bytes, and only a file not met before is read
+// through the engine (dumpSQLite). The name is the same: the content read
+// is the file's, and the same bytes hold the same content.
+func (w *walker) dumpByFile(r *run, fr backend.FileReader) (search.Key, error) {
+	e := &w.dbEnc
+	b, ok := fr.ReadState(w.fileBuf[:0])
+	w.fileBuf = b
+	var fk search.Key
+	if ok {
+		fk = sumOf(b)
+		if sum, hit := w.byFile[fk]; hit {
+			return sum, nil
+		}
+	}
+	if err := w.dumpSQLite(r.db.Admin(), e); err != nil {
+		return search.Key{}, err
+	}
+	sum := sumOf(e.b)
+	if ok {
+		if w.byFile == nil || len(w.byFile) >= maxByFile {
+			w.byFile = make(map[search.Key]search.Key)
+		}
+		w.byFile[fk] = sum
+	}
+	return sum, nil
+}
+
+// baseSnapshot is snapshot at a run's start. Under Verify, on a database
+// whose file can be read as its state (backend.FileReader), the snapshot
+// read before from the same bytes at the same time of the scenario's clock
+// (the database's own) is the run's: the effects, dedupe and dead-letter
+// queries read the same rows. (A database reset between schedules starts
+// every one from the same bytes.)
+func baseSnapshot(ctx context.Context, r *run, c Consumer) (Snapshot, error) {
+	w, _ := ctx.Value(verifyKey{}).(*walker)
+	fr, ok := r.db.(backend.FileReader)
+	if w == nil || !ok {
+		return snapshot(ctx, r.db, c)
+	}
+	b, ok := fr.ReadState(w.fileBuf[:0])
+	w.fileBuf = b
+	if !ok {
+		return snapshot(ctx, r.db, c)
+	}
+	e := &w.baseEnc
+	e.reset()
+	e.sum(sumOf(b))
+	e.int(r.clock.NowMs())
+	e.str(c.Effects.Query)
+	e.str(c.Dedupe)
+	e.str(c.DeadLetters)
+	k := sumOf(e.b)
+	if snap, hit := w.bases[k]; hit {
+		return snap.clone(), nil
+	}
+	snap, err := snapshot(ctx, r.db, c)
+	if err != nil {
+		return snap, err
+	}
+	if w.bases == nil || len(w.bases) >= maxByFile {
+		w.bases = make(map[search.Key]Snapshot)
+	}
+	w.bases[k] = snap.clone()
+	return snap, nil
+}
+
+// clone is s with slices of its own (the rows' values shared: nobody
+// writes them).
+func (s Snapshot) clone() Snapshot {
+	return Snapshot{Rows: slices.Clone(s.Rows), Dedupe: slices.Clone(s.Dedupe), DeadLetters: slices.Clone(s.DeadLetters), missing: slices.Clone(s.missing), order: slices.Clone(s.order)}
 }
 
 // dumpSQLite reads a SQLite database's content in one read transaction

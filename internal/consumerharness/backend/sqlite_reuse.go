@@ -29,7 +29,9 @@ import (
 // again. Locking is the engine's, as with SQLite.
 //
 // The reset: in a rollback-journal mode, the file the schema made is
-// written back (see writeFile); in WAL, every row is deleted and the rows
+// written back (see writeFile), through a file description of the
+// harness's own that also lets it read the file as the state's content
+// (see ReadState); in WAL, every row is deleted and the rows
 // the schema seeded put back, AUTOINCREMENT counters too. After the first
 // reset the harness checks that it restored every table row for row,
 // rowids included; when it did not (a trigger fired by the reset, a
@@ -106,6 +108,12 @@ type sqliteSession struct {
 	// schema cookie the last reset wrote.
 	file   []byte
 	cookie uint32
+	// raw is the harness's own open file description of the database,
+	// kept with file (nil: none): a reset writes through it, after
+	// checking SQLite's locks itself, and a state's name reads the file
+	// through it (see ReadState). rawFD is its descriptor.
+	raw   *os.File
+	rawFD int
 }
 
 // resetStep is a table to restore: its rows deleted, its seeded rows
@@ -140,7 +148,11 @@ func (s *sqliteSession) Close() error {
 		}
 	}
 	clocks.Delete(s.key)
-	return errors.Join(s.admin.Close(), removeDB(s.path))
+	var rerr error
+	if s.raw != nil {
+		rerr = s.raw.Close()
+	}
+	return errors.Join(s.admin.Close(), rerr, removeDB(s.path))
 }
 
 // get lends a pooled connection whose waits wait decides (nil: none),
@@ -391,7 +403,21 @@ func (s *sqliteSession) keepFile(ctx context.Context) error {
 		return nil // an empty schema: nothing written yet
 	}
 	s.file, s.cookie = b, binary.BigEndian.Uint32(b[40:])
+	if rawLocks && s.raw == nil {
+		if f, err := os.OpenFile(s.path, os.O_RDWR, 0); err == nil {
+			s.raw, s.rawFD = f, int(f.Fd())
+		}
+	}
 	return nil
+}
+
+// dropRaw stops using the harness's own file description (its locks are
+// not to be had here): resets and names ask the engine again.
+func (s *sqliteSession) dropRaw() {
+	if s.raw != nil {
+		s.raw.Close()
+		s.raw = nil
+	}
 }
 
 // errNotIdle is writeFile's answer when a connection holds a lock on the
@@ -407,6 +433,12 @@ var errNotIdle = errors.New("sqlite: a connection holds a lock on the database")
 // when a scenario changed the schema; else it stays, and connections keep
 // the schema they read.
 func (s *sqliteSession) writeFile(ctx context.Context) error {
+	if s.raw != nil {
+		done, err := s.writeRaw()
+		if done || err != nil {
+			return err
+		}
+	}
 	if _, err := s.admin.ExecContext(ctx, "BEGIN EXCLUSIVE"); err != nil {
 		if (&sqliteDB{}).IsBusy(err) {
 			return errNotIdle
@@ -431,6 +463,46 @@ func (s *sqliteSession) writeFile(ctx context.Context) error {
 	}
 	return nil
 }
+
+// writeRaw is writeFile through the harness's own file description, with
+// no statement run: it takes the write lock on every one of SQLite's lock
+// bytes itself (which the engine's own locks, OFD or POSIX, conflict
+// with), so that none can be held while the file is written, and gives it
+// back after. A journal beside the database (a hot one the engine would
+// roll back first, or one its journal mode keeps), or a database a
+// handler made WAL, leaves the reset to writeFile's statements (false);
+// so do locks it cannot take here.
+func (s *sqliteSession) writeRaw() (bool, error) {
+	ok, err := lockAll(s.rawFD)
+	if err != nil {
+		s.dropRaw()
+		return false, nil
+	}
+	if !ok {
+		if fileExists(s.path + "-wal") {
+			// A handler made the database WAL: the statements decide.
+			return false, nil
+		}
+		return false, errNotIdle
+	}
+	var hdr [20]byte
+	if n, err := pread(s.rawFD, hdr[:]); err != nil || n < len(hdr) || !legacy(hdr[:]) || fileExists(s.path+"-journal") {
+		return false, unlockAll(s.rawFD)
+	}
+	err = s.writeOver(s.raw)
+	if uerr := unlockAll(s.rawFD); err == nil {
+		err = uerr
+	}
+	if err != nil {
+		return false, fmt.Errorf("sqlite: reset the schema's state: %w", err)
+	}
+	return true, nil
+}
+
+// legacy reports whether a database file's header says a rollback-journal
+// mode (its read and write versions 1; WAL sets them to 2, and a handler
+// may switch to WAL): the file alone is then the committed content.
+func legacy(hdr []byte) bool { return hdr[18] == 1 && hdr[19] == 1 }
 
 // writeOver writes the kept file over f with a new change counter, and a
 // new schema cookie if the schema changed since the last reset.
@@ -690,4 +762,55 @@ func (c *reuseConn) closeRaw() {
 	c.stmts = nil
 	c.h.Release()
 	_ = c.raw.Close()
+}
+
+// FileReader is a Database whose state the harness may read as the
+// bytes of its file, when they hold it (see ReadState).
+type FileReader interface {
+	// ReadState returns the database file's bytes, read into buf (grown
+	// as needed), with the fields every commit changes whatever it wrote
+	// (the change counter and the version-valid-for number) set to zero;
+	// or false when the file alone may not be the committed content or
+	// cannot be read here (the caller then asks the engine). The same
+	// bytes are the same committed content.
+	ReadState(buf []byte) ([]byte, bool)
+}
+
+// ReadState implements FileReader: in a rollback-journal mode, with no
+// journal beside the database (no writer has changed a page the file
+// does not have yet, and none left a hot journal) and no lock that would
+// keep a reader out (PENDING, EXCLUSIVE: a writer about to write the
+// file, or writing it), the file is what a read transaction would read.
+func (d *reuseDB) ReadState(buf []byte) ([]byte, bool) {
+	s := d.s
+	if s.raw == nil || s.fresh {
+		return buf, false
+	}
+	if fileExists(s.path + "-journal") {
+		return buf, false
+	}
+	if ok, err := readable(s.rawFD); !ok || err != nil {
+		return buf, false
+	}
+	if cap(buf) < 2*len(s.file) {
+		buf = make([]byte, 2*len(s.file))
+	}
+	for {
+		buf = buf[:cap(buf)]
+		n, err := pread(s.rawFD, buf)
+		if err != nil {
+			return buf[:0], false
+		}
+		if n < len(buf) {
+			buf = buf[:n]
+			break
+		}
+		buf = make([]byte, 2*len(buf))
+	}
+	if len(buf) < 100 || !legacy(buf) {
+		return buf, false
+	}
+	clear(buf[24:28])
+	clear(buf[92:96])
+	return buf, true
 }
