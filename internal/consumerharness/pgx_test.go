@@ -237,10 +237,10 @@ func pgxWaitsOnItself(ctx context.Context, pool *pgxpool.Pool, m handler.Message
 // TestPgxWaitOnItselfIsGivenUp: a pgx handler that waits, outside its
 // own transaction, for a lock that transaction holds gets the lock
 // timeout (55P03, "canceling statement due to lock timeout") as on the
-// database/sql route, played the same twice;
-// its transaction is then rolled back by the handler, and, the wait being
-// of its own making, no delivery counts it as a fault of the harness: it
-// never applies the event and is flagged.
+// database/sql route, the same when played twice; the handler rolls its
+// transaction back, and, the wait being of its own making, no delivery
+// counts it as a fault of the harness: it never applies the event and is
+// flagged.
 func TestPgxWaitOnItselfIsGivenUp(t *testing.T) {
 	c := Consumer{Name: "pgx-waits-on-itself", Schema: pgAccountsSchema, PgxHandler: pgxWaitsOnItself,
 		Effects: PerEvent("SELECT event_id FROM processed_events")}
