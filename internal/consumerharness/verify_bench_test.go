@@ -40,3 +40,18 @@ func BenchmarkVerifyBalancePostgres(b *testing.B) {
 	}
 	b.ReportMetric(float64(res.Schedules)/b.Elapsed().Seconds(), "schedules/s")
 }
+
+// BenchmarkVerifyBalanceMySQL is BenchmarkVerifyBalancePostgres on MySQL
+// or MariaDB.
+func BenchmarkVerifyBalanceMySQL(b *testing.B) {
+	bounds := DefaultBounds
+	bounds.Events = []Fate{FateOK}
+	res, err := Explore(myBalanceConsumer(), bounds, MySQL(myDSN(b)), VerifyParallel(1), VerifySchedules(int64(b.N)))
+	if err != nil {
+		b.Fatal(err)
+	}
+	if !res.Verified && res.Schedules < int64(b.N) {
+		b.Fatalf("%s", res.Report())
+	}
+	b.ReportMetric(float64(res.Schedules)/b.Elapsed().Seconds(), "schedules/s")
+}
