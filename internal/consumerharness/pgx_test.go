@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -216,5 +217,58 @@ func TestRerunnable(t *testing.T) {
 		if got := rerunnable([]string{q}); got != want {
 			t.Errorf("rerunnable(%q) = %v, want %v", q, got, want)
 		}
+	}
+}
+
+// pgxWaitsOnItself marks the event in a transaction, then credits on
+// another of the pool's connections, outside that transaction: the
+// credit's INSERT waits for the mark's row lock, held by its own
+// transaction, which nothing will release.
+func pgxWaitsOnItself(ctx context.Context, pool *pgxpool.Pool, m handler.Message) error {
+	return pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `INSERT INTO processed_events (event_id) VALUES ($1)`, m.EventID); err != nil {
+			return err
+		}
+		_, err := pool.Exec(ctx, `INSERT INTO processed_events (event_id) VALUES ($1) ON CONFLICT DO NOTHING`, m.EventID)
+		return err
+	})
+}
+
+// TestPgxWaitOnItselfIsGivenUp: a pgx handler that waits, outside its
+// own transaction, for a lock that transaction holds gets the lock
+// timeout (55P03, "canceling statement due to lock timeout") as on the
+// database/sql route, the same when played twice; the handler rolls its
+// transaction back, and, the wait being of its own making, no delivery
+// counts it as a fault of the harness: it never applies the event and is
+// flagged.
+func TestPgxWaitOnItselfIsGivenUp(t *testing.T) {
+	c := Consumer{Name: "pgx-waits-on-itself", Schema: pgAccountsSchema, PgxHandler: pgxWaitsOnItself,
+		Effects: PerEvent("SELECT event_id FROM processed_events")}
+	s := &Scenario{Version: 1, Workers: 1, Policy: DefaultPolicy, Events: []Event{{ID: "e1", User: "u1", Amount: 100}},
+		Steps: []Step{runW(1), runW(1), runW(1), runW(1), runW(1), runW(1)}}
+	var traces []string
+	for range 2 {
+		res, err := Replay(c, s, Postgres(pgDSN(t)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		trace := res.Outcome.Trace.String()
+		traces = append(traces, trace)
+		for _, want := range []string{"gives up waiting at exec INSERT INTO processed_events", "canceling statement due to lock timeout", "w1 rollback"} {
+			if !strings.Contains(trace, want) {
+				t.Errorf("no %q in the trace:\n%s", want, trace)
+			}
+		}
+		if slices.ContainsFunc(res.Outcome.Deliveries, func(d Delivery) bool {
+			return slices.ContainsFunc(d.Faults, func(f Fault) bool { return f.Kind == FaultLockTimeout })
+		}) {
+			t.Errorf("a wait of the handler's own making counted as a fault of the harness: %+v", res.Outcome.Deliveries)
+		}
+		if _, ok := breachOf(res, LawHealthyApplied); !ok {
+			t.Errorf("a handler that waits on itself never applies the event, yet:\n%s", res.Report())
+		}
+	}
+	if len(traces) == 2 && traces[0] != traces[1] {
+		t.Errorf("played twice, two traces:\n%s\nthen:\n%s", traces[0], traces[1])
 	}
 }

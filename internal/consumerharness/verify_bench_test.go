@@ -22,3 +22,36 @@ func BenchmarkVerifyADRDefault(b *testing.B) {
 	}
 	b.ReportMetric(float64(res.Schedules)/b.Elapsed().Seconds(), "schedules/s")
 }
+
+// BenchmarkVerifyBalancePostgres is the search of a balance consumer on
+// PostgreSQL (one event and its duplicate, the default bounds otherwise,
+// one walker), cut at b.N schedules: what a schedule costs the harness,
+// the scheduler and the driver (the server's share runs in its own
+// processes).
+func BenchmarkVerifyBalancePostgres(b *testing.B) {
+	bounds := DefaultBounds
+	bounds.Events = []Fate{FateOK}
+	res, err := Explore(pgBalanceConsumer(), bounds, Postgres(pgDSN(b)), VerifyParallel(1), VerifySchedules(int64(b.N)))
+	if err != nil {
+		b.Fatal(err)
+	}
+	if !res.Verified && res.Schedules < int64(b.N) {
+		b.Fatalf("%s", res.Report())
+	}
+	b.ReportMetric(float64(res.Schedules)/b.Elapsed().Seconds(), "schedules/s")
+}
+
+// BenchmarkVerifyBalanceMySQL is BenchmarkVerifyBalancePostgres on MySQL
+// or MariaDB.
+func BenchmarkVerifyBalanceMySQL(b *testing.B) {
+	bounds := DefaultBounds
+	bounds.Events = []Fate{FateOK}
+	res, err := Explore(myBalanceConsumer(), bounds, MySQL(myDSN(b)), VerifyParallel(1), VerifySchedules(int64(b.N)))
+	if err != nil {
+		b.Fatal(err)
+	}
+	if !res.Verified && res.Schedules < int64(b.N) {
+		b.Fatalf("%s", res.Report())
+	}
+	b.ReportMetric(float64(res.Schedules)/b.Elapsed().Seconds(), "schedules/s")
+}

@@ -77,10 +77,13 @@ type searcher struct {
 	sqlite bool
 	// snapshot: the database's transactions read a snapshot taken at
 	// their first read (see backend.Description).
-	snapshot      bool
-	tables        map[string]bool
-	dumpQueries   []string
-	complexSchema bool
+	snapshot    bool
+	tables      map[string]bool
+	dumpQueries []string
+	// pgName, on PostgreSQL, reads the state's name in one statement
+	// while the catalog reads pgCatalog (see pgNameQuery).
+	pgName, pgCatalog string
+	complexSchema     bool
 	// counters: the schema has counters that a rollback does not move
 	// back (PostgreSQL's sequences; MySQL's AUTO_INCREMENT, assumed):
 	// a write in a transaction may change the state's name even if the
@@ -744,7 +747,56 @@ func (s *searcher) discoverPostgres(ctx context.Context, admin *sql.DB) error {
 	}
 	s.dumpQueries = queries
 	s.counters = slices.ContainsFunc(queries, func(q string) bool { return strings.HasPrefix(q, pgSequenceQuery) })
+	// Where the backend notes the DDL a scenario commits (its event
+	// triggers fill idemcheck.ddl, emptied by every reset), nothing noted
+	// means the catalog is the schema's: a count says it, where reading
+	// the catalog cost the server more than the rows.
+	catalogQuery := pgCatalogQuery
+	var watched bool
+	if err := scanOne(admin, "SELECT to_regclass('idemcheck.ddl') IS NOT NULL", &watched); err != nil {
+		return fmt.Errorf("consumertest: read the schema's tables: %w", err)
+	}
+	if watched {
+		catalogQuery = pgWatchQuery
+	}
+	var catalog sql.NullString
+	if err := scanOne(admin, catalogQuery, &catalog); err != nil {
+		return fmt.Errorf("consumertest: read the schema's tables: %w", err)
+	}
+	s.pgName, s.pgCatalog = pgNameQuery(catalogQuery, queries), catalog.String
 	return nil
+}
+
+// pgWatchQuery counts the DDL the backend noted since the last reset.
+const pgWatchQuery = `SELECT count(*)::text FROM idemcheck.ddl`
+
+// pgCatalogQuery lists, in one value, the tables and sequences of
+// pgTablesQuery with each table's number of columns: while it reads as it
+// did when the schema was made, the dump queries read everything a state
+// holds (no table or column added, none dropped).
+const pgCatalogQuery = `SELECT string_agg(c.relkind::text || ' ' || quote_ident(n.nspname) || '.' || quote_ident(c.relname) || ' ' ||
+  (SELECT count(*) FROM pg_attribute a WHERE a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped), ',' ORDER BY n.nspname, c.relname)
+FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+WHERE n.nspname NOT IN ('pg_catalog', 'information_schema', 'idemcheck') AND n.nspname NOT LIKE 'pg_toast%' AND n.nspname NOT LIKE 'pg_temp%'
+AND c.relkind IN ('r', 'p', 'S')`
+
+// pgNameQuery is the one statement that names a PostgreSQL state: the
+// catalog (pgCatalogQuery, or pgWatchQuery where DDL is noted), then each dump query's rows as one text value
+// (every row as its record's text, sorted byte-wise; a sequence's
+// last_value and is_called). One round trip instead of one per table and
+// three for the catalog, and the server plans each part once.
+func pgNameQuery(catalog string, dumps []string) string {
+	var b strings.Builder
+	b.WriteString("SELECT (" + catalog + ")")
+	for _, q := range dumps {
+		if rel, ok := strings.CutPrefix(q, pgSequenceQuery); ok {
+			b.WriteString(", (SELECT ROW(last_value, is_called)::text FROM " + rel + ")")
+			continue
+		}
+		rel, _, _ := strings.Cut(strings.TrimPrefix(q, "SELECT * FROM "), " ORDER BY ")
+		b.WriteString(`, (SELECT array_agg(v ORDER BY v)::text FROM (SELECT ROW(x.*)::text COLLATE "C" AS v FROM ` + rel + " x) y)")
+	}
+	return b.String()
 }
 
 // pgSequenceQuery reads a sequence (its name follows).
@@ -834,6 +886,17 @@ func (w *walker) dump(r *run) (search.Key, error) {
 		return sumOf(e.b), nil
 	}
 	admin := r.db.Admin()
+	if w.pgName != "" {
+		named, err := w.namePostgres(admin, e)
+		if err != nil {
+			return search.Key{}, err
+		}
+		if named {
+			return sumOf(e.b), nil
+		}
+		// The scenario changed the schema: read it table by table.
+		e.reset()
+	}
 	for _, q := range w.dumpQueries {
 		if err := encodeRows(admin, q, e); err != nil {
 			return search.Key{}, err
@@ -917,6 +980,32 @@ func baseSnapshot(ctx context.Context, r *run, c Consumer) (Snapshot, error) {
 // writes them).
 func (s Snapshot) clone() Snapshot {
 	return Snapshot{Rows: slices.Clone(s.Rows), Dedupe: slices.Clone(s.Dedupe), DeadLetters: slices.Clone(s.DeadLetters), missing: slices.Clone(s.missing), order: slices.Clone(s.order)}
+}
+
+// namePostgres names a PostgreSQL state in one statement (pgNameQuery);
+// it reports false, having encoded nothing worth keeping, when the
+// catalog is not the schema's any more.
+func (w *walker) namePostgres(admin *sql.DB, e *enc) (bool, error) {
+	vals := make([]sql.NullString, len(w.dumpQueries)+1)
+	ptrs := make([]any, len(vals))
+	for i := range vals {
+		ptrs[i] = &vals[i]
+	}
+	if err := admin.QueryRowContext(context.Background(), w.pgName).Scan(ptrs...); err != nil {
+		return false, err
+	}
+	if vals[0].String != w.pgCatalog {
+		return false, nil
+	}
+	for _, v := range vals[1:] {
+		if !v.Valid {
+			e.byte('n')
+			continue
+		}
+		e.byte('v')
+		e.str(v.String)
+	}
+	return true, nil
 }
 
 // dumpSQLite reads a SQLite database's content in one read transaction

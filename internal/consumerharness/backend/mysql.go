@@ -163,6 +163,11 @@ type mySession struct {
 	tables     []myTable
 	names      map[string]int
 	everyWrite bool
+	// desc is the last description Describe read, with the catalog's
+	// stamp it was read at (see myCatalogStamp).
+	descMu    sync.Mutex
+	desc      Description
+	descStamp string
 	// dirty marks the tables a worker's statement may have written since
 	// the last reset: only those are truncated and restored.
 	dirtyMu sync.Mutex

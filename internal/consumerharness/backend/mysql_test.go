@@ -425,3 +425,45 @@ func BenchmarkMySQLReset(b *testing.B) {
 		}
 	})
 }
+
+// TestMySQLDescribeSeesDDLAtOnce: a description read again right after a
+// table was made, or one altered, tells it, though the catalog's stamp
+// has the tables' times to the second only; and once the scenario's DDL
+// is undone, the description is the schema's again.
+func TestMySQLDescribeSeesDDLAtOnce(t *testing.T) {
+	s := mySessionForTest(t)
+	db, c1, _ := myScenario(t, s)
+	describe := func() string {
+		t.Helper()
+		desc, err := db.(Describer).Describe(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return strings.Join(desc.Queries, "; ")
+	}
+	schema := describe()
+	if again := describe(); again != schema {
+		t.Fatalf("described twice: %q, then %q", schema, again)
+	}
+	for _, q := range []string{"CREATE TABLE extra (k INT PRIMARY KEY)", "ALTER TABLE accounts ADD COLUMN note TEXT"} {
+		before := describe()
+		if err := myExec(t, c1, q); err != nil {
+			t.Fatal(err)
+		}
+		if after := describe(); after == before {
+			t.Errorf("after %s the description is the same: %q", q, after)
+		}
+	}
+	if got := describe(); !strings.Contains(got, "`extra`") || !strings.Contains(got, "`note`") {
+		t.Errorf("the description misses the DDL: %q", got)
+	}
+	db.Close()
+	db2, _, _ := myScenario(t, s)
+	desc, err := db2.(Describer).Describe(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(desc.Queries, "; "); got != schema {
+		t.Errorf("after the remake: %q, want the schema's %q", got, schema)
+	}
+}
