@@ -7,8 +7,6 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -252,22 +250,15 @@ func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 // effectTables are the tables the consumer's Effects query reads, by
 // lower-case name (nil when it cannot be read).
 func effectTables(query string) map[string]bool {
-	if m, ok := effectTablesOf.Load(query); ok {
-		return m.(map[string]bool)
+	if m, ok := effectTablesOf.load(query); ok {
+		return m
 	}
-	m := readEffectTables(query)
-	if effectTablesKept.Add(1) <= maxMemo {
-		effectTablesOf.Store(query, m)
-	}
-	return m
+	return effectTablesOf.store(query, readEffectTables(query))
 }
 
 // effectTablesOf are effectTables' answers by query (read, never
-// written, by their users), up to maxMemo of them.
-var (
-	effectTablesOf   sync.Map
-	effectTablesKept atomic.Int64
-)
+// written, by their users).
+var effectTablesOf textMemo[string, map[string]bool]
 
 // readEffectTables is effectTables, read from the query's tokens.
 func readEffectTables(query string) map[string]bool {
@@ -296,22 +287,15 @@ func writesEffectsOf(query string, c sqlhook.Call, tables map[string]bool) bool 
 		return false
 	}
 	k := effectsKey{query, c.SQL}
-	if v, ok := writesEffectsMemo.Load(k); ok {
-		return v.(bool)
+	if v, ok := writesEffectsMemo.load(k); ok {
+		return v
 	}
-	v := writesEffects(c, tables)
-	if writesEffectsKept.Add(1) <= maxMemo {
-		writesEffectsMemo.Store(k, v)
-	}
-	return v
+	return writesEffectsMemo.store(k, writesEffects(c, tables))
 }
 
 type effectsKey struct{ query, stmt string }
 
-var (
-	writesEffectsMemo sync.Map
-	writesEffectsKept atomic.Int64
-)
+var writesEffectsMemo textMemo[effectsKey, bool]
 
 // writesEffects reports whether call c writes a table of tables: an
 // INSERT, UPDATE or DELETE of the consumer's effects.

@@ -7,8 +7,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"sync"
-	"sync/atomic"
 
 	"github.com/idemcheck/idemcheck/impl/contract/broker"
 	"github.com/idemcheck/idemcheck/internal/consumerharness/sqlhook"
@@ -939,27 +937,15 @@ func isInsert(query string) bool { return verb(query) == "insert" }
 // select, or its first word for anything else (create, pragma, ...). A
 // statement that starts with WITH is the kind of its main statement.
 func verb(query string) string {
-	if v, ok := verbs.Load(query); ok {
-		return v.(string)
+	if v, ok := verbs.load(query); ok {
+		return v
 	}
-	v := lexVerb(query)
-	if verbsKept.Add(1) <= maxMemo {
-		verbs.Store(query, v)
-	}
-	return v
+	return verbs.store(query, lexVerb(query))
 }
 
 // verbs are the verbs of the statements met (a statement's text is
-// its verb's), up to maxMemo of them.
-var (
-	verbs     sync.Map
-	verbsKept atomic.Int64
-)
-
-// maxMemo bounds what the memos of statements' texts keep (a consumer
-// that writes its values into its statements' text makes new texts
-// without end).
-const maxMemo = 1 << 12
+// its verb's).
+var verbs textMemo[string, string]
 
 // lexVerb is verb, read from the statement's tokens.
 func lexVerb(query string) string {
