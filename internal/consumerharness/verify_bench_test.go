@@ -29,24 +29,22 @@ func BenchmarkVerifyADRDefault(b *testing.B) {
 // the scheduler and the driver (the server's share runs in its own
 // processes).
 func BenchmarkVerifyBalancePostgres(b *testing.B) {
-	bounds := DefaultBounds
-	bounds.Events = []Fate{FateOK}
-	res, err := Explore(pgBalanceConsumer(), bounds, Postgres(pgDSN(b)), VerifyParallel(1), VerifySchedules(int64(b.N)))
-	if err != nil {
-		b.Fatal(err)
-	}
-	if !res.Verified && res.Schedules < int64(b.N) {
-		b.Fatalf("%s", res.Report())
-	}
-	b.ReportMetric(float64(res.Schedules)/b.Elapsed().Seconds(), "schedules/s")
+	benchVerifyOneEvent(b, pgBalanceConsumer(), Postgres(pgDSN(b)))
 }
 
 // BenchmarkVerifyBalanceMySQL is BenchmarkVerifyBalancePostgres on MySQL
 // or MariaDB.
 func BenchmarkVerifyBalanceMySQL(b *testing.B) {
+	benchVerifyOneEvent(b, myBalanceConsumer(), MySQL(myDSN(b)))
+}
+
+// benchVerifyOneEvent searches c's world of one event and its duplicate
+// (the default bounds otherwise) on one walker and db, cut at b.N
+// schedules, and reports the schedules per second.
+func benchVerifyOneEvent(b *testing.B, c Consumer, db Option) {
 	bounds := DefaultBounds
 	bounds.Events = []Fate{FateOK}
-	res, err := Explore(myBalanceConsumer(), bounds, MySQL(myDSN(b)), VerifyParallel(1), VerifySchedules(int64(b.N)))
+	res, err := Explore(c, bounds, db, VerifyParallel(1), VerifySchedules(int64(b.N)))
 	if err != nil {
 		b.Fatal(err)
 	}
