@@ -23,11 +23,14 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
+	"net"
 	"os"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	amqp "github.com/rabbitmq/amqp091-go"
@@ -145,7 +148,12 @@ func down(what string, err error) error {
 		return nil
 	}
 	var ae *amqp.Error
-	if errors.Is(err, amqp.ErrClosed) || errors.Is(err, context.DeadlineExceeded) || (errors.As(err, &ae) && (ae.Code == amqp.ConnectionForced || ae.Code == amqp.FrameError)) {
+	// A frame written before the client noticed the connection was cut
+	// fails with the socket's own error (a reset, a broken pipe), not
+	// amqp.ErrClosed: the broker is gone all the same.
+	var ne net.Error
+	if errors.Is(err, amqp.ErrClosed) || errors.Is(err, context.DeadlineExceeded) || (errors.As(err, &ae) && (ae.Code == amqp.ConnectionForced || ae.Code == amqp.FrameError)) ||
+		errors.As(err, &ne) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE) {
 		return fmt.Errorf("%w: rabbitmq %s: %w", broker.ErrBrokerDown, what, err)
 	}
 	return fmt.Errorf("rabbitmq %s: %w", what, err)
