@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"runtime"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"time"
@@ -230,9 +231,10 @@ func runConsumerExplore(ctx context.Context, o *options, c consumerharness.Consu
 	opts = append(opts, o.dbOptions()...)
 	fmt.Fprintf(stderr, "fuzzrun: model-checking consumer %s on %s: %s; budget %s\n", c.Name, o.db, cx.bounds, cx.budget)
 	known := corpusFiles(o.corpusDir) // to tell a new counterexample in the report
-	restore := oneProc(cx.workers)
+	restore, restoreGC := oneProc(cx.workers), lazyGC()
 	res, err := consumerharness.Explore(c, cx.bounds, opts...)
 	restore()
+	restoreGC()
 	if budget.stopped(sctx) == stoppedByMemory && res.Stopped != "" {
 		res.Stopped = fmt.Sprintf("the memory budget (%s) ran out", formatBytes(o.maxMemory))
 	}
@@ -285,6 +287,21 @@ func oneProc(workers int) func() {
 	}
 	prev := runtime.GOMAXPROCS(1)
 	return func() { runtime.GOMAXPROCS(prev) }
+}
+
+// lazyGC has the collector run when the heap has grown fivefold instead
+// of doubled, unless the user set GOGC, and returns what puts the setting
+// back. A search keeps little on the heap (its tables of states) and makes
+// much garbage with every schedule played (each a new run, its goroutines,
+// its connections' calls): a heap of a few megabytes was collected every
+// few schedules, a tenth of the search's CPU. The memory budget
+// (-max-memory) still holds: near it the collector works harder.
+func lazyGC() func() {
+	if os.Getenv("GOGC") != "" {
+		return func() {}
+	}
+	prev := debug.SetGCPercent(400)
+	return func() { debug.SetGCPercent(prev) }
 }
 
 // parseShard reads -shard and -certificate.

@@ -94,7 +94,10 @@ func playScenario(ctx context.Context, c Consumer, s *Scenario, cfg config) (*Ou
 	g := &guard{}
 	var out *Outcome
 	var err error
-	f := func() { out, err = play(ctx, cfg.backend, c, s, g, true) }
+	f := func() {
+		growStack(0)
+		out, err = play(ctx, cfg.backend, c, s, g, true)
+	}
 	done := make(chan error, 1)
 	go func() {
 		// A bubble under Check's own T whose test fails ends this

@@ -178,6 +178,9 @@ func TestATransactionLeftOpenIsReported(t *testing.T) {
 	if !res.Failed || res.Law != LawRuns || res.Breaches[0].Summary != "handler-leaks-transaction" {
 		t.Fatalf("a leaked transaction was not reported:\n%s", res.Report())
 	}
+	if !strings.Contains(res.Report(), "(last call: exec INSERT INTO ledger VALUES (?, 1) [") {
+		t.Errorf("the report does not name the transaction's last call:\n%s", res.Report())
+	}
 }
 
 func TestAHandlerBlockedOutsideTheDatabaseIsReported(t *testing.T) {

@@ -323,7 +323,8 @@ func (r *run) clockDatabase() {
 		return
 	}
 	cl.SetClock(func() time.Time { return time.UnixMilli(r.clock.NowMs()).UTC() })
-	for _, q := range append(sqlscan.Split(r.c.Schema), r.c.Effects.Query, r.c.Dedupe) {
+	stmts := schemaStatements(r.c.Schema)
+	for _, q := range append(stmts[:len(stmts):len(stmts)], r.c.Effects.Query, r.c.Dedupe) {
 		_, notes := cl.Rewrite(q)
 		for _, n := range notes {
 			r.noteMachineClock(fmt.Sprintf("%s (the schema or a query of the harness: %s)", n, sqlscan.Short(q, 80)))
@@ -361,7 +362,7 @@ func newRun(ctx context.Context, be backend.Backend, c Consumer, s *Scenario, g 
 // runSchema runs the team's schema, statement by statement, each
 // rewritten by rw.
 func runSchema(ctx context.Context, db *sql.DB, schema string, rw func(string) (string, []string)) error {
-	for _, stmt := range sqlscan.Split(schema) {
+	for _, stmt := range schemaStatements(schema) {
 		run, _ := rw(stmt)
 		if _, err := db.ExecContext(ctx, run); err != nil {
 			return fmt.Errorf("%w: the schema failed at %q: %w", ErrBadInput, stmt, err)
@@ -369,6 +370,19 @@ func runSchema(ctx context.Context, db *sql.DB, schema string, rw func(string) (
 	}
 	return nil
 }
+
+// schemaStatements is sqlscan.Split(schema), read once per schema text:
+// every run of a search reads its consumer's schema. The slice is shared:
+// callers must not change it.
+func schemaStatements(schema string) []string {
+	if stmts, ok := schemas.load(schema); ok {
+		return stmts
+	}
+	return schemas.store(schema, sqlscan.Split(schema))
+}
+
+// schemas are the statements of the schemas met, by the schema's text.
+var schemas textMemo[string, []string]
 
 // startWorkers starts every worker idle.
 func (r *run) startWorkers() error {

@@ -49,9 +49,18 @@ func (e traceEntry) text() string {
 func (t *Trace) add(meta Entry, format string, args ...any) int {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	if t.entries == nil {
+		// A run writes dozens of lines: room for them at once rather than
+		// a copy at every doubling from one.
+		t.entries = make([]traceEntry, 0, firstLines)
+	}
 	t.entries = append(t.entries, traceEntry{format: format, args: args, meta: meta})
 	return len(t.entries)
 }
+
+// firstLines is the room a trace makes for its lines when it writes its
+// first.
+const firstLines = 32
 
 // clone copies the trace.
 func (t *Trace) clone() *Trace {

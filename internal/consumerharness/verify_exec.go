@@ -554,10 +554,11 @@ func (v *verifyRun) enabled() ([]trans, int) {
 			}
 		}
 	}
-	// One allocation for what follows (the search keeps the slice): the
+	// One allocation at most for what follows (a new frame of the search
+	// keeps the slice; else the next point reuses it, see decide): the
 	// stop or the tick, the moves, a failure and a crash per worker, a
 	// duplicate per event, the advances.
-	out := make([]trans, 0, 2+len(moves)+2*len(r.workers)+len(r.s.Events)+len(v.s.bounds.Durations))
+	out := slices.Grow(v.s.spareChoices[:0], 2+len(moves)+2*len(r.workers)+len(r.s.Events)+len(v.s.bounds.Durations))
 	if len(moves) == 0 {
 		quiet, next := v.quiet()
 		if quiet {

@@ -158,6 +158,14 @@ type walker struct {
 	// moves is enabled's scratch: the workers' moves, copied into the
 	// choices it returns.
 	moves []trans
+	// point is the decision point handed to the core, which keeps none
+	// of it but, in a new frame, its choices, moves and parts. spareChoices,
+	// spareMoves and spareAux are those of the last point no frame kept,
+	// for the next point to fill (see decide).
+	point        search.Point[footprint, budgets]
+	spareChoices []trans
+	spareMoves   []search.Move[footprint]
+	spareAux     *pointOf
 	// labels name a worker's parts of a state's name (see keyPart), by
 	// the worker's name; placeBuf is key's scratch.
 	labels   map[string]workerLabels
@@ -562,13 +570,30 @@ func outcomeSummary(o *Outcome, bs []Breach) string {
 // search.Abandon to stop the run short, or search.Cut to leave the rest
 // to the drain.
 func (w *walker) decide(v *verifyRun, ts []trans, boundPruned int, key search.Key, keyOK bool) int {
-	moves := make([]search.Move[footprint], len(ts))
+	moves := slices.Grow(w.spareMoves[:0], len(ts))[:len(ts)]
 	for i, t := range ts {
 		moves[i] = search.Move[footprint]{ID: t.id.move(), Footprint: t.fp, Own: t.id.workerMove(), Crash: t.id.kind == kCrash}
 	}
-	p := &search.Point[footprint, budgets]{Moves: moves, Worker: v.cur, Movable: v.movable(v.cur), Key: key, KeyOK: keyOK,
-		Budget: v.budget, Perm: w.perm, BoundPruned: boundPruned, Aux: &pointOf{ts: ts, parts: slices.Clone(v.parts), steps: v.r.s.Steps}, CanMove: v.movable}
-	return w.ch.Choose(p)
+	aux := w.spareAux
+	if aux == nil {
+		aux = &pointOf{}
+	}
+	*aux = pointOf{ts: ts, parts: append(aux.parts[:0], v.parts...), steps: v.r.s.Steps}
+	p := &w.point
+	*p = search.Point[footprint, budgets]{Moves: moves, Worker: v.cur, Movable: v.movable(v.cur), Key: key, KeyOK: keyOK,
+		Budget: v.budget, Perm: w.perm, BoundPruned: boundPruned, Aux: aux, CanMove: v.movable}
+	frames := len(w.ch.Path)
+	i := w.ch.Choose(p)
+	if len(w.ch.Path) > frames {
+		// A new frame keeps the point's choices, moves and parts.
+		w.spareChoices, w.spareMoves, w.spareAux = nil, nil, nil
+	} else {
+		// A point on the path's prefix (checked against the frame met
+		// before), or one abandoned: nothing keeps it, and the next point
+		// reuses its memory.
+		w.spareChoices, w.spareMoves, w.spareAux = ts[:0], moves[:0], aux
+	}
+	return i
 }
 
 // Diverged explains why a run playing a path again met another decision

@@ -26,6 +26,7 @@ type job struct {
 // once. A crash ends it (runtime.Goexit); the restarted worker has its own.
 func (w *worker) loop(jobs chan job, id string) {
 	defer w.r.loops.Done()
+	growStack(0)
 	w.gid = goroutine.Current()
 	if !w.build(id) {
 		return

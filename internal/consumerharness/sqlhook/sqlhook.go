@@ -37,6 +37,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -138,6 +139,25 @@ func (c Call) String() string {
 		s += "]"
 	}
 	return s
+}
+
+// kept is c as it may be rendered after it returned: its []byte
+// arguments copied, since the caller may reuse their memory then.
+func (c Call) kept() Call {
+	for i, a := range c.Args {
+		if _, ok := a.Value.([]byte); !ok {
+			continue
+		}
+		args := slices.Clone(c.Args)
+		for j := i; j < len(args); j++ {
+			if b, ok := args[j].Value.([]byte); ok {
+				args[j].Value = slices.Clone(b)
+			}
+		}
+		c.Args = args
+		break
+	}
+	return c
 }
 
 // Hook is told of every call. Both methods run on the goroutine that made
@@ -362,7 +382,7 @@ func (c *Connector) InTx() (bool, string) {
 	defer c.mu.Unlock()
 	for _, cn := range c.conns {
 		if !cn.dead && cn.inTx && !cn.txEnded {
-			return true, cn.last
+			return true, cn.last.String()
 		}
 	}
 	return false, ""
@@ -406,7 +426,9 @@ type conn struct {
 	c     *Connector
 	dead  bool
 	inTx  bool
-	last  string
+	// last is the call made last, rendered only when InTx is asked for
+	// it (a handler that leaks a transaction): most calls never are.
+	last Call
 	// op is held across every call on inner, so that Kill never closes
 	// inner under a call; closeLater says Kill came during one.
 	op         sync.Mutex
@@ -547,7 +569,7 @@ func (cn *conn) call(c Call, do func() error) error {
 		cn.endTx()
 		return err
 	}
-	cn.last = c.String()
+	cn.last = c.kept()
 	if err := cn.c.hook.Before(c); err != nil {
 		if c.ContextErr() != nil {
 			cn.endTx()
