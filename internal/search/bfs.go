@@ -112,6 +112,10 @@ type BFS struct {
 	// last is set while the deepest depth, MaxDepth, is built: see
 	// startDepth.
 	last bool
+	// keys are a batch's keys being warmed (warmMerge); warm keeps what
+	// Warm read.
+	keys []Key
+	warm uint64
 
 	// Depth is the deepest depth fully searched; States the distinct
 	// states reached (those of a depth cut short too); Transitions the
@@ -203,6 +207,7 @@ func Run[T Transition](b *BFS, x Expander[T], root T) error {
 			}
 			lvl.Transitions += taken
 			b.Transitions += taken
+			warmMerge(b, ts)
 			var fresh []T
 			for _, t := range ts {
 				e := t.Head()
@@ -280,6 +285,23 @@ func (j *judging) broke() bool {
 func (b *BFS) recordBroken(j judging) {
 	b.Transitions = j.transitions
 	b.record(j.lvl, j.n)
+}
+
+// warmMerge readies the lookups of the merge of ts (see Warm): the keys
+// Known looked up during the expansion have left the cache since, and the
+// merge, on one core, would wait for each miss in turn.
+func warmMerge[T Transition](b *BFS, ts []T) {
+	if b.NoDedup {
+		return
+	}
+	ks := b.keys[:0]
+	for _, t := range ts {
+		if e := t.Head(); !e.SelfLoop && !e.Broken {
+			ks = append(ks, e.Key)
+		}
+	}
+	b.keys = ks
+	b.warm += b.Warm(ks)
 }
 
 // record records depth lvl, as far as it went, which reached n new states.
