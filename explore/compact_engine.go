@@ -301,11 +301,13 @@ func (e *engine) compactFinals(ce *compactEngine, pool *sync.Pool, cs []*ccand, 
 		c.Broken = c.law != compact.LawNone
 	})
 	if e.opts.Coverage {
+		var t coverage.Tally
 		for i, c := range cs {
 			if c.New && !c.Broken {
-				e.res.Coverage.AddRun(scenario.KindConsumption, coverageSet(reached[i]))
+				t.Add(coverageSet(reached[i]))
 			}
 		}
+		e.res.Coverage.AddTally(scenario.KindConsumption, &t)
 	}
 	for _, c := range cs {
 		if !c.Broken {

@@ -52,7 +52,10 @@ type Expander[T Transition] interface {
 	Drop(t T)
 	// Judge judges, in order, the transitions into new states and those
 	// that broke a law; it reports whether one breaks a law, which ends
-	// the search.
+	// the search. It runs beside the Expand, Keep and Drop calls of the
+	// next batch of the same depth (never beside another Judge), so that
+	// the judging of a batch keeps the cores busy while the next one is
+	// merged on one of them.
 	Judge(ts []T, d int) bool
 	// Closed is told that depth d is complete.
 	Closed(d int)
@@ -109,6 +112,10 @@ type BFS struct {
 	// last is set while the deepest depth, MaxDepth, is built: see
 	// startDepth.
 	last bool
+	// keys are a batch's keys being warmed (warmMerge); warm keeps what
+	// Warm read.
+	keys []Key
+	warm uint64
 
 	// Depth is the deepest depth fully searched; States the distinct
 	// states reached (those of a depth cut short too); Transitions the
@@ -176,9 +183,14 @@ func Run[T Transition](b *BFS, x Expander[T], root T) error {
 		n := 0 // the new states of depth d, kept in next but at the deepest depth
 		b.startDepth(d)
 		lvl := Level{Depth: d}
+		var j judging // the batch before, judged beside this one's expansion and merge
 		for lo := 0; lo < from; lo += b.Batch {
 			if b.Budget != nil {
 				if k := b.Budget.Spent(b.States+int64(n), b.Bytes()+b.buildingBytes()); k != Unbound {
+					if j.broke() {
+						b.recordBroken(j)
+						return nil
+					}
 					b.Stopped = k
 					b.States += int64(n)
 					return nil
@@ -187,10 +199,15 @@ func Run[T Transition](b *BFS, x Expander[T], root T) error {
 			hi := min(lo+b.Batch, from)
 			ts, taken, err := x.Expand(d, lo, hi)
 			if err != nil {
+				if j.broke() {
+					b.recordBroken(j)
+					return nil
+				}
 				return err
 			}
 			lvl.Transitions += taken
 			b.Transitions += taken
+			warmMerge(b, ts)
 			var fresh []T
 			for _, t := range ts {
 				e := t.Head()
@@ -211,14 +228,21 @@ func Run[T Transition](b *BFS, x Expander[T], root T) error {
 					}
 				}
 			}
-			if x.Judge(fresh, d) {
-				b.record(lvl, n)
+			if j.broke() {
+				b.recordBroken(j)
 				return nil
 			}
+			done := make(chan bool, 1)
+			j = judging{lvl: lvl, n: n, transitions: b.Transitions, done: done}
+			go func() { done <- x.Judge(fresh, d) }()
 			if b.Progress != nil {
 				b.Progress(Progress{Depth: d, States: b.States + int64(n), Transitions: b.Transitions,
 					Frontier: from, Done: hi, Elapsed: time.Since(b.Start)})
 			}
+		}
+		if j.broke() {
+			b.recordBroken(j)
+			return nil
 		}
 		b.record(lvl, n)
 		b.Nodes = append(b.Nodes, next)
@@ -232,6 +256,52 @@ func Run[T Transition](b *BFS, x Expander[T], root T) error {
 		}
 	}
 	return nil
+}
+
+// judging is a batch being judged: the depth, its new states and the
+// search's transitions as they were once the batch was merged, which are
+// what the search reports if the batch breaks a law (the batch after it,
+// expanded and merged meanwhile, is not counted).
+type judging struct {
+	lvl         Level
+	n           int
+	transitions int64
+	done        chan bool // Judge's verdict; nil: no batch
+}
+
+// broke waits for the batch's verdict and reports whether it breaks a
+// law; j holds no batch afterwards.
+func (j *judging) broke() bool {
+	if j.done == nil {
+		return false
+	}
+	broke := <-j.done
+	j.done = nil
+	return broke
+}
+
+// recordBroken records the depth being built as it was once j, which
+// broke a law, was merged.
+func (b *BFS) recordBroken(j judging) {
+	b.Transitions = j.transitions
+	b.record(j.lvl, j.n)
+}
+
+// warmMerge readies the lookups of the merge of ts (see Warm): the keys
+// Known looked up during the expansion have left the cache since, and the
+// merge, on one core, would wait for each miss in turn.
+func warmMerge[T Transition](b *BFS, ts []T) {
+	if b.NoDedup {
+		return
+	}
+	ks := b.keys[:0]
+	for _, t := range ts {
+		if e := t.Head(); !e.SelfLoop && !e.Broken {
+			ks = append(ks, e.Key)
+		}
+	}
+	b.keys = ks
+	b.warm += b.Warm(ks)
 }
 
 // record records depth lvl, as far as it went, which reached n new states.

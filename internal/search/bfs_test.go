@@ -90,6 +90,19 @@ func TestBFSStopsAtShortestBreach(t *testing.T) {
 	if got := b.Levels[len(b.Levels)-1].Depth; got != 7 || b.Depth != 6 {
 		t.Fatalf("breach at depth %d after %d complete; want 7 after 6", got, b.Depth)
 	}
+	// The batch after the breach was expanded and merged while the breach
+	// was judged: the figures are those of the search up to the breach.
+	var states, transitions int64
+	for _, l := range b.Levels {
+		states += int64(l.States)
+		transitions += l.Transitions
+	}
+	if states != b.States || transitions != b.Transitions {
+		t.Fatalf("the levels add %d states, %d transitions; the search reports %d, %d", states, transitions, b.States, b.Transitions)
+	}
+	if b.States >= int64(b.Visited.Len()) {
+		t.Fatalf("%d states reported, %d visited: the batch after the breach was not merged beside its judging", b.States, b.Visited.Len())
+	}
 }
 
 // TestBFSBudgetEndsTheSearch ends a search on its count and its context.

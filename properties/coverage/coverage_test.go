@@ -2,6 +2,7 @@ package coverage_test
 
 import (
 	"encoding/json"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -227,5 +228,21 @@ func TestCloneIsIndependent(t *testing.T) {
 	c.AddRun(fork.Kind(), fork.Reached())
 	if c.Reached[coverage.CrashAfterClaim] != 1 || c.Runs[scenario.KindConsumption] != 2 {
 		t.Fatalf("counts of the two branches: %+v", c)
+	}
+}
+
+// TestTallyCountsAsAddRun counts the same runs by AddRun and by a Tally.
+func TestTallyCountsAsAddRun(t *testing.T) {
+	sets := []coverage.Set{0, coverage.Set(0).With(coverage.CrashBeforeClaim), coverage.Set(0).With(coverage.CrashBeforeClaim).With(coverage.ReplayRecoversDLQ), coverage.Set(0).With(coverage.Duplicate2To10)}
+	var byRun, byTally coverage.Counts
+	var tally coverage.Tally
+	for _, s := range sets {
+		byRun.AddRun(scenario.KindConsumption, s)
+		tally.Add(s)
+	}
+	byTally.AddTally(scenario.KindConsumption, &tally)
+	byTally.AddTally(scenario.KindConsumption, &coverage.Tally{}) // no runs: no entry
+	if !reflect.DeepEqual(byRun, byTally) {
+		t.Fatalf("a tally counts %+v; AddRun %+v", byTally, byRun)
 	}
 }
