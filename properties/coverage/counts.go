@@ -28,16 +28,9 @@ type Counts struct {
 
 // AddRun counts one run of kind k that reached the situations of set.
 func (c *Counts) AddRun(k scenario.Kind, set Set) {
-	if c.Runs == nil {
-		c.Runs = map[scenario.Kind]int64{}
-	}
-	c.Runs[k]++
-	for _, name := range set.Names() {
-		if c.Reached == nil {
-			c.Reached = map[string]int64{}
-		}
-		c.Reached[name]++
-	}
+	var t Tally
+	t.Add(set)
+	c.AddTally(k, &t)
 }
 
 // Tally counts runs of one kind by situation index, for a caller that
@@ -57,8 +50,7 @@ func (t *Tally) Add(set Set) {
 	}
 }
 
-// AddTally adds the runs of kind k that t counted, as as many calls of
-// AddRun would.
+// AddTally adds the runs of kind k that t counted.
 func (c *Counts) AddTally(k scenario.Kind, t *Tally) {
 	if t.runs == 0 {
 		return

@@ -245,4 +245,9 @@ func TestTallyCountsAsAddRun(t *testing.T) {
 	if !reflect.DeepEqual(byRun, byTally) {
 		t.Fatalf("a tally counts %+v; AddRun %+v", byTally, byRun)
 	}
+	want := coverage.Counts{Runs: map[scenario.Kind]int64{scenario.KindConsumption: 4},
+		Reached: map[string]int64{coverage.CrashBeforeClaim: 2, coverage.ReplayRecoversDLQ: 1, coverage.Duplicate2To10: 1}}
+	if !reflect.DeepEqual(byTally, want) {
+		t.Fatalf("counted %+v, want %+v", byTally, want)
+	}
 }
