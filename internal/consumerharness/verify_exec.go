@@ -106,6 +106,9 @@ type trans struct {
 	// ends says the call ends the transaction.
 	txWrites []access
 	ends     bool
+	// undone says a crash of its worker right after it leaves the state a
+	// crash right before it leaves (see crashUndoes).
+	undone bool
 }
 
 // wview is what the search keeps of a worker across a run.
@@ -157,6 +160,9 @@ type verifyRun struct {
 	cut       bool
 	// preempted counts the preemptions the schedule made.
 	preempted int
+	// undone is the worker that made the move taken last when a crash of
+	// it would undo that move (-1: none): its crash is not offered then.
+	undone int
 	// parts are the parts of the last state's name (see keyPart).
 	parts []keyPart
 }
@@ -200,7 +206,7 @@ func verifierOf(ctx context.Context, r *run) *verifyRun {
 	if s == nil {
 		return nil
 	}
-	v := &verifyRun{s: s, r: r, cur: -1, budget: s.ch.Budget(), failed: make([]int, len(r.s.Events)), ws: make([]wview, len(r.workers)), dbDirty: true}
+	v := &verifyRun{s: s, r: r, cur: -1, undone: -1, budget: s.ch.Budget(), failed: make([]int, len(r.s.Events)), ws: make([]wview, len(r.workers)), dbDirty: true}
 	for i, w := range r.workers {
 		v.ws[i] = wview{inc: w.inc, blockedAt: -1}
 	}
@@ -406,6 +412,10 @@ func (v *verifyRun) apply(t *trans) {
 			wv.tx, wv.txAll = nil, false
 		}
 	}
+	v.undone = -1
+	if t.id.kind == kRun && !t.forced && (t.undone || v.s.cfg.verify.mutant == "crash-undoes-anything") {
+		v.undone = int(t.id.w)
+	}
 	v.depth++
 	v.last = t
 }
@@ -592,6 +602,11 @@ func (v *verifyRun) enabled() ([]trans, int) {
 			if w.state == idle && (r.c.Worker == nil || !v.ws[i].seen) {
 				continue // nothing to lose
 			}
+			if i == v.undone && !v.s.cfg.verify.noPOR {
+				// Its crash before that move, with the same budget, was
+				// offered at the point before (see crashUndoes).
+				continue
+			}
 			fp := footprint{ws: own(i), rs: resClock}
 			if w.state != idle && !(w.at.settle && !v.inTx(w)) {
 				// Its connections close under what they were doing.
@@ -668,10 +683,43 @@ func (v *verifyRun) runParked(i int, w *worker) trans {
 	return t
 }
 
+// crashUndoes reports whether a crash of a worker right after it made
+// call c leaves the state a crash right before c leaves; for a statement,
+// shape is what it touches (all: it could not be read). Then the search does not offer that crash: the crash
+// before c was offered at the point before, with the same budgets (the
+// move of c spends none), and what follows a crash does not depend on
+// where it struck (the worker starts again from nothing, the delivery
+// waits for its ack timeout).
+//
+// That holds on SQLite for a call whose every effect the crash's
+// rollback takes back: a BEGIN, a ROLLBACK, the end of a query's rows, a
+// read, and a write inside a transaction (SQLite has no sequence that
+// moves outside one: a rowid or an AUTOINCREMENT counter is written by
+// the transaction). A write run on its own commits, and so does a COMMIT;
+// a statement the scanner cannot read may be a COMMIT in words; on
+// PostgreSQL and MySQL a write inside a transaction may move a sequence
+// that the rollback leaves moved.
+func crashUndoes(sqlite bool, c sqlhook.Call, shape sqlShape) bool {
+	if !sqlite {
+		return false
+	}
+	switch c.Op {
+	case sqlhook.Begin, sqlhook.Rollback, sqlhook.RowsEnd:
+		return true
+	case sqlhook.Exec, sqlhook.Query:
+		if shape.all {
+			return false
+		}
+		return c.InTx || !slices.ContainsFunc(shape.acc, func(a access) bool { return a.write })
+	}
+	return false
+}
+
 // callFootprint adds what call c of worker i touches.
 func (v *verifyRun) callFootprint(i int, c sqlhook.Call, fp *footprint, t *trans) {
 	sqlite := v.s.sqlite
 	wv := &v.ws[i]
+	t.undone = crashUndoes(sqlite, c, sqlShape{})
 	switch c.Op {
 	case sqlhook.Begin:
 		// A DEFERRED BEGIN takes no lock: SQLite takes it at the
@@ -707,6 +755,7 @@ func (v *verifyRun) callFootprint(i int, c sqlhook.Call, fp *footprint, t *trans
 		if writes && v.s.complexSchema {
 			sh = sqlShape{all: true}
 		}
+		t.undone = crashUndoes(sqlite, c, sh)
 		if sh.all {
 			// Inside a transaction, apply records that its commit
 			// touches everything too.
