@@ -565,32 +565,19 @@ func (v *verifyRun) enabled() ([]trans, int) {
 		}
 	}
 	// One allocation at most for what follows (a new frame of the search
-	// keeps the slice; else the next point reuses it, see decide): the
-	// stop or the tick, the moves, a failure and a crash per worker, a
-	// duplicate per event, the advances.
+	// keeps the slice; else the next point reuses it, see decide): a crash
+	// per worker, a duplicate per event, the stop or the tick, the moves, a
+	// failure per worker, the advances.
+	//
+	// Crashes and duplicates come first. They commute with many moves of
+	// the other workers (a duplicate with every call; a crash with their
+	// deliveries and acks, and with their calls too while its worker is
+	// idle or waits for its ack outside a transaction), and a choice tried
+	// first at a point sleeps in the subtrees of the choices tried after
+	// it that it commutes with. Tried last, a crash would be tried again
+	// after each move of another worker: as many schedules, each reaching
+	// a state that one schedule, crashing first and going on, reaches too.
 	out := slices.Grow(v.s.spareChoices[:0], 2+len(moves)+2*len(r.workers)+len(r.s.Events)+len(v.s.bounds.Durations))
-	if len(moves) == 0 {
-		quiet, next := v.quiet()
-		if quiet {
-			out = append(out, trans{id: tid{kind: kStop, w: -1}, fp: footprint{all: true}, spend: -1})
-		} else {
-			d := max(next-r.clock.NowMs(), 1)
-			out = append(out, trans{id: tid{kind: kTick, w: -1}, step: Step{Op: OpAdvance, Ms: d}, fp: footprint{all: true}, spend: -1})
-		}
-	}
-	out = append(out, moves...)
-	if b[bFail] > 0 {
-		for i, w := range r.workers {
-			if w.state == parked && w.at.injectable() && !v.ws[i].pendingFail {
-				t := trans{id: tid{kFail, int8(i), 0}, step: Step{Op: OpFail, Worker: i + 1}, fp: footprint{ws: own(i), rs: resClock}, spend: bFail, cost: cost(i)}
-				if t.cost > b[bPreempt] {
-					boundPruned++
-					continue
-				}
-				out = append(out, t)
-			}
-		}
-	}
 	if b[bCrash] > 0 {
 		for i, w := range r.workers {
 			if r.lg != nil {
@@ -615,13 +602,35 @@ func (v *verifyRun) enabled() ([]trans, int) {
 			out = append(out, trans{id: tid{kCrash, int8(i), 0}, step: Step{Op: OpCrash, Worker: i + 1}, fp: fp, spend: bCrash})
 		}
 	}
-	if b[bRebalance] > 0 && r.lg != nil {
-		out = v.logRebalances(out)
-	}
 	if b[bDup] > 0 && r.lg == nil {
 		for i := range r.s.Events {
 			out = append(out, trans{id: tid{kDup, -1, int64(i)}, step: Step{Op: OpDuplicate, Pick: i}, fp: footprint{ws: resOffsets}, spend: bDup})
 		}
+	}
+	if len(moves) == 0 {
+		quiet, next := v.quiet()
+		if quiet {
+			out = append(out, trans{id: tid{kind: kStop, w: -1}, fp: footprint{all: true}, spend: -1})
+		} else {
+			d := max(next-r.clock.NowMs(), 1)
+			out = append(out, trans{id: tid{kind: kTick, w: -1}, step: Step{Op: OpAdvance, Ms: d}, fp: footprint{all: true}, spend: -1})
+		}
+	}
+	out = append(out, moves...)
+	if b[bFail] > 0 {
+		for i, w := range r.workers {
+			if w.state == parked && w.at.injectable() && !v.ws[i].pendingFail {
+				t := trans{id: tid{kFail, int8(i), 0}, step: Step{Op: OpFail, Worker: i + 1}, fp: footprint{ws: own(i), rs: resClock}, spend: bFail, cost: cost(i)}
+				if t.cost > b[bPreempt] {
+					boundPruned++
+					continue
+				}
+				out = append(out, t)
+			}
+		}
+	}
+	if b[bRebalance] > 0 && r.lg != nil {
+		out = v.logRebalances(out)
 	}
 	if b[bAdvance] > 0 && len(moves) > 0 {
 		if quiet, next := v.quiet(); !quiet && next > r.clock.NowMs() {
