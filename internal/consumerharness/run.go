@@ -1,6 +1,7 @@
 package consumerharness
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
 	"errors"
@@ -13,6 +14,7 @@ import (
 	"sync/atomic"
 	"testing/synctest"
 	"time"
+	"unicode/utf8"
 
 	teamhandler "github.com/idemcheck/idemcheck/consumertest/handler"
 	"github.com/idemcheck/idemcheck/impl/contract/broker"
@@ -247,6 +249,9 @@ type run struct {
 	cursor int
 	// offsets maps each produced event to its offset.
 	offsets []int64
+	// produced are the events produce published, with their payloads: a
+	// delivery of one of them is read back without parsing its JSON.
+	produced []producedEvent
 	// deliveries records every delivery: what the consumer answered and
 	// what the harness did to it (see Delivery).
 	deliveries []Delivery
@@ -512,10 +517,37 @@ func (r *run) produce() {
 	}
 	for _, e := range r.s.Events {
 		ev := event.OrderPaid{EventID: e.ID, OccurredAtMs: r.clock.NowMs(), OrderID: e.order(), UserID: e.User, AmountCents: e.Amount}
-		off := r.b.Enqueue(Topic, "", e.ID, ev.Encode(), broker.Produced)
+		payload := ev.Encode()
+		off := r.b.Enqueue(Topic, "", e.ID, payload, broker.Produced)
 		r.offsets = append(r.offsets, off)
+		if readBack(ev) {
+			r.produced = append(r.produced, producedEvent{payload, ev})
+		}
 		r.tracef(Entry{Kind: KindProduce, Event: e.ID}, "produce %s: user %s, %d cents%s (offset %d)", e.ID, e.User, e.Amount, poisonNote(e), off)
 	}
+}
+
+// producedEvent is an event produce published and its payload.
+type producedEvent struct {
+	payload []byte
+	ev      event.OrderPaid
+}
+
+// readBack reports whether ev's payload decodes to ev: its strings are
+// valid UTF-8, which JSON carries unchanged (it replaces invalid bytes).
+func readBack(ev event.OrderPaid) bool {
+	return utf8.ValidString(ev.EventID) && utf8.ValidString(ev.Tenant) && utf8.ValidString(ev.OrderID) && utf8.ValidString(ev.UserID)
+}
+
+// decode is event.DecodeOrderPaid, but for the payloads the run produced
+// (a duplicate or a replay carries them too), which it knows already.
+func (r *run) decode(payload []byte) (event.OrderPaid, error) {
+	for _, p := range r.produced {
+		if bytes.Equal(p.payload, payload) {
+			return p.ev, nil
+		}
+	}
+	return event.DecodeOrderPaid(payload)
 }
 
 func poisonNote(e Event) string {
@@ -709,7 +741,7 @@ func (r *run) deliver(w *worker, pick int) bool {
 	if !ok {
 		return false
 	}
-	ev, err := event.DecodeOrderPaid(d.Message.Payload)
+	ev, err := r.decode(d.Message.Payload)
 	if err != nil { // the harness produced it
 		r.fail("broker", err.Error())
 		return true

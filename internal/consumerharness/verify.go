@@ -438,7 +438,9 @@ func verifyConfigOf(opts []Option) config {
 func VerifyParallel(n int) Option { return func(c *config) { c.verify.parallel = n } }
 
 // NoPOR switches the partial-order reduction of Verify and Explore off:
-// every order of two independent choices is tried.
+// every order of two independent choices is tried, and on SQLite a crash
+// is offered right after its worker's own call that a rollback takes back
+// too.
 func NoPOR() Option { return func(c *config) { c.verify.noPOR = true } }
 
 // NoSymmetry switches the symmetry reduction of Verify and Explore off:
@@ -448,7 +450,9 @@ func NoPOR() Option { return func(c *config) { c.verify.noPOR = true } }
 func NoSymmetry() Option { return func(c *config) { c.verify.noSymmetry = true } }
 
 // NoCache switches the state caching of Verify and Explore off: a state
-// met again is explored again. Caching is sound for a consumer whose
+// met again is explored again, and every idle worker of a Handler is
+// offered the deliveries (with the cache, only the first is: the others
+// reach the same states but for the workers' names). Caching is sound for a consumer whose
 // handler is deterministic in what it is given and what it reads (see
 // Explore); switch it off for one that is not.
 func NoCache() Option { return func(c *config) { c.verify.noCache = true } }
@@ -542,7 +546,12 @@ func Verify(t *testing.T, c Consumer, b Bounds, opts ...Option) {
 // equalities); a statement it cannot read touches everything, as do
 // commits on SQLite (its one write lock), a blocked worker's retry,
 // handler.Point, time and the replay. A choice never sleeps when the
-// other order could need more preemptions than the bound allows.
+// other order could need more preemptions than the bound allows. Crashes
+// and duplicates are tried first at each point, so that they sleep in the
+// subtrees of the choices they commute with; on SQLite a crash right after
+// its worker's own call that a rollback takes back (a BEGIN, a read, a
+// write inside a transaction) is not offered, the crash before the call
+// leaving the same state.
 //
 // State caching (off with NoCache): a state met again with no more budget
 // left and no fewer choices asleep is not explored again. A state is named
@@ -557,7 +566,8 @@ func Verify(t *testing.T, c Consumer, b Bounds, opts ...Option) {
 // nor on memory a Handler keeps between deliveries (give it as a Worker),
 // nor on another process. On PostgreSQL a state is named only while no
 // worker is inside a transaction. Workers of a Handler consumer are
-// interchangeable: states that differ only by the workers' names are one.
+// interchangeable: states that differ only by the workers' names are one,
+// and only the first idle worker is offered the deliveries.
 func Explore(c Consumer, b Bounds, opts ...Option) (VerifyResult, error) {
 	return explore(c, b, verifyConfigOf(opts), "explore/"+c.displayName())
 }

@@ -106,6 +106,9 @@ type trans struct {
 	// ends says the call ends the transaction.
 	txWrites []access
 	ends     bool
+	// undone says a crash of its worker right after it leaves the state a
+	// crash right before it leaves (see crashUndoes).
+	undone bool
 }
 
 // wview is what the search keeps of a worker across a run.
@@ -157,6 +160,9 @@ type verifyRun struct {
 	cut       bool
 	// preempted counts the preemptions the schedule made.
 	preempted int
+	// undone is the worker that made the move taken last when a crash of
+	// it would undo that move (-1: none): its crash is not offered then.
+	undone int
 	// parts are the parts of the last state's name (see keyPart).
 	parts []keyPart
 }
@@ -200,7 +206,7 @@ func verifierOf(ctx context.Context, r *run) *verifyRun {
 	if s == nil {
 		return nil
 	}
-	v := &verifyRun{s: s, r: r, cur: -1, budget: s.ch.Budget(), failed: make([]int, len(r.s.Events)), ws: make([]wview, len(r.workers)), dbDirty: true}
+	v := &verifyRun{s: s, r: r, cur: -1, undone: -1, budget: s.ch.Budget(), failed: make([]int, len(r.s.Events)), ws: make([]wview, len(r.workers)), dbDirty: true}
 	for i, w := range r.workers {
 		v.ws[i] = wview{inc: w.inc, blockedAt: -1}
 	}
@@ -406,6 +412,10 @@ func (v *verifyRun) apply(t *trans) {
 			wv.tx, wv.txAll = nil, false
 		}
 	}
+	v.undone = -1
+	if t.id.kind == kRun && !t.forced && (t.undone || v.s.cfg.verify.mutant == "crash-undoes-anything") {
+		v.undone = int(t.id.w)
+	}
 	v.depth++
 	v.last = t
 }
@@ -514,7 +524,7 @@ func (v *verifyRun) enabled() ([]trans, int) {
 		return false
 	}
 	var eligible []broker.Message
-	eligibleRead := false
+	eligibleRead, idleSeen := false, false
 	moves := v.s.moves[:0]
 	defer func() { v.s.moves = moves[:0] }()
 	boundPruned := 0
@@ -548,6 +558,15 @@ func (v *verifyRun) enabled() ([]trans, int) {
 			if !eligibleRead {
 				eligible, eligibleRead = r.b.Eligible(Group), true
 			}
+			if idleSeen && !v.s.cfg.verify.noCache && (v.s.symmetric() || v.s.cfg.verify.mutant == "idle-fold-ignores-identity") {
+				// Idle workers of a Handler are alike: a delivery to
+				// another one reaches the state a delivery to the first
+				// reaches, but for the workers' names (see Symmetry). The
+				// cache would meet it one step later, after replaying the
+				// whole prefix.
+				continue
+			}
+			idleSeen = true
 			for k, m := range eligible {
 				add(trans{id: tid{kRecv, int8(i), m.Offset}, step: Step{Op: OpRun, Worker: i + 1, Pick: k},
 					fp: footprint{ws: own(i) | msgBit(m.Offset), rs: resClock}, spend: -1, cost: cost(i)})
@@ -555,10 +574,48 @@ func (v *verifyRun) enabled() ([]trans, int) {
 		}
 	}
 	// One allocation at most for what follows (a new frame of the search
-	// keeps the slice; else the next point reuses it, see decide): the
-	// stop or the tick, the moves, a failure and a crash per worker, a
-	// duplicate per event, the advances.
+	// keeps the slice; else the next point reuses it, see decide): a crash
+	// per worker, a duplicate per event, the stop or the tick, the moves, a
+	// failure per worker, the advances.
+	//
+	// Crashes and duplicates come first. They commute with many moves of
+	// the other workers (a duplicate with every call; a crash with their
+	// deliveries and acks, and with their calls too while its worker is
+	// idle or waits for its ack outside a transaction), and a choice tried
+	// first at a point sleeps in the subtrees of the choices tried after
+	// it that it commutes with. Tried last, a crash would be tried again
+	// after each move of another worker: as many schedules, each reaching
+	// a state that one schedule, crashing first and going on, reaches too.
 	out := slices.Grow(v.s.spareChoices[:0], 2+len(moves)+2*len(r.workers)+len(r.s.Events)+len(v.s.bounds.Durations))
+	if b[bCrash] > 0 {
+		for i, w := range r.workers {
+			if r.lg != nil {
+				// A log client's positions are lost even idle; the
+				// restart gives its partitions anew.
+				out = append(out, trans{id: tid{kCrash, int8(i), 0}, step: Step{Op: OpCrash, Worker: i + 1}, fp: footprint{all: true}, spend: bCrash, dirty: true})
+				continue
+			}
+			if w.state == idle && (r.c.Worker == nil || !v.ws[i].seen) {
+				continue // nothing to lose
+			}
+			if i == v.undone && !v.s.cfg.verify.noPOR {
+				// Its crash before that move, with the same budget, was
+				// offered at the point before (see crashUndoes).
+				continue
+			}
+			fp := footprint{ws: own(i), rs: resClock}
+			if w.state != idle && !(w.at.settle && !v.inTx(w)) {
+				// Its connections close under what they were doing.
+				fp.ws |= resDB
+			}
+			out = append(out, trans{id: tid{kCrash, int8(i), 0}, step: Step{Op: OpCrash, Worker: i + 1}, fp: fp, spend: bCrash})
+		}
+	}
+	if b[bDup] > 0 && r.lg == nil {
+		for i := range r.s.Events {
+			out = append(out, trans{id: tid{kDup, -1, int64(i)}, step: Step{Op: OpDuplicate, Pick: i}, fp: footprint{ws: resOffsets}, spend: bDup})
+		}
+	}
 	if len(moves) == 0 {
 		quiet, next := v.quiet()
 		if quiet {
@@ -581,32 +638,8 @@ func (v *verifyRun) enabled() ([]trans, int) {
 			}
 		}
 	}
-	if b[bCrash] > 0 {
-		for i, w := range r.workers {
-			if r.lg != nil {
-				// A log client's positions are lost even idle; the
-				// restart gives its partitions anew.
-				out = append(out, trans{id: tid{kCrash, int8(i), 0}, step: Step{Op: OpCrash, Worker: i + 1}, fp: footprint{all: true}, spend: bCrash, dirty: true})
-				continue
-			}
-			if w.state == idle && (r.c.Worker == nil || !v.ws[i].seen) {
-				continue // nothing to lose
-			}
-			fp := footprint{ws: own(i), rs: resClock}
-			if w.state != idle && !(w.at.settle && !v.inTx(w)) {
-				// Its connections close under what they were doing.
-				fp.ws |= resDB
-			}
-			out = append(out, trans{id: tid{kCrash, int8(i), 0}, step: Step{Op: OpCrash, Worker: i + 1}, fp: fp, spend: bCrash})
-		}
-	}
 	if b[bRebalance] > 0 && r.lg != nil {
 		out = v.logRebalances(out)
-	}
-	if b[bDup] > 0 && r.lg == nil {
-		for i := range r.s.Events {
-			out = append(out, trans{id: tid{kDup, -1, int64(i)}, step: Step{Op: OpDuplicate, Pick: i}, fp: footprint{ws: resOffsets}, spend: bDup})
-		}
 	}
 	if b[bAdvance] > 0 && len(moves) > 0 {
 		if quiet, next := v.quiet(); !quiet && next > r.clock.NowMs() {
@@ -668,10 +701,43 @@ func (v *verifyRun) runParked(i int, w *worker) trans {
 	return t
 }
 
+// crashUndoes reports whether a crash of a worker right after it made
+// call c leaves the state a crash right before c leaves; for a statement,
+// shape is what it touches (all: it could not be read). Then the search does not offer that crash: the crash
+// before c was offered at the point before, with the same budgets (the
+// move of c spends none), and what follows a crash does not depend on
+// where it struck (the worker starts again from nothing, the delivery
+// waits for its ack timeout).
+//
+// That holds on SQLite for a call whose every effect the crash's
+// rollback takes back: a BEGIN, a ROLLBACK, the end of a query's rows, a
+// read, and a write inside a transaction (SQLite has no sequence that
+// moves outside one: a rowid or an AUTOINCREMENT counter is written by
+// the transaction). A write run on its own commits, and so does a COMMIT;
+// a statement the scanner cannot read may be a COMMIT in words; on
+// PostgreSQL and MySQL a write inside a transaction may move a sequence
+// that the rollback leaves moved.
+func crashUndoes(sqlite bool, c sqlhook.Call, shape sqlShape) bool {
+	if !sqlite {
+		return false
+	}
+	switch c.Op {
+	case sqlhook.Begin, sqlhook.Rollback, sqlhook.RowsEnd:
+		return true
+	case sqlhook.Exec, sqlhook.Query:
+		if shape.all {
+			return false
+		}
+		return c.InTx || !slices.ContainsFunc(shape.acc, func(a access) bool { return a.write })
+	}
+	return false
+}
+
 // callFootprint adds what call c of worker i touches.
 func (v *verifyRun) callFootprint(i int, c sqlhook.Call, fp *footprint, t *trans) {
 	sqlite := v.s.sqlite
 	wv := &v.ws[i]
+	t.undone = crashUndoes(sqlite, c, sqlShape{})
 	switch c.Op {
 	case sqlhook.Begin:
 		// A DEFERRED BEGIN takes no lock: SQLite takes it at the
@@ -707,6 +773,7 @@ func (v *verifyRun) callFootprint(i int, c sqlhook.Call, fp *footprint, t *trans
 		if writes && v.s.complexSchema {
 			sh = sqlShape{all: true}
 		}
+		t.undone = crashUndoes(sqlite, c, sh)
 		if sh.all {
 			// Inside a transaction, apply records that its commit
 			// touches everything too.

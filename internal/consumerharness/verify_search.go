@@ -641,7 +641,7 @@ func describeChoices(ts []trans) string {
 // reductionMutants are the ways a test breaks the reductions on purpose:
 // the soundness tests must catch each.
 var reductionMutants = []string{"commute-all", "no-cost-check", "key-ignores-db", "key-ignores-history", "key-ignores-broker",
-	"symmetry-ignores-identity"}
+	"symmetry-ignores-identity", "crash-undoes-anything", "idle-fold-ignores-identity"}
 
 // beginTakesNoLock reports whether the backend's BEGIN takes no lock (a
 // DEFERRED one on SQLite): its footprint then leaves the lock out.

@@ -162,3 +162,38 @@ func TestBeginTouchesTheLockUnlessDeferred(t *testing.T) {
 		}
 	}
 }
+
+// TestCrashUndoesOnlyWhatARollbackTakesBack: the crash right after a call
+// is left out only where the crash's rollback takes the call back.
+func TestCrashUndoesOnlyWhatARollbackTakesBack(t *testing.T) {
+	insert := []driver.NamedValue{{Ordinal: 1, Value: "e1"}, {Ordinal: 2, Value: int64(100)}}
+	for _, tc := range []struct {
+		sqlite bool
+		call   sqlhook.Call
+		want   bool
+	}{
+		{true, sqlhook.Call{Op: sqlhook.Begin, SQL: "BEGIN"}, true},
+		{true, sqlhook.Call{Op: sqlhook.Rollback, InTx: true}, true},
+		{true, sqlhook.Call{Op: sqlhook.Commit, InTx: true}, false},
+		{true, sqlhook.Call{Op: sqlhook.RowsEnd, InTx: true}, true},
+		{true, sqlhook.Call{Op: sqlhook.Query, SQL: "SELECT 1 FROM processed_events WHERE event_id = ?", Args: insert[:1]}, true},
+		{true, sqlhook.Call{Op: sqlhook.Exec, SQL: "INSERT INTO ledger VALUES (?, ?)", Args: insert, InTx: true}, true},
+		{true, sqlhook.Call{Op: sqlhook.Exec, SQL: "INSERT INTO ledger VALUES (?, ?)", Args: insert}, false},
+		{true, sqlhook.Call{Op: sqlhook.Query, SQL: "INSERT INTO ledger VALUES (?, ?) RETURNING event_id", Args: insert}, false},
+		{true, sqlhook.Call{Op: sqlhook.Exec, SQL: "COMMIT", InTx: true}, false},
+		{true, sqlhook.Call{Op: sqlhook.Exec, SQL: "INSERT INTO ledger VALUES (?, ?); COMMIT", Args: insert, InTx: true}, false},
+		{true, sqlhook.Call{Op: sqlhook.Exec, SQL: "INSERT INTO audit VALUES (?, ?)", Args: insert, InTx: true}, false},
+		{false, sqlhook.Call{Op: sqlhook.Exec, SQL: "INSERT INTO ledger VALUES (?, ?)", Args: insert, InTx: true}, false},
+		{false, sqlhook.Call{Op: sqlhook.Query, SQL: "SELECT 1 FROM processed_events WHERE event_id = ?", Args: insert[:1]}, false},
+		{false, sqlhook.Call{Op: sqlhook.Begin, SQL: "BEGIN"}, false},
+	} {
+		w := &walker{searcher: &searcher{sqlite: tc.sqlite, tables: map[string]bool{"ledger": true, "processed_events": true}}}
+		v := &verifyRun{s: w, ws: make([]wview, 1)}
+		var fp footprint
+		var tr trans
+		v.callFootprint(0, tc.call, &fp, &tr)
+		if tr.undone != tc.want {
+			t.Errorf("sqlite %t, %s %q (in a transaction: %t): a crash right after undoes it = %t, want %t", tc.sqlite, tc.call.Op, tc.call.SQL, tc.call.InTx, tr.undone, tc.want)
+		}
+	}
+}

@@ -298,13 +298,15 @@ func soundnessWorlds() []soundnessWorld {
 		{cs["upgrade"], Bounds{Events: one, Workers: 2, Preemptions: 2, Duplicates: 1}, nil},
 		{cs["adr"], Bounds{Events: one, Workers: 2, Preemptions: 1, Advances: 1}, []Option{SQLite("_txlock=immediate")}},
 		{cs["byname"], Bounds{Events: one, Workers: 2, Preemptions: 1, Duplicates: 1}, nil},
+		{cs["adr"], Bounds{Events: one, Workers: 2, Preemptions: 1, Crashes: 1, Duplicates: 1}, nil},
+		{cs["splitcheck"], Bounds{Events: one, Workers: 3, Preemptions: 1, Duplicates: 1}, nil},
 	}
 }
 
 // mutantWorlds are the worlds the broken reductions are tried on.
 func mutantWorlds() []soundnessWorld {
 	ws := soundnessWorlds()
-	return []soundnessWorld{ws[3], ws[5], ws[6], ws[7], ws[8], ws[9]}
+	return []soundnessWorld{ws[3], ws[5], ws[6], ws[7], ws[8], ws[9], ws[10], ws[11]}
 }
 
 // TestParallelSearchLosesNothing: walkers that share the state cache and
