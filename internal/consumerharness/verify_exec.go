@@ -600,7 +600,13 @@ func (v *verifyRun) enabled() ([]trans, int) {
 			}
 			if i == v.undone && !v.s.cfg.verify.noPOR {
 				// Its crash before that move, with the same budget, was
-				// offered at the point before (see crashUndoes).
+				// offered at the point before (see crashUndoes). The
+				// state a crash here would reach is reached, and so is
+				// its situation: counted where the search first meets
+				// the point, not again on each replay of it.
+				if !v.s.ch.Replaying() {
+					r.reach(w.at.situation())
+				}
 				continue
 			}
 			fp := footprint{ws: own(i), rs: resClock}

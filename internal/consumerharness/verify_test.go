@@ -328,3 +328,34 @@ func TestParallelSearchLosesNothing(t *testing.T) {
 		})
 	}
 }
+
+// TestCrashesLeftOutCountAsReached: a crash the search leaves out, since
+// the crash before its worker's last call leaves the same state, still
+// counts its situation as reached; with one worker no other move stands
+// between a call and the crash after it, so every crash inside the
+// transaction is left out, and a coverage that said so would claim the
+// consumer untested there.
+func TestCrashesLeftOutCountAsReached(t *testing.T) {
+	b := Bounds{Events: []Fate{FateOK}, Workers: 1, Crashes: 1}
+	reduced, err := Explore(adrConsumer(), b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	brute, err := Explore(adrConsumer(), b, NoPOR())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if reduced.Schedules >= brute.Schedules {
+		t.Fatalf("no crash was left out: %d schedules, %d without the partial-order reduction", reduced.Schedules, brute.Schedules)
+	}
+	for k, n := range brute.Coverage {
+		if n > 0 && reduced.Coverage[k] == 0 {
+			t.Errorf("situation %s: reached %d time(s) without the reduction, never with it", k, n)
+		}
+	}
+	for _, k := range []string{"crash-at-exec", "crash-at-query", "crash-at-commit"} {
+		if reduced.Coverage[k] == 0 {
+			t.Errorf("situation %s never reached: %v", k, reduced.Coverage)
+		}
+	}
+}

@@ -240,6 +240,11 @@ type Chooser[F, B any] struct {
 // Budget is what a schedule of the level starts with.
 func (c *Chooser[F, B]) Budget() B { return c.budget }
 
+// Replaying reports whether the decision point the model meets next is on
+// the path's prefix: a point a schedule before met, checked and not
+// explored again.
+func (c *Chooser[F, B]) Replaying() bool { return c.depth < len(c.Path) }
+
 // walk plays schedules of the level's subtrees until the level is over.
 func (c *Chooser[F, B]) walk(i int) {
 	s := c.s
