@@ -709,11 +709,11 @@ func (v *verifyRun) runParked(i int, w *worker) trans {
 
 // crashUndoes reports whether a crash of a worker right after it made
 // call c leaves the state a crash right before c leaves; for a statement,
-// shape is what it touches (all: it could not be read). Then the search does not offer that crash: the crash
-// before c was offered at the point before, with the same budgets (the
-// move of c spends none), and what follows a crash does not depend on
-// where it struck (the worker starts again from nothing, the delivery
-// waits for its ack timeout).
+// shape is what it touches (all: it could not be read). Then the search
+// does not offer that crash: the crash before c was offered at the point
+// before, with the same budgets (the move of c spends none), and what
+// follows a crash does not depend on where it struck (the worker starts
+// again from nothing, the delivery waits for its ack timeout).
 //
 // That holds on SQLite for a call whose every effect the crash's
 // rollback takes back: a BEGIN, a ROLLBACK, the end of a query's rows, a
