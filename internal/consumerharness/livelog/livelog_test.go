@@ -149,14 +149,25 @@ func TestInjectedFailureIsRetriedLive(t *testing.T) {
 		Effects: consumertest.PerEvent(logoffsets.Effects)}
 	s := livelog.Draw(1, livelog.Options{})
 	s.Steps = []consumerharness.Step{{Op: consumerharness.OpFail, Worker: 1}}
-	run, err := livelog.Play(context.Background(), c, s)
-	if err != nil {
-		t.Fatal(err)
+	// The failure hits the first Handle call that starts once half the
+	// records were handled. On a loaded machine every call may have
+	// started before that (the last ones waiting on the database): no
+	// call gets it. Up to three runs; none may break a law.
+	var run *livelog.Run
+	i := -1
+	for range 3 {
+		var err error
+		if run, err = livelog.Play(context.Background(), c, s); err != nil {
+			t.Fatal(err)
+		}
+		if len(run.Breaches) > 0 {
+			t.Fatalf("logoffsets flagged live after an injected failure: %v\n%v", run.Breaches, run.Lines)
+		}
+		if i = slices.IndexFunc(run.Batches, func(b livelog.Batch) bool { return b.Injected }); i >= 0 {
+			break
+		}
+		t.Logf("no Handle call got the injected failure: %+v", run.Batches)
 	}
-	if len(run.Breaches) > 0 {
-		t.Fatalf("logoffsets flagged live after an injected failure: %v\n%v", run.Breaches, run.Lines)
-	}
-	i := slices.IndexFunc(run.Batches, func(b livelog.Batch) bool { return b.Injected })
 	if i < 0 || run.Batches[i].Error == "" {
 		t.Fatalf("want one batch failed by the injected failure, got %+v", run.Batches)
 	}
