@@ -143,7 +143,7 @@ func TestAutoCommitIsCaughtLive(t *testing.T) {
 }
 
 // An injected failure hits one Handle call of logoffsets, which fetches
-// the batch again (a second attempt) and keeps every law.
+// the batch again (a later attempt) and keeps every law.
 func TestInjectedFailureIsRetriedLive(t *testing.T) {
 	c := consumertest.Consumer{Name: "logoffsets", Schema: logoffsets.Schema, Log: &logoffsets.Consumer,
 		Effects: consumertest.PerEvent(logoffsets.Effects)}
@@ -171,11 +171,14 @@ func TestInjectedFailureIsRetriedLive(t *testing.T) {
 	if i < 0 || run.Batches[i].Error == "" {
 		t.Fatalf("want one batch failed by the injected failure, got %+v", run.Batches)
 	}
+	// The next attempt may meet the other member's write lock on the
+	// real SQLite file (database is locked) and be fetched again in turn:
+	// a later attempt applies it.
 	failed := run.Batches[i]
 	if !slices.ContainsFunc(run.Batches[i+1:], func(b livelog.Batch) bool {
-		return b.Partition == failed.Partition && b.First == failed.First && b.Attempt == failed.Attempt+1 && b.Error == ""
+		return b.Partition == failed.Partition && b.First == failed.First && b.Attempt > failed.Attempt && b.Error == ""
 	}) {
-		t.Fatalf("want the failed batch %+v handled again at its next attempt, got %+v", failed, run.Batches)
+		t.Fatalf("want the failed batch %+v handled again at a later attempt, got %+v", failed, run.Batches)
 	}
 }
 
