@@ -145,21 +145,39 @@ func (w *World) Trace() *Trace { return w.trace }
 // handler is the application code: it credits the ledger, failing as the
 // event's fate says. Runs are counted per consumer and event.
 func (w *World) handler(tx store.Tx, consumerName string, ev event.OrderPaid) consumer.Result {
+	return creditByFate(w.sc.Events, w.events, w.runs, tx, consumerName, ev)
+}
+
+// creditByFate credits ev to the ledger in tx, then answers as its fate in
+// evs says (see countRun). events maps an event id to its index in evs (an
+// event the scenario does not hold is credited). The reference world and
+// the live runs share it, so both fail alike.
+func creditByFate(evs []scenario.Event, events, runs map[string]int, tx store.Tx, consumerName string, ev event.OrderPaid) consumer.Result {
 	res := consumer.Credit(tx, consumerName, ev)
-	i, ok := w.events[ev.EventID]
+	i, ok := events[ev.EventID]
 	if !ok {
 		return res
 	}
-	spec := w.sc.Events[i]
-	k := consumerName + "/" + ev.EventID
-	w.runs[k]++
-	switch {
-	case spec.Fate == scenario.FatePoison:
+	switch countRun(evs, runs, consumerName, i) {
+	case scenario.FatePoison:
 		return consumer.Result{Kind: consumer.Poison, Reason: "poison: amount rejected"}
-	case spec.Fate == scenario.FateTransient && w.runs[k] <= spec.Transient:
-		return consumer.Result{Kind: consumer.Transient, Reason: "transient: downstream timeout"}
+	case scenario.FateTransient:
+		return consumer.Result{Kind: consumer.Transient, Reason: LiveReasonFate}
 	}
 	return res
+}
+
+// countRun counts a handler run of event evs[i] by consumerName in runs
+// (by consumer/event id) and returns how the scenario ends it: poison
+// always, transient for its first Transient runs, else ok.
+func countRun(evs []scenario.Event, runs map[string]int, consumerName string, i int) scenario.Fate {
+	spec := evs[i]
+	k := consumerName + "/" + spec.ID
+	runs[k]++
+	if spec.Fate == scenario.FateTransient && runs[k] > spec.Transient {
+		return scenario.FateOK
+	}
+	return spec.Fate
 }
 
 // decode is event.DecodeOrderPaid, remembered per payload for the run and

@@ -515,9 +515,6 @@ func (r *liveRun) record(g *liveGroup, d broker.LiveDelivery) *LiveDeliveryRecor
 // (crashAfter < 0), or crashAfter pipeline steps and then a crash; a stall
 // runs it to the ack and drops the ack. It reports whether a delivery came.
 func (r *liveRun) take(g *liveGroup, crashAfter int, stall bool, wait time.Duration) bool {
-	if g.app != nil {
-		return r.appTake(g, crashAfter, stall, wait)
-	}
 	d, ok := r.next(g, wait)
 	if !ok {
 		if r.err == nil && r.step >= 0 {
@@ -529,6 +526,10 @@ func (r *liveRun) take(g *liveGroup, crashAfter int, stall bool, wait time.Durat
 	t0 := time.Now()
 	r.slept = 0
 	defer func() { r.held(d.Message.Key, time.Since(t0)-r.slept) }()
+	if g.app != nil {
+		r.appTake(g, d, rec, crashAfter, stall)
+		return true
+	}
 	r.nextID++
 	id := r.nextID
 	r.pending[id] = d
@@ -597,21 +598,7 @@ func (r *liveRun) backoff(d broker.LiveDelivery) time.Duration {
 
 // handler is the application code, failing as the event's fate says.
 func (r *liveRun) handler(tx store.Tx, consumerName string, ev event.OrderPaid) consumer.Result {
-	res := consumer.Credit(tx, consumerName, ev)
-	i, ok := r.events[ev.EventID]
-	if !ok {
-		return res
-	}
-	spec := r.sc.Events[i]
-	k := consumerName + "/" + ev.EventID
-	r.runs[k]++
-	switch {
-	case spec.Fate == scenario.FatePoison:
-		return consumer.Result{Kind: consumer.Poison, Reason: "poison: amount rejected"}
-	case spec.Fate == scenario.FateTransient && r.runs[k] <= spec.Transient:
-		return consumer.Result{Kind: consumer.Transient, Reason: LiveReasonFate}
-	}
-	return res
+	return creditByFate(r.sc.Events, r.events, r.runs, tx, consumerName, ev)
 }
 
 // drain runs every group's worker until every produced message is settled

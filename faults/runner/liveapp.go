@@ -54,25 +54,14 @@ type LiveAppGroup interface {
 	Credited(ctx context.Context) ([]string, error)
 }
 
-// appTake is take for a LiveApp: the handler runs whole (crashAfter 0 is a
-// crash before it, any other crash point a crash after it, before the
-// ack); a stall runs it and never acks.
-func (r *liveRun) appTake(g *liveGroup, crashAfter int, stall bool, wait time.Duration) bool {
-	d, ok := r.next(g, wait)
-	if !ok {
-		if r.err == nil && r.step >= 0 {
-			r.notef("%s: no delivery came within %s", g.name, wait)
-		}
-		return false
-	}
-	rec := r.record(g, d)
-	t0 := time.Now()
-	r.slept = 0
-	defer func() { r.held(d.Message.Key, time.Since(t0)-r.slept) }()
+// appTake is take for a LiveApp, from the delivery d recorded in rec: the
+// handler runs whole (crashAfter 0 is a crash before it, any other crash
+// point a crash after it, before the ack); a stall runs it and never acks.
+func (r *liveRun) appTake(g *liveGroup, d broker.LiveDelivery, rec *LiveDeliveryRecord, crashAfter int, stall bool) {
 	if crashAfter == 0 {
 		r.appCrash(g, rec)
 		rec.Reason = "before the handler"
-		return true
+		return
 	}
 	m := d.Message
 	res := LiveAppResult{}
@@ -100,7 +89,7 @@ func (r *liveRun) appTake(g *liveGroup, crashAfter int, stall bool, wait time.Du
 		rec.Outcome, rec.Reason = LiveDeadLetter, res.Reason
 		if err := g.session.DeadLetter(r.ctx, d, res.Reason); err != nil {
 			r.fail("dead-letter", err)
-			return true
+			return
 		}
 		r.fail("ack", g.session.Ack(r.ctx, d))
 	case res.Kind == AppTransient:
@@ -110,20 +99,16 @@ func (r *liveRun) appTake(g *liveGroup, crashAfter int, stall bool, wait time.Du
 		if err := g.session.Ack(r.ctx, d); err != nil {
 			rec.Outcome, rec.Reason = LiveAckFailed, err.Error()
 			r.fail("ack", err)
-			return true
+			return
 		}
 		rec.Outcome = LiveAcked
 	}
-	return true
 }
 
 // injectTransient counts a handler run of event i in group and reports
 // whether the scenario fails it transiently.
 func (r *liveRun) injectTransient(group string, i int) bool {
-	spec := r.sc.Events[i]
-	k := group + "/" + spec.ID
-	r.runs[k]++
-	return spec.Fate == scenario.FateTransient && r.runs[k] <= spec.Transient
+	return countRun(r.sc.Events, r.runs, group, i) == scenario.FateTransient
 }
 
 // appCrash closes g's connection without an ack, restarts the

@@ -77,6 +77,19 @@ func breach(law, summary string, details ...string) Breach {
 	return Breach{Law: law, Summary: summary, Details: details}
 }
 
+// breaches collects the breaches of one snapshot's judgement, each with
+// the snapshot's diff.
+type breaches []Breach
+
+// add adds a breach of law when details holds any.
+func (out *breaches) add(law, summary, diff string, details []string) {
+	if len(details) > 0 {
+		b := breach(law, summary, details...)
+		b.Diff = diff
+		*out = append(*out, b)
+	}
+}
+
 // Snapshot is what the effects and dedupe queries read at one moment.
 type Snapshot struct {
 	// Rows are the effects rows, each value rendered as text.
@@ -561,14 +574,8 @@ func (j judge) perEvent(when string, snap Snapshot, dlq []broker.DLQEntry, quiet
 		}
 	}
 	diff := cmp.Diff(want, gotE)
-	var out []Breach
-	add := func(law, summary string, details []string) {
-		if len(details) > 0 {
-			b := breach(law, summary, details...)
-			b.Diff = diff
-			out = append(out, b)
-		}
-	}
+	var out breaches
+	add := func(law, summary string, details []string) { out.add(law, summary, diff, details) }
 	add(LawSingleCredit, fmt.Sprintf("an event's effect was applied more than once (%s)", when), twice)
 	add(LawNothingLost, "an event was lost: no effect and not dead-lettered", lost)
 	add(LawHealthyApplied, summaryDeadLettered, spent)
@@ -676,14 +683,8 @@ func (j judge) aggregate(when string, snap Snapshot, dlq []broker.DLQEntry, quie
 		gotAll[u] += 0
 	}
 	diff := cmp.Diff(owedTotal, gotAll)
-	var out []Breach
-	add := func(law, summary string, details []string) {
-		if len(details) > 0 {
-			b := breach(law, summary, details...)
-			b.Diff = diff
-			out = append(out, b)
-		}
-	}
+	var out breaches
+	add := func(law, summary string, details []string) { out.add(law, summary, diff, details) }
 	add(LawSingleCredit, fmt.Sprintf("a total was credited more than once (%s)", when), twice)
 	add(LawNothingLost, "an event was lost: its amount is missing and it is not dead-lettered", lost)
 	add(LawHealthyApplied, fmt.Sprintf("a total is missing a healthy event's amount or holds a poison event's (%s)", when), wrong)

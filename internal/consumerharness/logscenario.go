@@ -109,43 +109,7 @@ func LogGeneratorWith(maxSteps int, w gen.Weights) *rapid.Generator[*Scenario] {
 		if total == 0 {
 			return s
 		}
-		chunk := rapid.Custom(func(t *rapid.T) []Step {
-			k := rapid.IntRange(0, total-1).Draw(t, "op")
-			worker := func() int { return 1 + rapid.IntRange(0, s.Workers-1).Draw(t, "worker") }
-			for _, m := range menu {
-				if k >= m.n {
-					k -= m.n
-					continue
-				}
-				var st Step
-				switch m.kind {
-				case gen.KindRun:
-					st = Step{Op: OpRun, Worker: worker()}
-					if k == m.n-1 {
-						st.Pick = rapid.IntRange(0, 2).Draw(t, "pick")
-					}
-				case gen.KindCrash:
-					st = Step{Op: OpCrash, Worker: worker()}
-				case gen.KindFail:
-					st = Step{Op: OpFail, Worker: worker()}
-				case gen.KindAdvance:
-					st = Step{Op: OpAdvance, Ms: rapid.SampledFrom(advances).Draw(t, "ms")}
-				case gen.KindReplay:
-					st = Step{Op: OpReplay}
-				case gen.KindRebalance:
-					st = Step{Op: OpRebalance, Worker: worker(), Pick: rapid.IntRange(0, s.Partitions-1).Draw(t, "partition")}
-				}
-				return []Step{st}
-			}
-			return stall(t, s.Workers)
-		})
-		for _, c := range rapid.SliceOfN(chunk, 0, maxSteps).Draw(t, "steps") {
-			s.Steps = append(s.Steps, c...)
-		}
-		s.Steps = s.Steps[:min(len(s.Steps), maxSteps)]
-		if len(s.Steps) == 0 {
-			s.Steps = nil
-		}
+		drawSchedule(t, s, maxSteps, menu, total, 3)
 		return s
 	})
 }

@@ -363,50 +363,59 @@ func GeneratorWith(maxSteps int, w gen.Weights) *rapid.Generator[*Scenario] {
 			// plays the scenario.
 			return s
 		}
-		// A slice generator, so that rapid's shrinker can delete any chunk
-		// of steps, not only the last ones. A chunk is one step, or a
-		// stall (see stall).
-		chunk := rapid.Custom(func(t *rapid.T) []Step {
-			k := rapid.IntRange(0, total-1).Draw(t, "op")
-			for _, m := range menu {
-				if k >= m.n {
-					k -= m.n
-					continue
-				}
-				worker := func() int { return 1 + rapid.IntRange(0, s.Workers-1).Draw(t, "worker") }
-				var st Step
-				switch m.kind {
-				case gen.KindRun:
-					st = Step{Op: OpRun, Worker: worker()}
-					// The last run of the range names the message it
-					// receives: one run in 13 with the defaults.
-					if k == m.n-1 {
-						st.Pick = rapid.IntRange(0, 3).Draw(t, "pick")
-					}
-				case gen.KindCrash:
-					st = Step{Op: OpCrash, Worker: worker()}
-				case gen.KindFail:
-					st = Step{Op: OpFail, Worker: worker()}
-				case gen.KindAdvance:
-					st = Step{Op: OpAdvance, Ms: rapid.SampledFrom(advances).Draw(t, "ms")}
-				case gen.KindDuplicate:
-					st = Step{Op: OpDuplicate, Pick: rapid.IntRange(0, n-1).Draw(t, "event")}
-				case gen.KindReplay:
-					st = Step{Op: OpReplay}
-				}
-				return []Step{st}
-			}
-			return stall(t, s.Workers)
-		})
-		for _, c := range rapid.SliceOfN(chunk, 0, maxSteps).Draw(t, "steps") {
-			s.Steps = append(s.Steps, c...)
-		}
-		s.Steps = s.Steps[:min(len(s.Steps), maxSteps)]
-		if len(s.Steps) == 0 {
-			s.Steps = nil
-		}
+		drawSchedule(t, s, maxSteps, menu, total, 4)
 		return s
 	})
+}
+
+// drawSchedule draws s's steps: up to maxSteps chunks, each one step of
+// a kind drawn by its weight in menu (of total, stalls included) or a
+// stall. A run's pick, where drawn, is one of picks messages. It is a
+// slice generator, so that rapid's shrinker can delete any chunk of steps,
+// not only the last ones; the draws are those the queue and log
+// generators always made, so a seed draws the scenario it drew before.
+func drawSchedule(t *rapid.T, s *Scenario, maxSteps int, menu []menuEntry, total, picks int) {
+	chunk := rapid.Custom(func(t *rapid.T) []Step {
+		k := rapid.IntRange(0, total-1).Draw(t, "op")
+		worker := func() int { return 1 + rapid.IntRange(0, s.Workers-1).Draw(t, "worker") }
+		for _, m := range menu {
+			if k >= m.n {
+				k -= m.n
+				continue
+			}
+			var st Step
+			switch m.kind {
+			case gen.KindRun:
+				st = Step{Op: OpRun, Worker: worker()}
+				// The last run of the range names the message it
+				// receives: one run in 13 with the defaults.
+				if k == m.n-1 {
+					st.Pick = rapid.IntRange(0, picks-1).Draw(t, "pick")
+				}
+			case gen.KindCrash:
+				st = Step{Op: OpCrash, Worker: worker()}
+			case gen.KindFail:
+				st = Step{Op: OpFail, Worker: worker()}
+			case gen.KindAdvance:
+				st = Step{Op: OpAdvance, Ms: rapid.SampledFrom(advances).Draw(t, "ms")}
+			case gen.KindDuplicate:
+				st = Step{Op: OpDuplicate, Pick: rapid.IntRange(0, len(s.Events)-1).Draw(t, "event")}
+			case gen.KindReplay:
+				st = Step{Op: OpReplay}
+			case gen.KindRebalance:
+				st = Step{Op: OpRebalance, Worker: worker(), Pick: rapid.IntRange(0, s.Partitions-1).Draw(t, "partition")}
+			}
+			return []Step{st}
+		}
+		return stall(t, s.Workers)
+	})
+	for _, c := range rapid.SliceOfN(chunk, 0, maxSteps).Draw(t, "steps") {
+		s.Steps = append(s.Steps, c...)
+	}
+	s.Steps = s.Steps[:min(len(s.Steps), maxSteps)]
+	if len(s.Steps) == 0 {
+		s.Steps = nil
+	}
 }
 
 // advances are the amounts of time an Advance step moves, drawn or
