@@ -185,7 +185,7 @@ var deadlockBounds = []Bounds{
 // back cannot take them back and meet the same deadlock again and again.
 // The two-event worlds do meet the deadlock.
 func TestVerifyMySQLConsumerRetryingDeadlocks(t *testing.T) {
-	t.Parallel() // minutes of search: runs beside the package's other long tests
+	t.Parallel() // a long search: it runs beside the package's other long tests
 	dsn := myDSN(t)
 	c := crossedConsumer("my-crossed-retry", crossedCredit(func(context.Context, *sql.Tx, handler.Message, error) (bool, error) {
 		return true, nil

@@ -388,7 +388,7 @@ func drawSchedule(t *rapid.T, s *Scenario, maxSteps int, menu []menuEntry, total
 			case gen.KindRun:
 				st = Step{Op: OpRun, Worker: worker()}
 				// The last run of the range names the message it
-				// receives: one run in 13 with the defaults.
+				// receives: one run in 13 with the queue's defaults.
 				if k == m.n-1 {
 					st.Pick = rapid.IntRange(0, picks-1).Draw(t, "pick")
 				}

@@ -91,7 +91,7 @@ func logSoundnessWorlds() []soundnessWorld {
 // partitions' state; the state's name covering positions, ownership and
 // committed offsets) meets the states and outcomes of the brute force.
 func TestLogReductionsLoseNoOutcome(t *testing.T) {
-	t.Parallel() // minutes of search: runs beside the package's other long tests
+	t.Parallel() // a long search: it runs beside the package's other long tests
 	for _, w := range logSoundnessWorlds() {
 		t.Run(w.c.Name, func(t *testing.T) {
 			brute, bres := outcomesOf(t, w.c, w.b, NoPOR(), NoCache())
@@ -117,7 +117,7 @@ func TestLogReductionsLoseNoOutcome(t *testing.T) {
 // optional ones; its summary lists no queue situation (a log has no
 // nack, redelivery, duplicate or dead-letter queue).
 func TestLogCampaignCoverage(t *testing.T) {
-	t.Parallel() // minutes of search: runs beside the package's other long tests
+	t.Parallel() // a long search: it runs beside the package's other long tests
 	res, err := Hunt(logConsumer(ownPositions(false)), Checks(2000), Seed(5))
 	if err != nil || res.Failed {
 		t.Fatalf("%v\n%s", err, res.Report())

@@ -39,7 +39,7 @@ func mySplitBalance(ctx context.Context, db *sql.DB, m handler.Message) error {
 // states and outcomes a brute force meets there too (the footprints of
 // REPEATABLE READ snapshots and row locks are sound).
 func TestVerifyOnMySQL(t *testing.T) {
-	t.Parallel() // minutes of search: runs beside the package's other long tests
+	t.Parallel() // a long search: it runs beside the package's other long tests
 	dsn := myDSN(t)
 	b := Bounds{Events: []Fate{FateOK}, Workers: 2, Preemptions: 1, Duplicates: 1}
 	res, err := Explore(myBalanceConsumer(), b, MySQL(dsn))

@@ -40,7 +40,7 @@ func pgSplitBalance(ctx context.Context, db *sql.DB, m handler.Message) error {
 // found on PostgreSQL, and the reduced search of a small world meets the
 // states and outcomes a brute force meets there too.
 func TestVerifyOnPostgres(t *testing.T) {
-	t.Parallel() // minutes of search: runs beside the package's other long tests
+	t.Parallel() // a long search: it runs beside the package's other long tests
 	dsn := pgDSN(t)
 	b := Bounds{Events: []Fate{FateOK}, Workers: 2, Preemptions: 1, Duplicates: 1}
 	res, err := Explore(pgBalanceConsumer(), b, Postgres(dsn), VerifyParallel(2))
@@ -69,7 +69,7 @@ func TestVerifyOnPostgres(t *testing.T) {
 // their lock waits decided by the search; the reduced search of a small
 // world meets the states and outcomes a brute force meets there too.
 func TestVerifyOnPostgresWithPgx(t *testing.T) {
-	t.Parallel() // minutes of search: runs beside the package's other long tests
+	t.Parallel() // a long search: it runs beside the package's other long tests
 	dsn := pgDSN(t)
 	b := Bounds{Events: []Fate{FateOK}, Workers: 2, Preemptions: 1, Duplicates: 1, Crashes: 1}
 	res, err := Explore(pgxBalanceConsumer(), b, Postgres(dsn))
@@ -120,7 +120,7 @@ func pgCheckInTx(ctx context.Context, db *sql.DB, m handler.Message) error {
 // gets another seq). The state caching alone must meet every state and
 // outcome the brute force meets in a world with a crash.
 func TestPostgresSequencesNameTheState(t *testing.T) {
-	t.Parallel() // minutes of search: runs beside the package's other long tests
+	t.Parallel() // a long search: it runs beside the package's other long tests
 	dsn := pgDSN(t)
 	c := Consumer{Name: "pg-checkintx", Schema: pgAccountsSchema, Handler: pgCheckInTx,
 		Effects: Aggregate("SELECT user_id, balance_cents FROM accounts"), Dedupe: "SELECT event_id FROM processed_events"}

@@ -218,7 +218,7 @@ func diffSets(a, b map[string]bool) []string {
 // autocommit statements on different rows, a deadlock, memory in the
 // process, totals, and events with every fate.
 func TestReductionsLoseNoOutcome(t *testing.T) {
-	t.Parallel() // minutes of search: runs beside the package's other long tests
+	t.Parallel() // a long search: it runs beside the package's other long tests
 	for _, w := range soundnessWorlds() {
 		t.Run(w.c.Name, func(t *testing.T) {
 			brute, bres := outcomesOf(t, w.c, w.b, append(w.opts, NoPOR(), NoCache())...)
@@ -258,7 +258,7 @@ func (w soundnessWorld) String() string { return fmt.Sprintf("%s %s", w.c.Name, 
 // the brute force even where the fold is right, so for that mutant only
 // the outcomes count: it must lose an outcome.
 func TestTheSoundnessTestCatchesBrokenReductions(t *testing.T) {
-	t.Parallel() // minutes of search: runs beside the package's other long tests
+	t.Parallel() // a long search: it runs beside the package's other long tests
 	worlds := mutantWorlds()
 	brute := make([]map[string]bool, len(worlds))
 	for i, w := range worlds {
