@@ -14,7 +14,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -22,7 +21,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/idemcheck/idemcheck/impl/system/resolve"
 	"github.com/idemcheck/idemcheck/internal/consumerharness"
 )
 
@@ -355,180 +353,5 @@ func TestHintsAreTheCLIsOwn(t *testing.T) {
 	}
 	if rows != atoi(t, m[2]) || reached != atoi(t, m[1]) || rows != len(consumerharness.Situations) {
 		t.Errorf("%q heads %d rows, %d of them reached:\n%s", m[0], rows, reached, r.stdout)
-	}
-}
-
-// Following the README leaves the checkout as it was: its demonstration
-// commands write their counterexamples and reports under the output
-// directory (the user's cache), name every file they wrote, and add
-// nothing to the working tree.
-func TestTheREADMEsCommandsLeaveTheTreeClean(t *testing.T) {
-	if _, err := exec.LookPath("git"); err != nil {
-		t.Skip("no git")
-	}
-	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmds := readmeCommands(string(readme))
-	if len(cmds) < 5 {
-		t.Fatalf("found only %q in README.md", cmds)
-	}
-	// A repository holding what the commands name (the consumers in
-	// other languages), committed.
-	repo := t.TempDir()
-	git := func(args ...string) string {
-		t.Helper()
-		cmd := exec.Command("git", append([]string{"-c", "user.name=t", "-c", "user.email=t@example.com"}, args...)...)
-		cmd.Dir = repo
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			t.Fatalf("git %v: %v\n%s", args, err, out)
-		}
-		return string(out)
-	}
-	git("init", "-q")
-	for _, args := range cmds {
-		for _, a := range args {
-			for _, w := range strings.Fields(a) {
-				copyDirOf(t, w, repo)
-			}
-		}
-	}
-	if err := os.WriteFile(filepath.Join(repo, "README.md"), readme, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	git("add", "-A")
-	git("commit", "-q", "-m", "the checkout")
-	out := t.TempDir()
-	env := []string{outputEnv + "=" + out}
-	for _, args := range cmds {
-		if len(args) > 0 && args[0] == "consumer" && strings.HasPrefix(args[1], "exec:node") {
-			if _, err := exec.LookPath("node"); err != nil {
-				continue
-			}
-		}
-		if slices.Contains(args, "redissetnx") && os.Getenv(resolve.RedisAddrEnv) == "" {
-			// As every test that needs a server: skipped where none is named.
-			t.Logf("fuzzrun %s: skipped, %s is not set (the consumer dedupes with Redis)", shellJoin(args), resolve.RedisAddrEnv)
-			continue
-		}
-		r := runBinary(t, repo, env, append(args, budgetFor(args)...)...)
-		if r.code == exitUsage || r.code == exitInternal {
-			t.Errorf("fuzzrun %s: exit %d\n%s%s", shellJoin(args), r.code, r.stdout, r.stderr)
-		}
-		// Every file it names under the output directory exists.
-		for _, p := range regexp.MustCompile(regexp.QuoteMeta(out)+`[^\s)'"]+`).FindAllString(r.stdout+r.stderr, -1) {
-			if _, err := os.Stat(strings.TrimRight(p, ".,:;")); err != nil {
-				t.Errorf("fuzzrun %s names %s, which is not there: %v", shellJoin(args), p, err)
-			}
-		}
-		if st := git("status", "--porcelain", "--untracked-files=all"); st != "" {
-			t.Fatalf("fuzzrun %s left the working tree dirty:\n%s", shellJoin(args), st)
-		}
-	}
-	if written := files(t, out); len(written) == 0 {
-		t.Errorf("the README's commands wrote nothing under %s", out)
-	}
-}
-
-// readmeCommands are the fuzzrun command lines a README shows (go run
-// ./cmd/fuzzrun ..., in code blocks and inline code), as arguments; a line
-// that redirects its output into a file is the reader's choice, not the
-// CLI's, and is left out.
-func readmeCommands(doc string) [][]string {
-	var out [][]string
-	seen := map[string]bool{}
-	re := regexp.MustCompile(`go run (?:-tags \w+ )?\./cmd/fuzzrun\b([^` + "`" + `#\n]*)`)
-	for _, m := range re.FindAllStringSubmatch(doc, -1) {
-		line := strings.TrimSpace(m[1])
-		if strings.ContainsAny(line, "><|") || seen[line] {
-			continue
-		}
-		seen[line] = true
-		args, ok := shellSplit(line)
-		if ok {
-			out = append(out, args)
-		}
-	}
-	return out
-}
-
-// shellSplit splits a command line as a shell would, for the single and
-// double quotes a README uses.
-func shellSplit(s string) ([]string, bool) {
-	var args []string
-	var cur strings.Builder
-	in, quote := false, rune(0)
-	for _, r := range s {
-		switch {
-		case quote != 0 && r == quote:
-			quote = 0
-		case quote != 0:
-			cur.WriteRune(r)
-		case r == '\'' || r == '"':
-			quote, in = r, true
-		case r == ' ' || r == '\t':
-			if in {
-				args, in = append(args, cur.String()), false
-				cur.Reset()
-			}
-		default:
-			cur.WriteRune(r)
-			in = true
-		}
-	}
-	if in {
-		args = append(args, cur.String())
-	}
-	return args, quote == 0
-}
-
-// budgetFor is what keeps a README command short in a test; it changes
-// nothing of where the command writes.
-func budgetFor(args []string) []string {
-	cmd := "campaign"
-	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
-		cmd = args[0]
-	}
-	switch cmd {
-	case "campaign", "consumer", "explore", "broker":
-		if slices.Contains(args, "-explore") {
-			return []string{"-duration", "20s"}
-		}
-		return []string{"-duration", "3s"}
-	case "mutants":
-		return []string{"-runs", "1", "-checks", "300"}
-	}
-	return nil
-}
-
-// copyDirOf copies, when word names a file of the repository, the files
-// of its directory into repo at the same place.
-func copyDirOf(t *testing.T, word, repo string) {
-	t.Helper()
-	src := filepath.Join("..", "..", word)
-	if st, err := os.Stat(src); err != nil || st.IsDir() || filepath.IsAbs(word) {
-		return
-	}
-	dir := filepath.Dir(word)
-	entries, err := os.ReadDir(filepath.Join("..", "..", dir))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.MkdirAll(filepath.Join(repo, dir), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	for _, e := range entries {
-		if e.IsDir() {
-			continue
-		}
-		data, err := os.ReadFile(filepath.Join("..", "..", dir, e.Name()))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(repo, dir, e.Name()), data, 0o644); err != nil {
-			t.Fatal(err)
-		}
 	}
 }

@@ -178,6 +178,15 @@ func soundnessConsumers() []Consumer {
 // counterexample) and returns the set of outcomes.
 func outcomesOf(t *testing.T, c Consumer, b Bounds, opts ...Option) (map[string]bool, VerifyResult) {
 	t.Helper()
+	got, res, err := searchOutcomes(c, b, opts...)
+	if err != nil {
+		t.Fatalf("%s: %v", c.Name, err)
+	}
+	return got, res
+}
+
+// searchOutcomes is outcomesOf, its error returned.
+func searchOutcomes(c Consumer, b Bounds, opts ...Option) (map[string]bool, VerifyResult, error) {
 	got := map[string]bool{}
 	var mu sync.Mutex
 	opts = append(opts, func(cfg *config) {
@@ -194,10 +203,47 @@ func outcomesOf(t *testing.T, c Consumer, b Bounds, opts ...Option) (map[string]
 		}
 	})
 	res, err := Explore(c, b, opts...)
-	if err != nil {
-		t.Fatalf("%s: %v", c.Name, err)
+	return got, res, err
+}
+
+// bruteForces holds the brute force of each soundness world, searched
+// once: three tests compare with the same ones, and the brute force is
+// most of their time. The sets are only read once made.
+var bruteForces struct {
+	sync.Mutex
+	of map[int]*bruteForce
+}
+
+type bruteForce struct {
+	once sync.Once
+	set  map[string]bool
+	res  VerifyResult
+	err  error
+}
+
+// bruteOf is the brute force of soundnessWorlds()[i] (every order of
+// every choice, every state explored again), searched by the first test
+// that asks for it.
+func bruteOf(t *testing.T, i int) (map[string]bool, VerifyResult) {
+	t.Helper()
+	w := soundnessWorlds()[i]
+	bruteForces.Lock()
+	if bruteForces.of == nil {
+		bruteForces.of = map[int]*bruteForce{}
 	}
-	return got, res
+	bf := bruteForces.of[i]
+	if bf == nil {
+		bf = &bruteForce{}
+		bruteForces.of[i] = bf
+	}
+	bruteForces.Unlock()
+	bf.once.Do(func() {
+		bf.set, bf.res, bf.err = searchOutcomes(w.c, w.b, append(slices.Clone(w.opts), NoPOR(), NoCache())...)
+	})
+	if bf.err != nil {
+		t.Fatalf("%s: %v", w, bf.err)
+	}
+	return bf.set, bf.res
 }
 
 func diffSets(a, b map[string]bool) []string {
@@ -219,9 +265,9 @@ func diffSets(a, b map[string]bool) []string {
 // process, totals, and events with every fate.
 func TestReductionsLoseNoOutcome(t *testing.T) {
 	t.Parallel() // a long search: it runs beside the package's other long tests
-	for _, w := range soundnessWorlds() {
+	for i, w := range soundnessWorlds() {
 		t.Run(w.c.Name, func(t *testing.T) {
-			brute, bres := outcomesOf(t, w.c, w.b, append(w.opts, NoPOR(), NoCache())...)
+			brute, bres := bruteOf(t, i)
 			reduced, rres := outcomesOf(t, w.c, w.b, w.opts...)
 			if lost := diffSets(brute, reduced); len(lost) > 0 {
 				t.Errorf("%s: the reduced search lost %d of %d states and outcomes:\n%s", w, len(lost), len(brute), strings.Join(lost, "\n"))
@@ -259,16 +305,14 @@ func (w soundnessWorld) String() string { return fmt.Sprintf("%s %s", w.c.Name, 
 // the outcomes count: it must lose an outcome.
 func TestTheSoundnessTestCatchesBrokenReductions(t *testing.T) {
 	t.Parallel() // a long search: it runs beside the package's other long tests
-	worlds := mutantWorlds()
-	brute := make([]map[string]bool, len(worlds))
-	for i, w := range worlds {
-		brute[i], _ = outcomesOf(t, w.c, w.b, append(w.opts, NoPOR(), NoCache())...)
-	}
+	ws := soundnessWorlds()
 	for _, m := range reductionMutants {
 		t.Run(m, func(t *testing.T) {
-			for i, w := range worlds {
-				got, _ := outcomesOf(t, w.c, w.b, append(w.opts, func(c *config) { c.verify.mutant = m })...)
-				lost := diffSets(brute[i], got)
+			for _, i := range mutantWorlds {
+				w := ws[i]
+				brute, _ := bruteOf(t, i)
+				got, _ := outcomesOf(t, w.c, w.b, append(slices.Clone(w.opts), func(c *config) { c.verify.mutant = m })...)
+				lost := diffSets(brute, got)
 				if m == "symmetry-ignores-identity" {
 					lost = slices.DeleteFunc(lost, func(k string) bool { return !strings.HasPrefix(k, "outcome ") })
 				}
@@ -305,21 +349,20 @@ func soundnessWorlds() []soundnessWorld {
 	}
 }
 
-// mutantWorlds are the worlds the broken reductions are tried on.
-func mutantWorlds() []soundnessWorld {
-	ws := soundnessWorlds()
-	return []soundnessWorld{ws[3], ws[5], ws[6], ws[7], ws[8], ws[9], ws[10], ws[11]}
-}
+// mutantWorlds are the worlds the broken reductions are tried on, in
+// order (their places in soundnessWorlds).
+var mutantWorlds = []int{3, 5, 6, 7, 8, 9, 10, 11}
 
 // TestParallelSearchLosesNothing: walkers that share the state cache and
 // hand subtrees to each other meet the same states and outcomes as the
 // brute force.
 func TestParallelSearchLosesNothing(t *testing.T) {
 	ws := soundnessWorlds()
-	for _, w := range []soundnessWorld{ws[3], ws[5], ws[7]} {
+	for _, i := range []int{3, 5, 7} {
+		w := ws[i]
 		t.Run(w.c.Name, func(t *testing.T) {
-			brute, _ := outcomesOf(t, w.c, w.b, append(w.opts, NoPOR(), NoCache())...)
-			par, res := outcomesOf(t, w.c, w.b, append(w.opts, VerifyParallel(3))...)
+			brute, _ := bruteOf(t, i)
+			par, res := outcomesOf(t, w.c, w.b, append(slices.Clone(w.opts), VerifyParallel(3))...)
 			if lost := diffSets(brute, par); len(lost) > 0 {
 				t.Errorf("%s: 3 walkers lost %d of %d states and outcomes:\n%s", w, len(lost), len(brute), strings.Join(lost, "\n"))
 			}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -123,42 +124,56 @@ func shellWords(s string) ([]string, error) {
 }
 
 // budget are the flags the test adds to a README command so that it runs
-// in a few seconds and writes nothing into the checkout: outputs go to
-// dir. A campaign gets a time budget; a model check (-explore) none, so
-// that its verdict is the README's; the mutation benchmark one hunt per
-// mutant.
-func budget(args []string, dir string) []string {
+// in a few seconds; where it writes is the command's own (the test sets
+// outputDirEnv). A campaign and the reference world's explorer get a time
+// budget; a model check of a consumer (-explore) none, so that its
+// verdict is the README's; the mutation benchmark one hunt per mutant.
+func budget(args []string) []string {
 	sub := ""
 	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
 		sub = args[0]
 	}
 	has := func(f string) bool { return slices.Contains(args, f) }
-	outputs := []string{"-corpus", filepath.Join(dir, "corpus"), "-html", filepath.Join(dir, "report.html")}
 	switch sub {
 	case "", "campaign":
 		if has("-duration") || has("-checks") {
-			return outputs
+			return nil
 		}
-		return append(outputs, "-duration", "2s")
+		return []string{"-duration", "2s"}
 	case "consumer":
 		switch {
 		case has("-explore"):
-			return outputs // a budget would stop the proof short: NOT VERIFIED
+			return nil // a budget would stop the proof short: NOT VERIFIED
 		case has("-replay"), has("-duration"), has("-checks"):
-			return outputs
+			return nil
 		}
-		return append(outputs, "-duration", "2s")
+		return []string{"-duration", "2s"}
 	case "explore":
-		return outputs
+		if has("-duration") || has("-depth") {
+			return nil
+		}
+		// Its default is 30 s of search, and the exit is the same after
+		// any time budget: every schedule explored up to the depth
+		// reached.
+		return []string{"-duration", "3s"}
 	case "mutants":
-		return append(outputs, "-runs", "1")
+		return []string{"-runs", "1"}
 	}
 	return nil // list, replay: quick, and write nothing
 }
 
+// outputDirEnv is the directory fuzzrun writes its reports and
+// counterexamples under instead of the user's cache (cmd/fuzzrun's
+// -help names it).
+const outputDirEnv = "IDEMCHECK_OUTPUT_DIR"
+
 // TestREADMECommandsExitAsDocumented runs every fuzzrun command of the
-// README, from the checkout's root, with a small budget (budget), and
-// holds its exit status to the README's claim. The binary is built once
+// README with a small budget (budget) and holds its exit status to the
+// README's claim. It runs them where a reader would, in the root of a
+// checkout: a copy of the README and of the directories of the files the
+// commands name, which each command must leave as it was (its reports and
+// counterexamples go under the output directory, the user's cache, and
+// every file of it the command names is there). The binary is built once
 // (with -tags servers too, when a command needs it and can run). Skipped
 // under -short.
 func TestREADMECommandsExitAsDocumented(t *testing.T) {
@@ -185,6 +200,18 @@ func TestREADMECommandsExitAsDocumented(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	tree := t.TempDir()
+	if err := os.WriteFile(filepath.Join(tree, "README.md"), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range cmds {
+		for _, a := range c.args {
+			for _, w := range strings.Fields(a) {
+				copyDirOf(t, w, tree)
+			}
+		}
+	}
+	out := t.TempDir()
 	bin := t.TempDir()
 	start := time.Now()
 	binaries := map[string]string{}
@@ -203,6 +230,7 @@ func TestREADMECommandsExitAsDocumented(t *testing.T) {
 		binaries[tags] = p
 		return p, nil
 	}
+	named := regexp.MustCompile(regexp.QuoteMeta(out) + `[^\s)'"]+`)
 	for _, c := range cmds {
 		t.Run(strconv.Itoa(c.line), func(t *testing.T) {
 			if why := cannotRun(c); why != "" {
@@ -212,12 +240,19 @@ func TestREADMECommandsExitAsDocumented(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			dir := t.TempDir()
-			args := append(slices.Clone(c.args), budget(c.args, dir)...)
+			args := append(slices.Clone(c.args), budget(c.args)...)
+			// A proof too slow for go test ./... still runs, cut short, for
+			// what it writes; its verdict is then not the README's.
+			cut := tooSlow(c)
+			if cut {
+				args = append(args, "-duration", "2s")
+			}
+			before := snapshot(t, tree)
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 			defer cancel()
 			cmd := exec.CommandContext(ctx, exe, args...)
-			cmd.Dir = checkout
+			cmd.Dir = tree
+			cmd.Env = append(os.Environ(), outputDirEnv+"="+out)
 			var stdout, stderr bytes.Buffer
 			cmd.Stdout, cmd.Stderr = &stdout, &stderr
 			began := time.Now()
@@ -231,31 +266,117 @@ func TestREADMECommandsExitAsDocumented(t *testing.T) {
 				t.Fatalf("README.md:%d: %s: %v", c.line, c.text, err)
 			}
 			t.Logf("README.md:%d: fuzzrun %s: exit %d in %s", c.line, strings.Join(args, " "), code, time.Since(began).Round(time.Millisecond))
-			if code != c.exit {
+			switch {
+			case cut:
+				t.Logf("README.md:%d: exit status not held to the README's: the search was cut short (%s=1 runs it to the end)", c.line, slowEnv)
+			case code != c.exit:
 				t.Errorf("README.md:%d: %s exits %d, the README says %d\nstdout:\n%s\nstderr:\n%s", c.line, c.text, code, c.exit, tail(stdout.String()), tail(stderr.String()))
 			}
-			if strings.Contains(c.comment, "VERIFIED") && (!strings.Contains(stdout.String(), "VERIFIED ") || strings.Contains(stdout.String(), "NOT VERIFIED")) {
+			if !cut && strings.Contains(c.comment, "VERIFIED") && (!strings.Contains(stdout.String(), "VERIFIED ") || strings.Contains(stdout.String(), "NOT VERIFIED")) {
 				t.Errorf("README.md:%d: %s: the README says VERIFIED, the output does not:\n%s", c.line, c.text, tail(stdout.String()))
 			}
+			for _, p := range named.FindAllString(stdout.String()+stderr.String(), -1) {
+				if _, err := os.Stat(strings.TrimRight(p, ".,:;")); err != nil {
+					t.Errorf("README.md:%d: %s names %s, which is not there: %v", c.line, c.text, p, err)
+				}
+			}
+			if changed := changedFiles(before, snapshot(t, tree)); len(changed) > 0 {
+				t.Errorf("README.md:%d: %s changed the checkout: %s", c.line, c.text, strings.Join(changed, ", "))
+			}
 		})
+	}
+	if written, err := os.ReadDir(out); err != nil || len(written) == 0 {
+		t.Errorf("the README's commands wrote nothing under the output directory %s (%v)", out, err)
 	}
 	t.Logf("%d commands in %s", len(cmds), time.Since(start).Round(time.Millisecond))
 }
 
-// slowEnv makes the test run the commands it otherwise skips as too slow
-// for go test ./...: the model checks the README says VERIFIED, which must
-// finish their search to say so (consumer adr -explore: 20 s on two idle
-// cores, more than 50 s on two busy ones).
+// copyDirOf copies, when word names a file of the checkout, the files of
+// its directory into tree at the same place.
+func copyDirOf(t *testing.T, word, tree string) {
+	t.Helper()
+	if filepath.IsAbs(word) {
+		return
+	}
+	if st, err := os.Stat(filepath.Join(root, word)); err != nil || st.IsDir() {
+		return
+	}
+	dir := filepath.Dir(word)
+	entries, err := os.ReadDir(filepath.Join(root, dir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(tree, dir), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		if e.IsDir() {
+			continue
+		}
+		data, err := os.ReadFile(filepath.Join(root, dir, e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(tree, dir, e.Name()), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// snapshot is every file under dir, by its path, with its content.
+func snapshot(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	files := map[string]string{}
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		data, err := os.ReadFile(path)
+		rel, _ := filepath.Rel(dir, path)
+		files[rel] = string(data)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return files
+}
+
+// changedFiles are the files added, removed or changed from a to b.
+func changedFiles(a, b map[string]string) []string {
+	var out []string
+	for p, data := range b {
+		if old, ok := a[p]; !ok {
+			out = append(out, p+" (added)")
+		} else if old != data {
+			out = append(out, p+" (changed)")
+		}
+	}
+	for p := range a {
+		if _, ok := b[p]; !ok {
+			out = append(out, p+" (removed)")
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// slowEnv makes the test run to the end the commands it otherwise cuts
+// short as too slow for go test ./...: the model checks the README says
+// VERIFIED, which must finish their search to say so (consumer adr
+// -explore: 20 s on two idle cores, more than 50 s on two busy ones).
 const slowEnv = "IDEMCHECK_README_SLOW"
+
+// tooSlow reports whether c is a proof that runs cut short (see slowEnv).
+func tooSlow(c readmeCommand) bool {
+	return strings.Contains(c.comment, "VERIFIED") && os.Getenv(slowEnv) != "1"
+}
 
 // cannotRun says why a command cannot run here ("" when it can): a Node.js
 // consumer without node (unless NODE_REQUIRED=1, as in CI), the Redis
-// consumer without IDEMCHECK_REDIS_ADDR, a proof without slowEnv.
+// consumer without IDEMCHECK_REDIS_ADDR.
 func cannotRun(c readmeCommand) string {
 	joined := strings.Join(c.args, " ")
-	if strings.Contains(c.comment, "VERIFIED") && os.Getenv(slowEnv) != "1" {
-		return "a model check must finish to say VERIFIED, which takes too long for go test ./... (" + slowEnv + "=1 runs it)"
-	}
 	if strings.Contains(joined, "exec:node ") {
 		if _, err := exec.LookPath("node"); err != nil && os.Getenv("NODE_REQUIRED") != "1" {
 			return "node is not on PATH (NODE_REQUIRED=1 makes this a failure)"
@@ -305,10 +426,13 @@ func TestREADMECommandConvention(t *testing.T) {
 		!strings.HasPrefix(problems[1], "page.md:4: go run ./cmd/fuzzrun mutants says nothing of its exit status") {
 		t.Errorf("problems:\n%s", strings.Join(problems, "\n"))
 	}
-	if got := budget([]string{"consumer", "adr"}, "d"); !slices.Contains(got, "-duration") || !slices.Contains(got, "-corpus") {
+	if got := budget([]string{"consumer", "adr"}); !slices.Contains(got, "-duration") {
 		t.Errorf("a consumer campaign's budget: %q", got)
 	}
-	if got := budget([]string{"list"}, "d"); got != nil {
+	if got := budget([]string{"consumer", "adr", "-explore"}); got != nil {
+		t.Errorf("a proof's budget: %q", got)
+	}
+	if got := budget([]string{"list"}); got != nil {
 		t.Errorf("list's budget: %q", got)
 	}
 }

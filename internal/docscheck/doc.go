@@ -65,11 +65,15 @@
 // ...) is in a command block, never inline, on a line that ends with a
 // comment "# exit N: what it prints". Unless -short, the test builds
 // fuzzrun once (with -tags servers too when a command needs it), runs each
-// command from the checkout's root with a small budget (budget: -duration
-// 2s for a campaign, -runs 1 for the mutation benchmark, outputs in a
-// temporary directory) and holds its exit status to N; a comment that says
-// VERIFIED must be borne out by the output. Skipped, naming why: a Node.js
-// consumer without node (NODE_REQUIRED=1 makes it a failure), the Redis
-// consumer without IDEMCHECK_REDIS_ADDR, and a model check that must finish
-// its proof (VERIFIED) unless IDEMCHECK_README_SLOW=1.
+// command in the root of a checkout (a copy of the README and of the
+// directories of the files the commands name) with a small budget (budget:
+// -duration 2s for a campaign, 3s for the reference world's explorer, -runs
+// 1 for the mutation benchmark), its output directory a temporary one, and
+// holds its exit status to N; a comment that says VERIFIED must be borne
+// out by the output. Each command must leave the checkout as it was, and
+// every file it names under the output directory must be there. Skipped,
+// naming why: a Node.js consumer without node (NODE_REQUIRED=1 makes it a
+// failure) and the Redis consumer without IDEMCHECK_REDIS_ADDR. A model
+// check that must finish its proof (VERIFIED) is cut short to 2 s, its exit
+// status not held, unless IDEMCHECK_README_SLOW=1.
 package docscheck
